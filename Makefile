@@ -1,0 +1,41 @@
+# Two entry points, both from nothing: `make demo` and `make test`.
+# Works as root or as a user with sudo. The software Vulkan driver (Mesa's
+# lavapipe) is installed only when no Vulkan driver is present.
+
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+export XDG_RUNTIME_DIR ?= /tmp/gpuviz-runtime-$(shell id -u)
+
+.PHONY: demo test setup vulkan clean
+
+demo: setup
+	@echo "Starting JupyterLab on 127.0.0.1 (the URL with its token follows)"
+	$(BIN)/jupyter lab --no-browser --ip=127.0.0.1 --port=8888 \
+		--ServerApp.root_dir=notebooks $$( [ "$$(id -u)" = 0 ] && echo --ServerApp.allow_root=True )
+
+test: setup
+	$(BIN)/python -m pytest tests notebooks --nbval-lax -q
+
+setup: vulkan $(VENV)/.installed
+	@mkdir -p $(XDG_RUNTIME_DIR) && chmod 700 $(XDG_RUNTIME_DIR)
+
+vulkan:
+	@if ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json >/dev/null 2>&1; then \
+		echo "Vulkan driver present"; \
+	else \
+		echo "No Vulkan driver: installing Debian's mesa-vulkan-drivers"; \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq mesa-vulkan-drivers libvulkan1 >/dev/null; \
+	fi
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test,demo]'
+	touch $@
+
+clean:
+	rm -rf $(VENV)

@@ -1,0 +1,13 @@
+"""gpuviz: GPU-resident interactive visualization for Jupyter notebooks.
+
+``import gpuviz`` is headless and light: it imports wgpu and numpy only.
+Jupyter widgets live in :mod:`gpuviz.widgets`, Arrow adapters in
+:mod:`gpuviz.arrow`.
+"""
+
+from .device import DeviceCapabilities, device_capabilities, request_device
+from .formats import GPUVectorFormat
+from .graph.errors import *  # noqa: F401,F403 - the error family is public
+from .graph.errors import __all__ as _error_names
+
+__version__ = "0.1.0"
