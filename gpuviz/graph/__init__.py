@@ -1,0 +1,14 @@
+"""The command-graph core: logical resources, nodes, hazards, transient
+allocation, the compiled graph and the compute-kernel helper.
+
+Knows nothing of tables, algorithms or widgets.
+"""
+
+from .compiled import CompiledGPUCommandGraph, GraphFrame, GraphStats
+from .errors import *  # noqa: F401,F403
+from .graph import GPUCommandGraph
+from .kernel import ComputeKernel
+from .nodes import NodeCompileContext
+from .readback_ring import GPUReadbackRing, ReadbackSlot
+from .resources import (GraphBufferHandle, GraphDataView, GraphTextureHandle, GraphTextureView,
+                        GraphVectorView)

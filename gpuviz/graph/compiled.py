@@ -1,0 +1,413 @@
+"""CompiledGPUCommandGraph: the executable form of a command graph.
+
+Compilation validates the closed graph, derives hazard edges, fixes a stable
+node order, plans and creates transient allocations and runs node compile
+callbacks. Encoding records into the caller's encoder only: it never submits,
+maps or reads back (GPU timings are read later, explicitly, through a
+readback ring).
+"""
+
+from __future__ import annotations
+
+import struct
+import time
+from dataclasses import dataclass, field
+
+import wgpu
+
+from ..device import device_capabilities
+from .allocation import plan_transients
+from .errors import DependencyError, GraphError, GraphStateError, NodeCompileError, OverrideError
+from .graph import _check_physical_buffer, _check_physical_texture
+from .hazards import infer_edges, stable_order
+from .nodes import NodeCompileContext
+from .readback_ring import GPUReadbackRing
+from .resources import GraphBufferHandle, GraphTextureHandle, GraphTextureView
+
+__all__ = ["CompiledGPUCommandGraph", "GraphFrame", "GraphStats", "compile_graph"]
+
+TIMING_RING_SLOTS = 3
+
+
+@dataclass
+class GraphStats:
+    """What compilation decided, for tests and the inspector.
+
+    Byte totals are facts, not a score: a high reuse percentage is not
+    automatically good (see the spec's "Memory planning and pressure").
+    """
+
+    node_order: list
+    edges: list  # (before_id, after_id, kind)
+    pass_count: int
+    imported_buffer_count: int
+    imported_bytes: int
+    logical_transient_count: int
+    logical_transient_bytes: int
+    physical_transient_count: int
+    physical_transient_bytes: int
+    reused_bytes: int
+    reuse_percent: float
+    transient_texture_count: int
+    physical_texture_count: int
+    compile_seconds: float
+    capabilities: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def compile_graph(graph) -> "CompiledGPUCommandGraph":
+    """Compile a :class:`GPUCommandGraph` (called by ``graph.compile()``)."""
+    started = time.perf_counter()
+    nodes = list(graph._nodes)
+    ids = [n.id for n in nodes]
+    index = {node_id: i for i, node_id in enumerate(ids)}
+
+    edges = infer_edges(nodes)
+    for i, node in enumerate(nodes):
+        for dep in node.depends_on:
+            if dep not in index:
+                raise DependencyError(f'GPUCommandGraph node "{node.id}" depends on missing node "{dep}"')
+            edges.append((index[dep], i, "explicit"))
+    order = [nodes[i] for i in stable_order(ids, edges, graph.id)]
+
+    intervals = {}
+    for position, node in enumerate(order):
+        for handle, _use, _view in node.uses:
+            if handle.lifetime == "transient":
+                first, _last = intervals.get(handle, (position, position))
+                intervals[handle] = (first, position)
+    buffer_slots, buffer_assignment = plan_transients(
+        [(h, a, b) for h, (a, b) in intervals.items() if isinstance(h, GraphBufferHandle)],
+        size_of=lambda h: max(4, -(-h.byte_length // 4) * 4))
+    texture_slots, texture_assignment = plan_transients(
+        [(h, a, b) for h, (a, b) in intervals.items() if isinstance(h, GraphTextureHandle)],
+        key_of=lambda h: (h.size, h.format, h.mip_level_count, h.sample_count, h.dimension), size_of=lambda h: 0)
+
+    compiled = CompiledGPUCommandGraph(graph, order)
+    try:
+        for slot in buffer_slots:
+            slot.physical = graph.device.create_buffer(
+                label=f"{graph.id}/transient:{'+'.join(h.id for h in slot.tenants)}",
+                size=slot.byte_length, usage=slot.usage)
+            compiled._physical.append(slot.physical)
+        for slot in texture_slots:
+            size, fmt, mips, samples, dim = slot.key
+            slot.physical = graph.device.create_texture(
+                label=f"{graph.id}/transient:{'+'.join(h.id for h in slot.tenants)}", size=size, format=fmt,
+                usage=slot.usage, mip_level_count=mips, sample_count=samples, dimension=dim)
+            compiled._physical.append(slot.physical)
+        for handle, slot in {**buffer_assignment, **texture_assignment}.items():
+            compiled._base_resources[handle] = slot.physical
+        for node in order:
+            ctx = NodeCompileContext(graph.device, graph.id, node.id, compiled.capabilities, compiled._owned)
+            try:
+                encode = node.compile(ctx)
+            except Exception as exc:
+                raise NodeCompileError(f'GPUCommandGraph node "{node.id}" failed to compile: {exc}') from exc
+            if not callable(encode):
+                raise NodeCompileError(
+                    f'GPUCommandGraph node "{node.id}" compile callback returned {encode!r}, not encode(target, frame)')
+            compiled._encoders[node.id] = encode
+    except BaseException:
+        compiled.destroy()
+        raise
+
+    transient_buffers = [h for h in graph._buffers.values() if h.lifetime == "transient"]
+    imports = [h for h in graph._buffers.values() if h.lifetime == "imported"]
+    logical = sum(h.byte_length for h in transient_buffers)
+    physical = sum(s.byte_length for s in buffer_slots)
+    reused = max(0, logical - physical)
+    compiled.stats = GraphStats(
+        node_order=[n.id for n in order],
+        edges=[(ids[a], ids[b], kind) for a, b, kind in edges],
+        pass_count=len(compiled._passes(timestamps=False)),
+        imported_buffer_count=len(imports),
+        imported_bytes=sum(h.byte_length for h in imports),
+        logical_transient_count=len(transient_buffers),
+        logical_transient_bytes=logical,
+        physical_transient_count=len(buffer_slots),
+        physical_transient_bytes=physical,
+        reused_bytes=reused,
+        reuse_percent=100.0 * reused / logical if logical else 0.0,
+        transient_texture_count=sum(1 for h in graph._textures.values() if h.lifetime == "transient"),
+        physical_texture_count=len(texture_slots),
+        compile_seconds=time.perf_counter() - started,
+        capabilities=compiled.capabilities.as_dict(),
+    )
+    return compiled
+
+
+class GraphFrame:
+    """Physical resources of one encoding, handed to each node's ``encode``.
+
+    A node may only reach resources it declared; anything else is a
+    :class:`GraphError`, because an undeclared use would escape hazard
+    ordering and transient planning.
+    """
+
+    __slots__ = ("_resources", "_compiled", "node")
+
+    def __init__(self, compiled, resources):
+        self._compiled = compiled
+        self._resources = resources
+        self.node = None
+
+    def _lookup(self, resource):
+        handle = resource.handle if hasattr(resource, "handle") else resource
+        if self.node is not None and handle not in self.node.reads and handle not in self.node.writes:
+            raise GraphError(f'GPUCommandGraph node "{self.node.id}" did not declare "{getattr(handle, "id", handle)}"')
+        try:
+            return self._resources[handle]
+        except KeyError:
+            raise GraphError(f'GPUCommandGraph "{self._compiled.id}" has no resource {resource!r}') from None
+
+    def buffer(self, resource) -> wgpu.GPUBuffer:
+        """The physical buffer behind a buffer handle or data view in this encoding."""
+        return self._lookup(resource)
+
+    def texture(self, resource) -> wgpu.GPUTexture:
+        """The physical texture behind a texture handle or view in this encoding."""
+        return self._lookup(resource)
+
+    def texture_view(self, resource) -> wgpu.GPUTextureView:
+        """A (cached) ``GPUTextureView`` for a texture handle or :class:`GraphTextureView`."""
+        texture = self._lookup(resource)
+        desc = resource.descriptor() if isinstance(resource, GraphTextureView) else {}
+        key = (id(texture), tuple(sorted(desc.items())))
+        cache = self._compiled._view_cache
+        entry = cache.get(key)
+        if entry is None or entry[0] is not texture:
+            entry = (texture, texture.create_view(**desc))
+            cache[key] = entry
+        return entry[1]
+
+
+class CompiledGPUCommandGraph:
+    """An executable command graph with a fixed node order and fixed capacities.
+
+    Use :meth:`encode` once per frame with the caller's command encoder, then
+    submit yourself. Does not submit, map, read back, reallocate or recompile;
+    per-encoding overrides are validated before anything is recorded.
+    """
+
+    def __init__(self, graph, order):
+        self.id = graph.id
+        self.device = graph.device
+        self.capabilities = device_capabilities(graph.device)
+        self.stats: GraphStats | None = None
+        self._graph = graph
+        self._order = order
+        self._encoders = {}
+        self._owned = []
+        self._physical = []
+        self._base_resources = {}
+        for handle in list(graph._buffers.values()) + list(graph._textures.values()):
+            if handle.lifetime == "imported":
+                self._base_resources[handle] = handle.buffer if isinstance(handle, GraphBufferHandle) else handle.texture
+        self._imports = {h.id: h for h in graph._buffers.values() if h.lifetime == "imported"}
+        self._texture_imports = {h.id: h for h in graph._textures.values() if h.lifetime == "imported"}
+        self._view_cache = {}
+        self._timing = None  # created on the first timestamped encode
+        self._pending_timings = []
+        self.dropped_timing_frames = 0
+        self.encode_count = 0
+        self._destroyed = False
+
+    @property
+    def node_order(self) -> list:
+        return [n.id for n in self._order]
+
+    @property
+    def destroyed(self) -> bool:
+        return self._destroyed
+
+    # ------------------------------------------------------------- encoding
+    def _passes(self, *, timestamps):
+        """Group the order into passes: consecutive compute nodes share one
+        compute pass unless each needs its own timestamps."""
+        passes = []
+        for node in self._order:
+            if node.kind == "compute" and not timestamps and passes and passes[-1][0] == "compute":
+                passes[-1][1].append(node)
+            else:
+                passes.append((node.kind, [node]))
+        return passes
+
+    def encode(self, encoder, *, buffers=None, textures=None, timestamps=False) -> dict:
+        """Record every node into ``encoder`` in compiled order.
+
+        Parameters
+        ----------
+        encoder : wgpu.GPUCommandEncoder
+            The caller's encoder; it stays the caller's (finish and submit it).
+        buffers, textures : dict, optional
+            Per-encoding overrides of imported resources, by ID; each is checked
+            against the compiled size, usage and device before recording.
+        timestamps : bool
+            Give every node its own pass with GPU timestamps; read them after
+            submission with :meth:`read_timings`. Needs ``timestamp-query``.
+
+        Returns
+        -------
+        dict
+            Node ID -> CPU seconds spent recording it.
+        """
+        if self._destroyed:
+            raise GraphStateError(f'CompiledGPUCommandGraph "{self.id}" is destroyed and cannot encode')
+        resources = self._resolve_overrides(buffers or {}, textures or {})
+        timing = self._timing_slot() if timestamps else None
+        frame = GraphFrame(self, resources)
+        cpu = {}
+        queries = {}  # node ID -> index of its begin timestamp
+        for kind, nodes in self._passes(timestamps=timestamps):
+            timed = timing is not None and (kind != "copy" or self.capabilities.timestamps_inside_encoders)
+            if timed:
+                begin = queries[nodes[0].id] = 2 * len(queries)
+            writes = None
+            if timed and kind != "copy":
+                writes = {"query_set": self._timing["query_set"], "beginning_of_pass_write_index": begin,
+                          "end_of_pass_write_index": begin + 1}
+            if kind == "compute":
+                target = encoder.begin_compute_pass(label="+".join(n.id for n in nodes), timestamp_writes=writes)
+            elif kind == "render":
+                target = self._begin_render_pass(encoder, nodes[0], frame, writes)
+            else:
+                target = encoder
+                if timed:
+                    self._write_timestamp(encoder, begin)
+            for node in nodes:
+                frame.node = node
+                target.push_debug_group(node.id)
+                started = time.perf_counter()
+                self._encoders[node.id](target, frame)
+                cpu[node.id] = time.perf_counter() - started
+                target.pop_debug_group()
+            frame.node = None
+            if target is not encoder:
+                target.end()
+            elif timed:
+                self._write_timestamp(encoder, begin + 1)
+        if timing is not None:
+            self._finish_timing(encoder, timing, queries)
+        self.encode_count += 1
+        return cpu
+
+    def _resolve_overrides(self, buffers, textures) -> dict:
+        resources = dict(self._base_resources)
+        for key, buffer in buffers.items():
+            handle = self._imports.get(key)
+            if handle is None:
+                raise OverrideError(f'CompiledGPUCommandGraph "{self.id}" has no imported buffer "{key}" to override '
+                                    f"(imports: {', '.join(self._imports) or 'none'})")
+            _check_physical_buffer(self, key, buffer, handle.byte_length, handle.usage, "override")
+            resources[handle] = buffer
+        for key, texture in textures.items():
+            handle = self._texture_imports.get(key)
+            if handle is None:
+                raise OverrideError(f'CompiledGPUCommandGraph "{self.id}" has no imported texture "{key}" to override')
+            _check_physical_texture(self, handle, texture, "override")
+            resources[handle] = texture
+        for handle, physical in resources.items():
+            if physical is None:
+                raise OverrideError(f'CompiledGPUCommandGraph "{self.id}" import "{handle.id}" has no buffer or '
+                                    "texture: pass it in encode(buffers=...) or textures=...")
+        return resources
+
+    def _begin_render_pass(self, encoder, node, frame, timestamp_writes):
+        frame.node = node
+        colors = []
+        for att in node.color_attachments:
+            colors.append({
+                "view": frame.texture_view(att["view"]),
+                "resolve_target": frame.texture_view(att["resolve_target"]) if att.get("resolve_target") else None,
+                "load_op": att.get("load_op", "clear"),
+                "store_op": att.get("store_op", "store"),
+                "clear_value": att.get("clear_value", (0, 0, 0, 0)),
+            })
+        depth = None
+        if node.depth_stencil_attachment:
+            depth = dict(node.depth_stencil_attachment)
+            depth["view"] = frame.texture_view(depth["view"])
+        return encoder.begin_render_pass(label=node.id, color_attachments=colors, depth_stencil_attachment=depth,
+                                         timestamp_writes=timestamp_writes)
+
+    # -------------------------------------------------------------- timings
+    def _timing_slot(self):
+        if not self.capabilities.timestamps:
+            raise GraphStateError(f'CompiledGPUCommandGraph "{self.id}" cannot take timestamps: the device lacks '
+                                  '"timestamp-query"')
+        if self._timing is None:
+            count = 2 * len(self._order)
+            self._timing = {
+                "query_set": self.device.create_query_set(label=f"{self.id}/timestamps", type="timestamp",
+                                                          count=count),
+                "resolve": self.device.create_buffer(label=f"{self.id}/timestamp-resolve", size=8 * count,
+                                                     usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC),
+                "ring": GPUReadbackRing(self.device, byte_length=8 * count, slot_count=TIMING_RING_SLOTS,
+                                        label=f"{self.id}/timings"),
+            }
+        slot = self._timing["ring"].try_acquire()
+        if slot is None:  # every slot still in flight: drop this frame's timings rather than stall
+            self.dropped_timing_frames += 1
+        return slot
+
+    def _write_timestamp(self, encoder, index):
+        from wgpu.backends.wgpu_native.extras import write_timestamp
+
+        write_timestamp(encoder, self._timing["query_set"], index)
+
+    def _finish_timing(self, encoder, slot, queries):
+        count = 2 * len(queries)
+        if count:
+            encoder.resolve_query_set(self._timing["query_set"], 0, count, self._timing["resolve"], 0)
+            slot.copy(encoder, self._timing["resolve"], byte_length=8 * count)
+        self._pending_timings.append((slot, queries, count))
+
+    def read_timings(self, *, wait: bool = True) -> dict | None:
+        """GPU seconds per node of the oldest timestamped encoding not yet read.
+
+        Call after submitting that encoding. With ``wait=False`` returns None
+        while the result is still in flight (the ring keeps later frames
+        encoding meanwhile). Returns None when nothing is pending. Nodes that
+        shared no pass of their own (copy nodes without
+        ``timestamp-query-inside-encoders``) are absent.
+        """
+        if not self._pending_timings:
+            return None
+        slot, queries, count = self._pending_timings[0]
+        if count == 0:
+            self._pending_timings.pop(0)
+            slot.cancel()
+            return {}
+        if not getattr(slot, "_gpuviz_mapping", False):
+            slot.map_async()
+            slot._gpuviz_mapping = True
+        data = slot.read(wait=wait)
+        if data is None:
+            return None
+        self._pending_timings.pop(0)
+        stamps = struct.unpack_from(f"<{count}Q", data)
+        return {node_id: max(0, stamps[q + 1] - stamps[q]) * 1e-9 for node_id, q in queries.items()}
+
+    # ------------------------------------------------------------ lifecycle
+    def destroy(self) -> None:
+        """Free physical transients (once each), node-owned objects and timing
+        resources. Never destroys an import. Idempotent."""
+        if self._destroyed:
+            return
+        self._destroyed = True
+        for obj in self._owned:
+            obj.destroy()
+        for physical in self._physical:
+            physical.destroy()
+        if self._timing is not None:
+            self._timing["ring"].destroy()
+            self._timing["resolve"].destroy()
+            self._timing["query_set"].destroy()
+        self._owned.clear()
+        self._physical.clear()
+        self._view_cache.clear()
+        self._encoders.clear()
+        self._pending_timings.clear()

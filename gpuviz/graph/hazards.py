@@ -1,0 +1,82 @@
+"""Dependency inference and stable ordering.
+
+Per logical handle the compiler tracks the most recent writer and the readers
+since that write. A read depends on the writer (read-after-write); a write
+depends on the writer (write-after-write) and on every reader since
+(write-after-read), then becomes the writer. Explicit edges are added on top.
+The order is topological with insertion order breaking ties.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+from .errors import GraphCycleError
+
+__all__ = ["infer_edges", "stable_order"]
+
+
+def infer_edges(nodes) -> list:
+    """Return hazard edges ``(before_index, after_index, kind)`` for nodes in
+    insertion order. ``node.reads`` / ``node.writes`` are sets of handles."""
+    edges = []
+    last_writer = {}
+    readers_since = {}
+    for index, node in enumerate(nodes):
+        for handle in node.reads:
+            writer = last_writer.get(handle)
+            if writer is not None and writer != index:
+                edges.append((writer, index, "read-after-write"))
+        for handle in node.writes:
+            writer = last_writer.get(handle)
+            if writer is not None and writer != index:
+                edges.append((writer, index, "write-after-write"))
+            for reader in readers_since.get(handle, ()):
+                if reader != index:
+                    edges.append((reader, index, "write-after-read"))
+        for handle in node.reads:
+            readers_since.setdefault(handle, []).append(index)
+        for handle in node.writes:
+            last_writer[handle] = index
+            readers_since[handle] = []
+    return edges
+
+
+def stable_order(node_ids, edges, graph_id: str) -> list:
+    """Topologically order node indices; among ready nodes the earliest inserted
+    goes first. Raises :class:`GraphCycleError` naming the nodes of one cycle."""
+    count = len(node_ids)
+    successors = [set() for _ in range(count)]
+    indegree = [0] * count
+    for before, after, _kind in edges:
+        if after not in successors[before]:
+            successors[before].add(after)
+            indegree[after] += 1
+    ready = [i for i in range(count) if indegree[i] == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        index = heapq.heappop(ready)
+        order.append(index)
+        for nxt in successors[index]:
+            indegree[nxt] -= 1
+            if indegree[nxt] == 0:
+                heapq.heappush(ready, nxt)
+    if len(order) < count:
+        cycle = _find_cycle(successors, {i for i in range(count) if indegree[i] > 0})
+        names = " -> ".join(f'"{node_ids[i]}"' for i in cycle)
+        raise GraphCycleError(f'GPUCommandGraph "{graph_id}" has a dependency cycle: {names}')
+    return order
+
+
+def _find_cycle(successors, remaining) -> list:
+    """One cycle among ``remaining`` nodes, as a closed path of indices."""
+    start = min(remaining)
+    path, seen = [start], {start: 0}
+    node = start
+    while True:
+        node = min(n for n in successors[node] if n in remaining)
+        if node in seen:
+            return path[seen[node]:] + [node]
+        seen[node] = len(path)
+        path.append(node)

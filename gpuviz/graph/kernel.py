@@ -1,0 +1,166 @@
+"""ComputeKernel: one WGSL entry point, its bindings and its dispatch.
+
+A kernel is normally one graph node. It records into a caller-provided
+compute pass and never decides when the queue is submitted.
+
+Binding adaptation lives here because only the kernel knows its storage
+layout: a view at an arbitrary four-byte offset is bound through the
+offset-aligned range that contains it, and the shader adds the view's
+element offset (pass :meth:`ComputeKernel.element_offset` as an ``override``
+constant). Dispatches wider than the per-dimension limit are tiled in 2-D;
+shaders recover the linear workgroup index as
+``wid.x + wid.y * nwg.x`` (``@builtin(workgroup_id)``, ``@builtin(num_workgroups)``)
+and return past their real count.
+"""
+
+from __future__ import annotations
+
+import math
+
+import wgpu
+
+from .errors import GraphValidationError
+from .resources import GraphBufferHandle, GraphDataView
+
+__all__ = ["ComputeKernel"]
+
+_BIND_GROUP_CACHE_LIMIT = 64
+
+
+def _device_cache(device, name) -> dict:
+    """A per-device dict kept on the device object (dies with it)."""
+    cache = getattr(device, name, None)
+    if cache is None:
+        cache = {}
+        setattr(device, name, cache)
+    return cache
+
+
+class ComputeKernel:
+    """One compiled compute pipeline plus binding and dispatch helpers.
+
+    Parameters
+    ----------
+    device : wgpu.GPUDevice
+    code : str
+        WGSL source; bindings live in ``@group(0)``.
+    entry_point : str
+    constants : dict, optional
+        Values for WGSL ``override`` declarations (structural constants such
+        as capacity or a view's element offset).
+    label : str, optional
+
+    Notes
+    -----
+    Shader modules and pipelines are cached per device by (code, entry point,
+    constants), so rebuilding a graph reuses them. Does not create buffers,
+    submit, or read back.
+    """
+
+    def __init__(self, device, *, code: str, entry_point: str = "main", constants=None, label: str | None = None):
+        self.device = device
+        self.entry_point = entry_point
+        self.label = label or entry_point
+        self.constants = dict(constants or {})
+        modules = _device_cache(device, "_gpuviz_shader_modules")
+        module = modules.get(code)
+        if module is None:
+            module = modules[code] = device.create_shader_module(label=self.label, code=code)
+        pipelines = _device_cache(device, "_gpuviz_compute_pipelines")
+        key = (code, entry_point, tuple(sorted(self.constants.items())))
+        pipeline = pipelines.get(key)
+        if pipeline is None:
+            compute = {"module": module, "entry_point": entry_point}
+            if self.constants:
+                compute["constants"] = {k: float(v) if isinstance(v, float) else int(v)
+                                        for k, v in self.constants.items()}
+            pipeline = pipelines[key] = device.create_compute_pipeline(label=self.label, layout="auto",
+                                                                       compute=compute)
+        self.pipeline = pipeline
+        self._layout = pipeline.get_bind_group_layout(0)
+        self._bind_groups = {}
+        limits = device.limits
+        self._storage_alignment = int(limits["min-storage-buffer-offset-alignment"])
+        self._max_groups = int(limits["max-compute-workgroups-per-dimension"])
+
+    # -------------------------------------------------------------- binding
+    @staticmethod
+    def element_offset(view: GraphDataView, device) -> int:
+        """The view's offset in 4-byte elements inside the aligned range that
+        :meth:`dispatch` binds for it."""
+        start, _size = _aligned_range(view, int(device.limits["min-storage-buffer-offset-alignment"]))
+        return (view.byte_offset - start) // 4
+
+    def bind_group(self, frame, bindings: dict):
+        """A bind group for ``{binding: view | handle | wgpu.GPUBuffer |
+        (buffer, offset, size)}``, cached by physical buffers and ranges."""
+        entries = []
+        key = []
+        for binding, resource in sorted(bindings.items()):
+            buffer, offset, size = self._resolve(frame, resource)
+            entries.append({"binding": binding, "resource": {"buffer": buffer, "offset": offset, "size": size}})
+            key.append((binding, id(buffer), offset, size))
+        key = tuple(key)
+        cached = self._bind_groups.get(key)
+        if cached is not None and all(e["resource"]["buffer"] is b for e, b in zip(entries, cached[1])):
+            return cached[0]
+        if len(self._bind_groups) >= _BIND_GROUP_CACHE_LIMIT:
+            self._bind_groups.clear()
+        group = self.device.create_bind_group(label=self.label, layout=self._layout, entries=entries)
+        self._bind_groups[key] = (group, [e["resource"]["buffer"] for e in entries])
+        return group
+
+    def _resolve(self, frame, resource):
+        if isinstance(resource, GraphDataView):
+            buffer = frame.buffer(resource)
+            start, size = _aligned_range(resource, self._storage_alignment)
+            if start + size > buffer.size:  # an empty view at the very end of its buffer
+                start = max(0, (buffer.size - 4) // self._storage_alignment * self._storage_alignment)
+                size = 4
+            return buffer, start, size
+        if isinstance(resource, GraphBufferHandle):
+            buffer = frame.buffer(resource)
+            return buffer, 0, buffer.size
+        if isinstance(resource, wgpu.GPUBuffer):
+            return resource, 0, resource.size
+        if isinstance(resource, tuple) and len(resource) == 3:
+            return resource
+        raise GraphValidationError(f'ComputeKernel "{self.label}" cannot bind {resource!r}')
+
+    # ------------------------------------------------------------- dispatch
+    def workgroup_grid(self, workgroups: int) -> tuple:
+        """Split a linear workgroup count into a grid within the device limit."""
+        if workgroups <= self._max_groups:
+            return (workgroups, 1, 1)
+        rows = math.ceil(workgroups / self._max_groups)
+        if rows > self._max_groups:
+            raise GraphValidationError(f'ComputeKernel "{self.label}" needs {workgroups} workgroups, more than '
+                                       f"{self._max_groups}^2")
+        return (self._max_groups, rows, 1)
+
+    def dispatch(self, compute_pass, frame, *, bindings: dict, workgroups) -> None:
+        """Record ``set_pipeline``, ``set_bind_group`` and the dispatch.
+
+        ``workgroups`` is a linear count (tiled past the per-dimension limit;
+        zero records nothing) or an explicit ``(x, y, z)`` grid.
+        """
+        grid = workgroups if isinstance(workgroups, tuple) else self.workgroup_grid(int(workgroups))
+        if min(grid) == 0:
+            return
+        compute_pass.set_pipeline(self.pipeline)
+        compute_pass.set_bind_group(0, self.bind_group(frame, bindings))
+        compute_pass.dispatch_workgroups(*grid)
+
+    def dispatch_indirect(self, compute_pass, frame, *, bindings: dict, indirect_buffer, indirect_offset: int = 0):
+        """Record a dispatch whose workgroup counts a GPU buffer holds."""
+        compute_pass.set_pipeline(self.pipeline)
+        compute_pass.set_bind_group(0, self.bind_group(frame, bindings))
+        compute_pass.dispatch_workgroups_indirect(indirect_buffer, indirect_offset)
+
+
+def _aligned_range(view: GraphDataView, alignment: int) -> tuple:
+    """(start, size) of the alignment-aligned byte range containing ``view``."""
+    start = view.byte_offset // alignment * alignment
+    end = view.byte_offset + view.byte_length
+    size = max(4, -(-(end - start) // 4) * 4)
+    return start, size
