@@ -79,15 +79,10 @@ def request_device(*, adapter_name: str | None = None, shared: bool = True) -> w
     os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")  # silences a wgpu-native warning
     if shared:
         with _shared_lock:
-            if _shared_device is None or _is_lost(_shared_device):
+            if _shared_device is None:
                 _shared_device = _create_device(adapter_name)
             return _shared_device
     return _create_device(adapter_name)
-
-
-def _is_lost(device) -> bool:
-    lost = getattr(device, "_gpuviz_lost", False)
-    return bool(lost)
 
 
 def _create_device(adapter_name: str | None) -> wgpu.GPUDevice:
