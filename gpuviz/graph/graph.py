@@ -128,9 +128,7 @@ class GPUCommandGraph:
         handle (one hazard chain); empty chunks keep their place. Nothing is
         concatenated, copied or dispatched."""
         chunks = list(vector.chunks)
-        if not chunks:
-            raise GraphValidationError(f'GPUCommandGraph vector "{id}" has no chunks')
-        fmt = vector_format(chunks[0].format)
+        fmt = vector_format(vector.format if getattr(vector, "format", None) is not None else chunks[0].format)
         handles = {}
         views = []
         for chunk in chunks:
