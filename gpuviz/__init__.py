@@ -8,7 +8,9 @@ Jupyter widgets live in :mod:`gpuviz.widgets`, Arrow adapters in
 from .device import DeviceCapabilities, device_capabilities, request_device
 from .formats import GPUVectorFormat
 from .graph.errors import *  # noqa: F401,F403 - the error family is public
-from .graph.errors import __all__ as _error_names
+from .graph import (CompiledGPUCommandGraph, ComputeKernel, GPUCommandGraph, GraphBufferHandle, GraphDataView,
+                    GraphFrame, GraphStats, GraphTextureHandle, GraphTextureView, GraphVectorView,
+                    NodeCompileContext)
 from .tables import GPUData, GPUVector, GPURecordBatch, GPUTable, GPUSchema, read_array
 
 __version__ = "0.1.0"
