@@ -1,0 +1,10 @@
+"""Data-parallel GPU algorithms composed as command-graph nodes.
+
+Each algorithm is a small object with ``add_to_graph(graph)`` that declares
+graph transients and compute nodes whose IDs derive from its own ``id``. None
+of them submits, maps or reads back.
+"""
+
+from .scan import GPUScan, ScanTuning
+
+__all__ = ["GPUScan", "ScanTuning"]

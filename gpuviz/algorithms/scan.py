@@ -1,0 +1,305 @@
+"""GPUScan: exclusive, inclusive and segmented uint32 prefix sums.
+
+The kernel is a single-pass chained scan with decoupled look-back (one read
+and one write of every row); see ``shaders/scan.wgsl`` for the algorithm and
+its never-hang guarantee. :class:`ChainedScan` is the reusable core that
+GPUCompaction fuses its scatter into.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import wgpu
+
+from ..graph import ComputeKernel
+from ..graph.errors import GraphValidationError
+from ._common import (STORAGE, WORKGROUP, StorageBinding, binding_range, ceil_div, check_topology, chunks_of,
+                      null_accessor, overlaps, render, storage_alignment, view_accessor)
+
+__all__ = ["GPUScan", "ScanTuning"]
+
+
+@dataclass(frozen=True)
+class ScanTuning:
+    """Structural knobs of the chained scan (benchmarks and tests vary them).
+
+    Attributes
+    ----------
+    rows : int
+        vec4 rows per lane, a multiple of 4: a tile holds ``1024 * rows`` values.
+    lookback : int
+        Predecessor states read per look-back step (1 to 256).
+    spin_limit : int
+        Fruitless polls of an unpublished predecessor before the waiting tile
+        reduces that predecessor's input itself (0 forces it at once).
+    subgroups : bool or None
+        None uses subgroup operations where the device has them; False forces
+        the portable workgroup-memory path.
+    """
+
+    rows: int = 8
+    lookback: int = 64
+    spin_limit: int = 512
+    subgroups: bool | None = None
+
+    @property
+    def tile(self) -> int:
+        return WORKGROUP * 4 * self.rows
+
+
+DEFAULT_TUNING = ScanTuning()
+
+
+def use_subgroups(ctx, tuning: ScanTuning) -> bool:
+    return bool(ctx.capabilities.subgroups) and tuning.subgroups is not False
+
+
+class ChainedScan:
+    """One chained scan over a logical sequence of chunks (internal).
+
+    Parameters
+    ----------
+    id : str
+        Node-ID prefix: adds ``"{id}-clear"`` and ``"{id}-tiles"`` and the
+        transient ``"{id}-tile-state"``.
+    data : list of GraphDataView
+        The scanned chunks (selection flags when ``scatter`` is given).
+    heads, out, vals : list of GraphDataView or None, optional
+        Per-chunk segment starts, scan outputs, and values to compact.
+    scatter : list of GraphDataView, optional
+        Output chunks filled as one dense sequence (compaction).
+    total : GraphDataView, optional
+        One row that receives the sum of everything (a compaction count).
+    """
+
+    def __init__(self, *, id, data, heads=None, out=None, vals=None, scatter=None, total=None,
+                 inclusive=False, tuning: ScanTuning | None = None, owner="GPUScan", owner_id=None):
+        self.id = id
+        self.owner = owner
+        self.owner_id = owner_id or id
+        self.data = list(data)
+        n = len(self.data)
+        self.heads = list(heads) if heads is not None else [None] * n
+        self.out = list(out) if out is not None else [None] * n
+        self.vals = list(vals) if vals is not None else [None] * n
+        self.scatter = list(scatter) if scatter is not None else None
+        self.total = total
+        self.inclusive = inclusive
+        self.tuning = tuning or DEFAULT_TUNING
+        if self.tuning.rows % 4 or self.tuning.rows < 4 or not 1 <= self.tuning.lookback <= WORKGROUP:
+            raise GraphValidationError(f'{owner} "{self.owner_id}" has invalid scan tuning {self.tuning}')
+
+    def _scatter_handles(self, last_chunk: int) -> list:
+        handles = []
+        for view in self.scatter[: last_chunk + 1]:
+            if view.length and view.handle not in handles:
+                handles.append(view.handle)
+        return handles
+
+    def add_to_graph(self, graph) -> list:
+        tile = self.tuning.tile
+        tiles = [ceil_div(v.length, tile) for v in self.data]
+        bases = [sum(tiles[:i]) for i in range(len(tiles))]
+        total_tiles = sum(tiles)
+        if total_tiles == 0:
+            return []
+        last = max(i for i, t in enumerate(tiles) if t)
+        if self.scatter is not None:
+            limit = int(graph.device.limits["max-storage-buffers-per-shader-stage"])
+            need = 5 + len(self._scatter_handles(last))
+            if need > limit:
+                raise GraphValidationError(
+                    f'{self.owner} "{self.owner_id}" output spans too many buffers for one kernel (needs {need} '
+                    f"storage bindings, the device allows {limit})")
+        state = graph.create_transient_buffer(id=f"{self.id}-tile-state", byte_length=4 * (4 + 4 * total_tiles),
+                                              usage=STORAGE)
+        words = 4 + 4 * total_tiles
+        self._state = StorageBinding(0, state, 0, 4 * words)
+
+        def compile_clear(ctx):
+            kernel = ComputeKernel(ctx.device, code=render("clear.wgsl"), label=ctx.node_id)
+
+            def encode(compute_pass, frame):
+                kernel.dispatch(compute_pass, frame, bindings={0: self._state.resolve(frame)},
+                                workgroups=ceil_div(words, WORKGROUP))
+            return encode
+
+        clear_id = graph.add_compute_node(id=f"{self.id}-clear", resources=[(state, "storage-write")],
+                                          compile=compile_clear)
+
+        resources = [(state, "storage-read-write")]
+        for i in range(len(self.data)):
+            resources += [(self.data[i], "storage-read")]
+            resources += [(v, "storage-read") for v in (self.heads[i], self.vals[i]) if v is not None]
+            if self.out[i] is not None:
+                resources.append((self.out[i], "storage-write"))
+        for view in self.scatter or ():
+            resources.append((view, "storage-write"))
+        if self.total is not None:
+            resources.append((self.total, "storage-write"))
+
+        def compile_tiles(ctx):
+            # Per-dispatch sizes live in one small uniform buffer made now (not
+            # at encode), one aligned slot per chunk dispatch.
+            slot = int(ctx.device.limits["min-uniform-buffer-offset-alignment"])
+            chunks = [i for i, count in enumerate(tiles) if count]
+            params = np.zeros((len(chunks), slot // 4), np.uint32)
+            for row, i in enumerate(chunks):
+                has_total = self.total is not None and i == last
+                params[row, :4] = (self.data[i].length, bases[i], tiles[i],
+                                   total_tiles - 1 if has_total else 0xFFFFFFFF)
+            uniform = ctx.own(ctx.device.create_buffer_with_data(
+                label=f"{ctx.node_id}-params", data=params.tobytes(), usage=wgpu.BufferUsage.UNIFORM))
+            dispatches = []
+            for row, i in enumerate(chunks):
+                kernel, bindings = self._kernel(ctx, i, is_last=(i == last))
+                fixed = {6: (uniform, row * slot, 16)}
+                dispatches.append((kernel, bindings, fixed, tiles[i]))
+
+            def encode(compute_pass, frame):
+                for kernel, bindings, fixed, count in dispatches:
+                    resolved = {b.binding: b.resolve(frame) for b in bindings}
+                    resolved.update(fixed)
+                    kernel.dispatch(compute_pass, frame, bindings=resolved, workgroups=count)
+            return encode
+
+        tiles_id = graph.add_compute_node(id=f"{self.id}-tiles", resources=resources, compile=compile_tiles)
+        return [clear_id, tiles_id]
+
+    def _kernel(self, ctx, i, *, is_last):
+        """The kernel and storage bindings of chunk ``i``'s dispatch."""
+        align = storage_alignment(ctx.device)
+        written = {v.handle for v in (self.out[i], self.total) if v is not None}
+        if self.scatter is not None:
+            written |= set(self._scatter_handles(i))
+        parts = [render("group_subgroup.wgsl" if use_subgroups(ctx, self.tuning) else "group_portable.wgsl")]
+        bindings = []
+        for binding, name, view, write in ((1, "data", self.data[i], False), (2, "heads", self.heads[i], False),
+                                           (3, "out", self.out[i], True), (4, "vals", self.vals[i], False)):
+            if view is None:
+                parts.append(null_accessor(name))
+                continue
+            access = "read_write" if write or view.handle in written else "read"
+            text, b = view_accessor(name, binding, view, access=access, alignment=align)
+            parts.append(text)
+            bindings.append(b)
+        if self.total is not None and is_last:
+            text, b = view_accessor("total", 5, self.total, access="read_write", alignment=align, vec4=False)
+            parts.append(text + "fn store_total(v: u32) { total_set1(0u, v); }\n")
+            bindings.append(b)
+        else:
+            parts.append("fn store_total(v: u32) { }\n")
+        parts.append(self._scatter_code(i, align, bindings))
+        parts.append(render("scan.wgsl", ROWS=self.tuning.rows))
+        constants = {
+            "INCLUSIVE": int(self.inclusive), "SEGMENTED": int(self.heads[i] is not None),
+            "COMPACT": int(self.scatter is not None), "LOOKBACK": self.tuning.lookback,
+            "SPIN_LIMIT": self.tuning.spin_limit,
+        }
+        kernel = ComputeKernel(ctx.device, code="\n".join(parts), constants=constants, label=ctx.node_id)
+        return kernel, [self._state] + bindings
+
+    def _scatter_code(self, i, align, bindings) -> str:
+        """``scatter(k, v)``: write logical output row k, across output chunks."""
+        if self.scatter is None:
+            return "fn scatter(k: u32, v: u32) { }\n"
+        text = []
+        names = {}
+        for handle in self._scatter_handles(i):
+            views = [v for v in self.scatter[: i + 1] if v.handle is handle and v.length]
+            start, size = binding_range(views, align)
+            binding = 7 + len(names)
+            names[handle] = (f"dst{binding}", start)
+            text.append(f"@group(0) @binding({binding}) var<storage, read_write> dst{binding}: array<u32>;\n")
+            bindings.append(StorageBinding(binding, handle, start, size))
+        body = []
+        first = 0
+        for view in self.scatter[: i + 1]:
+            if not view.length:
+                continue
+            name, start = names[view.handle]
+            offset = (view.byte_offset - start) // 4
+            body.append(f"    if (k < {first + view.length}u) {{ {name}[{offset}u + (k - {first}u)] = v; return; }}")
+            first += view.length
+        return "".join(text) + "fn scatter(k: u32, v: u32) {\n" + "\n".join(body) + "\n}\n"
+
+
+class GPUScan:
+    """Exclusive or inclusive, optionally segmented, prefix sum of packed uint32.
+
+    Parameters
+    ----------
+    id : str
+        Prefix of the node and transient IDs (``"{id}-scan-tiles"``...).
+    input, output : GraphDataView or GraphVectorView
+        Both packed uint32 data views (output at least as long as input) or
+        both vector views with identical ordered chunk lengths. A vector is one
+        logical sequence: chunk boundaries and empty chunks are kept, and the
+        running sum continues across chunks.
+    mode : {"exclusive", "inclusive"}
+    segment_flags : GraphDataView or GraphVectorView, optional
+        Same kind as input (data view at least as long; vector with identical
+        chunk lengths). The first row always starts a segment; every later
+        nonzero flag starts one, also on a chunk's first row. Must not share a
+        buffer with output.
+
+    Notes
+    -----
+    Arithmetic wraps modulo 2**32. One kernel pass reads every row once and
+    writes it once (single-pass chained scan with decoupled look-back,
+    subgroup-accelerated where the device has subgroups); a tiny clear pass
+    zeroes the tile-state transient first. Zero length adds no nodes. Scratch
+    is a graph transient. Records into the caller's encoder through the
+    compiled graph; never allocates during encode, submits, or reads back.
+    In-place scans (output overlapping input) are not supported.
+    """
+
+    def __init__(self, *, id: str, input, output, mode: str = "exclusive", segment_flags=None,
+                 tuning: ScanTuning | None = None):
+        if mode not in ("exclusive", "inclusive"):
+            raise GraphValidationError(f'GPUScan "{id}" mode must be "exclusive" or "inclusive" (got {mode!r})')
+        self.id = id
+        self.input = input
+        self.output = output
+        self.mode = mode
+        self.segment_flags = segment_flags
+        self.tuning = tuning
+        self.node_ids: list = []
+
+    def add_to_graph(self, graph) -> list:
+        """Validate against ``graph`` and add the clear and scan nodes.
+
+        Returns the added node IDs (none for zero length). Raises a
+        :class:`~gpuviz.GraphValidationError` subclass for wrong formats,
+        unpacked views, short outputs, mismatched chunk topology or flags
+        that share output's buffer.
+        """
+        name = "GPUScan"
+        kind, ins = chunks_of(name, self.id, "input", self.input, graph)
+        out_kind, outs = chunks_of(name, self.id, "output", self.output, graph)
+        check_topology(name, self.id, "output", "input", out_kind, outs, kind, ins)
+        if kind == "data" and outs[0].length < ins[0].length:
+            raise GraphValidationError(f'GPUScan "{self.id}" output is shorter than input (needs '
+                                       f"{ins[0].length} rows, got {outs[0].length})")
+        heads = None
+        if self.segment_flags is not None:
+            flag_kind, heads = chunks_of(name, self.id, "segment_flags", self.segment_flags, graph)
+            check_topology(name, self.id, "segment_flags", "input", flag_kind, heads, kind, ins)
+            if kind == "data" and heads[0].length < ins[0].length:
+                raise GraphValidationError(f'GPUScan "{self.id}" segment_flags is shorter than input (needs '
+                                           f"{ins[0].length} rows, got {heads[0].length})")
+            shared = {h.handle.id for h in heads} & {o.handle.id for o in outs}
+            if shared:
+                raise GraphValidationError(f'GPUScan "{self.id}" segment_flags share buffer "{sorted(shared)[0]}" '
+                                           "with output")
+        for a in ins:
+            for b in outs:
+                if overlaps(a, b):
+                    raise GraphValidationError(f'GPUScan "{self.id}" output overlaps input in buffer '
+                                               f'"{a.handle.id}" (in-place scans are not supported)')
+        scan = ChainedScan(id=f"{self.id}-scan", data=ins, heads=heads, out=outs,
+                           inclusive=self.mode == "inclusive", tuning=self.tuning, owner=name, owner_id=self.id)
+        self.node_ids = scan.add_to_graph(graph)
+        return self.node_ids
