@@ -5,6 +5,8 @@ graph transients and compute nodes whose IDs derive from its own ``id``. None
 of them submits, maps or reads back.
 """
 
+from .compaction import GPUCompaction, GPUIndexedRangeCompaction, GPUPartitionedIndexedRangeCompaction, IndexedRangeLayout
 from .scan import GPUScan, ScanTuning
 
-__all__ = ["GPUScan", "ScanTuning"]
+__all__ = ["GPUScan", "GPUCompaction", "GPUIndexedRangeCompaction", "GPUPartitionedIndexedRangeCompaction",
+           "IndexedRangeLayout", "ScanTuning"]

@@ -216,12 +216,13 @@ class ChainedScan:
             bindings.append(StorageBinding(binding, handle, start, size))
         body = []
         first = 0
-        for view in self.scatter[: i + 1]:
-            if not view.length:
-                continue
+        used = [v for v in self.scatter[: i + 1] if v.length]
+        for j, view in enumerate(used):
             name, start = names[view.handle]
             offset = (view.byte_offset - start) // 4
-            body.append(f"    if (k < {first + view.length}u) {{ {name}[{offset}u + (k - {first}u)] = v; return; }}")
+            store = f"{name}[{offset}u + (k - {first}u)] = v; return;"
+            # k never reaches past the rows scanned so far: the last chunk needs no test
+            body.append(f"    {store}" if j == len(used) - 1 else f"    if (k < {first + view.length}u) {{ {store} }}")
             first += view.length
         return "".join(text) + "fn scatter(k: u32, v: u32) {\n" + "\n".join(body) + "\n}\n"
 

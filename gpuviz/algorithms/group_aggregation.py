@@ -1,0 +1,564 @@
+"""GPUGroupAggregation, and the keyed-aggregation engine it shares with
+GPUHistogram, GPUGridBinning and GPUGridAggregation.
+
+All four map each accepted input row to one output row (a group, a bin, a
+cell) and count it or combine its float32 value there. One WGSL body
+(``shaders/group_aggregate.wgsl``) does that for every primitive; a short key
+snippet per primitive says how a row becomes a key.
+
+Parameters that change per interaction (a histogram domain or edges, grid
+bounds, the value-range filter) live in a small storage buffer that the
+primitive creates in ``add_to_graph``, imports into the graph as
+``"{id}-params"`` and hands to the compiled graph to destroy. Its ``set_*``
+methods rewrite it with ``queue.write_buffer``; the next encoding uses the
+new values without recompiling. Structural values (key counts, grid size,
+operation, chunk layout) compile in.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import wgpu
+
+from ..graph import ComputeKernel
+from ..graph.errors import GraphStateError, GraphValidationError, ViewRangeError
+from ..graph.resources import GraphDataView, GraphVectorView
+
+__all__ = ["GPUGroupAggregation", "AggregationTuning", "OPERATIONS"]
+
+#: Operation name -> the OP override of the shader.
+OPERATIONS = {"count": 0, "sum": 1, "min": 2, "max": 3, "mean": 4}
+_SHADERS = Path(__file__).with_name("shaders")
+_WG = 256
+_RECORD_BYTES = 64  # one chunk record (the WGSL struct Chunk is 44 bytes)
+BU = wgpu.BufferUsage
+
+
+@dataclass(frozen=True)
+class AggregationTuning:
+    """Structural knobs of keyed aggregation (benchmarks and tests vary them).
+
+    Attributes
+    ----------
+    rows_per_invocation : int
+        Rows each of the 256 invocations of a workgroup handles; a workgroup
+        covers ``256 * rows_per_invocation`` consecutive rows of one chunk.
+    privatize_max_keys : int
+        Up to this many output rows (and while they fit in workgroup memory)
+        a workgroup accumulates into its own ``var<workgroup>`` copy and
+        flushes it once with global atomics; above it, rows go straight to
+        global atomics (low contention on large grids).
+    """
+
+    rows_per_invocation: int = 16
+    privatize_max_keys: int = 1024
+
+
+DEFAULT_TUNING = AggregationTuning()
+
+
+# ------------------------------------------------------------------ shaders
+@functools.lru_cache(maxsize=None)
+def _source(name: str) -> str:
+    return (_SHADERS / name).read_text()
+
+
+def _shader_text(snippet: str, flags: dict) -> str:
+    """The template step: ``snippet + group_aggregate.wgsl`` keeping the
+    ``//#if FLAG`` / ``//#if !FLAG`` ... ``//#endif`` blocks whose flag holds."""
+    out, keep = [], [True]
+    for line in (_source(snippet) + _source("group_aggregate.wgsl")).splitlines():
+        directive = re.match(r"\s*//#(if|endif)\s*(!?)(\w*)", line)
+        if directive is None:
+            if all(keep):
+                out.append(line)
+        elif directive.group(1) == "if":
+            keep.append(bool(flags.get(directive.group(3))) != (directive.group(2) == "!"))
+        else:
+            keep.pop()
+    return "\n".join(out) + "\n"
+
+
+# --------------------------------------------------------------- validation
+def _chunks(owner, name, value, formats):
+    """A data or vector view as its list of chunk views, checked for format,
+    4-byte alignment and stride."""
+    if isinstance(value, GraphDataView):
+        views = [value]
+    elif isinstance(value, GraphVectorView):
+        views = list(value.views)
+    else:
+        raise GraphValidationError(
+            f"{owner} {name} must be a GraphDataView or GraphVectorView (got {type(value).__name__})")
+    for view in views:
+        if view.format.name not in formats:
+            raise GraphValidationError(f"{owner} {name} must be {' or '.join(formats)} (got {view.format.name})")
+        if view.byte_offset % 4 or view.byte_stride % 4:
+            raise ViewRangeError(f"{owner} {name} needs 4-byte aligned rows (byte offset {view.byte_offset}, "
+                                 f"stride {view.byte_stride})")
+    return views
+
+
+def _output_view(owner, name, value, formats, length):
+    if not isinstance(value, GraphDataView):
+        raise GraphValidationError(f"{owner} {name} must be a GraphDataView (got {type(value).__name__})")
+    if value.format.name not in formats:
+        raise GraphValidationError(f"{owner} {name} must be {' or '.join(formats)} (got {value.format.name})")
+    if not value.is_packed:
+        raise ViewRangeError(f"{owner} {name} must be packed (byte stride {value.byte_stride}, "
+                             f"{value.format.name} needs {value.format.byte_size})")
+    if value.length != length:
+        raise GraphValidationError(f"{owner} {name} has the wrong length (needs {length} rows, got {value.length})")
+    return value
+
+
+def _param_view(owner, name, value, floats):
+    """A GPU-resident parameter view holding ``floats`` packed float32 values
+    (``float32`` x floats or one ``float32x{floats}`` row)."""
+    if value.format.name == "float32":
+        rows = floats
+    elif value.format.name == f"float32x{floats}":
+        rows = 1
+    else:
+        raise GraphValidationError(
+            f"{owner} {name} must be float32 or float32x{floats} (got {value.format.name})")
+    if not value.is_packed or value.length != rows:
+        raise GraphValidationError(f"{owner} {name} needs {floats} packed float32 values (got {value.length} "
+                                   f"{value.format.name} rows, stride {value.byte_stride})")
+    return value
+
+
+def _finite_range(owner, name, pair, *, allow_equal=True):
+    try:
+        lo, hi = (float(v) for v in pair)
+    except (TypeError, ValueError):
+        raise GraphValidationError(f"{owner} {name} needs two numbers (got {pair!r})") from None
+    lo32, hi32 = np.float32(lo), np.float32(hi)
+    with np.errstate(over="ignore"):
+        width = np.float32(hi32 - lo32)
+    if not (np.isfinite(lo32) and np.isfinite(hi32) and np.isfinite(width)) or lo32 > hi32 or (
+            not allow_equal and lo32 == hi32):
+        raise GraphValidationError(
+            f"{owner} {name} must be finite float32 values with lo <= hi and a finite width (got {lo!r}, {hi!r})")
+    return float(lo32), float(hi32)
+
+
+# ------------------------------------------------------------------- engine
+class _KeyedAggregation:
+    """Shared machinery: validation, the parameter buffer and the graph nodes.
+
+    Subclasses set ``_kind`` and ``_snippet`` and call :meth:`_setup`; they
+    may override the hook methods near the end.
+    """
+
+    _kind = "GPUKeyedAggregation"
+    _snippet = ""
+    _key_formats = ("uint32",)
+    _key_name = "keys"
+
+    # ------------------------------------------------------------ building
+    def _setup(self, *, id, keys, values, output, key_count, operation, mask, filter_values, filter_range,
+               tuning, aux_floats=None, aux_view=None):
+        if not isinstance(id, str) or not id:
+            raise GraphValidationError(f"{self._kind} needs a non-empty string id (got {id!r})")
+        self.id = id
+        owner = self._owner
+        if operation not in OPERATIONS:
+            raise GraphValidationError(
+                f"{owner} has an unknown operation {operation!r} (known: {', '.join(OPERATIONS)})")
+        self.operation = operation
+        if not isinstance(key_count, int) or isinstance(key_count, bool) or key_count < 1:
+            raise GraphValidationError(f"{owner} needs at least one output row (got {key_count!r})")
+        self.key_count = key_count
+        self.tuning = tuning or DEFAULT_TUNING
+        self._keys = _chunks(owner, self._key_name, keys, self._key_formats)
+        lengths = [v.length for v in self._keys]
+        if sum(lengths) >= 2**32:
+            raise GraphValidationError(f"{owner} has more rows than uint32 counts hold ({sum(lengths)})")
+        self._roles = {}
+        for role, value, formats in (("values", values, ("float32",)), ("mask", mask, ("uint32",)),
+                                     ("filter_values", filter_values, ("float32",))):
+            if value is None:
+                continue
+            views = _chunks(owner, self._role_name(role), value, formats)
+            if [v.length for v in views] != lengths:
+                raise GraphValidationError(
+                    f"{owner} {self._role_name(role)} chunk lengths {[v.length for v in views]} do not match "
+                    f"{self._key_name} chunk lengths {lengths}")
+            self._roles[role] = views
+        if (operation == "count") == ("values" in self._roles):
+            raise GraphValidationError(
+                f"{owner} operation {operation!r} " + ("takes no values" if operation == "count" else
+                                                       f"needs {self._role_name('values')}"))
+        formats = ("uint32",) if operation == "count" else ("float32",)
+        self.output = _output_view(owner, "output", output, formats, key_count)
+        inputs = [v for views in [self._keys, *self._roles.values()] for v in views]
+        if aux_view is not None:
+            inputs.append(aux_view)
+        if any(v.handle is self.output.handle for v in inputs):
+            raise GraphValidationError(f'{owner} output "{self.output.id}" must not share a buffer with an input')
+        if filter_range is not None and filter_values is None:
+            raise GraphValidationError(f"{owner} filter_range needs filter_values")
+        self._filter = (-math.inf, math.inf)
+        if filter_range is not None:
+            self._filter = self._check_filter(filter_range)
+        self._aux_view = aux_view
+        self._aux = None if aux_floats is None else np.asarray(aux_floats, np.float32)
+        self._graph = None
+        self._device = None
+        self.params_buffer = None
+        self.node_ids = ()
+
+    @property
+    def _owner(self) -> str:
+        return f'{self._kind} "{self.id}"'
+
+    def _role_name(self, role) -> str:
+        return role
+
+    def _check_filter(self, pair):
+        try:
+            lo, hi = (float(v) for v in pair)
+        except (TypeError, ValueError):
+            raise GraphValidationError(f"{self._owner} filter_range needs two numbers (got {pair!r})") from None
+        if math.isnan(lo) or math.isnan(hi) or lo > hi:
+            raise GraphValidationError(f"{self._owner} filter_range needs lo <= hi, neither NaN (got {lo}, {hi})")
+        return float(np.float32(lo)), float(np.float32(hi))
+
+    @property
+    def privatized(self) -> bool:
+        """True when workgroups accumulate into workgroup memory first."""
+        words = self.key_count * (2 if self.operation == "mean" else 1)
+        limit = 16384 if self._device is None else int(self._device.limits["max-compute-workgroup-storage-size"])
+        return self.key_count <= self.tuning.privatize_max_keys and words * 4 + 64 <= limit
+
+    # ------------------------------------------------------ parameter block
+    def _layout(self, device):
+        align = int(device.limits["min-storage-buffer-offset-alignment"])
+        self._record_stride = max(_RECORD_BYTES, align)
+        aux_bytes = 0 if self._aux is None else self._aux.nbytes
+        self._header_bytes = max(1, -(-aux_bytes // self._record_stride)) * self._record_stride
+        size = self._header_bytes + self._record_stride * len(self._keys)
+        self._mirror = np.zeros(size, np.uint8)
+        if self._aux is not None:
+            self._mirror[:aux_bytes] = self._aux.view(np.uint8)
+        for k, key_view in enumerate(self._keys):
+            start = self._header_bytes + k * self._record_stride
+            words = self._mirror[start:start + 44].view(np.uint32)
+            floats = self._mirror[start:start + 44].view(np.float32)
+            words[0] = key_view.length
+            for slot, views in ((1, self._keys), (3, self._roles.get("values")), (5, self._roles.get("mask")),
+                                (7, self._roles.get("filter_values"))):
+                if views is not None:
+                    words[slot] = ComputeKernel.element_offset(views[k], device)
+                    words[slot + 1] = views[k].byte_stride // 4
+            floats[9], floats[10] = self._filter
+
+    def _write(self, queue, start: int, end: int) -> None:
+        if self.params_buffer is not None:
+            (queue or self._device.queue).write_buffer(self.params_buffer, start, self._mirror[start:end])
+
+    def _write_aux(self, values, queue) -> None:
+        self._aux = np.asarray(values, np.float32)
+        if self._graph is not None:
+            self._mirror[:self._aux.nbytes] = self._aux.view(np.uint8)
+            self._write(queue, 0, self._aux.nbytes)
+
+    def set_filter_range(self, filter_range, *, queue=None) -> None:
+        """Keep only rows whose ``filter_values`` lie in ``filter_range = (lo, hi)``
+        (inclusive; NaN never passes) from the next encoding on, without
+        recompiling.
+
+        Writes the parameter buffer with ``queue.write_buffer`` (default: the
+        graph device's queue) once the primitive is in a graph; before
+        ``add_to_graph`` it only records the range.
+        """
+        if "filter_values" not in self._roles:
+            raise GraphStateError(f"{self._owner} has no filter_values: set_filter_range does not apply")
+        self._filter = self._check_filter(filter_range)
+        if self._graph is not None:
+            for k in range(len(self._keys)):
+                start = self._header_bytes + k * self._record_stride + 36
+                self._mirror[start:start + 8].view(np.float32)[:] = self._filter
+            self._write(queue, self._header_bytes, len(self._mirror))
+
+    # ---------------------------------------------------------------- graph
+    def add_to_graph(self, graph) -> tuple:
+        """Declare this primitive's buffers and nodes in ``graph``.
+
+        Adds ``"{id}-clear"``, ``"{id}-accumulate"`` and, for min, max and
+        mean, ``"{id}-finalize"`` (plus any primitive-specific pass); creates
+        and imports the parameter buffer ``"{id}-params"`` (destroyed with the
+        compiled graph). Returns the node IDs in order. Records, submits and
+        reads back nothing.
+        """
+        if self._graph is not None:
+            raise GraphStateError(f'{self._owner} is already in graph "{self._graph.id}" (make a new one)')
+        owner = self._owner
+        for name, view in self._all_views():
+            if graph.buffers.get(view.handle.id) is not view.handle:
+                raise GraphValidationError(
+                    f'{owner} {name} belongs to graph "{view.handle.graph_id}", not "{graph.id}"')
+        device = graph.device
+        limit = int(device.limits["max-storage-buffer-binding-size"])
+        for name, view in self._all_views():
+            if view.byte_length + 256 > limit:
+                raise GraphValidationError(f"{owner} {name} chunk is larger than one storage binding "
+                                           f"(needs {view.byte_length} bytes, max {limit})")
+        self._device = device
+        self._layout(device)
+        self.params_buffer = device.create_buffer_with_data(
+            data=self._mirror, usage=BU.STORAGE | BU.COPY_DST | BU.COPY_SRC)
+        params_buffer = self.params_buffer
+        self._params = graph.import_buffer(id=f"{self.id}-params", byte_length=params_buffer.size,
+                                           usage=params_buffer.usage, buffer=params_buffer)
+        self._counts = None
+        if self.operation == "mean":
+            self._counts = graph.create_transient_buffer(id=f"{self.id}-counts", byte_length=4 * self.key_count,
+                                                         usage=BU.STORAGE)
+        self._graph = graph
+        self._declare_extra(graph)
+        ids = list(self._add_pre_nodes(graph))
+
+        aux_uses = [(self._aux_view, "storage-read")] if self._aux_view is not None else []
+        extra = self._extra_uses()
+        state_uses = [(self._counts, "storage-read-write")] if self._counts is not None else []
+
+        def compile_clear(ctx):
+            ctx.own(params_buffer)
+            for obj in self._owned_buffers():
+                ctx.own(obj)
+            kernel = self._kernel(ctx, "init")
+            bindings = self._state_bindings(init=True)
+            groups = -(-self.key_count // _WG)
+            return lambda p, frame: kernel.dispatch(p, frame, bindings=bindings, workgroups=groups)
+
+        ids.append(graph.add_compute_node(
+            id=f"{self.id}-clear", compile=compile_clear,
+            resources=[(self.output, "storage-write"), *state_uses, *extra]))
+
+        tile = _WG * self.tuning.rows_per_invocation
+        chunk_views = [(k, [v[k] for v in (self._keys, *self._roles.values())]) for k in range(len(self._keys))]
+
+        def compile_accumulate(ctx):
+            kernel = self._kernel(ctx, "accumulate")
+            fixed = {**self._state_bindings(init=False), **self._aux_bindings()}
+            dispatches = []
+            for k, _ in chunk_views:
+                rows = self._keys[k].length
+                if rows == 0:
+                    continue
+                bindings = dict(fixed)
+                bindings[0] = self._keys[k]
+                for binding, role in ((1, "values"), (2, "mask"), (3, "filter_values")):
+                    if role in self._roles:
+                        bindings[binding] = self._roles[role][k]
+                dispatches.append((bindings, self._header_bytes + k * self._record_stride, -(-rows // tile)))
+
+            def encode(p, frame):
+                buffer = frame.buffer(self._params)
+                for bindings, offset, groups in dispatches:
+                    bound = {b: (buffer, r.start, r.size) if isinstance(r, _ParamsRange) else r
+                             for b, r in bindings.items()}
+                    bound[4] = (buffer, offset, _RECORD_BYTES)
+                    kernel.dispatch(p, frame, bindings=bound, workgroups=groups)
+            return encode
+
+        reads = [(v, "storage-read") for _, views in chunk_views for v in views]
+        ids.append(graph.add_compute_node(
+            id=f"{self.id}-accumulate", compile=compile_accumulate,
+            resources=[*reads, (self._params, "storage-read"), *aux_uses, *self._aux_extra_uses(),
+                       (self.output, "storage-read-write"), *state_uses, *extra]))
+
+        if self.operation in ("min", "max", "mean"):
+            def compile_finalize(ctx):
+                kernel = self._kernel(ctx, "finalize")
+                bindings = {5: self.output}
+                if self._counts is not None:
+                    bindings[6] = self._counts
+                groups = -(-self.key_count // _WG)
+                return lambda p, frame: kernel.dispatch(p, frame, bindings=bindings, workgroups=groups)
+
+            ids.append(graph.add_compute_node(
+                id=f"{self.id}-finalize", compile=compile_finalize,
+                resources=[(self.output, "storage-read-write"), *state_uses]))
+        self.node_ids = tuple(ids)
+        return self.node_ids
+
+    def _kernel(self, ctx, entry_point):
+        flags = {"VALUES": self.operation != "count", "MEAN": self.operation == "mean",
+                 "MASK": "mask" in self._roles, "FILTER": "filter_values" in self._roles, **self._flags()}
+        constants = {"KEYS": self.key_count, "OP": OPERATIONS[self.operation],
+                     "OUT_OFFSET": ComputeKernel.element_offset(self.output, ctx.device)}
+        if entry_point == "accumulate":
+            constants.update(ITEMS=self.tuning.rows_per_invocation,
+                             LOCAL_KEYS=self.key_count if self.privatized else 1, **self._key_constants(ctx.device))
+        elif entry_point == "init":
+            constants.update(self._clear_constants(ctx.device))
+        return ComputeKernel(ctx.device, code=_shader_text(self._snippet, flags), entry_point=entry_point,
+                             constants=constants, label=f"{self.id}-{entry_point}")
+
+    def _state_bindings(self, *, init):
+        bindings = {5: self.output}
+        if self._counts is not None:
+            bindings[6] = self._counts
+        return bindings
+
+    def _all_views(self):
+        yield from ((self._key_name, v) for v in self._keys)
+        for role, views in self._roles.items():
+            yield from ((self._role_name(role), v) for v in views)
+        yield "output", self.output
+        if self._aux_view is not None:
+            yield "parameter view", self._aux_view
+
+    # ----------------------------------------------------------------- hooks
+    def _flags(self) -> dict:
+        return {}
+
+    def _key_constants(self, device) -> dict:
+        return {}
+
+    def _clear_constants(self, device) -> dict:
+        return {}
+
+    def _aux_bindings(self) -> dict:
+        """Bindings 7+ of the accumulate kernel (domain, bounds, edges)."""
+        if self._aux_view is not None:
+            return {7: self._aux_view}
+        return {7: _ParamsRange(0, self._header_bytes)}
+
+    def _aux_extra_uses(self) -> list:
+        return []
+
+    def _declare_extra(self, graph) -> None:
+        pass
+
+    def _add_pre_nodes(self, graph):
+        return ()
+
+    def _extra_uses(self) -> list:
+        """Uses shared by the clear and accumulate nodes (overflow word)."""
+        return []
+
+    def _owned_buffers(self) -> list:
+        return []
+
+    def __repr__(self) -> str:
+        return f"<{self._kind} {self.id!r} {self.operation} x{self.key_count}>"
+
+
+@dataclass(frozen=True)
+class _ParamsRange:
+    """A byte range of the primitive's parameter buffer, bound per frame."""
+
+    start: int
+    size: int
+
+
+# ---------------------------------------------------------------- public API
+class GPUGroupAggregation(_KeyedAggregation):
+    """Count rows, or sum / min / max / mean their float32 values, per dense
+    uint32 group code.
+
+    Parameters
+    ----------
+    id : str
+        Prefix of node and resource IDs (``"{id}-accumulate"``...).
+    codes : GraphDataView or GraphVectorView
+        ``uint32`` group codes; row ``i`` contributes to output row ``codes[i]``.
+    output : GraphDataView
+        Packed, ``group_count`` rows: ``uint32`` for ``"count"``, else ``float32``.
+    operation : {"count", "sum", "min", "max", "mean"}
+    values : GraphDataView or GraphVectorView, optional
+        ``float32`` values aligned with ``codes`` (required except for count).
+    group_count : int, optional
+        Number of groups; defaults to ``output.length``.
+    mask : GraphDataView or GraphVectorView, optional
+        ``uint32`` aligned with ``codes``: zero excludes a row, nonzero keeps it.
+    overflow : GraphDataView, optional
+        One ``uint32`` row that receives the number of accepted rows whose
+        code is ``>= group_count``. When omitted the primitive makes its own
+        (:attr:`overflow_buffer`, readable with ``queue.read_buffer``).
+    filter_values : GraphDataView or GraphVectorView, optional
+        ``float32`` aligned with ``codes``; with it only rows whose value lies
+        in ``filter_range`` count (NaN never passes).
+    filter_range : (float, float), optional
+        Inclusive ``(lo, hi)``; default ``(-inf, inf)``. Change it between
+        encodings with :meth:`set_filter_range` (no recompilation).
+    tuning : AggregationTuning, optional
+
+    Notes
+    -----
+    Vector inputs must share one chunk topology (equal ordered chunk
+    lengths); chunks are read in place, never packed, and empty chunks add
+    no dispatch. Each encoding clears the output and the overflow word, then
+    accumulates every chunk. Counts are exact and wrap modulo 2**32. Rows
+    with a non-finite value are ignored by sum / min / max / mean (they still
+    count as overflow when their code is out of range). Empty groups hold
+    +0.0 for sum and NaN for min, max and mean. Sum and mean add through a
+    compare-exchange loop on float32 bits, so their accumulation order, and
+    hence their rounding, is not deterministic; min and max are. Min prefers
+    -0 and max +0. Up to ``tuning.privatize_max_keys`` groups accumulate in
+    workgroup memory first.
+
+    Does not submit, map or read back; the caller owns ``output`` and
+    ``overflow``.
+    """
+
+    _kind = "GPUGroupAggregation"
+    _snippet = "group_keys.wgsl"
+    _key_name = "codes"
+
+    def __init__(self, *, id, codes, output, operation="count", values=None, group_count=None, mask=None,
+                 overflow=None, filter_values=None, filter_range=None, tuning=None):
+        count = output.length if group_count is None and isinstance(output, GraphDataView) else group_count
+        self._setup(id=id, keys=codes, values=values, output=output, key_count=count, operation=operation,
+                    mask=mask, filter_values=filter_values, filter_range=filter_range, tuning=tuning)
+        if overflow is not None:
+            if not isinstance(overflow, GraphDataView) or overflow.format.name != "uint32" or overflow.length < 1:
+                raise GraphValidationError(f"{self._owner} overflow must be a uint32 GraphDataView with at least "
+                                           f"one row (got {overflow!r})")
+            if overflow.handle is self.output.handle:
+                raise GraphValidationError(f"{self._owner} overflow must not share a buffer with output")
+        self.overflow = overflow
+        self.overflow_buffer = None
+
+    def _declare_extra(self, graph):
+        if self.overflow is None:
+            self.overflow_buffer = graph.device.create_buffer(
+                label=f"{self.id}-overflow", size=4, usage=BU.STORAGE | BU.COPY_SRC | BU.COPY_DST)
+            handle = graph.import_buffer(id=f"{self.id}-overflow", byte_length=4, usage=self.overflow_buffer.usage,
+                                         buffer=self.overflow_buffer)
+            self.overflow = graph.create_data_view(handle, format="uint32", length=1)
+            self._own_overflow = True
+        else:
+            self._own_overflow = False
+
+    def _owned_buffers(self):
+        return [self.overflow_buffer] if self._own_overflow else []
+
+    def _extra_uses(self):
+        return [(self.overflow, "storage-read-write")]
+
+    def _state_bindings(self, *, init):
+        bindings = super()._state_bindings(init=init)
+        bindings[7] = self.overflow
+        return bindings
+
+    def _aux_bindings(self):
+        return {}
+
+    def _key_constants(self, device):
+        return {"OVERFLOW_OFFSET": ComputeKernel.element_offset(self.overflow, device)}
+
+    _clear_constants = _key_constants
+
+    def _role_name(self, role):
+        return role
