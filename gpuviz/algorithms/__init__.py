@@ -6,7 +6,11 @@ of them submits, maps or reads back.
 """
 
 from .compaction import GPUCompaction, GPUIndexedRangeCompaction, GPUPartitionedIndexedRangeCompaction, IndexedRangeLayout
+from .grid_aggregation import GPUGridAggregation, GPUGridBinning
+from .group_aggregation import AggregationTuning, GPUGroupAggregation
+from .histogram import GPUHistogram
 from .scan import GPUScan, ScanTuning
 
 __all__ = ["GPUScan", "GPUCompaction", "GPUIndexedRangeCompaction", "GPUPartitionedIndexedRangeCompaction",
-           "IndexedRangeLayout", "ScanTuning"]
+           "IndexedRangeLayout", "ScanTuning", "GPUHistogram", "GPUGridBinning", "GPUGridAggregation",
+           "GPUGroupAggregation", "AggregationTuning"]
