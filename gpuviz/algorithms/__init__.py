@@ -9,8 +9,10 @@ from .compaction import GPUCompaction, GPUIndexedRangeCompaction, GPUPartitioned
 from .grid_aggregation import GPUGridAggregation, GPUGridBinning
 from .group_aggregation import AggregationTuning, GPUGroupAggregation
 from .histogram import GPUHistogram
+from .mask import GPUMask
+from .reduction import GPUReduction
 from .scan import GPUScan, ScanTuning
 
 __all__ = ["GPUScan", "GPUCompaction", "GPUIndexedRangeCompaction", "GPUPartitionedIndexedRangeCompaction",
-           "IndexedRangeLayout", "ScanTuning", "GPUHistogram", "GPUGridBinning", "GPUGridAggregation",
+           "IndexedRangeLayout", "ScanTuning", "GPUMask", "GPUReduction", "GPUHistogram", "GPUGridBinning", "GPUGridAggregation",
            "GPUGroupAggregation", "AggregationTuning"]

@@ -1,0 +1,87 @@
+// Two-level reduction (sum, min, max or extent) of uint32, sint32 or float32.
+//
+// `blocks`: workgroup wg reduces BLOCK rows (ITEMS vec4 loads a lane,
+// coalesced) into partial slot `slot_base + wg`. `finish`: one workgroup
+// reduces every partial and writes the output. Fixed order for a given
+// length, so float sums are reproducible on one device.
+//
+// Accumulators are vec2<T>: x is the result for sum/min/max, (x, y) is
+// (min, max) for extent. Float min/max/extent skip NaN and infinities, so
+// +-inf serve as identities; a result still at its identity means "no
+// finite value" and is written as 0.
+//
+// Spliced before this file: an `alias T`, MAXV()/MINV()/is_valid() for T, the
+// `data`/`out` accessors, and the workgroup-reduce snippet (entry points).
+
+override OP: u32;          // 0 sum, 1 min, 2 max, 3 extent
+override IS_FLOAT: bool = false;
+const ITEMS: u32 = 8u;
+const BLOCK: u32 = 256u * 4u * ITEMS;
+
+struct ReduceParams {
+    n: u32,          // rows of this chunk
+    slot_base: u32,  // first partial slot of this chunk
+    slots: u32,      // total partial slots (final pass)
+    blocks: u32,     // workgroups of this chunk (past it: padding of a 2-D grid)
+}
+
+@group(0) @binding(0) var<uniform> RP: ReduceParams;
+@group(0) @binding(1) var<storage, read_write> partials: array<vec2<u32>>;
+
+fn identity() -> vec2<T> {
+    switch OP {
+        case 1u: { return vec2<T>(MAXV(), MAXV()); }
+        case 2u: { return vec2<T>(MINV(), MINV()); }
+        case 3u: { return vec2<T>(MAXV(), MINV()); }
+        default: { return vec2<T>(); }
+    }
+}
+
+fn lift(x: T) -> vec2<T> {
+    if (OP == 0u) { return vec2<T>(x, x); }
+    return select(identity(), vec2<T>(x, x), is_valid(x));
+}
+
+fn merge(a: vec2<T>, b: vec2<T>) -> vec2<T> {
+    switch OP {
+        case 0u: { return a + b; }
+        case 1u: { return min(a, b); }
+        case 2u: { return max(a, b); }
+        default: { return vec2<T>(min(a.x, b.x), max(a.y, b.y)); }
+    }
+}
+
+fn blocks_main(l: Lanes, wg: u32) {
+    if (wg >= RP.blocks) { return; }
+    var acc = identity();
+    let base = wg * BLOCK;
+    for (var k = 0u; k < ITEMS; k++) {
+        let e = base + (k * 256u + l.lid) * 4u;
+        if (e + 3u < RP.n) {
+            let v = bitcast<vec4<T>>(data_get4(e));
+            acc = merge(merge(acc, lift(v.x)), merge(lift(v.y), merge(lift(v.z), lift(v.w))));
+        } else {
+            for (var c = 0u; c < 4u; c++) {
+                if (e + c < RP.n) { acc = merge(acc, lift(bitcast<T>(data_get1(e + c)))); }
+            }
+        }
+    }
+    let r = wg_reduce(l, acc);
+    if (l.lid == 0u) { partials[RP.slot_base + wg] = bitcast<vec2<u32>>(r); }
+}
+
+fn final_main(l: Lanes) {
+    var acc = identity();
+    for (var i = l.lid; i < RP.slots; i += 256u) {
+        acc = merge(acc, bitcast<vec2<T>>(partials[i]));
+    }
+    var r = wg_reduce(l, acc);
+    if (l.lid == 0u) {
+        if (IS_FLOAT && OP != 0u) {
+            // still at an identity: no finite value was seen
+            r = select(r, vec2<T>(), vec2<bool>(r.x == MAXV() || r.x == MINV(), r.y == MAXV() || r.y == MINV()));
+        }
+        out_set1(0u, bitcast<u32>(r.x));
+        if (OP == 3u) { out_set1(1u, bitcast<u32>(r.y)); }
+    }
+}
