@@ -1,0 +1,421 @@
+// Stable LSD radix sort of uint32 keys (and optional uint32 values) with
+// 8-bit digits, "onesweep" style:
+//
+//   clear      zero the state buffer (digit histograms, tile counters, look-back words)
+//   histogram  one read of the keys counts the digits of every pass at once
+//   scatter    one dispatch per digit pass: each workgroup takes the next tile
+//              index from an atomic counter, ranks its rows by digit in
+//              workgroup memory (stably), publishes its digit counts, looks
+//              back over predecessor tiles for its global digit offsets
+//              (decoupled look-back), publishes inclusive offsets and writes
+//              its rows, grouped by digit, to their places.
+//
+// Never hangs: a tile only waits on tiles that took their index earlier, and
+// a tile that polls one predecessor SPIN_LIMIT times in vain counts that
+// predecessor's digits itself (reading its keys) and publishes them.
+//
+// Template header (sort.py): const ITEMS (rows per invocation), SPIN_LIMIT,
+// HAS_VALUES; then this file; then the variant file (sort_subgroup.wgsl or
+// sort_portable.wgsl) with the sg_* wrappers and the scatter entry point.
+// Descending order sorts the complemented keys: ties keep source order in
+// both directions. Only `mask` bits of a key count; written keys are intact.
+
+const WG: u32 = 256u;
+const TILE: u32 = WG * ITEMS;
+// Per-subgroup packed digit counters: 32 subgroups (of >= 8 lanes) x 128
+// words holding two 16-bit digit counts each. Shares memory with the tile.
+const HIST_WORDS: u32 = 4096u;
+const SHM: u32 = max(TILE, HIST_WORDS);
+
+const FLAG_AGG: u32 = 0x40000000u;   // status word: this tile's own digit count
+const FLAG_INC: u32 = 0x80000000u;   // status word: count of this digit in all tiles up to this one (+ base)
+const VALUE: u32 = 0x3fffffffu;
+
+// State buffer layout (words).
+const HIST: u32 = 0u;        // 4 passes x 256 digit counts
+const COUNTER: u32 = 1024u;  // 4 tile counters
+const STATUS: u32 = 1056u;   // passes x tiles x 256 look-back words
+
+struct Params {
+    n: u32,           // rows of the domain
+    tiles: u32,       // ceil(n / TILE)
+    pass_index: u32,  // digit pass of this dispatch
+    passes: u32,      // digit passes in total
+    flip: u32,        // 0 (ascending) or 0xffffffff (descending)
+    mask: u32,        // low key_bits set
+    shift: u32,       // 8 * pass_index
+    groups: u32,      // workgroups of a clear/histogram dispatch
+    key_in: u32,      // element offsets of the views inside their bindings
+    val_in: u32,
+    key_out: u32,
+    val_out: u32,
+    per_group: u32,   // histogram rows per workgroup
+    state_words: u32,
+    pad0: u32,
+    pad1: u32,
+};
+
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read> key_in: array<u32>;
+@group(0) @binding(2) var<storage, read> val_in: array<u32>;
+@group(0) @binding(3) var<storage, read_write> key_out: array<u32>;
+@group(0) @binding(4) var<storage, read_write> val_out: array<u32>;
+@group(0) @binding(5) var<storage, read_write> state: array<atomic<u32>>;
+
+var<workgroup> shm: array<atomic<u32>, SHM>;   // subgroup counters, then the tile's keys, then its values
+var<workgroup> s_start: array<u32, 256>;       // local start of each digit inside the sorted tile
+var<workgroup> s_base: array<u32, 256>;        // global row of the tile's digit run, minus s_start
+var<workgroup> s_aux: array<atomic<u32>, 256>; // fallback digit counts; run ends (portable ranking)
+var<workgroup> s_sums: array<u32, 256>;        // scan scratch
+var<workgroup> s_hist: array<atomic<u32>, 1024>;
+var<workgroup> s_req: atomic<u32>;
+var<workgroup> s_ctrl: u32;
+
+fn digit_of(key: u32) -> u32 {
+    return (((key ^ P.flip) & P.mask) >> P.shift) & 255u;
+}
+
+// ------------------------------------------------------------------ clear
+@compute @workgroup_size(256)
+fn clear(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+         @builtin(local_invocation_index) lid: u32) {
+    let g = wid.x + wid.y * nwg.x;
+    for (var i = g * WG + lid; i < P.state_words; i += P.groups * WG) {
+        atomicStore(&state[i], 0u);
+    }
+}
+
+// -------------------------------------------------------------- histogram
+@compute @workgroup_size(256)
+fn histogram(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+             @builtin(local_invocation_index) lid: u32) {
+    let g = wid.x + wid.y * nwg.x;
+    if (g >= P.groups) { return; }
+    for (var i = lid; i < 1024u; i += WG) { atomicStore(&s_hist[i], 0u); }
+    workgroupBarrier();
+    let end = min(P.n, (g + 1u) * P.per_group);
+    for (var i = g * P.per_group + lid; i < end; i += WG) {
+        let k = (key_in[P.key_in + i] ^ P.flip) & P.mask;
+        for (var p = 0u; p < P.passes; p++) {
+            atomicAdd(&s_hist[p * 256u + ((k >> (8u * p)) & 255u)], 1u);
+        }
+    }
+    workgroupBarrier();
+    for (var i = lid; i < P.passes * 256u; i += WG) {
+        let c = atomicLoad(&s_hist[i]);
+        if (c != 0u) { atomicAdd(&state[HIST + i], c); }
+    }
+}
+
+// ------------------------------------------------------------ scan helper
+// Exclusive prefix sum of one value per invocation: (exclusive, total).
+// `sg` is the subgroup size when subgroup operations may be used, else 0;
+// it must be workgroup-uniform.
+fn wg_scan(lid: u32, v: u32, sg: u32) -> vec2<u32> {
+    if (sg != 0u) {
+        let incl = sg_inclusive_add(v);
+        if (lid % sg == sg - 1u) { s_sums[lid / sg] = incl; }
+        workgroupBarrier();
+        if (lid == 0u) {
+            var run = 0u;
+            for (var i = 0u; i < WG / sg; i++) {
+                let c = s_sums[i];
+                s_sums[i] = run;
+                run += c;
+            }
+            s_sums[255] = run;
+        }
+        workgroupBarrier();
+        let r = vec2<u32>(s_sums[lid / sg] + incl - v, s_sums[255]);
+        workgroupBarrier();
+        return r;
+    }
+    s_sums[lid] = v;
+    workgroupBarrier();
+    for (var o = 1u; o < WG; o <<= 1u) {
+        var add = 0u;
+        if (lid >= o) { add = s_sums[lid - o]; }
+        workgroupBarrier();
+        s_sums[lid] += add;
+        workgroupBarrier();
+    }
+    let r = vec2<u32>(s_sums[lid] - v, s_sums[WG - 1u]);
+    workgroupBarrier();
+    return r;
+}
+
+// ---------------------------------------------------------------- ranking
+// Both rankers take the digits of the invocation's rows and leave in `pos`
+// the row's place in the tile sorted stably by digit; they fill s_start and
+// return the tile's count of digit `lid`.
+
+fn lanes_below(n: u32) -> vec4<u32> {
+    var m = vec4<u32>(0u);
+    for (var c = 0u; c < 4u; c++) {
+        let bits = clamp(i32(n) - i32(32u * c), 0, 32);
+        m[c] = select((1u << u32(bits)) - 1u, 0xffffffffu, bits == 32);
+    }
+    return m;
+}
+
+fn popcount4(v: vec4<u32>) -> u32 {
+    let c = countOneBits(v);
+    return c.x + c.y + c.z + c.w;
+}
+
+fn first_lane(v: vec4<u32>) -> u32 {
+    if (v.x != 0u) { return countTrailingZeros(v.x); }
+    if (v.y != 0u) { return 32u + countTrailingZeros(v.y); }
+    if (v.z != 0u) { return 64u + countTrailingZeros(v.z); }
+    return 96u + countTrailingZeros(v.w);
+}
+
+// Subgroup ranking: subgroup w owns rows [w*sg*ITEMS, (w+1)*sg*ITEMS) of the
+// tile, round k its rows k*sg + lane. Eight ballots find the lanes with the
+// same digit; the lowest of them adds their number to the subgroup's counter.
+fn rank_subgroup(lid: u32, sg: u32, dig: ptr<function, array<u32, ITEMS>>,
+                 pos: ptr<function, array<u32, ITEMS>>) -> u32 {
+    let warps = WG / sg;
+    let w = lid / sg;
+    let lane = lid % sg;
+    for (var i = lid; i < warps * 128u; i += WG) { atomicStore(&shm[i], 0u); }
+    workgroupBarrier();
+    let below_me = lanes_below(lane);
+    let live = lanes_below(sg);
+    for (var k = 0u; k < ITEMS; k++) {
+        let d = (*dig)[k];
+        var peers = live;
+        for (var b = 0u; b < 8u; b++) {
+            let bit = ((d >> b) & 1u) != 0u;
+            let ballot = sg_ballot(bit);
+            peers &= select(~ballot, ballot, bit);
+        }
+        let before = popcount4(peers & below_me);
+        var pre = 0u;
+        if (before == 0u) {
+            let sh = (d & 1u) * 16u;
+            pre = (atomicAdd(&shm[w * 128u + (d >> 1u)], popcount4(peers) << sh) >> sh) & 0xffffu;
+        }
+        (*pos)[k] = sg_shuffle(pre, first_lane(peers)) + before;
+    }
+    workgroupBarrier();
+    if (lid < 128u) {  // exclusive over subgroups, two digits per word
+        var run = 0u;
+        for (var v = 0u; v < warps; v++) {
+            let c = atomicLoad(&shm[v * 128u + lid]);
+            atomicStore(&shm[v * 128u + lid], run);
+            run += c;
+        }
+        s_start[2u * lid] = run & 0xffffu;
+        s_start[2u * lid + 1u] = run >> 16u;
+    }
+    workgroupBarrier();
+    let count = s_start[lid];
+    let start = wg_scan(lid, count, sg).x;
+    s_start[lid] = start;
+    workgroupBarrier();
+    for (var k = 0u; k < ITEMS; k++) {
+        let d = (*dig)[k];
+        let sh = (d & 1u) * 16u;
+        (*pos)[k] += s_start[d] + ((atomicLoad(&shm[w * 128u + (d >> 1u)]) >> sh) & 0xffffu);
+    }
+    workgroupBarrier();
+    return count;
+}
+
+// Portable ranking: eight stable one-bit splits of (digit << 16 | row) in
+// workgroup memory, each a workgroup prefix sum. Rows are striped: round k
+// of invocation lid is row k*WG + lid.
+fn rank_split(lid: u32, dig: ptr<function, array<u32, ITEMS>>, pos: ptr<function, array<u32, ITEMS>>) -> u32 {
+    for (var k = 0u; k < ITEMS; k++) {
+        atomicStore(&shm[(*pos)[k]], ((*dig)[k] << 16u) | (*pos)[k]);
+    }
+    workgroupBarrier();
+    var e: array<u32, ITEMS>;
+    for (var b = 16u; b < 24u; b++) {
+        var zeros = 0u;
+        for (var k = 0u; k < ITEMS; k++) {
+            e[k] = atomicLoad(&shm[lid * ITEMS + k]);
+            zeros += 1u - ((e[k] >> b) & 1u);
+        }
+        let sc = wg_scan(lid, zeros, 0u);  // its barriers order these reads before the writes below
+        var z = sc.x;
+        for (var k = 0u; k < ITEMS; k++) {
+            var dst = sc.y + lid * ITEMS + k - z;
+            if (((e[k] >> b) & 1u) == 0u) {
+                dst = z;
+                z += 1u;
+            }
+            atomicStore(&shm[dst], e[k]);
+        }
+        workgroupBarrier();
+    }
+    s_start[lid] = 0u;
+    atomicStore(&s_aux[lid], 0u);
+    workgroupBarrier();
+    for (var k = 0u; k < ITEMS; k++) {
+        let j = lid * ITEMS + k;
+        e[k] = atomicLoad(&shm[j]);
+        let d = e[k] >> 16u;
+        if (j == 0u || (atomicLoad(&shm[j - 1u]) >> 16u) != d) { s_start[d] = j; }
+        if (j == TILE - 1u || (atomicLoad(&shm[j + 1u]) >> 16u) != d) { atomicStore(&s_aux[d], j + 1u); }
+    }
+    workgroupBarrier();
+    let count = atomicLoad(&s_aux[lid]) - s_start[lid];
+    for (var k = 0u; k < ITEMS; k++) {
+        atomicStore(&shm[e[k] & 0xffffu], lid * ITEMS + k);
+    }
+    workgroupBarrier();
+    for (var k = 0u; k < ITEMS; k++) {
+        (*pos)[k] = atomicLoad(&shm[(*pos)[k]]);
+    }
+    workgroupBarrier();
+    return count;
+}
+
+// -------------------------------------------------------------- look-back
+// Digit count of one full predecessor tile, from its keys.
+fn tile_count(lid: u32, t: u32) -> u32 {
+    atomicStore(&s_aux[lid], 0u);
+    workgroupBarrier();
+    for (var k = 0u; k < ITEMS; k++) {
+        atomicAdd(&s_aux[digit_of(key_in[P.key_in + t * TILE + k * WG + lid])], 1u);
+    }
+    workgroupBarrier();
+    let c = atomicLoad(&s_aux[lid]);
+    workgroupBarrier();
+    return c;
+}
+
+fn status_index(t: u32, d: u32) -> u32 {
+    return STATUS + (P.pass_index * P.tiles + t) * 256u + d;
+}
+
+// Invocation `lid` sums digit `lid` over tiles 0..tile-1, plus the digit's
+// global base. Rounds are workgroup-uniform; within a round each invocation
+// walks back without blocking.
+fn look_back(lid: u32, tile: u32, sg: u32) -> u32 {
+    var prefix = 0u;
+    var t = tile - 1u;
+    var done = false;
+    var waited = 0u;
+    loop {
+        if (!done) {
+            loop {
+                let s = atomicLoad(&state[status_index(t, lid)]);
+                if (s < FLAG_AGG) { break; }
+                prefix += s & VALUE;
+                if (s >= FLAG_INC) {
+                    done = true;
+                    break;
+                }
+                t -= 1u;
+                waited = 0u;
+            }
+            if (!done) {
+                waited += 1u;
+                atomicMax(&s_req, select(1u, 0x80000000u | t, waited > SPIN_LIMIT));
+            }
+        }
+        workgroupBarrier();
+        if (lid == 0u) { s_ctrl = atomicExchange(&s_req, 0u); }
+        let ctrl = workgroupUniformLoad(&s_ctrl);
+        if (ctrl == 0u) { break; }
+        if (ctrl >= 0x80000000u) {  // a predecessor is slow: count its digits here
+            let ft = ctrl & 0x7fffffffu;
+            let c = tile_count(lid, ft);
+            var base = 0u;
+            if (ft == 0u) { base = wg_scan(lid, atomicLoad(&state[HIST + P.pass_index * 256u + lid]), sg).x; }
+            if (!done && t == ft) {
+                prefix += c;
+                waited = 0u;
+                if (ft == 0u) {
+                    prefix += base;
+                    done = true;
+                    atomicMax(&state[status_index(ft, lid)], FLAG_INC | (base + c));
+                } else {
+                    atomicMax(&state[status_index(ft, lid)], FLAG_AGG | c);
+                    t -= 1u;
+                }
+            }
+        }
+    }
+    return prefix;
+}
+
+// ---------------------------------------------------------------- scatter
+// `sg`: subgroup size (0 in the portable variant), `lane`: subgroup lane.
+fn scatter_tile(lid: u32, sg_size: u32, lane: u32) {
+    if (lid == 0u) {
+        s_ctrl = atomicAdd(&state[COUNTER + P.pass_index], 1u);
+        atomicStore(&s_req, 0u);
+    }
+    let tile = workgroupUniformLoad(&s_ctrl);
+    if (tile >= P.tiles) { return; }
+
+    // Subgroup ranking needs 8..128 lanes numbered lid % size.
+    var sg = 0u;
+    if (sg_size >= 8u && sg_size <= 128u) {
+        if (lane != lid % sg_size) { atomicStore(&s_req, 1u); }
+        workgroupBarrier();
+        if (lid == 0u) { s_ctrl = atomicExchange(&s_req, 0u); }
+        if (workgroupUniformLoad(&s_ctrl) == 0u) { sg = sg_size; }
+    }
+
+    let base = tile * TILE;
+    let valid = min(TILE, P.n - base);
+    var keys: array<u32, ITEMS>;
+    var vals: array<u32, ITEMS>;
+    var dig: array<u32, ITEMS>;
+    var pos: array<u32, ITEMS>;
+    for (var k = 0u; k < ITEMS; k++) {
+        var row = k * WG + lid;
+        if (sg != 0u) { row = (lid / sg) * sg * ITEMS + k * sg + lid % sg; }
+        dig[k] = 255u;  // rows past the end sort last and are never written
+        if (row < valid) {
+            keys[k] = key_in[P.key_in + base + row];
+            if (HAS_VALUES) { vals[k] = val_in[P.val_in + base + row]; }
+            dig[k] = digit_of(keys[k]);
+        }
+        pos[k] = row;
+    }
+
+    var count = 0u;
+    if (sg != 0u) {
+        count = rank_subgroup(lid, sg, &dig, &pos);
+    } else {
+        count = rank_split(lid, &dig, &pos);
+    }
+
+    var prefix = 0u;
+    let status = status_index(tile, lid);
+    if (tile == 0u) {
+        prefix = wg_scan(lid, atomicLoad(&state[HIST + P.pass_index * 256u + lid]), sg).x;
+    } else {
+        atomicStore(&state[status], FLAG_AGG | count);
+        prefix = look_back(lid, tile, sg);
+    }
+    atomicStore(&state[status], FLAG_INC | (prefix + count));
+    s_base[lid] = prefix - s_start[lid];
+
+    for (var k = 0u; k < ITEMS; k++) { atomicStore(&shm[pos[k]], keys[k]); }
+    workgroupBarrier();
+    var dst: array<u32, ITEMS>;
+    for (var k = 0u; k < ITEMS; k++) {
+        let j = k * WG + lid;
+        if (j < valid) {
+            let key = atomicLoad(&shm[j]);
+            dst[k] = s_base[digit_of(key)] + j;
+            key_out[P.key_out + dst[k]] = key;
+        }
+    }
+    if (HAS_VALUES) {
+        workgroupBarrier();
+        for (var k = 0u; k < ITEMS; k++) { atomicStore(&shm[pos[k]], vals[k]); }
+        workgroupBarrier();
+        for (var k = 0u; k < ITEMS; k++) {
+            let j = k * WG + lid;
+            if (j < valid) { val_out[P.val_out + dst[k]] = atomicLoad(&shm[j]); }
+        }
+    }
+}

@@ -1,0 +1,342 @@
+"""GPUSort: stable paired uint32 sort of one packed domain.
+
+Small domains (up to ``SortTuning.small_max`` rows) sort inside one
+workgroup with a bitonic network over (key, row) pairs; larger ones use an
+8-bit LSD radix sort: one histogram pass for every digit, then one scatter
+pass per digit with a chained digit scan across tiles (decoupled look-back
+with a never-hang fallback). See ``shaders/sort_radix.wgsl`` and
+``shaders/sort_small.wgsl``. :func:`add_sort_domain` is the core that
+:class:`GPUBatchSort` and :class:`GPUSegmentedSort` reuse.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import wgpu
+
+from ..graph import ComputeKernel
+from ..graph.errors import GraphValidationError
+from ..graph.resources import GraphBufferHandle, GraphDataView
+from ._common import ceil_div, check_topology, chunks_of, overlaps, shader_source
+
+__all__ = ["GPUSort", "SortTuning"]
+
+STORAGE = wgpu.BufferUsage.STORAGE
+WORKGROUP = 256
+DIRECTIONS = ("ascending", "descending")
+MAX_SMALL_SLOTS = 2048     # one-workgroup sort: 2 x 2048 words of workgroup memory
+MAX_ROWS = (1 << 30) - 1   # look-back words keep 30-bit counts
+_STATE_HEADER_WORDS = 1056  # digit histograms (1024) + tile counters, see sort_radix.wgsl
+
+
+@dataclass(frozen=True)
+class SortTuning:
+    """Structural knobs of the sorts (benchmarks and tests vary them).
+
+    Attributes
+    ----------
+    items : int
+        Rows per invocation in a radix tile; a tile holds ``256 * items`` rows.
+    small_max : int
+        Domains of up to this many rows sort inside one workgroup (bitonic);
+        larger ones use radix passes. At most 2048.
+    spin_limit : int
+        Fruitless polls of an unpublished predecessor tile before the waiting
+        tile counts that predecessor's digits itself (0 does so at once).
+    subgroups : bool or None
+        None ranks with subgroup operations where the device has them; False
+        forces the portable workgroup-memory path.
+    """
+
+    items: int = 15
+    small_max: int = 2048
+    spin_limit: int = 64
+    subgroups: bool | None = None
+
+    @property
+    def tile(self) -> int:
+        return WORKGROUP * self.items
+
+
+DEFAULT_TUNING = SortTuning()
+
+
+# ------------------------------------------------------------------ shaders
+def _header(**consts) -> str:
+    """The template step: WGSL ``const`` declarations prepended to a shader
+    (function-scope array sizes cannot be ``override`` constants)."""
+    lines = []
+    for name, value in consts.items():
+        if isinstance(value, bool):
+            lines.append(f"const {name}: bool = {str(value).lower()};")
+        else:
+            lines.append(f"const {name}: u32 = {int(value)}u;")
+    return "\n".join(lines) + "\n"
+
+
+def radix_source(tuning: SortTuning, *, subgroups: bool, has_values: bool) -> str:
+    return (_header(ITEMS=tuning.items, SPIN_LIMIT=tuning.spin_limit, HAS_VALUES=has_values)
+            + shader_source("sort_radix.wgsl")
+            + shader_source("sort_subgroup.wgsl" if subgroups else "sort_portable.wgsl"))
+
+
+def small_source(slots: int, *, has_values: bool) -> str:
+    return _header(SLOTS=slots, HAS_VALUES=has_values) + shader_source("sort_small.wgsl")
+
+
+def _uniform(ctx, words) -> wgpu.GPUBuffer:
+    data = np.zeros(max(16, ceil_div(len(words), 4) * 4), np.uint32)
+    data[: len(words)] = words
+    return ctx.own(ctx.device.create_buffer_with_data(label=f"{ctx.node_id}-params", data=data.tobytes(),
+                                                      usage=wgpu.BufferUsage.UNIFORM))
+
+
+def _offset(view, device) -> int:
+    """Element offset of a view inside the range its binding covers (0 for a
+    whole transient handle)."""
+    return ComputeKernel.element_offset(view, device) if isinstance(view, GraphDataView) else 0
+
+
+def _next_pow2(n: int) -> int:
+    return 1 << max(1, (n - 1).bit_length())
+
+
+# --------------------------------------------------------------- validation
+def check_args(owner: str, id, direction, key_bits, tuning) -> None:
+    if not isinstance(id, str) or not id:
+        raise GraphValidationError(f"{owner} needs a non-empty string id (got {id!r})")
+    if direction not in DIRECTIONS:
+        raise GraphValidationError(f'{owner} "{id}" direction must be "ascending" or "descending" (got {direction!r})')
+    if not isinstance(key_bits, int) or isinstance(key_bits, bool) or not 1 <= key_bits <= 32:
+        raise GraphValidationError(f'{owner} "{id}" key_bits must be an integer in 1..32 (got {key_bits!r})')
+    if not isinstance(tuning, SortTuning):
+        raise GraphValidationError(f'{owner} "{id}" tuning must be a SortTuning (got {type(tuning).__name__})')
+    if not 1 <= tuning.items <= 27 or not 1 <= tuning.small_max <= MAX_SMALL_SLOTS or tuning.spin_limit < 0:
+        raise GraphValidationError(f'{owner} "{id}" has invalid sort tuning {tuning} (items 1..27, small_max '
+                                   f"1..{MAX_SMALL_SLOTS}, spin_limit >= 0)")
+
+
+def check_views(owner: str, id: str, graph, keys, values, output_keys, output_values) -> tuple:
+    """Validate the four arguments of a sort; return ``(kind, chunks)`` where
+    chunks is a list of ``(keys, values, out_keys, out_values)`` data views
+    (values None for a keys-only sort)."""
+    if (values is None) != (output_values is None):
+        have, missing = ("values", "output_values") if output_values is None else ("output_values", "values")
+        raise GraphValidationError(f'{owner} "{id}" has {have} but no {missing} (give both or neither)')
+    named = [("keys", keys), ("output_keys", output_keys)]
+    if values is not None:
+        named += [("values", values), ("output_values", output_values)]
+    checked = {name: chunks_of(owner, id, name, value, graph) for name, value in named}
+    kind, ref = checked["keys"]
+    for name, (k, views) in checked.items():
+        check_topology(owner, id, name, "keys", k, views, kind, ref)
+        if kind == "data" and views[0].length != ref[0].length:
+            raise GraphValidationError(
+                f'{owner} "{id}" {name} has {views[0].length} rows but keys has {ref[0].length}')
+    inputs = [(n, v) for n in ("keys", "values") if n in checked for v in checked[n][1]]
+    outputs = [(n, v) for n in ("output_keys", "output_values") if n in checked for v in checked[n][1]]
+    for out_name, out in outputs:
+        for in_name, view in inputs:
+            if out.handle is view.handle and out.length and view.length:
+                raise GraphValidationError(
+                    f'{owner} "{id}" {out_name} and {in_name} share buffer "{out.handle.id}" (output rows '
+                    f"{out.byte_offset}..{out.byte_offset + out.byte_length}, input rows "
+                    f"{view.byte_offset}..{view.byte_offset + view.byte_length} bytes): the output must be "
+                    "another buffer")
+    for i, (name_a, a) in enumerate(outputs):
+        for name_b, b in outputs[i + 1:]:
+            if overlaps(a, b):
+                raise GraphValidationError(
+                    f'{owner} "{id}" {name_a} and {name_b} overlap in buffer "{a.handle.id}" (bytes '
+                    f"{a.byte_offset}..{a.byte_offset + a.byte_length} and "
+                    f"{b.byte_offset}..{b.byte_offset + b.byte_length})")
+    n = sum(v.length for v in ref)
+    if max((v.length for v in ref), default=0) > MAX_ROWS:
+        raise GraphValidationError(f'{owner} "{id}" domain is too long ({n} rows, at most {MAX_ROWS})')
+    get = lambda name: checked[name][1] if name in checked else [None] * len(ref)
+    return kind, list(zip(get("keys"), get("values"), get("output_keys"), get("output_values")))
+
+
+# ----------------------------------------------------------- domain planner
+def add_sort_domain(graph, *, prefix: str, keys, values, out_keys, out_values, descending: bool,
+                    key_bits: int, tuning: SortTuning) -> list:
+    """Add the nodes sorting one domain (validated views); return their IDs."""
+    n = keys.length
+    if n == 0:
+        return []
+    if n <= tuning.small_max:
+        table = np.array([[0, n]], np.uint32)
+        return [add_small_node(graph, node_id=f"{prefix}-sort", keys=keys, values=values, out_keys=out_keys,
+                               out_values=out_values, table=table, width=_next_pow2(n), descending=descending,
+                               key_bits=key_bits)]
+    return _add_radix(graph, prefix, keys, values, out_keys, out_values, descending, key_bits, tuning)
+
+
+def _flip_mask(descending: bool, key_bits: int) -> tuple:
+    return (0xFFFFFFFF if descending else 0), (0xFFFFFFFF >> (32 - key_bits))
+
+
+def add_small_node(graph, *, node_id, keys, values, out_keys, out_values, table, width, descending,
+                   key_bits) -> str:
+    """One node sorting every ``(offset, length)`` domain of ``table`` (rows
+    relative to the views) inside workgroups of ``max(256, width)`` slots."""
+    slots = max(WORKGROUP, width)
+    per_group = slots // width
+    groups = ceil_div(len(table), per_group)
+    flip, mask = _flip_mask(descending, key_bits)
+    has_values = values is not None
+    resources = [(keys, "storage-read"), (out_keys, "storage-write")]
+    if has_values:
+        resources += [(values, "storage-read"), (out_values, "storage-write")]
+
+    def compile(ctx):
+        device = ctx.device
+        kernel = ComputeKernel(device, code=small_source(slots, has_values=has_values), entry_point="sort_small",
+                               label=ctx.node_id)
+        table_buffer = ctx.own(device.create_buffer_with_data(label=f"{ctx.node_id}-segments",
+                                                              data=np.ascontiguousarray(table, np.uint32).tobytes(),
+                                                              usage=STORAGE))
+        vals_in, vals_out = (values, out_values) if has_values else (keys, out_keys)
+        params = _uniform(ctx, [len(table), width, per_group, flip, mask, _offset(keys, device),
+                                _offset(vals_in, device), _offset(out_keys, device), _offset(vals_out, device)])
+        bindings = {0: params, 1: table_buffer, 2: keys, 3: vals_in, 4: out_keys, 5: vals_out}
+        return lambda compute_pass, frame: kernel.dispatch(compute_pass, frame, bindings=bindings, workgroups=groups)
+
+    return graph.add_compute_node(id=node_id, resources=resources, compile=compile)
+
+
+def _add_radix(graph, prefix, keys, values, out_keys, out_values, descending, key_bits, tuning) -> list:
+    n = keys.length
+    passes = ceil_div(key_bits, 8)
+    tiles = ceil_div(n, tuning.tile)
+    state_words = _STATE_HEADER_WORDS + passes * tiles * WORKGROUP
+    clear_groups = min(ceil_div(state_words, WORKGROUP * 8), 4096)
+    hist_groups = min(ceil_div(n, 4096), 1024)
+    per_group = ceil_div(ceil_div(n, hist_groups), WORKGROUP) * WORKGROUP
+    hist_groups = ceil_div(n, per_group)
+    flip, mask = _flip_mask(descending, key_bits)
+    has_values = values is not None
+
+    state = graph.create_transient_buffer(id=f"{prefix}-state", byte_length=4 * state_words, usage=STORAGE)
+    temp_keys = temp_values = None
+    if passes > 1:
+        temp_keys = graph.create_transient_buffer(id=f"{prefix}-temp-keys", byte_length=4 * n, usage=STORAGE)
+        if has_values:
+            temp_values = graph.create_transient_buffer(id=f"{prefix}-temp-values", byte_length=4 * n,
+                                                        usage=STORAGE)
+
+    def kernel(ctx, entry):
+        subgroups = bool(ctx.capabilities.subgroups) and tuning.subgroups is not False
+        return ComputeKernel(ctx.device, code=radix_source(tuning, subgroups=subgroups, has_values=has_values),
+                             entry_point=entry, label=ctx.node_id)
+
+    def params(ctx, pass_index, src_k=None, src_v=None, dst_k=None, dst_v=None, groups=0):
+        d = ctx.device
+        off = lambda view: _offset(view, d) if view is not None else 0
+        return _uniform(ctx, [n, tiles, pass_index, passes, flip, mask, 8 * pass_index, groups, off(src_k),
+                              off(src_v), off(dst_k), off(dst_v), per_group, state_words])
+
+    def compile_clear(ctx):
+        k = kernel(ctx, "clear")
+        bindings = {0: params(ctx, 0, groups=clear_groups), 5: state}
+        return lambda p, frame: k.dispatch(p, frame, bindings=bindings, workgroups=clear_groups)
+
+    def compile_histogram(ctx):
+        k = kernel(ctx, "histogram")
+        bindings = {0: params(ctx, 0, src_k=keys, groups=hist_groups), 1: keys, 5: state}
+        return lambda p, frame: k.dispatch(p, frame, bindings=bindings, workgroups=hist_groups)
+
+    ids = [graph.add_compute_node(id=f"{prefix}-clear", resources=[(state, "storage-write")], compile=compile_clear),
+           graph.add_compute_node(id=f"{prefix}-histogram", resources=[(keys, "storage-read"),
+                                                                        (state, "storage-read-write")],
+                                  compile=compile_histogram)]
+    src_k, src_v = keys, values
+    for p in range(passes):
+        last = (passes - 1 - p) % 2 == 0
+        dst_k, dst_v = (out_keys, out_values) if last else (temp_keys, temp_values)
+        ids.append(_add_scatter(graph, f"{prefix}-scatter-{p}", p, kernel, params, state, tiles, has_values,
+                                src_k, src_v, dst_k, dst_v))
+        src_k, src_v = dst_k, dst_v
+    return ids
+
+
+def _add_scatter(graph, node_id, pass_index, kernel, params, state, tiles, has_values, src_k, src_v, dst_k,
+                 dst_v) -> str:
+    resources = [(src_k, "storage-read"), (dst_k, "storage-write"), (state, "storage-read-write")]
+    if has_values:
+        resources += [(src_v, "storage-read"), (dst_v, "storage-write")]
+    else:  # keys-only: the value bindings alias the key bindings and are never touched
+        src_v, dst_v = src_k, dst_k
+
+    def compile(ctx):
+        k = kernel(ctx, "scatter")
+        bindings = {0: params(ctx, pass_index, src_k, src_v, dst_k, dst_v), 1: src_k, 2: src_v, 3: dst_k,
+                    4: dst_v, 5: state}
+        return lambda p, frame: k.dispatch(p, frame, bindings=bindings, workgroups=tiles)
+
+    return graph.add_compute_node(id=node_id, resources=resources, compile=compile)
+
+
+# -------------------------------------------------------------------- GPUSort
+class GPUSort:
+    """Stable sort of uint32 keys, with optional uint32 values, in one packed domain.
+
+    Parameters
+    ----------
+    id : str
+        Prefix of every node and transient this sort adds (``"{id}-sort"``, or
+        ``"{id}-clear"``, ``"{id}-histogram"``, ``"{id}-scatter-0"``...).
+    keys, output_keys : GraphDataView
+        Packed ``uint32`` views of equal length.
+    values, output_values : GraphDataView, optional
+        Packed ``uint32`` payload moved with the keys (both or neither).
+    direction : {"ascending", "descending"}
+        Equal keys keep their source order in both directions.
+    key_bits : int
+        Only the low ``key_bits`` bits (1..32) of a key order it; fewer bits
+        need fewer radix passes (``ceil(key_bits / 8)``). Output keys are the
+        input keys, unmasked.
+    tuning : SortTuning, optional
+
+    Notes
+    -----
+    Domains of up to ``tuning.small_max`` rows (default 2048) sort inside one
+    workgroup; larger ones take one clear, one histogram and one scatter node
+    per 8-bit digit. Scratch (ping-pong buffers, digit state) are graph
+    transients. Inputs are never written; outputs must live in other buffers
+    than the inputs. Records nothing itself: ``add_to_graph`` declares
+    nodes, the compiled graph encodes them; never submits or reads back.
+    """
+
+    def __init__(self, *, id: str, keys, output_keys, values=None, output_values=None,
+                 direction: str = "ascending", key_bits: int = 32, tuning: SortTuning | None = None):
+        self.id = id
+        self.keys, self.values = keys, values
+        self.output_keys, self.output_values = output_keys, output_values
+        self.direction = direction
+        self.key_bits = key_bits
+        self.tuning = tuning or DEFAULT_TUNING
+        self.node_ids: list = []
+
+    def add_to_graph(self, graph) -> list:
+        """Validate the views and add this sort's nodes; returns their IDs."""
+        check_args("GPUSort", self.id, self.direction, self.key_bits, self.tuning)
+        kind, domains = check_views("GPUSort", self.id, graph, self.keys, self.values, self.output_keys,
+                                    self.output_values)
+        if kind != "data":
+            raise GraphValidationError(
+                f'GPUSort "{self.id}" sorts one packed domain: pass GraphDataViews (GPUBatchSort sorts the chunks '
+                "of vector views)")
+        keys, values, out_keys, out_values = domains[0]
+        self.node_ids = add_sort_domain(graph, prefix=self.id, keys=keys, values=values, out_keys=out_keys,
+                                        out_values=out_values, descending=self.direction == "descending",
+                                        key_bits=self.key_bits, tuning=self.tuning)
+        return self.node_ids
+
+    @property
+    def algorithm(self) -> str:
+        """"bitonic" (one workgroup), "radix", or "empty" for this sort's length."""
+        n = getattr(self.keys, "length", 0)
+        return "empty" if n == 0 else "bitonic" if n <= self.tuning.small_max else "radix"
