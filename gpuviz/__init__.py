@@ -14,6 +14,9 @@ from .graph import (CompiledGPUCommandGraph, ComputeKernel, GPUCommandGraph, Gra
 from .algorithms.grid_aggregation import GPUGridAggregation, GPUGridBinning
 from .algorithms.group_aggregation import AggregationTuning, GPUGroupAggregation
 from .algorithms.histogram import GPUHistogram
+from .algorithms.sort import GPUSort, SortTuning
+from .algorithms.batch_sort import GPUBatchSort
+from .algorithms.segmented_sort import GPUSegmentedSort
 from .tables import GPUData, GPUVector, GPURecordBatch, GPUTable, GPUSchema, read_array
 
 __version__ = "0.1.0"

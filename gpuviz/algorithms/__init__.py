@@ -12,7 +12,10 @@ from .histogram import GPUHistogram
 from .mask import GPUMask
 from .reduction import GPUReduction
 from .scan import GPUScan, ScanTuning
+from .batch_sort import GPUBatchSort
+from .segmented_sort import GPUSegmentedSort
+from .sort import GPUSort, SortTuning
 
 __all__ = ["GPUScan", "GPUCompaction", "GPUIndexedRangeCompaction", "GPUPartitionedIndexedRangeCompaction",
            "IndexedRangeLayout", "ScanTuning", "GPUMask", "GPUReduction", "GPUHistogram", "GPUGridBinning", "GPUGridAggregation",
-           "GPUGroupAggregation", "AggregationTuning"]
+           "GPUGroupAggregation", "AggregationTuning", "GPUSort", "GPUBatchSort", "GPUSegmentedSort", "SortTuning"]
