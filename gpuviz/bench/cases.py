@@ -1,0 +1,193 @@
+"""The benchmark cases: scan, compaction and reduction.
+
+Each case builds a command graph around one gpuviz algorithm over imported
+buffers, checks the output against numpy, and only then prints its row.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..algorithms import GPUCompaction, GPUReduction, GPUScan, ScanTuning
+from ..graph import GPUCommandGraph
+from .harness import BU, GPUTimer, Peers, ReferenceKernel, Table, cpu_median, read, upload
+
+#: Scan tunings tried with --variants (the first is the default).
+SCAN_VARIANTS = {
+    "default (rows 8, lookback 64)": ScanTuning(),
+    "rows 4": ScanTuning(rows=4),
+    "rows 16": ScanTuning(rows=16),
+    "lookback 32": ScanTuning(lookback=32),
+    "lookback 128": ScanTuning(lookback=128),
+    "portable (no subgroups)": ScanTuning(subgroups=False),
+}
+
+
+class Mismatch(AssertionError):
+    pass
+
+
+def _graph(device, buffers: dict):
+    graph = GPUCommandGraph(device, id="bench")
+    views = {}
+    for name, (buffer, fmt, length) in buffers.items():
+        handle = graph.import_buffer(id=name, byte_length=buffer.size, usage=buffer.usage, buffer=buffer)
+        views[name] = graph.create_data_view(handle, format=fmt, length=length)
+    return graph, views
+
+
+def _compiled_recorder(compiled):
+    return lambda encoder: compiled.encode(encoder)
+
+
+def _check(name, got, expected):
+    if not np.array_equal(got, expected):
+        bad = np.flatnonzero(got != expected)
+        raise Mismatch(f"{name}: output differs from numpy at {bad.size} rows (first {bad[:5].tolist()})")
+
+
+def bench_scan(device, sizes, runs, *, variants=False, peers: Peers):
+    table = Table("GPUScan, exclusive uint32 (reads n, writes n)", "vec4 copy kernel of n words")
+    rng = np.random.default_rng(1)
+    timer = GPUTimer(device, runs)
+    for n in sizes:
+        x = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+        expected = np.cumsum(x, dtype=np.uint32) - x
+        src = upload(device, x)
+        dst = device.create_buffer(size=4 * n, usage=BU.STORAGE | BU.COPY_SRC | BU.COPY_DST)
+        ref = timer.median(ReferenceKernel(device, "copy", n, src, dst).record)
+        cases = SCAN_VARIANTS if variants else {"default": ScanTuning()}
+        for label, tuning in cases.items():
+            graph, v = _graph(device, {"x": (src, "uint32", n), "y": (dst, "uint32", n)})
+            GPUScan(id="scan", input=v["x"], output=v["y"], tuning=tuning).add_to_graph(graph)
+            compiled = graph.compile()
+            device.queue.write_buffer(dst, 0, np.zeros(n, np.uint32))
+            ours = timer.median(_compiled_recorder(compiled))
+            _check(f"scan {label}", read(device, dst, np.uint32, n), expected)
+            compiled.destroy()
+            first = label == next(iter(cases))
+            table.add(n, label, ours, ref, target=1.25 if first else None,
+                      numpy=cpu_median(lambda: np.cumsum(x, dtype=np.uint32)) if first else None,
+                      **(_scan_peers(peers, x, runs) if first else {}))
+        # segmented, for the record (no target)
+        flags = (rng.random(n) < 0.001).astype(np.uint32)
+        fbuf = upload(device, flags)
+        graph, v = _graph(device, {"x": (src, "uint32", n), "y": (dst, "uint32", n), "f": (fbuf, "uint32", n)})
+        GPUScan(id="scan", input=v["x"], output=v["y"], segment_flags=v["f"]).add_to_graph(graph)
+        compiled = graph.compile()
+        ours = timer.median(_compiled_recorder(compiled))
+        heads = flags != 0
+        heads[0] = True
+        inclusive = np.cumsum(x, dtype=np.uint32)
+        starts = np.flatnonzero(heads)
+        base = (inclusive - x)[starts][np.cumsum(heads) - 1]
+        _check("segmented scan", read(device, dst, np.uint32, n), inclusive - x - base)
+        compiled.destroy()
+        table.add(n, "segmented (0.1% starts)", ours, ref)
+        for b in (src, dst, fbuf):
+            b.destroy()
+    return table
+
+
+def _scan_peers(peers, x, runs):
+    out = {}
+    if peers.torch is not None:
+        t = peers.torch.from_numpy(x.view(np.int32)).cuda()
+        out["torch"] = peers.time_torch(lambda: peers.torch.cumsum(t, 0), runs)
+        del t
+    if peers.cupy is not None:
+        c = peers.cupy.asarray(x)
+        out["cupy"] = peers.time_cupy(lambda: peers.cupy.cumsum(c), runs)
+        del c
+    return out
+
+
+def bench_compaction(device, sizes, runs, *, peers: Peers, **_):
+    table = Table("GPUCompaction, uint32 values by uint32 flags (reads 2n, writes survivors + count)",
+                  "vec4 copy kernel of 2n words")
+    rng = np.random.default_rng(2)
+    timer = GPUTimer(device, runs)
+    for n in sizes:
+        x = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+        src2 = upload(device, np.zeros(2 * n, np.uint32))
+        dst2 = device.create_buffer(size=8 * n, usage=BU.STORAGE)
+        ref = timer.median(ReferenceKernel(device, "copy", 2 * n, src2, dst2).record)
+        src2.destroy()
+        dst2.destroy()
+        values = upload(device, x)
+        out = device.create_buffer(size=4 * n, usage=BU.STORAGE | BU.COPY_SRC)
+        count = device.create_buffer(size=16, usage=BU.STORAGE | BU.COPY_SRC)
+        for density in (0.5, 0.01):
+            flags = (rng.random(n) < density).astype(np.uint32)
+            fbuf = upload(device, flags)
+            graph, v = _graph(device, {"x": (values, "uint32", n), "f": (fbuf, "uint32", n),
+                                       "y": (out, "uint32", n), "c": (count, "uint32", 1)})
+            GPUCompaction(id="compact", input=v["x"], flags=v["f"], output=v["y"], count=v["c"]).add_to_graph(graph)
+            compiled = graph.compile()
+            ours = timer.median(_compiled_recorder(compiled))
+            expected = x[flags != 0]
+            got_count = int(read(device, count, np.uint32, 1)[0])
+            if got_count != expected.size:
+                raise Mismatch(f"compaction count {got_count} != {expected.size}")
+            _check("compaction", read(device, out, np.uint32, expected.size), expected)
+            compiled.destroy()
+            mask = flags != 0
+            extra = {}
+            if peers.torch is not None:
+                tx = peers.torch.from_numpy(x.view(np.int32)).cuda()
+                tf = peers.torch.from_numpy(flags.view(np.int32)).cuda()
+                extra["torch"] = peers.time_torch(lambda: tx[tf != 0], runs)
+                del tx, tf
+            if peers.cupy is not None:
+                cx, cf = peers.cupy.asarray(x), peers.cupy.asarray(flags)
+                extra["cupy"] = peers.time_cupy(lambda: cx[cf != 0], runs)
+                del cx, cf
+            table.add(n, f"density {density:g}", ours, ref, target=1.6, numpy=cpu_median(lambda: x[mask]), **extra)
+            fbuf.destroy()
+        for b in (values, out, count):
+            b.destroy()
+    return table
+
+
+def bench_reduction(device, sizes, runs, *, peers: Peers, **_):
+    table = Table("GPUReduction (reads n)", "vec4 read kernel of n words")
+    rng = np.random.default_rng(3)
+    timer = GPUTimer(device, runs)
+    for n in sizes:
+        cases = (("sum uint32", "uint32", "sum", rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)),
+                 ("extent float32", "float32", "extent", rng.normal(size=n).astype(np.float32)))
+        for label, fmt, op, data in cases:
+            src = upload(device, data)
+            sink = device.create_buffer(size=16, usage=BU.STORAGE)
+            ref = timer.median(ReferenceKernel(device, "read", n, src, sink).record)
+            out = device.create_buffer(size=16, usage=BU.STORAGE | BU.COPY_SRC)
+            graph, v = _graph(device, {"x": (src, fmt, n), "y": (out, fmt, 2)})
+            GPUReduction(id="reduce", input=v["x"], output=v["y"], operation=op).add_to_graph(graph)
+            compiled = graph.compile()
+            ours = timer.median(_compiled_recorder(compiled))
+            if op == "sum":
+                _check("sum", read(device, out, np.uint32, 1), np.array([data.sum(dtype=np.uint64) % (1 << 32)],
+                                                                         np.uint32))
+                numpy_time = cpu_median(lambda: data.sum(dtype=np.uint32))
+            else:
+                _check("extent", read(device, out, np.float32, 2), np.array([data.min(), data.max()], np.float32))
+                numpy_time = cpu_median(lambda: (data.min(), data.max()))
+            compiled.destroy()
+            extra = {}
+            if peers.torch is not None:
+                t = peers.torch.from_numpy(data.view(np.int32) if fmt == "uint32" else data).cuda()
+                fn = (lambda: peers.torch.sum(t)) if op == "sum" else (lambda: peers.torch.aminmax(t))
+                extra["torch"] = peers.time_torch(fn, runs)
+                del t
+            if peers.cupy is not None:
+                c = peers.cupy.asarray(data)
+                fn = (lambda: c.sum()) if op == "sum" else (lambda: (c.min(), c.max()))
+                extra["cupy"] = peers.time_cupy(fn, runs)
+                del c
+            table.add(n, label, ours, ref, target=1.2, numpy=numpy_time, **extra)
+            for b in (src, sink, out):
+                b.destroy()
+    return table
+
+
+BENCHMARKS = {"scan": bench_scan, "compaction": bench_compaction, "reduction": bench_reduction}

@@ -1,0 +1,212 @@
+"""``python -m gpuviz.bench.sort`` (or ``python -m gpuviz.bench sort`` once
+registered): GPUSort of random uint32 key + uint32 value pairs.
+
+Prints one table per run: size, median GPU time of the compiled sort graph
+(timestamps around each encoding, after warm-up), the same-run WGSL vec4
+copy kernel over the keys + values bytes, their ratio (target ≤ 5), and the
+peers measured in the same process: ``torch.sort(stable=True)`` of int32 keys
+(the issue's anchor; returns keys and int64 indices) with its ratio to
+GPUSort (target ≥ 2), torch pairs (stable sort + value gather), cupy pairs
+(argsort + take) and numpy (stable argsort + two takes, one run). A row is
+printed only after the GPU output matched numpy's stable argsort. With
+``--variants`` also: tuning variants, keys-only and 16-bit keys, a per-node
+breakdown, and the bitonic/radix crossover at small sizes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+from ..algorithms.sort import GPUSort, SortTuning
+from ..graph import GPUCommandGraph
+from .harness import BU, GPUTimer, Peers, ReferenceKernel, fmt_time, parse_sizes, read, size_label, upload
+
+__all__ = ["bench_sort", "main"]
+
+#: Radix tunings tried with --variants (the first is the default).
+SORT_VARIANTS = {
+    "default": SortTuning(),
+    "items 8": SortTuning(items=8),
+    "items 12": SortTuning(items=12),
+    "items 20": SortTuning(items=20),
+    "items 24": SortTuning(items=24),
+    "spin 8": SortTuning(spin_limit=8),
+    "spin 512": SortTuning(spin_limit=512),
+    "portable": SortTuning(subgroups=False),
+}
+SMALL_SIZES = (256, 1024, 2048)
+
+
+class Mismatch(AssertionError):
+    pass
+
+
+def _sort_graph(device, n, bufs, *, values=True, key_bits=32, tuning=None):
+    graph = GPUCommandGraph(device, id="bench-sort")
+    views = {}
+    for name, buffer in bufs.items():
+        handle = graph.import_buffer(id=name, byte_length=buffer.size, usage=buffer.usage, buffer=buffer)
+        views[name] = graph.create_data_view(handle, format="uint32", length=n)
+    sort = GPUSort(id="sort", keys=views["keys"], output_keys=views["out_keys"],
+                   values=views["values"] if values else None, output_values=views["out_values"] if values else None,
+                   key_bits=key_bits, tuning=tuning)
+    sort.add_to_graph(graph)
+    return graph.compile()
+
+
+def _check(label, device, bufs, n, expected_keys, expected_values):
+    for name, expected in (("out_keys", expected_keys), ("out_values", expected_values)):
+        if expected is None:
+            continue
+        got = read(device, bufs[name], np.uint32, n)
+        if not np.array_equal(got, expected):
+            bad = np.flatnonzero(got != expected)
+            raise Mismatch(f"sort {label}: {name} differs from numpy at {bad.size} rows (first {bad[:5].tolist()})")
+
+
+def _clear_outputs(device, bufs, n):
+    zeros = np.zeros(n, np.uint32)
+    for name in ("out_keys", "out_values"):
+        device.queue.write_buffer(bufs[name], 0, zeros)
+
+
+def _line(cells, widths=(5, 22, 10, 9, 6, 8, 11, 8, 11, 11, 11)):
+    return "  ".join(str(c).rjust(w) if i != 1 else str(c).ljust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+
+
+HEADER = ("size", "case", "gpuviz µs", "copy µs", "ratio", "≤5", "torch µs", "torch÷", "torch pr µs", "cupy pr µs",
+          "numpy µs")
+
+
+def _node_breakdown(compiled, device, samples=3):
+    """Median GPU µs per node over a few timestamped encodings (one pass per node)."""
+    rows = []
+    for _ in range(samples):
+        encoder = device.create_command_encoder()
+        compiled.encode(encoder, timestamps=True)
+        device.queue.submit([encoder.finish()])
+        rows.append(compiled.read_timings())
+    return {node: float(np.median([r[node] for r in rows])) for node in rows[0]}
+
+
+def bench_sort(device, sizes, runs, *, variants=False, peers: Peers):
+    """The sort table (the signature of the harness's BENCHMARKS entries)."""
+    rng = np.random.default_rng(4)
+    timer = GPUTimer(device, runs)
+    print(f"\nGPUSort, random uint32 keys + uint32 values (copy = WGSL vec4 copy kernel over keys+values bytes; "
+          f"torch = torch.sort(int32 keys, stable=True); torch÷ = torch / gpuviz, target ≥ 2)")
+    print(_line(HEADER), flush=True)
+    for n in sizes:
+        keys = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+        values = np.arange(n, dtype=np.uint32)
+        started = time.perf_counter()
+        order = np.argsort(keys, kind="stable")
+        expected_keys, expected_values = keys[order], values[order]
+        numpy_s = time.perf_counter() - started
+        bufs = {"keys": upload(device, keys), "values": upload(device, values),
+                "out_keys": upload(device, np.zeros(n, np.uint32)), "out_values": upload(device, np.zeros(n, np.uint32))}
+        both = upload(device, np.zeros(2 * n, np.uint32))
+        copy_dst = upload(device, np.zeros(2 * n, np.uint32))
+        ref = timer.median(ReferenceKernel(device, "copy", 2 * n - (2 * n) % 4, both, copy_dst).record)
+        torch_s = torch_pairs = cupy_pairs = None
+        if peers.torch is not None:
+            torch = peers.torch
+            tk = torch.from_numpy(keys.view(np.int32)).cuda()
+            tv = torch.from_numpy(values.view(np.int32)).cuda()
+            torch_s = peers.time_torch(lambda: torch.sort(tk, stable=True), runs)
+            torch_pairs = peers.time_torch(lambda: tv[torch.sort(tk, stable=True)[1]], runs)
+            del tk, tv
+        if peers.cupy is not None:
+            cp = peers.cupy
+            ck, cv = cp.asarray(keys), cp.asarray(values)
+            cupy_pairs = peers.time_cupy(lambda: cv.take(cp.argsort(ck)), runs)
+            del ck, cv
+        cases = dict(SORT_VARIANTS) if variants else {"default": SortTuning()}
+        if variants:
+            cases["keys only"] = ("keys-only", SortTuning())
+            cases["key_bits 16"] = ("bits16", SortTuning())
+        for label, tuning in cases.items():
+            mode = None
+            if isinstance(tuning, tuple):
+                mode, tuning = tuning
+            key_bits = 16 if mode == "bits16" else 32
+            compiled = _sort_graph(device, n, bufs, values=mode != "keys-only", key_bits=key_bits, tuning=tuning)
+            _clear_outputs(device, bufs, n)
+            ours = timer.median(lambda encoder: compiled.encode(encoder))
+            if mode == "bits16":
+                o16 = np.argsort(keys & 0xFFFF, kind="stable")
+                _check(label, device, bufs, n, keys[o16], values[o16])
+            else:
+                _check(label, device, bufs, n, expected_keys, None if mode == "keys-only" else expected_values)
+            first = label == "default"
+            mark = ("ok" if ours / ref <= 5 else "MISS") if first else ""
+            print(_line((size_label(n), label, fmt_time(ours), fmt_time(ref), f"{ours / ref:.2f}", mark,
+                         fmt_time(torch_s) if first else "", f"{torch_s / ours:.2f}" if first and torch_s else "",
+                         fmt_time(torch_pairs) if first else "", fmt_time(cupy_pairs) if first else "",
+                         fmt_time(numpy_s) if first else "")), flush=True)
+            if first and variants:
+                parts = _node_breakdown(compiled, device)
+                print("      per node (own pass each): " + ", ".join(
+                    f"{k.removeprefix('sort-')} {v * 1e6:.1f}" for k, v in parts.items()), flush=True)
+            compiled.destroy()
+        for buffer in list(bufs.values()) + [both, copy_dst]:
+            buffer.destroy()
+    if variants:
+        _bench_small(device, runs, rng)
+
+
+def _bench_small(device, runs, rng):
+    """Bitonic (one workgroup) against radix passes at small sizes."""
+    timer = GPUTimer(device, runs)
+    print("\nsmall domains: one-workgroup bitonic vs radix passes (µs)")
+    for n in SMALL_SIZES:
+        keys = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+        values = np.arange(n, dtype=np.uint32)
+        order = np.argsort(keys, kind="stable")
+        bufs = {"keys": upload(device, keys), "values": upload(device, values),
+                "out_keys": upload(device, np.zeros(n, np.uint32)), "out_values": upload(device, np.zeros(n, np.uint32))}
+        cells = [size_label(n)]
+        for label, tuning in (("bitonic", SortTuning(small_max=2048)), ("radix", SortTuning(small_max=1))):
+            compiled = _sort_graph(device, n, bufs, tuning=tuning)
+            _clear_outputs(device, bufs, n)
+            t = timer.median(lambda encoder: compiled.encode(encoder))
+            _check(f"{label} {n}", device, bufs, n, keys[order], values[order])
+            cells.append(f"{label} {fmt_time(t)}")
+            compiled.destroy()
+        print("  " + "   ".join(cells), flush=True)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m gpuviz.bench.sort", description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", default="1M,16M,64M", help="comma-separated row counts (K/M suffixes)")
+    parser.add_argument("--runs", type=int, default=20, help="timed runs per measurement (median)")
+    parser.add_argument("--variants", action="store_true", help="also time tuning variants and small sizes")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
+    import wgpu
+
+    import gpuviz
+
+    device = gpuviz.request_device()
+    caps = gpuviz.device_capabilities(device)
+    peers = Peers()
+    print(f"gpuviz.bench sort {' '.join(sys.argv[1:] if argv is None else argv)}")
+    print(f"adapter: {caps.adapter} ({caps.backend}), subgroups {caps.subgroups}, wgpu {wgpu.__version__}; "
+          f"peers: numpy" + (", torch" if peers.torch else "") + (", cupy" if peers.cupy else ""))
+    started = time.perf_counter()
+    try:
+        bench_sort(device, parse_sizes(args.sizes), args.runs, variants=args.variants, peers=peers)
+    except Mismatch as exc:
+        print(f"sort: NOT PRINTED, output did not match numpy: {exc}")
+        return 1
+    print(f"\n(total {time.perf_counter() - started:.1f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,59 @@
+"""Helpers for the algorithm tests: uploads, graph runs and numpy oracles."""
+
+import numpy as np
+import pytest
+import wgpu
+
+from gpuviz.algorithms import ScanTuning
+from gpuviz.graph import GPUCommandGraph
+from gpuviz.tables import GPUData, GPUVector, read_array
+
+BU = wgpu.BufferUsage
+USAGE = BU.STORAGE | BU.COPY_SRC | BU.COPY_DST
+TILE = ScanTuning().tile  # rows one scan workgroup handles (8192)
+
+
+def gpu_data(device, values, dtype=np.uint32):
+    return GPUData.from_numpy(device, np.asarray(values, dtype), USAGE)
+
+
+def gpu_vector(device, chunks, dtype=np.uint32):
+    return GPUVector.from_numpy(device, [np.asarray(c, dtype) for c in chunks], USAGE, format=None)
+
+
+def read(device, data):
+    return read_array(device, data)
+
+
+def run(graph):
+    """Compile, encode once, submit; returns the compiled graph."""
+    compiled = graph.compile()
+    device = graph.device
+    encoder = device.create_command_encoder()
+    compiled.encode(encoder)
+    device.queue.submit([encoder.finish()])
+    return compiled
+
+
+def new_graph(device, id="test"):
+    return GPUCommandGraph(device, id=id)
+
+
+# ------------------------------------------------------------------- oracles
+def scan_oracle(x, flags=None, inclusive=False):
+    """Exclusive/inclusive, optionally segmented, uint32 scan (wraps mod 2**32)."""
+    x = np.asarray(x, np.uint32)
+    if x.size == 0:
+        return x.copy()
+    inc = np.cumsum(x, dtype=np.uint32)
+    if flags is not None:
+        heads = np.asarray(flags) != 0
+        heads[0] = True
+        starts = np.flatnonzero(heads)
+        inc = inc - (inc - x)[starts][np.cumsum(heads) - 1]
+    return inc if inclusive else inc - x
+
+
+@pytest.fixture
+def graph(device):
+    return new_graph(device)

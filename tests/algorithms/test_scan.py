@@ -1,0 +1,202 @@
+"""GPUScan against numpy: modes, segments, vectors, tile boundaries, the
+portable path, the look-back fallback and hang safety."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import gpuviz
+from gpuviz.algorithms import GPUScan, ScanTuning
+
+from .conftest import TILE, gpu_data, gpu_vector, new_graph, read, run, scan_oracle
+
+BOUNDARY_LENGTHS = [0, 1, 2, 3, 4, 5, TILE - 1, TILE, TILE + 1, 3 * TILE + 7]
+
+
+def scan_on_gpu(device, x, *, flags=None, mode="exclusive", tuning=None, extra_output=0):
+    graph = new_graph(device)
+    src = gpu_data(device, x)
+    dst = gpu_data(device, np.full(len(x) + extra_output, 0xDEADBEEF, np.uint32))
+    fl = None if flags is None else graph.import_gpu_data("flags", gpu_data(device, flags))
+    ids = GPUScan(id="s", input=graph.import_gpu_data("x", src), output=graph.import_gpu_data("y", dst), mode=mode,
+                  segment_flags=fl, tuning=tuning).add_to_graph(graph)
+    run(graph)
+    return read(device, dst), ids
+
+
+@pytest.mark.parametrize("mode, flags, expected", [
+    ("exclusive", None, [0, 3, 4, 8]),
+    ("inclusive", None, [3, 4, 8, 10]),
+    ("exclusive", [1, 0, 1, 0], [0, 3, 0, 4]),
+    ("inclusive", [1, 0, 1, 0], [3, 4, 4, 6]),
+])
+def test_reference_examples(device, mode, flags, expected):
+    got, ids = scan_on_gpu(device, [3, 1, 4, 2], flags=flags, mode=mode)
+    assert got.tolist() == expected
+    assert ids == ["s-scan-clear", "s-scan-tiles"]
+
+
+@settings(max_examples=14, deadline=None)
+@given(n=st.one_of(st.sampled_from(BOUNDARY_LENGTHS), st.integers(0, 4 * TILE)),
+       mode=st.sampled_from(["exclusive", "inclusive"]), segmented=st.booleans(), wide=st.booleans(),
+       density=st.sampled_from([0.0, 0.001, 0.3]), seed=st.integers(0, 2**16))
+def test_matches_numpy(device, n, mode, segmented, wide, density, seed):
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 1 << 32 if wide else 4, n, dtype=np.uint64).astype(np.uint32)
+    flags = (rng.random(n) < density).astype(np.uint32) * rng.integers(1, 7, n).astype(np.uint32) if segmented else None
+    got, _ = scan_on_gpu(device, x, flags=flags, mode=mode, extra_output=3)
+    np.testing.assert_array_equal(got[:n], scan_oracle(x, flags, mode == "inclusive"))
+    assert (got[n:] == 0xDEADBEEF).all(), "rows past the input must stay untouched"
+
+
+def test_wraps_modulo_2_32(device):
+    x = np.full(3 * TILE + 5, 0xFFFFFFFF, np.uint32)
+    got, _ = scan_on_gpu(device, x, mode="inclusive")
+    np.testing.assert_array_equal(got, scan_oracle(x, inclusive=True))
+
+
+@settings(max_examples=8, deadline=None)
+@given(chunks=st.lists(st.one_of(st.just(0), st.sampled_from([1, 3, TILE - 1, TILE + 2]), st.integers(0, 2 * TILE)),
+                       min_size=1, max_size=5),
+       mode=st.sampled_from(["exclusive", "inclusive"]), segmented=st.booleans(), flag_chunk_starts=st.booleans(),
+       seed=st.integers(0, 2**16))
+def test_vectors_are_one_sequence(device, chunks, mode, segmented, flag_chunk_starts, seed):
+    rng = np.random.default_rng(seed)
+    xs = [rng.integers(0, 1000, n).astype(np.uint32) for n in chunks]
+    fs = [(rng.random(n) < 0.0005).astype(np.uint32) for n in chunks]
+    for f in fs:  # segments cross chunk boundaries unless a chunk's first row is flagged
+        if f.size:
+            f[0] = int(flag_chunk_starts)
+    graph = new_graph(device)
+    xv, yv, fv = gpu_vector(device, xs), gpu_vector(device, [np.zeros(n) for n in chunks]), gpu_vector(device, fs)
+    GPUScan(id="v", input=graph.import_gpu_vector("x", xv), output=graph.import_gpu_vector("y", yv), mode=mode,
+            segment_flags=graph.import_gpu_vector("f", fv) if segmented else None).add_to_graph(graph)
+    run(graph)
+    got = read(device, yv)
+    flat_f = np.concatenate(fs) if segmented else None
+    np.testing.assert_array_equal(got, scan_oracle(np.concatenate(xs), flat_f, mode == "inclusive"))
+    assert [c.length for c in yv.chunks] == chunks
+
+
+def test_segment_flag_on_later_chunk_start_restarts(device):
+    graph = new_graph(device)
+    xv = gpu_vector(device, [[1, 1], [], [1, 1], [1]])
+    fv = gpu_vector(device, [[0, 0], [], [5, 0], [0]])
+    yv = gpu_vector(device, [[0, 0], [], [0, 0], [0]])
+    GPUScan(id="v", input=graph.import_gpu_vector("x", xv), output=graph.import_gpu_vector("y", yv), mode="inclusive",
+            segment_flags=graph.import_gpu_vector("f", fv)).add_to_graph(graph)
+    run(graph)
+    assert read(device, yv).tolist() == [1, 2, 1, 2, 3]
+
+
+@pytest.mark.parametrize("segmented", [False, True])
+@pytest.mark.parametrize("subgroups", [None, False])
+def test_fallback_reduces_unpublished_predecessors(device, segmented, subgroups):
+    """spin_limit=0: every unpublished predecessor is reduced from its input by
+    the waiting tile, the path that keeps a starved look-back from hanging."""
+    rng = np.random.default_rng(7)
+    n = 9 * TILE + 11
+    x = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+    flags = (rng.random(n) < 0.0002).astype(np.uint32) if segmented else None
+    got, _ = scan_on_gpu(device, x, flags=flags, tuning=ScanTuning(spin_limit=0, subgroups=subgroups))
+    np.testing.assert_array_equal(got, scan_oracle(x, flags))
+
+
+@pytest.mark.parametrize("mode", ["exclusive", "inclusive"])
+def test_portable_path(device, mode):
+    rng = np.random.default_rng(3)
+    for n in (1, TILE - 1, 2 * TILE + 5):
+        x = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+        flags = (rng.random(n) < 0.001).astype(np.uint32)
+        for f in (None, flags):
+            got, _ = scan_on_gpu(device, x, flags=f, mode=mode, tuning=ScanTuning(subgroups=False))
+            np.testing.assert_array_equal(got, scan_oracle(x, f, mode == "inclusive"))
+
+
+def test_several_hundred_tiles_complete(device):
+    """Hang safety on the software driver, whose workgroups run almost serially."""
+    n = 300 * TILE + 123
+    x = np.ones(n, np.uint32)
+    got, _ = scan_on_gpu(device, x)
+    np.testing.assert_array_equal(got, np.arange(n, dtype=np.uint32))
+
+
+def test_more_workgroups_than_one_dimension_allows():
+    """A device limited to 3 workgroups per dimension forces the 2-D grid that
+    real devices use past 65535 tiles."""
+    import wgpu
+
+    adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
+    features = [f for f in ("subgroup",) if f in adapter.features]
+    device = adapter.request_device_sync(required_features=features,
+                                         required_limits={"max-compute-workgroups-per-dimension": 3})
+    x = np.arange(8 * TILE + 3, dtype=np.uint32) % 5
+    for flags in (None, (np.arange(x.size) % 1000 == 0).astype(np.uint32)):
+        got, _ = scan_on_gpu(device, x, flags=flags, mode="inclusive")
+        np.testing.assert_array_equal(got, scan_oracle(x, flags, True))
+
+
+def test_views_at_offsets_and_shared_buffers(device):
+    """Unaligned views fall back to scalar access; input and output may be
+    disjoint views of one buffer."""
+    rng = np.random.default_rng(5)
+    n = TILE + 9
+    x = rng.integers(0, 100, n).astype(np.uint32)
+    backing = gpu_data(device, np.concatenate([np.zeros(3, np.uint32), x, np.zeros(n + 2, np.uint32)]))
+    graph = new_graph(device)
+    handle = graph.import_buffer(id="b", byte_length=backing.buffer.size, usage=backing.buffer.usage,
+                                 buffer=backing.buffer)
+    src = graph.create_data_view(handle, format="uint32", length=n, byte_offset=12)
+    dst = graph.create_data_view(handle, format="uint32", length=n, byte_offset=4 * (n + 4))
+    GPUScan(id="o", input=src, output=dst).add_to_graph(graph)
+    run(graph)
+    out = read(device, backing)
+    np.testing.assert_array_equal(out[3:3 + n], x)
+    np.testing.assert_array_equal(out[n + 4:2 * n + 4], scan_oracle(x))
+    assert out[n + 3] == 0 and out[2 * n + 4] == 0
+
+
+def test_zero_length_adds_no_nodes(device, graph):
+    x = graph.import_gpu_data("x", gpu_data(device, []))
+    y = graph.import_gpu_data("y", gpu_data(device, []))
+    assert GPUScan(id="z", input=x, output=y).add_to_graph(graph) == []
+    assert graph.nodes == ()
+
+
+def test_scratch_is_a_transient(device, graph):
+    x = graph.import_gpu_data("x", gpu_data(device, np.ones(3 * TILE)))
+    y = graph.import_gpu_data("y", gpu_data(device, np.ones(3 * TILE)))
+    GPUScan(id="t", input=x, output=y).add_to_graph(graph)
+    state = graph.buffers["t-scan-tile-state"]
+    assert state.lifetime == "transient" and state.byte_length == 4 * (4 + 4 * 3)
+
+
+def test_errors(device, graph):
+    x = graph.import_gpu_data("x", gpu_data(device, np.ones(1000)))
+    short = graph.import_gpu_data("short", gpu_data(device, np.ones(999)))
+    floats = graph.import_gpu_data("floats", gpu_data(device, np.ones(1000), np.float32))
+    y = graph.import_gpu_data("y", gpu_data(device, np.ones(1000)))
+    with pytest.raises(gpuviz.GraphValidationError, match=r'GPUScan "e" output is shorter than input '
+                                                          r"\(needs 1000 rows, got 999\)"):
+        GPUScan(id="e", input=x, output=short).add_to_graph(graph)
+    with pytest.raises(gpuviz.GraphValidationError, match='GPUScan "e" input must be uint32 \\(got float32\\)'):
+        GPUScan(id="e", input=floats, output=y).add_to_graph(graph)
+    with pytest.raises(gpuviz.GraphValidationError, match="segment_flags share buffer"):
+        GPUScan(id="e", input=x, output=y, segment_flags=y).add_to_graph(graph)
+    with pytest.raises(gpuviz.GraphValidationError, match="in-place"):
+        GPUScan(id="e", input=x, output=x).add_to_graph(graph)
+    with pytest.raises(gpuviz.GraphValidationError, match='mode must be "exclusive" or "inclusive"'):
+        GPUScan(id="e", input=x, output=y, mode="sum")
+    vec = graph.import_gpu_vector("vec", gpu_vector(device, [np.ones(500), np.ones(500)]))
+    other = graph.import_gpu_vector("other", gpu_vector(device, [np.ones(400), np.ones(600)]))
+    with pytest.raises(gpuviz.GraphValidationError, match=r"chunk lengths \[400, 600\] do not match input chunk "
+                                                          r"lengths \[500, 500\]"):
+        GPUScan(id="e", input=vec, output=other).add_to_graph(graph)
+    with pytest.raises(gpuviz.GraphValidationError, match="is a data view but input is a vector view"):
+        GPUScan(id="e", input=vec, output=y).add_to_graph(graph)
+    handle = graph.import_buffer(id="strided", byte_length=8000, usage=y.handle.usage,
+                                 buffer=gpu_data(device, np.ones(2000)).buffer)
+    strided = graph.create_data_view(handle, format="uint32", length=1000, byte_stride=8)
+    with pytest.raises(gpuviz.ViewRangeError, match="must be packed"):
+        GPUScan(id="e", input=strided, output=y).add_to_graph(graph)
+    assert isinstance(gpuviz.GraphValidationError("x"), ValueError)
