@@ -18,5 +18,8 @@ from .algorithms.sort import GPUSort, SortTuning
 from .algorithms.batch_sort import GPUBatchSort
 from .algorithms.segmented_sort import GPUSegmentedSort
 from .tables import GPUData, GPUVector, GPURecordBatch, GPUTable, GPUSchema, read_array
+from .graph.readback_ring import (GPUReadbackRing, ReadbackMapError, ReadbackRingExhaustedError, ReadbackSlot,
+                                  ReadbackTimeoutError)
+from .render import DrawCommandBuffer
 
 __version__ = "0.1.0"

@@ -1,0 +1,393 @@
+"""GPUReadbackRing: acquisition, out-of-order reads, cancellation, reuse
+safety, destruction and device loss, against real copies on the device."""
+
+import asyncio
+import threading
+import time
+
+import numpy as np
+import pytest
+import wgpu
+from hypothesis import given, settings, strategies as st
+
+import gpuviz
+from gpuviz.graph.readback_ring import (
+    GPUReadbackRing,
+    ReadbackMapError,
+    ReadbackRingExhaustedError,
+    ReadbackSlot,
+    ReadbackTimeoutError,
+)
+
+BU = wgpu.BufferUsage
+
+
+def source_buffer(device, values, *, usage=BU.COPY_SRC | BU.COPY_DST | BU.STORAGE):
+    data = np.asarray(values, dtype=np.uint32)
+    buffer = device.create_buffer(label="source", size=max(4, data.nbytes), usage=usage)
+    if data.nbytes:
+        device.queue.write_buffer(buffer, 0, data)
+    return buffer
+
+
+def copy_and_map(device, slot, source, **kwargs):
+    encoder = device.create_command_encoder()
+    slot.copy(encoder, source, **kwargs)
+    device.queue.submit([encoder.finish()])
+    slot.map_async()
+
+
+def words(data):
+    return np.frombuffer(data, dtype=np.uint32).tolist()
+
+
+SPIN_WGSL = """
+@group(0) @binding(0) var<storage, read_write> out: array<u32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    // llvmpipe caps a loop at 65535 iterations, so the inner loop stays below
+    // that; the outer loop lengthens the serial chain on hardware GPUs
+    var x = out[0] + gid.x;
+    for (var r = 0u; r < out[3]; r++) {
+        for (var i = 0u; i < out[1]; i++) { x = x * 1664525u + 1013904223u; }
+    }
+    if (x == 7u) { out[2] = x; }
+}
+"""
+
+_spin_pipelines = {}
+
+
+def submit_slow_copy(device, slot, *, workgroups, repeats):
+    """Submit a long-running kernel, then a copy into ``slot``, then map it."""
+    if device not in _spin_pipelines:
+        module = device.create_shader_module(code=SPIN_WGSL)
+        _spin_pipelines[device] = device.create_compute_pipeline(
+            layout="auto", compute={"module": module, "entry_point": "main"}
+        )
+    pipeline = _spin_pipelines[device]
+    buffer = source_buffer(device, [1, 60_000, 0, repeats])
+    group = device.create_bind_group(
+        layout=pipeline.get_bind_group_layout(0),
+        entries=[{"binding": 0, "resource": {"buffer": buffer}}],
+    )
+    encoder = device.create_command_encoder()
+    compute = encoder.begin_compute_pass()
+    compute.set_pipeline(pipeline)
+    compute.set_bind_group(0, group)
+    compute.dispatch_workgroups(workgroups)
+    compute.end()
+    slot.copy(encoder, buffer)
+    device.queue.submit([encoder.finish()])
+    slot.map_async()
+
+
+def pending_slot(device, ring):
+    """A slot whose map is still pending 20 ms after map_async (the first
+    size takes ~0.3 s on the 2-core software driver); the kernel grows until
+    a faster device is slow enough too."""
+    for workgroups, repeats in ((16, 1), (64, 1), (64, 8), (256, 64), (1024, 1024)):
+        slot = ring.acquire()
+        submit_slow_copy(device, slot, workgroups=workgroups, repeats=repeats)
+        time.sleep(0.02)
+        if not slot.ready:
+            return slot
+        slot.read()
+    pytest.skip("the device finished the spin kernel before its map could be seen pending")
+
+
+def test_construction_and_attributes(device):
+    ring = GPUReadbackRing(device, byte_length=10, slot_count=2, label="timestamps")
+    assert ring.byte_length == 12 and ring.slot_count == 2
+    assert ring.free_count == 2 and ring.in_flight_count == 0
+    assert 'GPUReadbackRing "timestamps"' in repr(ring)
+    with pytest.raises(gpuviz.GraphValidationError, match='"bad" byte_length'):
+        GPUReadbackRing(device, byte_length=0, label="bad")
+    with pytest.raises(gpuviz.GraphValidationError, match='"bad" slot_count .*got 0'):
+        GPUReadbackRing(device, byte_length=4, slot_count=0, label="bad")
+    ring.destroy()
+
+
+def test_values_match_what_the_gpu_copied(device):
+    ring = GPUReadbackRing(device, byte_length=64, label="copy-check")
+    source = source_buffer(device, np.arange(100, 116))
+    slot = ring.acquire()
+    assert isinstance(slot, ReadbackSlot) and slot.state == "acquired"
+    copy_and_map(device, slot, source, source_offset=8, byte_length=24, destination_offset=4)
+    assert slot.state == "pending"
+    data = slot.read()
+    assert isinstance(data, bytes) and len(data) == 28 == slot.byte_length
+    assert words(data)[1:] == list(range(102, 108))
+    assert slot.state == "released" and ring.free_count == 3
+    ring.destroy()
+
+
+def test_several_copies_fill_one_slot(device):
+    ring = GPUReadbackRing(device, byte_length=12, slot_count=1, label="counts")
+    sources = [source_buffer(device, [7 * (i + 1), 99]) for i in range(3)]
+    slot = ring.acquire()
+    encoder = device.create_command_encoder()
+    for i, source in enumerate(sources):
+        slot.copy(encoder, source, byte_length=4, destination_offset=4 * i)
+    device.queue.submit([encoder.finish()])
+    slot.map_async()
+    assert words(slot.read()) == [7, 14, 21]
+    ring.destroy()
+
+
+def test_exhaustion(device):
+    ring = GPUReadbackRing(device, byte_length=4, slot_count=2, label="small")
+    a, b = ring.try_acquire(), ring.try_acquire()
+    assert a is not None and b is not None and {a.index, b.index} == {0, 1}
+    assert ring.try_acquire() is None and ring.free_count == 0
+    # every slot acquired and never mapped: waiting would deadlock
+    with pytest.raises(ReadbackRingExhaustedError, match=r'"small" .*\(2 acquired and not mapped'):
+        ring.acquire()
+    with pytest.raises(ReadbackRingExhaustedError):
+        ring.acquire(timeout=1.0)
+    a.cancel()
+    assert ring.free_count == 1
+    c = ring.acquire(timeout=0)
+    assert c.index == a.index and c is not a
+    ring.destroy()
+
+
+def test_out_of_order_completion(device):
+    ring = GPUReadbackRing(device, byte_length=16, slot_count=3, label="frames")
+    slots = []
+    for frame in range(3):
+        slot = ring.acquire()
+        copy_and_map(device, slot, source_buffer(device, [frame * 10 + k for k in range(4)]))
+        slots.append(slot)
+    assert ring.try_acquire() is None
+    assert words(slots[2].read()) == [20, 21, 22, 23]
+    assert words(slots[1].read(wait=True)) == [10, 11, 12, 13]
+    assert ring.free_count == 2
+    reused = ring.acquire()
+    assert reused.index in (slots[1].index, slots[2].index)
+    assert words(slots[0].read()) == [0, 1, 2, 3]
+    reused.cancel()
+    assert ring.free_count == 3 and ring.in_flight_count == 0
+    ring.destroy()
+
+
+def test_ready_is_non_blocking_and_read_without_wait(device):
+    ring = GPUReadbackRing(device, byte_length=16, slot_count=1, label="poll")
+    slot = pending_slot(device, ring)
+    start = time.perf_counter()
+    assert slot.ready is False  # the spin kernel is still running
+    assert slot.read(wait=False) is None
+    assert time.perf_counter() - start < 0.05
+    assert slot.state == "pending" and ring.in_flight_count == 1
+    with pytest.raises(ReadbackTimeoutError, match='"poll\\[0\\]" map did not resolve within 0.001'):
+        slot.read(timeout=0.001)
+    deadline = time.monotonic() + 60
+    while not slot.ready:
+        assert time.monotonic() < deadline
+        time.sleep(0.001)
+    assert slot.state == "mapped"
+    assert words(slot.read(wait=False))[:2] == [1, 60_000]
+    ring.destroy()
+
+
+def test_cancel_pending_returns_slot_only_after_the_map_resolves(device):
+    ring = GPUReadbackRing(device, byte_length=16, slot_count=1, label="cancel")
+    slot = pending_slot(device, ring)
+    buffer = slot.buffer
+    slot.cancel()
+    assert slot.state == "released"
+    slot.cancel()  # idempotent
+    assert ring.try_acquire() is None  # the buffer's map is still pending
+    assert ring.in_flight_count == 1
+    again = ring.acquire(timeout=60)  # waits for the cancelled map, then unmaps it
+    assert again.buffer is buffer and buffer.map_state == "unmapped"
+    assert ring.in_flight_count == 0
+    with pytest.raises(gpuviz.GraphStateError, match='"cancel\\[0\\]" was already read or cancelled'):
+        slot.read()
+    ring.cancel(again)
+    assert ring.free_count == 1
+    ring.destroy()
+
+
+def test_cancel_acquired_and_mapped(device):
+    ring = GPUReadbackRing(device, byte_length=8, slot_count=2, label="cancel2")
+    acquired = ring.acquire()
+    ring.cancel(acquired)
+    assert ring.free_count == 2
+    mapped = ring.acquire()
+    copy_and_map(device, mapped, source_buffer(device, [5, 6]))
+    while not mapped.ready:
+        pass
+    buffer = mapped.buffer
+    mapped.cancel()
+    assert buffer.map_state == "unmapped" and ring.free_count == 2
+    other = GPUReadbackRing(device, byte_length=4, label="other")
+    with pytest.raises(gpuviz.GraphValidationError, match='"other" cannot cancel'):
+        other.cancel(ring.acquire())
+    other.destroy()
+    ring.destroy()
+
+
+def test_never_reuses_a_mapped_slot(device):
+    ring = GPUReadbackRing(device, byte_length=8, slot_count=2, label="mapped")
+    held = ring.acquire()
+    copy_and_map(device, held, source_buffer(device, [1, 2]))
+    while not held.ready:
+        pass
+    assert held.state == "mapped" and held.buffer.map_state == "mapped"
+    for _ in range(5):
+        other = ring.acquire()
+        assert other.index != held.index
+        assert ring.try_acquire() is None
+        # without a timeout, waiting on a slot only the caller can free raises
+        with pytest.raises(ReadbackRingExhaustedError, match="1 acquired and not mapped, 0 pending, 1 mapped"):
+            ring.acquire()
+        with pytest.raises(ReadbackTimeoutError, match='"mapped" had no free slot within 0.02 s'):
+            ring.acquire(timeout=0.02)
+        copy_and_map(device, other, source_buffer(device, [3, 4]))
+        assert words(other.read()) == [3, 4]
+    assert held.buffer.map_state == "mapped"
+    assert words(held.read()) == [1, 2]
+    ring.destroy()
+
+
+def test_acquire_waits_for_a_read_on_another_thread(device):
+    ring = GPUReadbackRing(device, byte_length=4, slot_count=1, label="threads")
+    slot = ring.acquire()
+    copy_and_map(device, slot, source_buffer(device, [42]))
+    results = []
+    reader = threading.Timer(0.05, lambda: results.append(words(slot.read())))
+    reader.start()
+    again = ring.acquire(timeout=30)
+    reader.join()
+    assert results == [[42]] and again.index == slot.index
+    ring.destroy()
+
+
+def test_inside_a_running_event_loop(device):
+    # Jupyter runs cells inside an asyncio loop: wgpu-py then schedules promise
+    # resolution on that loop, which cannot run while the cell blocks.
+    ring = GPUReadbackRing(device, byte_length=8, slot_count=2, label="loop")
+
+    async def cell():
+        first = ring.acquire(5)
+        copy_and_map(device, first, source_buffer(device, [3, 1]))
+        second = ring.acquire()
+        copy_and_map(device, second, source_buffer(device, [4, 1]))
+        while not second.ready:
+            await asyncio.sleep(0.001)
+        return words(second.read()), words(first.read(timeout=30))
+
+    assert asyncio.run(cell()) == ([4, 1], [3, 1])
+    assert ring.free_count == 2
+    ring.destroy()
+
+
+def test_destroy_is_idempotent_and_final(device):
+    ring = GPUReadbackRing(device, byte_length=8, slot_count=3, label="gone")
+    held = ring.acquire()
+    mapped = ring.acquire()
+    copy_and_map(device, mapped, source_buffer(device, [1, 2]))
+    while not mapped.ready:
+        pass
+    ring.destroy()
+    ring.destroy()
+    assert ring.destroyed and held.state == "released" and ring.free_count == 0
+    with pytest.raises(gpuviz.GraphStateError, match='"gone" was destroyed'):
+        ring.acquire()
+    with pytest.raises(gpuviz.GraphStateError, match='"gone" was destroyed'):
+        ring.try_acquire()
+    with pytest.raises(gpuviz.GraphStateError, match='"gone\\[1\\]" belongs to a destroyed ring'):
+        mapped.read()
+    held.cancel()  # no-op after destroy
+
+
+def test_destroy_while_a_map_is_pending(device):
+    ring = GPUReadbackRing(device, byte_length=16, slot_count=1, label="abort")
+    slot = pending_slot(device, ring)
+    ring.destroy()
+    with pytest.raises(gpuviz.GraphStateError):
+        slot.read()
+
+
+def test_device_loss_surfaces_from_read():
+    device = gpuviz.request_device(shared=False)
+    ring = GPUReadbackRing(device, byte_length=8, slot_count=2, label="lost")
+    slot = ring.acquire()
+    encoder = device.create_command_encoder()
+    slot.copy(encoder, source_buffer(device, [1, 2]))
+    device.queue.submit([encoder.finish()])
+    device.destroy()
+    slot.map_async()  # does not raise: the failure is kept for read()
+    assert slot.ready and slot.state == "failed"
+    with pytest.raises(ReadbackMapError, match='"lost\\[0\\]" could not be mapped'):
+        slot.read()
+    with pytest.raises(ReadbackMapError, match='"lost" is lost'):
+        ring.try_acquire()
+    ring.destroy()
+    ring.destroy()
+
+
+def test_copy_validation(device):
+    ring = GPUReadbackRing(device, byte_length=16, slot_count=1, label="check")
+    slot = ring.acquire()
+    source = source_buffer(device, range(8))
+    encoder = device.create_command_encoder()
+    with pytest.raises(gpuviz.ViewRangeError, match='"check\\[0\\]" copy source_offset .*got 2'):
+        slot.copy(encoder, source, source_offset=2, byte_length=4)
+    with pytest.raises(gpuviz.ViewRangeError, match="byte_length .*got 6"):
+        slot.copy(encoder, source, byte_length=6)
+    with pytest.raises(gpuviz.ViewRangeError, match="writes past the slot \\(needs 32 bytes, got 16\\)"):
+        slot.copy(encoder, source)
+    with pytest.raises(gpuviz.ViewRangeError, match='reads past source "source" \\(needs 36 bytes, got 32\\)'):
+        slot.copy(encoder, source, source_offset=28, byte_length=8)
+    no_copy = source_buffer(device, [1], usage=BU.STORAGE | BU.COPY_DST)
+    with pytest.raises(gpuviz.UsageError, match="lacks COPY_SRC"):
+        slot.copy(encoder, no_copy)
+    foreign_device = gpuviz.request_device(shared=False)
+    with pytest.raises(gpuviz.DeviceMismatchError, match="another device"):
+        slot.copy(encoder, source_buffer(foreign_device, [1]))
+    with pytest.raises(gpuviz.GraphStateError, match="is acquired, expected pending"):
+        slot.read()
+    with pytest.raises(gpuviz.GraphStateError, match="is acquired, expected pending"):
+        slot.ready
+    slot.copy(encoder, source, byte_length=0)  # records nothing
+    slot.copy(encoder, source, byte_length=16)
+    device.queue.submit([encoder.finish()])
+    slot.map_async()
+    with pytest.raises(gpuviz.GraphStateError, match="is pending, expected acquired"):
+        slot.map_async()
+    assert words(slot.read()) == [0, 1, 2, 3]
+    ring.destroy()
+
+
+def test_map_without_copy_reads_the_whole_slot(device):
+    # callers may fill slot.buffer themselves (e.g. copy_texture_to_buffer)
+    ring = GPUReadbackRing(device, byte_length=8, slot_count=1, label="raw")
+    slot = ring.acquire()
+    encoder = device.create_command_encoder()
+    encoder.copy_buffer_to_buffer(source_buffer(device, [8, 9]), 0, slot.buffer, 0, 8)
+    device.queue.submit([encoder.finish()])
+    slot.map_async()
+    assert words(slot.read()) == [8, 9]
+    ring.destroy()
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    values=st.lists(st.integers(0, 2**32 - 1), min_size=1, max_size=40),
+    data=st.data(),
+)
+def test_round_trip_property(device, values, data):
+    n = len(values)
+    start = data.draw(st.integers(0, n - 1))
+    count = data.draw(st.integers(1, n - start))
+    offset_words = data.draw(st.integers(0, 3))
+    ring = GPUReadbackRing(device, byte_length=4 * (count + offset_words), slot_count=2, label="prop")
+    slot = ring.acquire()
+    copy_and_map(
+        device, slot, source_buffer(device, values),
+        source_offset=4 * start, byte_length=4 * count, destination_offset=4 * offset_words,
+    )
+    assert words(slot.read())[offset_words:] == values[start:start + count]
+    ring.destroy()
