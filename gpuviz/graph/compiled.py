@@ -223,6 +223,14 @@ class CompiledGPUCommandGraph:
     def destroyed(self) -> bool:
         return self._destroyed
 
+    def describe(self) -> list:
+        """The compiled plan as plain data, for inspectors and docs: a list of
+        passes ``{"kind", "nodes": [{"id", "uses": [(resource_id, use), ...],
+        "depends_on": [...]}]}`` in encoding order (without timestamps)."""
+        return [{"kind": kind, "nodes": [
+            {"id": n.id, "uses": [(h.id, use) for h, use, _view in n.uses], "depends_on": list(n.depends_on)}
+            for n in nodes]} for kind, nodes in self._passes(timestamps=False)]
+
     # ------------------------------------------------------------- encoding
     def _passes(self, *, timestamps):
         """Group the order into passes: consecutive compute nodes share one
@@ -381,9 +389,8 @@ class CompiledGPUCommandGraph:
             self._pending_timings.pop(0)
             slot.cancel()
             return {}
-        if not getattr(slot, "_gpuviz_mapping", False):
+        if slot.state == "acquired":  # submitted but not yet mapping
             slot.map_async()
-            slot._gpuviz_mapping = True
         data = slot.read(wait=wait)
         if data is None:
             return None

@@ -1,0 +1,10 @@
+"""Jupyter widgets: the GPU canvas, the graph inspector and consumer widgets.
+
+Importing this package imports ipywidgets, anywidget and jupyter_rfb (through
+rendercanvas's Jupyter backend); ``import gpuviz`` alone does not.
+"""
+
+from .canvas import TEXTURE_FORMAT, GPUCanvas, draw_offscreen
+from .inspector import GraphInspector
+
+__all__ = ["GPUCanvas", "GraphInspector", "draw_offscreen", "TEXTURE_FORMAT"]

@@ -1,0 +1,187 @@
+"""GraphInspector: a live notebook panel over a compiled command graph.
+
+Shows the nodes in encoding order grouped into passes, each node's declared
+uses, the transient memory plan, compile count and time, per-node CPU encode
+time, per-node GPU time (when the device has timestamps) and GPU-resident
+counts sampled through a readback ring at low frequency.
+
+The panel never gates a frame: the owner reports what it measured, count
+samples are read only when their slot is already mapped, and the HTML is
+re-rendered at most every ``refresh_interval`` seconds.
+"""
+
+from __future__ import annotations
+
+import html
+import time
+
+import ipywidgets as widgets
+
+from ..graph.readback_ring import GPUReadbackRing
+
+__all__ = ["GraphInspector"]
+
+_COUNT_SLOTS = 3
+
+
+class GraphInspector(widgets.VBox):
+    """A panel reporting what a :class:`CompiledGPUCommandGraph` does.
+
+    Parameters
+    ----------
+    compiled : CompiledGPUCommandGraph, optional
+        The graph to show; :meth:`attach` replaces it (a structural rebuild,
+        counted in ``compile_count``).
+    refresh_interval : float
+        Minimum seconds between two re-renders of the panel.
+    count_interval : float
+        Minimum seconds between two count samples (see :meth:`watch_counts`).
+
+    Notes
+    -----
+    Does not encode, submit or wait. The owner calls :meth:`record_encode`
+    after each encode, :meth:`sample_counts` with its encoder before
+    submitting, and :meth:`poll` after submitting.
+    """
+
+    def __init__(self, compiled=None, *, refresh_interval: float = 0.5, count_interval: float = 1.0):
+        self._html = widgets.HTML(layout=widgets.Layout(overflow="auto"))
+        super().__init__([self._html], layout=widgets.Layout(min_width="320px"))
+        self.refresh_interval = refresh_interval
+        self.count_interval = count_interval
+        self.compiled = None
+        self.compile_count = 0
+        self.compile_seconds_total = 0.0
+        self.cpu_times: dict = {}
+        self.gpu_times: dict = {}
+        self.counts: dict = {}
+        self.frames = 0
+        self._count_views: dict = {}
+        self._count_ring = None
+        self._pending_counts = []
+        self._last_count_sample = float("-inf")
+        self._last_render = float("-inf")
+        if compiled is not None:
+            self.attach(compiled)
+
+    # ------------------------------------------------------------ reporting
+    def attach(self, compiled) -> None:
+        """Show ``compiled`` (after a rebuild); resets per-node timings."""
+        self.compiled = compiled
+        self.compile_count += 1
+        self.compile_seconds_total += compiled.stats.compile_seconds
+        self.cpu_times, self.gpu_times = {}, {}
+        self.refresh(force=True)
+
+    def record_encode(self, cpu_times: dict, gpu_times: dict | None = None) -> None:
+        """Report one encode's per-node CPU seconds (and GPU seconds if known)."""
+        self.frames += 1
+        self.cpu_times = dict(cpu_times)
+        if gpu_times:
+            self.gpu_times = dict(gpu_times)
+        self.refresh()
+
+    def watch_counts(self, counts: dict) -> None:
+        """Sample these one-word uint32 ``GPUData`` (e.g. indirect instance
+        counts) at low frequency: ``{label: GPUData}``."""
+        self._count_views = dict(counts)
+        if self._count_ring is not None:
+            self._count_ring.destroy()
+            self._pending_counts.clear()
+        self._count_ring = None
+        if counts:
+            device = next(iter(counts.values())).buffer._device
+            self._count_ring = GPUReadbackRing(device, byte_length=4 * len(counts), slot_count=_COUNT_SLOTS,
+                                               label="inspector-counts")
+
+    def sample_counts(self, encoder) -> bool:
+        """Record copies of the watched counts into a free ring slot, if the
+        sampling interval elapsed and a slot is free. Returns True if recorded."""
+        now = time.perf_counter()
+        if self._count_ring is None or now - self._last_count_sample < self.count_interval:
+            return False
+        slot = self._count_ring.try_acquire()
+        if slot is None:
+            return False
+        for i, data in enumerate(self._count_views.values()):
+            slot.copy(encoder, data.buffer, source_offset=data.byte_offset, byte_length=4, destination_offset=4 * i)
+        self._pending_counts.append(slot)
+        self._last_count_sample = now
+        return True
+
+    def poll(self) -> None:
+        """After submission: start maps of sampled counts and read the ones
+        already mapped, never waiting."""
+        still = []
+        for slot in self._pending_counts:
+            if slot.state == "acquired":
+                slot.map_async()
+            data = slot.read(wait=False)
+            if data is None:
+                still.append(slot)
+            else:
+                words = memoryview(data).cast("I")
+                self.counts = {label: int(words[i]) for i, label in enumerate(self._count_views)}
+        self._pending_counts = still
+        self.refresh()
+
+    # ------------------------------------------------------------ rendering
+    def refresh(self, *, force: bool = False) -> None:
+        """Re-render the panel if ``refresh_interval`` elapsed (or ``force``)."""
+        now = time.perf_counter()
+        if not force and now - self._last_render < self.refresh_interval:
+            return
+        self._last_render = now
+        self._html.value = self.to_html()
+
+    def to_html(self) -> str:
+        """The panel's current HTML (also what tests inspect)."""
+        if self.compiled is None:
+            return "<i>No graph attached.</i>"
+        stats = self.compiled.stats
+        esc = html.escape
+        rows = []
+        for index, gpu_pass in enumerate(self.compiled.describe()):
+            for position, node in enumerate(gpu_pass["nodes"]):
+                uses = "<br>".join(f"{esc(use)} <code>{esc(rid)}</code>" for rid, use in node["uses"]) or "—"
+                cpu = self.cpu_times.get(node["id"])
+                gpu = self.gpu_times.get(node["id"])
+                pass_cell = (f'<td rowspan="{len(gpu_pass["nodes"])}">{index} · {esc(gpu_pass["kind"])}</td>'
+                             if position == 0 else "")
+                rows.append(f"<tr>{pass_cell}<td><b>{esc(node['id'])}</b></td><td>{uses}</td>"
+                            f"<td>{_us(cpu)}</td><td>{_us(gpu)}</td></tr>")
+        counts = "".join(f"<li>{esc(label)}: <b>{value:,}</b></li>" for label, value in self.counts.items())
+        summary = (
+            f"<b>{esc(self.compiled.id)}</b> · {len(stats.node_order)} nodes in {stats.pass_count} passes · "
+            f"compiled {self.compile_count}× ({stats.compile_seconds * 1e3:.1f} ms last) · {self.frames} frames<br>"
+            f"transients: {_bytes(stats.logical_transient_bytes)} logical → "
+            f"{_bytes(stats.physical_transient_bytes)} physical "
+            f"({_bytes(stats.reused_bytes)} reused, {stats.reuse_percent:.0f}%) · "
+            f"imports {_bytes(stats.imported_bytes)}"
+        )
+        gpu_note = "" if stats.capabilities.get("timestamps") else " (no timestamp-query on this device)"
+        return (
+            f'<div style="font: 12px monospace">{summary}'
+            f'<table style="border-collapse: collapse"><thead><tr><th>pass</th><th>node</th><th>declared uses</th>'
+            f"<th>CPU µs</th><th>GPU µs{gpu_note}</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+            + (f"<div>GPU counts (sampled):<ul>{counts}</ul></div>" if counts else "")
+            + "</div>"
+        )
+
+    def close(self) -> None:
+        if self._count_ring is not None:
+            self._count_ring.destroy()
+            self._count_ring = None
+        super().close()
+
+
+def _us(seconds) -> str:
+    return "—" if seconds is None else f"{seconds * 1e6:,.1f}"
+
+
+def _bytes(count: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if count < 1024 or unit == "GiB":
+            return f"{count:,.0f} {unit}" if unit == "B" else f"{count:,.1f} {unit}"
+        count /= 1024
+    return ""
