@@ -36,7 +36,8 @@ __all__ = ["GPUGroupAggregation", "AggregationTuning", "OPERATIONS"]
 OPERATIONS = {"count": 0, "sum": 1, "min": 2, "max": 3, "mean": 4}
 _SHADERS = Path(__file__).with_name("shaders")
 _WG = 256
-_RECORD_BYTES = 64  # one chunk record (the WGSL struct Chunk is 44 bytes)
+_RECORD_BYTES = 64  # one chunk record (the WGSL struct Chunk is 52 bytes)
+_MAX_PARTIAL_WORDS = 1 << 22  # beyond it privatized sum/mean flush with global compare-exchange
 BU = wgpu.BufferUsage
 
 
@@ -47,17 +48,37 @@ class AggregationTuning:
     Attributes
     ----------
     rows_per_invocation : int
-        Rows each of the 256 invocations of a workgroup handles; a workgroup
-        covers ``256 * rows_per_invocation`` consecutive rows of one chunk.
+        At most this many rows per invocation: a workgroup covers up to
+        ``256 * rows_per_invocation`` consecutive rows of one chunk.
+    workgroups_per_chunk : int
+        Fewer rows per invocation are used while a chunk would otherwise get
+        fewer workgroups than this (each chunk is its own dispatch, so a
+        small tile count keeps a large GPU busy); 0 always uses
+        ``rows_per_invocation``.
     privatize_max_keys : int
         Up to this many output rows (and while they fit in workgroup memory)
         a workgroup accumulates into its own ``var<workgroup>`` copy and
-        flushes it once with global atomics; above it, rows go straight to
-        global atomics (low contention on large grids).
+        flushes it once (count/min/max: native global atomics; sum/mean: one
+        partial per workgroup, summed by a reduce pass); above it, rows go
+        straight to global atomics (low contention on large grids).
+    subgroups : bool or None
+        None lets privatized sum/mean over at most ``subgroup_max_keys`` keys
+        combine equal keys across a subgroup first where the device has
+        subgroup operations; False forces the portable path.
+    subgroup_max_keys : int
     """
 
     rows_per_invocation: int = 16
+    workgroups_per_chunk: int = 1024
     privatize_max_keys: int = 1024
+    subgroups: bool | None = None
+    subgroup_max_keys: int = 16
+
+    def items(self, rows: int) -> int:
+        """Rows per invocation for a chunk of ``rows`` rows."""
+        if self.workgroups_per_chunk <= 0:
+            return self.rows_per_invocation
+        return max(1, min(self.rows_per_invocation, -(-rows // (_WG * self.workgroups_per_chunk))))
 
 
 DEFAULT_TUNING = AggregationTuning()
@@ -71,15 +92,18 @@ def _source(name: str) -> str:
 
 def _shader_text(snippet: str, flags: dict) -> str:
     """The template step: ``snippet + group_aggregate.wgsl`` keeping the
-    ``//#if FLAG`` / ``//#if !FLAG`` ... ``//#endif`` blocks whose flag holds."""
+    ``//#if FLAG`` / ``//#if !FLAG`` ... ``//#else`` ... ``//#endif`` blocks
+    whose condition holds (blocks nest)."""
     out, keep = [], [True]
     for line in (_source(snippet) + _source("group_aggregate.wgsl")).splitlines():
-        directive = re.match(r"\s*//#(if|endif)\s*(!?)(\w*)", line)
+        directive = re.match(r"\s*//#(if|else|endif)\b\s*(!?)(\w*)", line)
         if directive is None:
             if all(keep):
                 out.append(line)
         elif directive.group(1) == "if":
             keep.append(bool(flags.get(directive.group(3))) != (directive.group(2) == "!"))
+        elif directive.group(1) == "else":
+            keep[-1] = not keep[-1]
         else:
             keep.pop()
     return "\n".join(out) + "\n"
@@ -208,6 +232,9 @@ class _KeyedAggregation:
         self._filter = (-math.inf, math.inf)
         if filter_range is not None:
             self._filter = self._check_filter(filter_range)
+        self._wg_base = [0]
+        for view in self._keys:
+            self._wg_base.append(self._wg_base[-1] + -(-view.length // (_WG * self.tuning.items(view.length))))
         self._aux_view = aux_view
         self._aux = None if aux_floats is None else np.asarray(aux_floats, np.float32)
         self._graph = None
@@ -238,6 +265,18 @@ class _KeyedAggregation:
         limit = 16384 if self._device is None else int(self._device.limits["max-compute-workgroup-storage-size"])
         return self.key_count <= self.tuning.privatize_max_keys and words * 4 + 64 <= limit
 
+    @property
+    def workgroup_count(self) -> int:
+        """Workgroups of one accumulation over all chunks."""
+        return self._wg_base[-1]
+
+    @property
+    def uses_partials(self) -> bool:
+        """True when privatized sum/mean flush per-workgroup partials that a
+        reduce pass adds (no global float compare-exchange)."""
+        words = self.key_count * self.workgroup_count * (2 if self.operation == "mean" else 1)
+        return self.operation in ("sum", "mean") and self.privatized and words <= _MAX_PARTIAL_WORDS
+
     # ------------------------------------------------------ parameter block
     def _layout(self, device):
         align = int(device.limits["min-storage-buffer-offset-alignment"])
@@ -250,9 +289,11 @@ class _KeyedAggregation:
             self._mirror[:aux_bytes] = self._aux.view(np.uint8)
         for k, key_view in enumerate(self._keys):
             start = self._header_bytes + k * self._record_stride
-            words = self._mirror[start:start + 44].view(np.uint32)
-            floats = self._mirror[start:start + 44].view(np.float32)
+            words = self._mirror[start:start + 52].view(np.uint32)
+            floats = self._mirror[start:start + 52].view(np.float32)
             words[0] = key_view.length
+            words[11] = self.tuning.items(key_view.length)
+            words[12] = self._wg_base[k]
             for slot, views in ((1, self._keys), (3, self._roles.get("values")), (5, self._roles.get("mask")),
                                 (7, self._roles.get("filter_values"))):
                 if views is not None:
@@ -319,7 +360,12 @@ class _KeyedAggregation:
         self._params = graph.import_buffer(id=f"{self.id}-params", byte_length=params_buffer.size,
                                            usage=params_buffer.usage, buffer=params_buffer)
         self._counts = None
-        if self.operation == "mean":
+        partials = self.uses_partials
+        if partials:
+            words = self.key_count * max(1, self.workgroup_count) * (2 if self.operation == "mean" else 1)
+            self._counts = graph.create_transient_buffer(id=f"{self.id}-partials", byte_length=4 * words,
+                                                         usage=BU.STORAGE)
+        elif self.operation == "mean":
             self._counts = graph.create_transient_buffer(id=f"{self.id}-counts", byte_length=4 * self.key_count,
                                                          usage=BU.STORAGE)
         self._graph = graph
@@ -329,6 +375,7 @@ class _KeyedAggregation:
         aux_uses = [(self._aux_view, "storage-read")] if self._aux_view is not None else []
         extra = self._extra_uses()
         state_uses = [(self._counts, "storage-read-write")] if self._counts is not None else []
+        clear_uses = [] if partials else state_uses
 
         def compile_clear(ctx):
             ctx.own(params_buffer)
@@ -341,14 +388,15 @@ class _KeyedAggregation:
 
         ids.append(graph.add_compute_node(
             id=f"{self.id}-clear", compile=compile_clear,
-            resources=[(self.output, "storage-write"), *state_uses, *extra]))
+            resources=[(self.output, "storage-write"), *clear_uses, *extra]))
 
-        tile = _WG * self.tuning.rows_per_invocation
         chunk_views = [(k, [v[k] for v in (self._keys, *self._roles.values())]) for k in range(len(self._keys))]
 
         def compile_accumulate(ctx):
             kernel = self._kernel(ctx, "accumulate")
             fixed = {**self._state_bindings(init=False), **self._aux_bindings()}
+            if partials:  # the reduce pass writes the output
+                del fixed[5]
             dispatches = []
             for k, _ in chunk_views:
                 rows = self._keys[k].length
@@ -359,7 +407,8 @@ class _KeyedAggregation:
                 for binding, role in ((1, "values"), (2, "mask"), (3, "filter_values")):
                     if role in self._roles:
                         bindings[binding] = self._roles[role][k]
-                dispatches.append((bindings, self._header_bytes + k * self._record_stride, -(-rows // tile)))
+                groups = -(-rows // (_WG * self.tuning.items(rows)))
+                dispatches.append((bindings, self._header_bytes + k * self._record_stride, groups))
 
             def encode(p, frame):
                 buffer = frame.buffer(self._params)
@@ -374,31 +423,37 @@ class _KeyedAggregation:
         ids.append(graph.add_compute_node(
             id=f"{self.id}-accumulate", compile=compile_accumulate,
             resources=[*reads, (self._params, "storage-read"), *aux_uses, *self._aux_extra_uses(),
-                       (self.output, "storage-read-write"), *state_uses, *extra]))
+                       *([] if partials else [(self.output, "storage-read-write")]), *state_uses, *extra]))
 
-        if self.operation in ("min", "max", "mean"):
+        if partials or self.operation in ("min", "max", "mean"):
+            entry = "reduce" if partials else "finalize"
+
             def compile_finalize(ctx):
-                kernel = self._kernel(ctx, "finalize")
+                kernel = self._kernel(ctx, entry)
                 bindings = {5: self.output}
                 if self._counts is not None:
                     bindings[6] = self._counts
-                groups = -(-self.key_count // _WG)
+                groups = self.key_count if partials else -(-self.key_count // _WG)
                 return lambda p, frame: kernel.dispatch(p, frame, bindings=bindings, workgroups=groups)
 
             ids.append(graph.add_compute_node(
-                id=f"{self.id}-finalize", compile=compile_finalize,
+                id=f"{self.id}-{entry}", compile=compile_finalize,
                 resources=[(self.output, "storage-read-write"), *state_uses]))
         self.node_ids = tuple(ids)
         return self.node_ids
 
     def _kernel(self, ctx, entry_point):
-        flags = {"VALUES": self.operation != "count", "MEAN": self.operation == "mean",
+        partials = self.uses_partials
+        flags = {"VALUES": self.operation != "count", "MEAN": self.operation == "mean", "PARTIALS": partials,
+                 "SUBGROUP": partials and self.key_count <= self.tuning.subgroup_max_keys
+                 and bool(ctx.capabilities.subgroups) and self.tuning.subgroups is not False,
                  "MASK": "mask" in self._roles, "FILTER": "filter_values" in self._roles, **self._flags()}
         constants = {"KEYS": self.key_count, "OP": OPERATIONS[self.operation],
                      "OUT_OFFSET": ComputeKernel.element_offset(self.output, ctx.device)}
+        if partials and entry_point in ("accumulate", "reduce"):
+            constants["TOTAL_WGS"] = self.workgroup_count
         if entry_point == "accumulate":
-            constants.update(ITEMS=self.tuning.rows_per_invocation,
-                             LOCAL_KEYS=self.key_count if self.privatized else 1, **self._key_constants(ctx.device))
+            constants.update(LOCAL_KEYS=self.key_count if self.privatized else 1, **self._key_constants(ctx.device))
         elif entry_point == "init":
             constants.update(self._clear_constants(ctx.device))
         return ComputeKernel(ctx.device, code=_shader_text(self._snippet, flags), entry_point=entry_point,
@@ -406,7 +461,7 @@ class _KeyedAggregation:
 
     def _state_bindings(self, *, init):
         bindings = {5: self.output}
-        if self._counts is not None:
+        if self._counts is not None and not (init and self.uses_partials):
             bindings[6] = self._counts
         return bindings
 

@@ -11,8 +11,20 @@
 //   key_local_init(lid), key_local_flush(lid)   per-workgroup state of the snippet
 //   key_clear()               called once by the init kernel
 // The template step also keeps or drops blocks between "//#if FLAG" (or
-// "//#if !FLAG") and "//#endif": VALUES (operation reads values), MEAN,
-// MASK, FILTER; so a variant declares only the bindings it uses.
+// "//#if !FLAG"), "//#else" and "//#endif": VALUES (the operation reads
+// values), MEAN, MASK, FILTER, PARTIALS, SUBGROUP; so a variant declares
+// only the bindings it uses.
+//
+// Strategies. Privatized (LOCAL_KEYS == KEYS): a workgroup accumulates its
+// tile in workgroup memory, then flushes it: count/min/max with native
+// global atomics; sum/mean (PARTIALS) by writing one partial per key and
+// workgroup, which the reduce entry point sums per key in a fixed order
+// (no global float contention: compare-exchange on a few hot words serializes
+// badly). With SUBGROUP (sum/mean over few keys) the lanes of a subgroup first
+// add up rows sharing a key, one key at a time, so one workgroup-memory
+// update stands for many rows. Global (LOCAL_KEYS == 1, large key counts such
+// as 512 x 512 grids): every row updates the output directly; mean keeps its
+// counts in cnt and divides in finalize.
 //
 // Float atomics: WGSL has integer atomics only. Sums add through a
 // compare-exchange loop on the f32 bit pattern, so the float32 accumulation
@@ -23,15 +35,16 @@
 override KEYS: u32 = 1u;        // output rows: groups, bins or cells
 override OUT_OFFSET: u32 = 0u;  // element offset of the output view in its binding
 override OP: u32 = 0u;          // 0 count, 1 sum, 2 min, 3 max, 4 mean
-override ITEMS: u32 = 16u;      // rows per invocation: one workgroup covers 256 * ITEMS rows
 override LOCAL_KEYS: u32 = 1u;  // workgroup-private accumulators: KEYS when privatized, else 1
+override TOTAL_WGS: u32 = 0u;   // PARTIALS: workgroups over all chunks (partials per key)
 
 const WG: u32 = 256u;
 const SKIP: u32 = 0xffffffffu;
 const NAN_BITS: u32 = 0x7fc00000u;
 
 // One chunk of aligned inputs: rows plus each role's element offset and
-// stride inside its binding, and the value-range filter [filter_lo, filter_hi].
+// stride inside its binding, the value-range filter [filter_lo, filter_hi]
+// and the rows per invocation (a workgroup covers 256 * items rows).
 struct Chunk {
     rows: u32,
     key_offset: u32,
@@ -44,6 +57,8 @@ struct Chunk {
     filter_stride: u32,
     filter_lo: f32,
     filter_hi: f32,
+    items: u32,
+    wg_base: u32,  // PARTIALS: index of the chunk's first workgroup over all chunks
 }
 
 @group(0) @binding(0) var<storage, read> keys: array<u32>;
@@ -58,8 +73,13 @@ struct Chunk {
 //#endif
 @group(0) @binding(4) var<storage, read> chunk: Chunk;
 @group(0) @binding(5) var<storage, read_write> out: array<atomic<u32>>;
+//#if PARTIALS
+// [KEYS][TOTAL_WGS] partial sums (f32 bits), then for mean [KEYS][TOTAL_WGS] counts
+@group(0) @binding(6) var<storage, read_write> partials: array<u32>;
+//#else
 //#if MEAN
 @group(0) @binding(6) var<storage, read_write> cnt: array<atomic<u32>>;
+//#endif
 //#endif
 
 var<workgroup> acc: array<atomic<u32>, LOCAL_KEYS>;
@@ -130,6 +150,12 @@ fn add_local(i: u32, v: f32) {
 }
 
 fn combine(key: u32, v: f32, local: bool) {
+//#if PARTIALS
+    add_local(key, v);
+//#if MEAN
+    atomicAdd(&acc_count[key], 1u);
+//#endif
+//#else
     if (OP == 2u) {
         if (local) { atomicMin(&acc[key], order_key(v)); } else { atomicMin(&out[OUT_OFFSET + key], order_key(v)); }
     } else if (OP == 3u) {
@@ -140,23 +166,52 @@ fn combine(key: u32, v: f32, local: bool) {
         if (local) { atomicAdd(&acc_count[key], 1u); } else { atomicAdd(&cnt[key], 1u); }
 //#endif
     }
+//#endif
 }
 //#endif
 
-fn accumulate_row(key: u32, row: u32, local: bool) {
-//#if !VALUES
+fn accumulate_row(key: u32, v: f32, local: bool) {
+//#if VALUES
+    combine(key, v, local);
+//#else
     if (local) { atomicAdd(&acc[key], 1u); } else { atomicAdd(&out[OUT_OFFSET + key], 1u); }
 //#endif
-//#if VALUES
-    let v = bitcast<f32>(vals[c.value_offset + row * c.value_stride]);
-    if (finite(v)) {
-        combine(key, v, local);
-    }
-//#endif
 }
 
-fn flush(k: u32) {
+//#if SUBGROUP
+// All lanes of the subgroup call this together (skipped rows with key SKIP):
+// per distinct key present, one subgroup sum and one workgroup-memory update.
+fn subgroup_combine(key: u32, v: f32, lane: u32) {
+    var pending = key != SKIP;
+    loop {
+        let k = subgroupMin(select(SKIP, key, pending));
+        if (k == SKIP) {
+            break;
+        }
+        let mine = pending && key == k;
+        let s = subgroupAdd(select(0.0, v, mine));
+//#if MEAN
+        let n = subgroupAdd(select(0u, 1u, mine));
+//#endif
+        if (lane == 0u) {
+            add_local(k, s);
+//#if MEAN
+            atomicAdd(&acc_count[k], n);
+//#endif
+        }
+        pending = pending && !mine;
+    }
+}
+//#endif
+
+fn flush(k: u32, slot: u32) {
     let a = atomicLoad(&acc[k]);
+//#if PARTIALS
+    partials[k * TOTAL_WGS + slot] = a;
+//#if MEAN
+    partials[(KEYS + k) * TOTAL_WGS + slot] = atomicLoad(&acc_count[k]);
+//#endif
+//#else
 //#if !VALUES
     if (a != 0u) { atomicAdd(&out[OUT_OFFSET + k], a); }
 //#endif
@@ -172,18 +227,22 @@ fn flush(k: u32) {
             atomicAdd(&cnt[k], n);
             add_global(k, bitcast<f32>(a));
         }
-//#endif
-//#if !MEAN
+//#else
         if (a != 0u) { add_global(k, bitcast<f32>(a)); }
 //#endif
     }
 //#endif
+//#endif
 }
 
-// One workgroup per tile of 256 * ITEMS consecutive rows of one chunk.
+// One workgroup per tile of 256 * items consecutive rows of one chunk.
 @compute @workgroup_size(256)
 fn accumulate(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-              @builtin(local_invocation_index) lid: u32) {
+              @builtin(local_invocation_index) lid: u32
+//#if SUBGROUP
+              , @builtin(subgroup_invocation_id) lane: u32
+//#endif
+              ) {
     c = chunk;
     key_setup();
     let local = LOCAL_KEYS == KEYS;
@@ -197,20 +256,35 @@ fn accumulate(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     }
     key_local_init(lid);
     workgroupBarrier();
-    let base = (wid.x + wid.y * nwg.x) * WG * ITEMS;
-    for (var i = 0u; i < ITEMS; i += 1u) {
+    let tile = wid.x + wid.y * nwg.x;
+    let base = tile * WG * c.items;
+    for (var i = 0u; i < c.items; i += 1u) {
         let row = base + i * WG + lid;
+        var key = SKIP;
         if (row < c.rows && row_accepted(row)) {
-            let key = row_key(row);
-            if (key != SKIP) {
-                accumulate_row(key, row, local);
+            key = row_key(row);
+        }
+        var v = 0.0;
+//#if VALUES
+        if (key != SKIP) {
+            v = bitcast<f32>(vals[c.value_offset + row * c.value_stride]);
+            if (!finite(v)) {
+                key = SKIP;
             }
         }
+//#endif
+//#if SUBGROUP
+        subgroup_combine(key, v, lane);
+//#else
+        if (key != SKIP) {
+            accumulate_row(key, v, local);
+        }
+//#endif
     }
     workgroupBarrier();
     if (local) {
         for (var k = lid; k < LOCAL_KEYS; k += WG) {
-            flush(k);
+            flush(k, c.wg_base + tile);
         }
     }
     key_local_flush(lid);
@@ -226,7 +300,9 @@ fn init(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if (i < KEYS) {
         atomicStore(&out[OUT_OFFSET + i], identity());
 //#if MEAN
+//#if !PARTIALS
         atomicStore(&cnt[i], 0u);
+//#endif
 //#endif
     }
 }
@@ -244,8 +320,51 @@ fn finalize(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
         r = select(bitcast<u32>(order_value(a)), NAN_BITS, a == identity());
     }
 //#if MEAN
+//#if !PARTIALS
     let n = atomicLoad(&cnt[i]);
     r = select(bitcast<u32>(bitcast<f32>(a) / f32(n)), NAN_BITS, n == 0u);
 //#endif
+//#endif
     atomicStore(&out[OUT_OFFSET + i], r);
 }
+
+//#if PARTIALS
+var<workgroup> red_sum: array<f32, 256>;
+var<workgroup> red_count: array<u32, 256>;
+
+// sum/mean after privatized accumulation: one workgroup per key adds its
+// TOTAL_WGS partials in a fixed tree order; empty mean -> NaN.
+@compute @workgroup_size(256)
+fn reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+          @builtin(local_invocation_index) lid: u32) {
+    let k = wid.x + wid.y * nwg.x;
+    if (k >= KEYS) {
+        return;
+    }
+    var s = 0.0;
+    var n = 0u;
+    for (var w = lid; w < TOTAL_WGS; w += WG) {
+        s += bitcast<f32>(partials[k * TOTAL_WGS + w]);
+//#if MEAN
+        n += partials[(KEYS + k) * TOTAL_WGS + w];
+//#endif
+    }
+    red_sum[lid] = s;
+    red_count[lid] = n;
+    workgroupBarrier();
+    for (var h = WG / 2u; h > 0u; h = h / 2u) {
+        if (lid < h) {
+            red_sum[lid] += red_sum[lid + h];
+            red_count[lid] += red_count[lid + h];
+        }
+        workgroupBarrier();
+    }
+    if (lid == 0u) {
+        var r = bitcast<u32>(red_sum[0]);
+//#if MEAN
+        r = select(bitcast<u32>(red_sum[0] / f32(red_count[0])), NAN_BITS, red_count[0] == 0u);
+//#endif
+        atomicStore(&out[OUT_OFFSET + k], r);
+    }
+}
+//#endif

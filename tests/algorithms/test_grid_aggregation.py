@@ -1,0 +1,201 @@
+"""GPUGridBinning and GPUGridAggregation against numpy: cell mapping (maximum
+coordinate in the last cell, non-finite and out-of-bounds rows ignored),
+every operation with empty cells, small (privatized) and large (global
+atomics) grids, vectors with empty and uneven chunks, masks, bounds changed
+without recompiling, GPU-resident bounds, and validation errors."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from gpuviz import (AggregationTuning, GPUCommandGraph, GPUData, GPUGridAggregation, GPUGridBinning, GPUVector,
+                    GraphStateError, GraphValidationError, read_array)
+
+OPS = ["sum", "min", "max", "mean"]
+
+
+def _axis(v, lo, hi, n):
+    lo32, hi32 = np.float32(lo), np.float32(hi)
+    width = np.float32(hi32 - lo32)
+    if width <= 0:
+        return np.zeros(len(v), np.int64)
+    with np.errstate(invalid="ignore"):
+        return np.minimum(np.floor(((v - lo32) / width) * np.float32(n)).astype(np.int64), n - 1)
+
+
+def cells(positions, bounds, grid_size):
+    """Row-major cell per row as the shader computes it in float32 (-1: ignored)."""
+    p = np.asarray(positions, np.float32).reshape(-1, 2)
+    x0, y0, x1, y1 = (np.float32(b) for b in bounds)
+    with np.errstate(invalid="ignore"):
+        ok = np.isfinite(p).all(axis=1) & (p[:, 0] >= x0) & (p[:, 0] <= x1) & (p[:, 1] >= y0) & (p[:, 1] <= y1)
+    w, h = grid_size
+    cell = _axis(p[:, 1], y0, y1, h) * w + _axis(p[:, 0], x0, x1, w)
+    return np.where(ok, cell, -1)
+
+
+def oracle(positions, bounds, grid_size, operation="count", weights=None, keep=None):
+    cell = cells(positions, bounds, grid_size)
+    ok = cell >= 0
+    if keep is not None:
+        ok &= keep
+    n = grid_size[0] * grid_size[1]
+    if operation == "count":
+        return np.bincount(cell[ok], minlength=n).astype(np.uint32)
+    ok &= np.isfinite(weights)
+    out = np.full(n, 0.0 if operation == "sum" else np.nan)
+    w = weights.astype(np.float64)
+    if operation in ("sum", "mean"):
+        sums = np.bincount(cell[ok], w[ok], n)
+        counts = np.bincount(cell[ok], minlength=n)
+        out = sums if operation == "sum" else np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+    else:
+        reduce = np.fmin if operation == "min" else np.fmax
+        reduce.at(out, cell[ok], w[ok])
+    return out
+
+
+def _input(device, graph, name, value):
+    if value is None:
+        return None
+    if isinstance(value, list):
+        return graph.import_gpu_vector(name, GPUVector.from_numpy(device, value))
+    return graph.import_gpu_data(name, GPUData.from_numpy(device, value))
+
+
+def grid(device, positions, *, grid_size, bounds, operation="count", weights=None, mask=None, tuning=None):
+    graph = GPUCommandGraph(device, id="grid")
+    n = grid_size[0] * grid_size[1]
+    out = GPUData.allocate(device, format="uint32" if operation == "count" else "float32", length=n)
+    if isinstance(bounds, np.ndarray):
+        bounds = graph.import_gpu_data("bounds", GPUData.from_numpy(device, bounds))
+    common = dict(id="g", positions=_input(device, graph, "pos", positions), output=graph.import_gpu_data("out", out),
+                  grid_size=grid_size, bounds=bounds, mask=_input(device, graph, "mask", mask), tuning=tuning)
+    if operation == "count":
+        primitive = GPUGridBinning(**common)
+    else:
+        primitive = GPUGridAggregation(weights=_input(device, graph, "w", weights), operation=operation, **common)
+    primitive.add_to_graph(graph)
+    compiled = graph.compile()
+
+    def result():
+        encoder = device.create_command_encoder()
+        compiled.encode(encoder)
+        device.queue.submit([encoder.finish()])
+        return read_array(device, out)
+    return primitive, compiled, result
+
+
+def check(got, want, operation):
+    if operation == "count":
+        np.testing.assert_array_equal(got, want)
+    else:
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        np.testing.assert_allclose(got, want, rtol=1e-6, equal_nan=True)
+
+
+def test_boundary_positions(device):
+    pos = np.array([[0, 0], [4, 2], [3.999, 1.999], [2, 1], [4.001, 1], [1, -0.001], [np.nan, 1], [1, np.inf],
+                    [-np.inf, 0], [0, 2]], np.float32)
+    _, _, result = grid(device, pos, grid_size=(4, 2), bounds=(0, 0, 4, 2))
+    # (0,0) -> cell 0; max corner (4,2) and (3.999,1.999) -> last cell 7; (2,1) -> row 1 col 2 = 6; (0,2) -> 4
+    assert result().tolist() == [1, 0, 0, 0, 1, 0, 1, 2]
+
+
+@pytest.mark.parametrize("operation", OPS)
+@pytest.mark.parametrize("grid_size", [(5, 3), (70, 40)])  # privatized vs global atomics
+def test_operations_match_numpy(device, operation, grid_size):
+    rng = np.random.default_rng(11)
+    n = 6000
+    pos = rng.uniform(-1.2, 1.2, (n, 2)).astype(np.float32)
+    pos[::97] = np.nan
+    weights = (rng.integers(-800, 800, n) / 8).astype(np.float32)
+    weights[::31] = np.nan
+    weights[1::53] = np.inf
+    _, _, result = grid(device, pos, grid_size=grid_size, bounds=(-1, -1, 1, 1), operation=operation,
+                        weights=weights)
+    got = result()
+    want = oracle(pos, (-1, -1, 1, 1), grid_size, operation, weights)
+    check(got, want, operation)
+    if operation != "sum" and grid_size == (70, 40):
+        assert np.isnan(got).any()  # some cells stay empty
+
+
+@settings(max_examples=16, deadline=None)
+@given(lengths=st.lists(st.one_of(st.just(0), st.sampled_from([1, 255, 257, 4097]), st.integers(0, 2500)),
+                        min_size=1, max_size=4),
+       grid_size=st.sampled_from([(1, 1), (3, 7), (16, 16), (33, 40)]), operation=st.sampled_from(["count"] + OPS),
+       masked=st.booleans(), privatize=st.booleans(), seed=st.integers(0, 2**16))
+def test_vectors_with_empty_and_uneven_chunks(device, lengths, grid_size, operation, masked, privatize, seed):
+    rng = np.random.default_rng(seed)
+    n = sum(lengths)
+    pos = rng.uniform(-0.1, 1.1, (n, 2)).astype(np.float32)
+    pos[rng.random(n) < 0.05] = 1.0  # exact maximum coordinates
+    weights = (rng.integers(-80, 80, n) / 4).astype(np.float32)
+    mask = (rng.random(n) < 0.6).astype(np.uint32) if masked else None
+    cut = np.cumsum(lengths)[:-1]
+    _, _, result = grid(device, np.split(pos, cut), grid_size=grid_size, bounds=(0, 0, 1, 1), operation=operation,
+                        weights=None if operation == "count" else np.split(weights, cut),
+                        mask=None if mask is None else np.split(mask, cut),
+                        tuning=None if privatize else AggregationTuning(privatize_max_keys=0))
+    keep = None if mask is None else mask != 0
+    check(result(), oracle(pos, (0, 0, 1, 1), grid_size, operation, weights, keep), operation)
+
+
+def test_set_bounds_without_recompiling(device):
+    rng = np.random.default_rng(6)
+    pos = rng.normal(size=(8000, 2)).astype(np.float32)
+    weights = (rng.integers(0, 64, 8000) / 4).astype(np.float32)
+    primitive, compiled, result = grid(device, pos, grid_size=(32, 24), bounds=(-1, -1, 1, 1), operation="mean",
+                                       weights=weights)
+    for bounds in [(-1, -1, 1, 1), (0, -3, 3, 0), (-0.5, 0.25, -0.5, 0.75), (-4, -4, 4, 4)]:
+        primitive.set_bounds(bounds)
+        check(result(), oracle(pos, bounds, (32, 24), "mean", weights), "mean")
+    assert compiled.encode_count == 4
+
+
+def test_gpu_bounds_view(device):
+    rng = np.random.default_rng(7)
+    pos = rng.uniform(-2, 2, (3000, 2)).astype(np.float32)
+    for bounds in [np.array([-1, -1, 1, 1], np.float32), np.array([1, -1, -1, 1], np.float32),
+                   np.array([0, 0, np.inf, 1], np.float32)]:
+        _, _, result = grid(device, pos, grid_size=(8, 8), bounds=bounds)
+        valid = np.isfinite(bounds).all() and bounds[0] <= bounds[2] and bounds[1] <= bounds[3]
+        want = oracle(pos, bounds, (8, 8)) if valid else np.zeros(64, np.uint32)
+        np.testing.assert_array_equal(result(), want)
+
+
+def test_validation_errors(device):
+    graph = GPUCommandGraph(device, id="errors")
+    pos = graph.import_gpu_data("pos", GPUData.from_numpy(device, np.zeros((10, 2), np.float32)))
+    flat = graph.import_gpu_data("flat", GPUData.from_numpy(device, np.zeros(10, np.float32)))
+    short = graph.import_gpu_data("short", GPUData.from_numpy(device, np.zeros(9, np.float32)))
+    out_u = graph.import_gpu_data("out-u", GPUData.allocate(device, format="uint32", length=6))
+    out_f = graph.import_gpu_data("out-f", GPUData.allocate(device, format="float32", length=6))
+    base = dict(id="g", grid_size=(3, 2), bounds=(0, 0, 1, 1))
+    binning = [
+        (dict(positions=flat, output=out_u), r'GPUGridBinning "g" positions must be float32x2 \(got float32\)'),
+        (dict(positions=pos, output=out_f), r"output must be uint32 \(got float32\)"),
+        (dict(positions=pos, output=out_u, grid_size=(4, 2)), r"wrong length \(needs 8 rows, got 6\)"),
+        (dict(positions=pos, output=out_u, grid_size=(0, 2)), "grid_size must be two positive integers"),
+        (dict(positions=pos, output=out_u, bounds=(0, 0, 1)), r"bounds must be \(xmin, ymin, xmax, ymax\)"),
+        (dict(positions=pos, output=out_u, bounds=(1, 0, 0, 1)), "bounds x must be finite"),
+        (dict(positions=pos, output=out_u, bounds=(0, 0, 1, np.nan)), "bounds y must be finite"),
+    ]
+    for kwargs, message in binning:
+        with pytest.raises(GraphValidationError, match=message):
+            GPUGridBinning(**{**base, **kwargs})
+    aggregation = [
+        (dict(positions=pos, weights=flat, output=out_f, operation="count"), "use GPUGridBinning"),
+        (dict(positions=pos, weights=flat, output=out_f, operation="median"), "unknown operation"),
+        (dict(positions=pos, weights=short, output=out_f),
+         r"weights chunk lengths \[9\] do not match positions chunk lengths \[10\]"),
+        (dict(positions=pos, weights=flat, output=out_u), r"output must be float32 \(got uint32\)"),
+    ]
+    for kwargs, message in aggregation:
+        with pytest.raises(GraphValidationError, match=message):
+            GPUGridAggregation(**{**base, **kwargs})
+    bounds_view = graph.import_gpu_data("b", GPUData.from_numpy(device, np.zeros(4, np.float32)))
+    primitive = GPUGridBinning(id="g", positions=pos, output=out_u, grid_size=(3, 2), bounds=bounds_view)
+    with pytest.raises(GraphStateError, match="GPU-resident bounds"):
+        primitive.set_bounds((0, 0, 1, 1))
