@@ -1,5 +1,7 @@
-"""``python -m gpuviz.bench analysis``: one interactive parameter change of the
-data-analysis widget, on the GPU and in its CPU / GPU peers.
+"""``python -m gpuviz.bench.analysis`` (``python -m gpuviz.bench analysis`` once
+registered: ``bench_analysis`` has the harness's case signature): one
+interactive parameter change of the data-analysis widget, on the GPU and in
+its CPU / GPU peers.
 
 Workload (trip-like records, ``--rows`` rows in ``--batches`` Arrow record
 batches uploaded once with :func:`gpuviz.arrow.table_to_gpu`, read in place):
@@ -10,40 +12,31 @@ batches uploaded once with :func:`gpuviz.arrow.table_to_gpu`, read in place):
   codes out of range land in the overflow word);
 
 all three restricted to rows whose ``distance`` lies in a value range. One
-*change* rewrites that range (``set_filter_range``, no recompilation) and
-encodes the compiled graph once; its GPU time is the sum of the nodes'
-timestamped passes (median of ``--runs`` changes after warm-up).
+*change* rewrites that range (``set_filter_range``: ``queue.write_buffer``,
+no recompilation) and encodes the compiled graph once. Its GPU time is the
+harness's: timestamps around whole encodings, median over ``--runs`` after
+warm-up; a second loop of real changes (a new range each time) gives the
+per-primitive breakdown from per-node timestamps.
 
-Peers in the same run: numpy (boolean filter, ``np.histogram``, a
-``np.bincount`` 2-D mean and grouped mean), ``pyarrow.compute`` filter +
-``group_by().aggregate(mean)`` for the grouped part, torch on CUDA where
-importable. Every GPU result is checked against a float32-exact numpy oracle
-before anything is printed. ``--sweep`` also times tuning variants.
+References and peers in the same run: the harness's vec4 copy and read
+kernels over the bytes the three primitives read; numpy (boolean filter,
+``np.histogram``, ``np.bincount`` 2-D mean and grouped mean);
+``pyarrow.compute`` filter + ``group_by().aggregate(mean)`` (grouped part);
+torch on CUDA where importable (same steps). Every GPU result is checked
+against a float32-exact numpy oracle before anything is printed.
+``--variants`` also times tuning variants.
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
-import time
+import sys
 
 import numpy as np
 
 BINS, GRID, GROUPS = 256, 512, 24
 DOMAIN, BOUNDS = (0.0, 100.0), (0.0, 0.0, 1.0, 1.0)
-
-COPY_WGSL = """
-@group(0) @binding(0) var<storage, read> src: array<vec4<u32>>;
-@group(0) @binding(1) var<storage, read_write> dst: array<vec4<u32>>;
-override COUNT: u32 = 0u;
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-    let i = (wid.x + wid.y * nwg.x) * 256u + lid;
-    if (i < COUNT) { dst[i] = src[i]; }
-}
-"""
-
 
 # ---------------------------------------------------------------------- data
 def make_data(rows: int, seed: int = 7) -> dict:
@@ -192,47 +185,7 @@ class AnalysisGraph:
             data.destroy()
 
 
-def copy_seconds(device, byte_length, runs=20):
-    """Median GPU time of a vec4 copy kernel over ``byte_length`` bytes."""
-    import wgpu
-
-    from gpuviz import ComputeKernel, GPUCommandGraph
-
-    count = byte_length // 16
-    graph = GPUCommandGraph(device, id="copy-baseline")
-    src = graph.create_transient_buffer(id="src", byte_length=count * 16, usage=wgpu.BufferUsage.STORAGE)
-    dst = graph.create_transient_buffer(id="dst", byte_length=count * 16, usage=wgpu.BufferUsage.STORAGE)
-
-    def compile_copy(ctx):
-        kernel = ComputeKernel(ctx.device, code=COPY_WGSL, constants={"COUNT": count}, label="copy")
-        return lambda p, frame: kernel.dispatch(p, frame, bindings={0: src, 1: dst}, workgroups=-(-count // 256))
-
-    graph.add_compute_node(id="copy", resources=[(src, "storage-read"), (dst, "storage-write")],
-                           compile=compile_copy)
-    compiled = graph.compile()
-    times = []
-    for i in range(runs + 3):
-        encoder = device.create_command_encoder()
-        compiled.encode(encoder, timestamps=True)
-        device.queue.submit([encoder.finish()])
-        if i >= 3:
-            times.append(compiled.read_timings()["copy"])
-        else:
-            compiled.read_timings()
-    compiled.destroy()
-    return statistics.median(times)
-
-
 # --------------------------------------------------------------------- peers
-def _median_seconds(fn, runs):
-    times = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
-
-
 def numpy_change(data, filter_range):
     """The numpy peer of one change: filter, histogram, 2-D mean, grouped mean."""
     d, fare = data["distance"], data["fare"]
@@ -268,44 +221,26 @@ def arrow_group_by(data):
     return run
 
 
-def torch_change(data):
-    """A torch CUDA peer (None without CUDA): median seconds per change by CUDA events."""
-    try:
-        import torch
-    except ImportError:
-        return None
-    if not torch.cuda.is_available():
-        return None
-    dev = "cuda"
-    t = {k: torch.from_numpy(np.ascontiguousarray(v.astype(np.int64) if v.dtype == np.uint32 else v)).to(dev)
+def torch_change(torch, data):
+    """The torch CUDA peer of one change (same steps as numpy), as a callable."""
+    t = {k: torch.from_numpy(np.ascontiguousarray(v.astype(np.int64) if v.dtype == np.uint32 else v)).cuda()
          for k, v in data.items()}
 
     def run(filter_range):
         lo, hi = float(np.float32(filter_range[0])), float(np.float32(filter_range[1]))
         sel = (t["distance"] >= lo) & (t["distance"] <= hi) & torch.isfinite(t["fare"])
         f = t["fare"][sel]
-        torch.histc(f, BINS, *DOMAIN)
+        hist = torch.histc(f, BINS, *DOMAIN)
         p = t["pickup"][sel]
         ok = ((p >= 0) & (p <= 1)).all(dim=1)
         ij = torch.clamp((p[ok] * GRID).long(), max=GRID - 1)
         cell = ij[:, 1] * GRID + ij[:, 0]
-        torch.bincount(cell, f[ok], GRID * GRID) / torch.bincount(cell, minlength=GRID * GRID)
+        grid = torch.bincount(cell, f[ok], GRID * GRID) / torch.bincount(cell, minlength=GRID * GRID)
         h = t["hour"][sel]
         okh = h < GROUPS
-        torch.bincount(h[okh], f[okh], GROUPS) / torch.bincount(h[okh], minlength=GROUPS)
-
-    def timed(ranges):
-        times = []
-        for i, r in enumerate(ranges):
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            run(r)
-            end.record()
-            torch.cuda.synchronize()
-            if i >= 3:
-                times.append(start.elapsed_time(end) * 1e-3)
-        return statistics.median(times)
-    return timed
+        group = torch.bincount(h[okh], f[okh], GROUPS) / torch.bincount(h[okh], minlength=GROUPS)
+        return hist, grid, group
+    return run
 
 
 # ---------------------------------------------------------------------- main
@@ -323,86 +258,127 @@ def _us(seconds):
     return f"{seconds * 1e6:,.0f} µs" if seconds < 0.01 else f"{seconds * 1e3:,.1f} ms"
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m gpuviz.bench analysis", description=__doc__.split("\n")[0])
-    parser.add_argument("--rows", type=int, default=10_000_000)
-    parser.add_argument("--batches", type=int, default=10, help="Arrow record batches (GPU chunks)")
-    parser.add_argument("--runs", type=int, default=30, help="timed changes after warm-up")
-    parser.add_argument("--warmup", type=int, default=5)
-    parser.add_argument("--cpu-runs", type=int, default=3, help="timed runs of the CPU peers")
-    parser.add_argument("--sweep", action="store_true", help="also time tuning variants")
-    args = parser.parse_args(argv)
-
+def _upload_table(device, data, batches):
     import pyarrow as pa
 
-    import gpuviz
     from gpuviz.arrow import table_to_gpu
 
-    device = gpuviz.request_device()
-    info = device.adapter.info
-    print(f"adapter: {info['device']} ({info['backend_type']}); rows {args.rows:,} in {args.batches} batches")
-    data = make_data(args.rows)
-    bounds = np.linspace(0, args.rows, args.batches + 1).astype(int)
-    batches = [pa.record_batch({
+    cuts = np.linspace(0, len(data["fare"]), batches + 1).astype(int)
+    arrow = pa.Table.from_batches([pa.record_batch({
         "pickup": pa.FixedSizeListArray.from_arrays(pa.array(data["pickup"][a:b].reshape(-1)), 2),
         "fare": pa.array(data["fare"][a:b]), "distance": pa.array(data["distance"][a:b]),
-        "hour": pa.array(data["hour"][a:b])}) for a, b in zip(bounds[:-1], bounds[1:])]
-    table = table_to_gpu(device, pa.Table.from_batches(batches))
+        "hour": pa.array(data["hour"][a:b])}) for a, b in zip(cuts[:-1], cuts[1:])])
+    return table_to_gpu(device, arrow)
 
-    ranges = _ranges(args.warmup + args.runs)
-    final = ranges[-1]
-    expected = oracle(data, final)
-    variants = [None]
-    if args.sweep:
-        from gpuviz import AggregationTuning
-        variants += [AggregationTuning(rows_per_invocation=r, workgroups_per_chunk=w)
-                     for r, w in ((16, 0), (4, 0), (16, 264), (16, 4096), (64, 1024))]
-        variants += [AggregationTuning(privatize_max_keys=0)]
-    measured = []
-    for tuning in variants:
-        analysis = AnalysisGraph(device, table, ranges[0], tuning)
-        gpu, parts = analysis.timed(ranges, args.warmup)
-        check(analysis.results(), expected)
-        measured.append((tuning, gpu, parts))
-        analysis.destroy()
 
-    read_bytes = args.rows * (4 * 2 + 8 + 4 + 4 + 4 + 4 + 4)  # hist 2 cols, grid 3, group 3 (x2 fare, x3 distance)
-    copy = copy_seconds(device, read_bytes)
+def bench_analysis(device, sizes, runs, *, variants=False, peers=None, batches=10, warmup=5, cpu_runs=3):
+    """The harness case: one table per size (rows), printed after the checks."""
+    from gpuviz import AggregationTuning
 
-    hist, grid, group = numpy_change(data, final)
-    assert np.abs(hist - expected["hist"]).sum() <= 2 * expected["hist_near"], "numpy peer histogram"
-    np.testing.assert_allclose(group, expected["group"], rtol=1e-6)
-    cpu = _median_seconds(lambda: numpy_change(data, final), args.cpu_runs)
-    arrow_run = arrow_group_by(data)
-    arrow_table = arrow_run(final).sort_by("hour").to_pydict()
-    got = dict(zip(arrow_table["hour"], arrow_table["fare_mean"]))
-    np.testing.assert_allclose([got[h] for h in range(GROUPS)], expected["group"], rtol=1e-6)
-    arrow = _median_seconds(lambda: arrow_run(final), args.cpu_runs)
-    torch_timed = torch_change(data)
-    torch_s = torch_timed(ranges[:3 + 10]) if torch_timed else None
+    from .harness import BU, GPUTimer, Peers, ReferenceKernel, cpu_median
 
-    tuning0, gpu, parts = measured[0]
-    print(f"\nAnalysis: one filter-range change over {args.rows:,} rows "
-          f"(histogram {BINS} bins + {GRID}x{GRID} grid mean + {GROUPS} group means), median of {args.runs}")
-    print("| what | time | vs GPU |")
-    print("|---|---:|---:|")
-    print(f"| gpuviz GPU total (timestamps) | {_us(gpu)} | 1.0x |")
-    for pid, seconds in parts.items():
-        print(f"| &nbsp; {pid} | {_us(seconds)} | |")
-    print(f"| vec4 copy kernel over the {read_bytes / 1e6:,.0f} MB read | {_us(copy)} | {gpu / copy:.2f}x copy |")
-    print(f"| numpy (filter + histogram + bincount 2-D mean + grouped mean) | {_us(cpu)} | {_x(cpu / gpu)} |")
-    print(f"| pyarrow.compute filter + group_by mean (grouped part only) | {_us(arrow)} | {_x(arrow / gpu)} |")
-    if torch_s is not None:
-        print(f"| torch CUDA (same steps) | {_us(torch_s)} | {_x(torch_s / gpu)} |")
-    if len(measured) > 1:
-        print("\nTuning sweep (GPU total; hist / grid / group):")
-        for tuning, total, p in measured:
-            name = "default" if tuning is None else (f"rows/inv <= {tuning.rows_per_invocation}, wg/chunk "
-                                                     f"{tuning.workgroups_per_chunk}, privatize <= "
-                                                     f"{tuning.privatize_max_keys}")
-            print(f"  {name:58s} {_us(total):>10s}   " + " / ".join(_us(v) for v in p.values()))
-    print(f"\ntargets: <= 2 ms GPU per change: {'met' if gpu <= 2e-3 else 'MISSED'}; "
-          f">= 50x numpy: {'met' if cpu / gpu >= 50 else 'MISSED'} ({_x(cpu / gpu)})")
+    peers = peers or Peers()
+    timer = GPUTimer(device, runs)
+    tunings = {"default": None}
+    if variants:
+        tunings.update({
+            "16 rows/invocation, no adaptation": AggregationTuning(workgroups_per_chunk=0),
+            "4 rows/invocation, no adaptation": AggregationTuning(rows_per_invocation=4, workgroups_per_chunk=0),
+            "256 workgroups/chunk": AggregationTuning(workgroups_per_chunk=256),
+            "4096 workgroups/chunk": AggregationTuning(workgroups_per_chunk=4096),
+            "subgroup key combining up to 32 keys": AggregationTuning(subgroup_max_keys=32),
+            "portable (no subgroups)": AggregationTuning(subgroups=False),
+        })
+    for rows in sizes:
+        data = make_data(rows)
+        table = _upload_table(device, data, batches)
+        ranges = _ranges(warmup + runs)
+        final = ranges[-1]
+        expected = oracle(data, final)
+        measured = {}
+        for label, tuning in tunings.items():
+            analysis = AnalysisGraph(device, table, final, tuning)
+            whole = timer.median(analysis.compiled.encode)
+            check(analysis.results(), expected)
+            per_change, parts = analysis.timed(ranges, warmup)
+            check(analysis.results(), expected)
+            measured[label] = (whole, per_change, parts)
+            analysis.destroy()
+
+        words = rows * 9 // 4 * 4  # hist 2 columns, grid 4 words, group 3 columns per row
+        src = device.create_buffer(size=4 * words, usage=BU.STORAGE)
+        dst = device.create_buffer(size=4 * words, usage=BU.STORAGE)
+        copy = timer.median(ReferenceKernel(device, "copy", words, src, dst).record)
+        read_ref = timer.median(ReferenceKernel(device, "read", words, src, dst).record)
+        src.destroy()
+        dst.destroy()
+
+        hist, _grid, group = numpy_change(data, final)
+        assert np.abs(hist - expected["hist"]).sum() <= 2 * expected["hist_near"], "numpy peer histogram"
+        np.testing.assert_allclose(group, expected["group"], rtol=1e-6)
+        cpu = cpu_median(lambda: numpy_change(data, final), cpu_runs)
+        arrow_run = arrow_group_by(data)
+        got = arrow_run(final).to_pydict()
+        got = dict(zip(got["hour"], got["fare_mean"]))
+        np.testing.assert_allclose([got[h] for h in range(GROUPS)], expected["group"], rtol=1e-6)
+        arrow = cpu_median(lambda: arrow_run(final), cpu_runs)
+        torch_s = None
+        if peers.torch is not None:
+            run = torch_change(peers.torch, data)
+            torch_group = run(final)[2].cpu().numpy()
+            np.testing.assert_allclose(torch_group, expected["group"], rtol=1e-3)
+            torch_s = peers.time_torch(lambda: run(final), runs)
+
+        whole, per_change, parts = measured["default"]
+        print(f"\nAnalysis: one filter-range change over {rows:,} rows in {batches} Arrow batches "
+              f"(histogram {BINS} bins + {GRID}x{GRID} grid mean + {GROUPS} group means)")
+        print("| what | GPU / CPU time | ratio |")
+        print("|---|---:|---:|")
+        print(f"| **gpuviz, whole encoding** (timestamps around it, median of {runs}) | **{_us(whole)}** | 1 |")
+        print(f"| gpuviz, sum of node passes over {runs} real range changes | {_us(per_change)} | |")
+        for pid, seconds in parts.items():
+            print(f"| &nbsp;&nbsp; {pid} | {_us(seconds)} | |")
+        print(f"| WGSL vec4 copy kernel over the {words * 4 / 1e6:,.0f} MB read | {_us(copy)} "
+              f"| gpuviz {_x(whole / copy)} copy |")
+        print(f"| WGSL vec4 read kernel over the same bytes | {_us(read_ref)} | gpuviz {_x(whole / read_ref)} read |")
+        print(f"| numpy: filter + np.histogram + bincount 2-D mean + grouped mean | {_us(cpu)} "
+              f"| {_x(cpu / whole)} slower |")
+        print(f"| pyarrow.compute: filter + group_by mean (grouped part only) | {_us(arrow)} "
+              f"| {_x(arrow / whole)} slower |")
+        if torch_s is not None:
+            print(f"| torch CUDA: the numpy steps on the GPU | {_us(torch_s)} | {_x(torch_s / whole)} slower |")
+        if len(measured) > 1:
+            print("\n| tuning variant | whole encoding | histogram / grid / groups (per change) |")
+            print("|---|---:|---|")
+            for label, (w, _, p) in measured.items():
+                print(f"| {label} | {_us(w)} | " + " / ".join(_us(v) for v in p.values()) + " |")
+        print(f"\ntargets: <= 2 ms GPU per change: {'met' if whole <= 2e-3 else 'MISSED'}; >= 50x numpy: "
+              f"{'met' if cpu / whole >= 50 else 'MISSED'} ({_x(cpu / whole)})", flush=True)
+        table.destroy()
+
+
+def main(argv=None) -> int:
+    import os
+
+    parser = argparse.ArgumentParser(prog="python -m gpuviz.bench.analysis", description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", default="10000000", help="comma-separated row counts (K/M suffixes: 2**10, 2**20)")
+    parser.add_argument("--batches", type=int, default=10, help="Arrow record batches (GPU chunks)")
+    parser.add_argument("--runs", type=int, default=30, help="timed changes after warm-up")
+    parser.add_argument("--cpu-runs", type=int, default=3, help="timed runs of the CPU peers")
+    parser.add_argument("--variants", action="store_true", help="also time tuning variants")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
+
+    import gpuviz
+
+    from .harness import parse_sizes
+
+    device = gpuviz.request_device()
+    caps = gpuviz.device_capabilities(device)
+    print(f"gpuviz.bench analysis {' '.join(sys.argv[1:] if argv is None else argv)}")
+    print(f"adapter: {caps.adapter} ({caps.backend}), subgroups {caps.subgroups}")
+    bench_analysis(device, parse_sizes(args.sizes), args.runs, variants=args.variants, batches=args.batches,
+                   cpu_runs=args.cpu_runs)
     return 0
 
 
