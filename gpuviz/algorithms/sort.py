@@ -11,6 +11,7 @@ with a never-hang fallback). See ``shaders/sort_radix.wgsl`` and
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,7 +19,7 @@ import wgpu
 
 from ..graph import ComputeKernel
 from ..graph.errors import GraphValidationError
-from ..graph.resources import GraphBufferHandle, GraphDataView
+from ..graph.resources import GraphDataView
 from ._common import ceil_div, check_topology, chunks_of, overlaps, shader_source
 
 __all__ = ["GPUSort", "SortTuning"]
@@ -39,6 +40,8 @@ class SortTuning:
     ----------
     items : int
         Rows per invocation in a radix tile; a tile holds ``256 * items`` rows.
+    lookback : int
+        Predecessor tiles each look-back step reads at once (1..32).
     small_max : int
         Domains of up to this many rows sort inside one workgroup (bitonic);
         larger ones use radix passes. At most 2048.
@@ -51,6 +54,7 @@ class SortTuning:
     """
 
     items: int = 15
+    lookback: int = 16
     small_max: int = 2048
     spin_limit: int = 64
     subgroups: bool | None = None
@@ -64,26 +68,36 @@ DEFAULT_TUNING = SortTuning()
 
 
 # ------------------------------------------------------------------ shaders
-def _header(**consts) -> str:
-    """The template step: WGSL ``const`` declarations prepended to a shader
-    (function-scope array sizes cannot be ``override`` constants)."""
+HIST_ITEMS = 8  # keys per invocation per histogram step (loads issued together)
+_UNROLL = re.compile(r"^[ \t]*// unroll (\w+) \{[ \t]*\n(.*?)^[ \t]*// \}[ \t]*\n", re.S | re.M)
+
+
+def render_sort_shader(text: str, **consts) -> str:
+    """The template step: WGSL ``const`` declarations for ``consts``
+    prepended to ``text``, and every block between ``// unroll NAME {`` and
+    ``// }`` repeated ``consts[NAME]`` times with ``@I`` replaced by ``0u``,
+    ``1u``, ... (function-scope array sizes cannot be ``override`` constants,
+    and constant indices keep per-row arrays in registers)."""
     lines = []
     for name, value in consts.items():
         if isinstance(value, bool):
             lines.append(f"const {name}: bool = {str(value).lower()};")
         else:
             lines.append(f"const {name}: u32 = {int(value)}u;")
-    return "\n".join(lines) + "\n"
+    body = _UNROLL.sub(lambda m: "".join(m.group(2).replace("@I", f"{i}u") for i in range(consts[m.group(1)])),
+                       text)
+    return "\n".join(lines) + "\n" + body
 
 
 def radix_source(tuning: SortTuning, *, subgroups: bool, has_values: bool) -> str:
-    return (_header(ITEMS=tuning.items, SPIN_LIMIT=tuning.spin_limit, HAS_VALUES=has_values)
-            + shader_source("sort_radix.wgsl")
-            + shader_source("sort_subgroup.wgsl" if subgroups else "sort_portable.wgsl"))
+    return render_sort_shader(shader_source("sort_radix.wgsl")
+                              + shader_source("sort_subgroup.wgsl" if subgroups else "sort_portable.wgsl"),
+                              ITEMS=tuning.items, LOOKBACK=tuning.lookback, HIST_ITEMS=HIST_ITEMS,
+                              SPIN_LIMIT=tuning.spin_limit, HAS_VALUES=has_values)
 
 
 def small_source(slots: int, *, has_values: bool) -> str:
-    return _header(SLOTS=slots, HAS_VALUES=has_values) + shader_source("sort_small.wgsl")
+    return render_sort_shader(shader_source("sort_small.wgsl"), SLOTS=slots, HAS_VALUES=has_values)
 
 
 def _uniform(ctx, words) -> wgpu.GPUBuffer:
@@ -113,9 +127,10 @@ def check_args(owner: str, id, direction, key_bits, tuning) -> None:
         raise GraphValidationError(f'{owner} "{id}" key_bits must be an integer in 1..32 (got {key_bits!r})')
     if not isinstance(tuning, SortTuning):
         raise GraphValidationError(f'{owner} "{id}" tuning must be a SortTuning (got {type(tuning).__name__})')
-    if not 1 <= tuning.items <= 27 or not 1 <= tuning.small_max <= MAX_SMALL_SLOTS or tuning.spin_limit < 0:
-        raise GraphValidationError(f'{owner} "{id}" has invalid sort tuning {tuning} (items 1..27, small_max '
-                                   f"1..{MAX_SMALL_SLOTS}, spin_limit >= 0)")
+    if (not 1 <= tuning.items <= 27 or not 1 <= tuning.lookback <= 32 or not 1 <= tuning.small_max <= MAX_SMALL_SLOTS
+            or tuning.spin_limit < 0):
+        raise GraphValidationError(f'{owner} "{id}" has invalid sort tuning {tuning} (items 1..27, lookback 1..32, '
+                                   f"small_max 1..{MAX_SMALL_SLOTS}, spin_limit >= 0)")
 
 
 def check_views(owner: str, id: str, graph, keys, values, output_keys, output_values) -> tuple:
@@ -214,7 +229,7 @@ def _add_radix(graph, prefix, keys, values, out_keys, out_values, descending, ke
     state_words = _STATE_HEADER_WORDS + passes * tiles * WORKGROUP
     clear_groups = min(ceil_div(state_words, WORKGROUP * 8), 4096)
     hist_groups = min(ceil_div(n, 4096), 1024)
-    per_group = ceil_div(ceil_div(n, hist_groups), WORKGROUP) * WORKGROUP
+    per_group = ceil_div(ceil_div(n, hist_groups), WORKGROUP * HIST_ITEMS) * WORKGROUP * HIST_ITEMS
     hist_groups = ceil_div(n, per_group)
     flip, mask = _flip_mask(descending, key_bits)
     has_values = values is not None

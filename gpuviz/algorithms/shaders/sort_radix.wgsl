@@ -14,9 +14,14 @@
 // a tile that polls one predecessor SPIN_LIMIT times in vain counts that
 // predecessor's digits itself (reading its keys) and publishes them.
 //
-// Template header (sort.py): const ITEMS (rows per invocation), SPIN_LIMIT,
-// HAS_VALUES; then this file; then the variant file (sort_subgroup.wgsl or
-// sort_portable.wgsl) with the sg_* wrappers and the scatter entry point.
+// Template (sort.py): a header of consts ITEMS (rows per invocation),
+// LOOKBACK (predecessor tiles read per look-back step), HIST_ITEMS (keys per
+// invocation per histogram step), SPIN_LIMIT and HAS_VALUES; then this file;
+// then the variant file (sort_subgroup.wgsl or sort_portable.wgsl) with the
+// sg_* wrappers and the scatter entry point. Blocks between `// unroll N {`
+// and `// }` are repeated N times with `@I` replaced by 0u, 1u, ...: per-row
+// arrays are then indexed by constants only and stay in registers, and the
+// loads of a block are all issued before their first use.
 // Descending order sorts the complemented keys: ties keep source order in
 // both directions. Only `mask` bits of a key count; written keys are intact.
 
@@ -94,10 +99,17 @@ fn histogram(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
     for (var i = lid; i < 1024u; i += WG) { atomicStore(&s_hist[i], 0u); }
     workgroupBarrier();
     let end = min(P.n, (g + 1u) * P.per_group);
-    for (var i = g * P.per_group + lid; i < end; i += WG) {
-        let k = (key_in[P.key_in + i] ^ P.flip) & P.mask;
+    for (var i = g * P.per_group + lid; i < end; i += WG * HIST_ITEMS) {
+        var k: array<u32, HIST_ITEMS>;
+        // unroll HIST_ITEMS {
+        k[@I] = 0xffffffffu;
+        if (i + @I * WG < end) { k[@I] = (key_in[P.key_in + i + @I * WG] ^ P.flip) & P.mask; }
+        // }
         for (var p = 0u; p < P.passes; p++) {
-            atomicAdd(&s_hist[p * 256u + ((k >> (8u * p)) & 255u)], 1u);
+            let sh = 8u * p;
+            // unroll HIST_ITEMS {
+            if (i + @I * WG < end) { atomicAdd(&s_hist[p * 256u + ((k[@I] >> sh) & 255u)], 1u); }
+            // }
         }
     }
     workgroupBarrier();
@@ -173,8 +185,8 @@ fn first_lane(v: vec4<u32>) -> u32 {
 // Subgroup ranking: subgroup w owns rows [w*sg*ITEMS, (w+1)*sg*ITEMS) of the
 // tile, round k its rows k*sg + lane. Eight ballots find the lanes with the
 // same digit; the lowest of them adds their number to the subgroup's counter.
-fn rank_subgroup(lid: u32, sg: u32, dig: ptr<function, array<u32, ITEMS>>,
-                 pos: ptr<function, array<u32, ITEMS>>) -> u32 {
+fn rank_subgroup(lid: u32, sg: u32, keys: ptr<function, array<u32, ITEMS>>,
+                 pos: ptr<function, array<u32, ITEMS>>, valid: u32) -> u32 {
     let warps = WG / sg;
     let w = lid / sg;
     let lane = lid % sg;
@@ -182,8 +194,9 @@ fn rank_subgroup(lid: u32, sg: u32, dig: ptr<function, array<u32, ITEMS>>,
     workgroupBarrier();
     let below_me = lanes_below(lane);
     let live = lanes_below(sg);
-    for (var k = 0u; k < ITEMS; k++) {
-        let d = (*dig)[k];
+    // unroll ITEMS {
+    {
+        let d = select(255u, digit_of((*keys)[@I]), (*pos)[@I] < valid);
         var peers = live;
         for (var b = 0u; b < 8u; b++) {
             let bit = ((d >> b) & 1u) != 0u;
@@ -196,8 +209,9 @@ fn rank_subgroup(lid: u32, sg: u32, dig: ptr<function, array<u32, ITEMS>>,
             let sh = (d & 1u) * 16u;
             pre = (atomicAdd(&shm[w * 128u + (d >> 1u)], popcount4(peers) << sh) >> sh) & 0xffffu;
         }
-        (*pos)[k] = sg_shuffle(pre, first_lane(peers)) + before;
+        (*pos)[@I] = (sg_shuffle(pre, first_lane(peers)) + before) | (d << 16u);
     }
+    // }
     workgroupBarrier();
     if (lid < 128u) {  // exclusive over subgroups, two digits per word
         var run = 0u;
@@ -214,11 +228,13 @@ fn rank_subgroup(lid: u32, sg: u32, dig: ptr<function, array<u32, ITEMS>>,
     let start = wg_scan(lid, count, sg).x;
     s_start[lid] = start;
     workgroupBarrier();
-    for (var k = 0u; k < ITEMS; k++) {
-        let d = (*dig)[k];
+    // unroll ITEMS {
+    {
+        let d = (*pos)[@I] >> 16u;
         let sh = (d & 1u) * 16u;
-        (*pos)[k] += s_start[d] + ((atomicLoad(&shm[w * 128u + (d >> 1u)]) >> sh) & 0xffffu);
+        (*pos)[@I] = ((*pos)[@I] & 0xffffu) + s_start[d] + ((atomicLoad(&shm[w * 128u + (d >> 1u)]) >> sh) & 0xffffu);
     }
+    // }
     workgroupBarrier();
     return count;
 }
@@ -226,49 +242,54 @@ fn rank_subgroup(lid: u32, sg: u32, dig: ptr<function, array<u32, ITEMS>>,
 // Portable ranking: eight stable one-bit splits of (digit << 16 | row) in
 // workgroup memory, each a workgroup prefix sum. Rows are striped: round k
 // of invocation lid is row k*WG + lid.
-fn rank_split(lid: u32, dig: ptr<function, array<u32, ITEMS>>, pos: ptr<function, array<u32, ITEMS>>) -> u32 {
-    for (var k = 0u; k < ITEMS; k++) {
-        atomicStore(&shm[(*pos)[k]], ((*dig)[k] << 16u) | (*pos)[k]);
-    }
+fn rank_split(lid: u32, keys: ptr<function, array<u32, ITEMS>>, pos: ptr<function, array<u32, ITEMS>>,
+              valid: u32) -> u32 {
+    // unroll ITEMS {
+    atomicStore(&shm[(*pos)[@I]], (select(255u, digit_of((*keys)[@I]), (*pos)[@I] < valid) << 16u) | (*pos)[@I]);
+    // }
     workgroupBarrier();
     var e: array<u32, ITEMS>;
     for (var b = 16u; b < 24u; b++) {
         var zeros = 0u;
-        for (var k = 0u; k < ITEMS; k++) {
-            e[k] = atomicLoad(&shm[lid * ITEMS + k]);
-            zeros += 1u - ((e[k] >> b) & 1u);
-        }
+        // unroll ITEMS {
+        e[@I] = atomicLoad(&shm[lid * ITEMS + @I]);
+        zeros += 1u - ((e[@I] >> b) & 1u);
+        // }
         let sc = wg_scan(lid, zeros, 0u);  // its barriers order these reads before the writes below
         var z = sc.x;
-        for (var k = 0u; k < ITEMS; k++) {
-            var dst = sc.y + lid * ITEMS + k - z;
-            if (((e[k] >> b) & 1u) == 0u) {
+        // unroll ITEMS {
+        {
+            var dst = sc.y + lid * ITEMS + @I - z;
+            if (((e[@I] >> b) & 1u) == 0u) {
                 dst = z;
                 z += 1u;
             }
-            atomicStore(&shm[dst], e[k]);
+            atomicStore(&shm[dst], e[@I]);
         }
+        // }
         workgroupBarrier();
     }
     s_start[lid] = 0u;
     atomicStore(&s_aux[lid], 0u);
     workgroupBarrier();
-    for (var k = 0u; k < ITEMS; k++) {
-        let j = lid * ITEMS + k;
-        e[k] = atomicLoad(&shm[j]);
-        let d = e[k] >> 16u;
+    // unroll ITEMS {
+    {
+        let j = lid * ITEMS + @I;
+        e[@I] = atomicLoad(&shm[j]);
+        let d = e[@I] >> 16u;
         if (j == 0u || (atomicLoad(&shm[j - 1u]) >> 16u) != d) { s_start[d] = j; }
         if (j == TILE - 1u || (atomicLoad(&shm[j + 1u]) >> 16u) != d) { atomicStore(&s_aux[d], j + 1u); }
     }
+    // }
     workgroupBarrier();
     let count = atomicLoad(&s_aux[lid]) - s_start[lid];
-    for (var k = 0u; k < ITEMS; k++) {
-        atomicStore(&shm[e[k] & 0xffffu], lid * ITEMS + k);
-    }
+    // unroll ITEMS {
+    atomicStore(&shm[e[@I] & 0xffffu], lid * ITEMS + @I);
+    // }
     workgroupBarrier();
-    for (var k = 0u; k < ITEMS; k++) {
-        (*pos)[k] = atomicLoad(&shm[(*pos)[k]]);
-    }
+    // unroll ITEMS {
+    (*pos)[@I] = atomicLoad(&shm[(*pos)[@I]]);
+    // }
     workgroupBarrier();
     return count;
 }
@@ -277,10 +298,14 @@ fn rank_split(lid: u32, dig: ptr<function, array<u32, ITEMS>>, pos: ptr<function
 // Digit count of one full predecessor tile, from its keys.
 fn tile_count(lid: u32, t: u32) -> u32 {
     atomicStore(&s_aux[lid], 0u);
+    var k: array<u32, ITEMS>;
+    // unroll ITEMS {
+    k[@I] = key_in[P.key_in + t * TILE + @I * WG + lid];
+    // }
     workgroupBarrier();
-    for (var k = 0u; k < ITEMS; k++) {
-        atomicAdd(&s_aux[digit_of(key_in[P.key_in + t * TILE + k * WG + lid])], 1u);
-    }
+    // unroll ITEMS {
+    atomicAdd(&s_aux[digit_of(k[@I])], 1u);
+    // }
     workgroupBarrier();
     let c = atomicLoad(&s_aux[lid]);
     workgroupBarrier();
@@ -292,28 +317,42 @@ fn status_index(t: u32, d: u32) -> u32 {
 }
 
 // Invocation `lid` sums digit `lid` over tiles 0..tile-1, plus the digit's
-// global base. Rounds are workgroup-uniform; within a round each invocation
-// walks back without blocking.
+// global base. Rounds are workgroup-uniform; in a round each invocation reads
+// the LOOKBACK predecessors below the last one it summed (all loads issued
+// together) and sums them down to the first inclusive one, or stops at the
+// first unpublished one without blocking.
 fn look_back(lid: u32, tile: u32, sg: u32) -> u32 {
     var prefix = 0u;
-    var t = tile - 1u;
+    var t = tile - 1u;  // the next predecessor to sum
     var done = false;
     var waited = 0u;
     loop {
         if (!done) {
-            loop {
-                let s = atomicLoad(&state[status_index(t, lid)]);
-                if (s < FLAG_AGG) { break; }
-                prefix += s & VALUE;
-                if (s >= FLAG_INC) {
-                    done = true;
-                    break;
+            var win: array<u32, LOOKBACK>;
+            // unroll LOOKBACK {
+            win[@I] = 0u;
+            if (@I <= t) { win[@I] = atomicLoad(&state[status_index(t - @I, lid)]); }
+            // }
+            var open = true;
+            var used = 0u;
+            // unroll LOOKBACK {
+            if (open) {
+                let s = win[@I];
+                if (s < FLAG_AGG) {
+                    open = false;
+                } else {
+                    prefix += s & VALUE;
+                    used += 1u;
+                    if (s >= FLAG_INC) {
+                        done = true;
+                        open = false;
+                    }
                 }
-                t -= 1u;
-                waited = 0u;
             }
+            // }
+            t -= used;
             if (!done) {
-                waited += 1u;
+                waited = select(0u, waited + 1u, used == 0u);
                 atomicMax(&s_req, select(1u, 0x80000000u | t, waited > SPIN_LIMIT));
             }
         }
@@ -344,7 +383,7 @@ fn look_back(lid: u32, tile: u32, sg: u32) -> u32 {
 }
 
 // ---------------------------------------------------------------- scatter
-// `sg`: subgroup size (0 in the portable variant), `lane`: subgroup lane.
+// `sg_size`: subgroup size (0 in the portable variant), `lane`: subgroup lane.
 fn scatter_tile(lid: u32, sg_size: u32, lane: u32) {
     if (lid == 0u) {
         s_ctrl = atomicAdd(&state[COUNTER + P.pass_index], 1u);
@@ -364,27 +403,30 @@ fn scatter_tile(lid: u32, sg_size: u32, lane: u32) {
 
     let base = tile * TILE;
     let valid = min(TILE, P.n - base);
+    var first = lid;  // row of round k: first + k * step
+    var step = WG;
+    if (sg != 0u) {
+        first = (lid / sg) * sg * ITEMS + lid % sg;
+        step = sg;
+    }
     var keys: array<u32, ITEMS>;
     var vals: array<u32, ITEMS>;
-    var dig: array<u32, ITEMS>;
-    var pos: array<u32, ITEMS>;
-    for (var k = 0u; k < ITEMS; k++) {
-        var row = k * WG + lid;
-        if (sg != 0u) { row = (lid / sg) * sg * ITEMS + k * sg + lid % sg; }
-        dig[k] = 255u;  // rows past the end sort last and are never written
-        if (row < valid) {
-            keys[k] = key_in[P.key_in + base + row];
-            if (HAS_VALUES) { vals[k] = val_in[P.val_in + base + row]; }
-            dig[k] = digit_of(keys[k]);
-        }
-        pos[k] = row;
+    var pos: array<u32, ITEMS>;  // rows past the end sort last (digit 255) and are never written
+    // unroll ITEMS {
+    pos[@I] = first + @I * step;
+    if (pos[@I] < valid) { keys[@I] = key_in[P.key_in + base + pos[@I]]; }
+    // }
+    if (HAS_VALUES) {
+        // unroll ITEMS {
+        if (pos[@I] < valid) { vals[@I] = val_in[P.val_in + base + pos[@I]]; }
+        // }
     }
 
     var count = 0u;
     if (sg != 0u) {
-        count = rank_subgroup(lid, sg, &dig, &pos);
+        count = rank_subgroup(lid, sg, &keys, &pos, valid);
     } else {
-        count = rank_split(lid, &dig, &pos);
+        count = rank_split(lid, &keys, &pos, valid);
     }
 
     var prefix = 0u;
@@ -398,24 +440,27 @@ fn scatter_tile(lid: u32, sg_size: u32, lane: u32) {
     atomicStore(&state[status], FLAG_INC | (prefix + count));
     s_base[lid] = prefix - s_start[lid];
 
-    for (var k = 0u; k < ITEMS; k++) { atomicStore(&shm[pos[k]], keys[k]); }
+    // unroll ITEMS {
+    atomicStore(&shm[pos[@I]], keys[@I]);
+    // }
     workgroupBarrier();
     var dst: array<u32, ITEMS>;
-    for (var k = 0u; k < ITEMS; k++) {
-        let j = k * WG + lid;
-        if (j < valid) {
-            let key = atomicLoad(&shm[j]);
-            dst[k] = s_base[digit_of(key)] + j;
-            key_out[P.key_out + dst[k]] = key;
-        }
+    // unroll ITEMS {
+    {
+        let j = @I * WG + lid;
+        let key = atomicLoad(&shm[j]);
+        dst[@I] = s_base[digit_of(key)] + j;
+        if (j < valid) { key_out[P.key_out + dst[@I]] = key; }
     }
+    // }
     if (HAS_VALUES) {
         workgroupBarrier();
-        for (var k = 0u; k < ITEMS; k++) { atomicStore(&shm[pos[k]], vals[k]); }
+        // unroll ITEMS {
+        atomicStore(&shm[pos[@I]], vals[@I]);
+        // }
         workgroupBarrier();
-        for (var k = 0u; k < ITEMS; k++) {
-            let j = k * WG + lid;
-            if (j < valid) { val_out[P.val_out + dst[k]] = atomicLoad(&shm[j]); }
-        }
+        // unroll ITEMS {
+        if (@I * WG + lid < valid) { val_out[P.val_out + dst[@I]] = atomicLoad(&shm[@I * WG + lid]); }
+        // }
     }
 }
