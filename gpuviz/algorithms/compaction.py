@@ -111,6 +111,7 @@ class GPUCompaction:
                                             byte_offset=flags[0].byte_offset),)
         scan = ChainedScan(id=f"{self.id}-compact", data=flags, vals=ins, scatter=outs, total=count,
                            tuning=self.tuning, owner=name, owner_id=self.id)
+        self.chained = scan
         self.node_ids = scan.add_to_graph(graph)
         return self.node_ids
 

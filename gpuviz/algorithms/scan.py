@@ -37,12 +37,19 @@ class ScanTuning:
     subgroups : bool or None
         None uses subgroup operations where the device has them; False forces
         the portable workgroup-memory path.
+    spin_window : int
+        Predecessor states read per step while the nearest is unpublished.
+    diagnostics : bool
+        Count tiles, look-back steps, waiting steps and fallbacks into a small
+        node-owned buffer (``ChainedScan.diagnostics``); for profiling only.
     """
 
     rows: int = 8
     lookback: int = 64
     spin_limit: int = 512
     subgroups: bool | None = None
+    spin_window: int = 4
+    diagnostics: bool = False
 
     @property
     def tile(self) -> int:
@@ -88,6 +95,7 @@ class ChainedScan:
         self.total = total
         self.inclusive = inclusive
         self.tuning = tuning or DEFAULT_TUNING
+        self.diagnostics = None  # counters buffer when tuning.diagnostics
         if self.tuning.rows % 4 or self.tuning.rows < 4 or not 1 <= self.tuning.lookback <= WORKGROUP:
             raise GraphValidationError(f'{owner} "{self.owner_id}" has invalid scan tuning {self.tuning}')
 
@@ -160,7 +168,8 @@ class ChainedScan:
 
             def encode(compute_pass, frame):
                 for kernel, bindings, fixed, count in dispatches:
-                    resolved = {b.binding: b.resolve(frame) for b in bindings}
+                    resolved = {b.binding: (self.diagnostics, 0, 64) if b.handle is None else b.resolve(frame)
+                                for b in bindings}
                     resolved.update(fixed)
                     kernel.dispatch(compute_pass, frame, bindings=resolved, workgroups=count)
             return encode
@@ -196,8 +205,17 @@ class ChainedScan:
         constants = {
             "INCLUSIVE": int(self.inclusive), "SEGMENTED": int(self.heads[i] is not None),
             "COMPACT": int(self.scatter is not None), "LOOKBACK": self.tuning.lookback,
-            "SPIN_LIMIT": self.tuning.spin_limit,
+            "SPIN_LIMIT": self.tuning.spin_limit, "SPIN_WINDOW": self.tuning.spin_window,
         }
+        if self.tuning.diagnostics:
+            parts.insert(1, "@group(0) @binding(31) var<storage, read_write> diag: array<atomic<u32>>;\n"
+                            "fn diag_add(g: Group, i: u32, v: u32) { if (g.lid == 0u) { atomicAdd(&diag[i], v); } }\n")
+            if self.diagnostics is None:
+                self.diagnostics = ctx.own(ctx.device.create_buffer(
+                    size=64, usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC))
+            bindings.append(StorageBinding(31, None, 0, 64))
+        else:
+            parts.insert(1, "fn diag_add(g: Group, i: u32, v: u32) { }\n")
         kernel = ComputeKernel(ctx.device, code="\n".join(parts), constants=constants, label=ctx.node_id)
         return kernel, [self._state] + bindings
 
@@ -302,5 +320,6 @@ class GPUScan:
                                                f'"{a.handle.id}" (in-place scans are not supported)')
         scan = ChainedScan(id=f"{self.id}-scan", data=ins, heads=heads, out=outs,
                            inclusive=self.mode == "inclusive", tuning=self.tuning, owner=name, owner_id=self.id)
+        self.chained = scan
         self.node_ids = scan.add_to_graph(graph)
         return self.node_ids

@@ -32,7 +32,7 @@ def main(argv=None) -> int:
     import gpuviz
 
     from .cases import BENCHMARKS, Mismatch
-    from .harness import Peers, parse_sizes
+    from .harness import Peers, parse_sizes, warm_up
 
     device = gpuviz.request_device()
     caps = gpuviz.device_capabilities(device)
@@ -43,6 +43,7 @@ def main(argv=None) -> int:
     names = list(BENCHMARKS) if args.name == "all" else [args.name]
     sizes = parse_sizes(args.sizes)
     started = time.perf_counter()
+    warm_up(device)
     failed = False
     for name in names:
         try:

@@ -79,6 +79,23 @@ class ReferenceKernel:
         compute_pass.end()
 
 
+def warm_up(device, seconds: float = 0.5) -> None:
+    """Keep the GPU busy for a moment so clocks settle before the first timing."""
+    words = 1 << 24
+    src = device.create_buffer(size=4 * words, usage=BU.STORAGE)
+    dst = device.create_buffer(size=4 * words, usage=BU.STORAGE)
+    kernel = ReferenceKernel(device, "copy", words, src, dst)
+    started = time.perf_counter()
+    while time.perf_counter() - started < seconds:
+        encoder = device.create_command_encoder()
+        for _ in range(20):
+            kernel.record(encoder)
+        device.queue.submit([encoder.finish()])
+        device.queue.read_buffer(dst, 0, 4)
+    src.destroy()
+    dst.destroy()
+
+
 def upload(device, array: np.ndarray, usage=BU.STORAGE | BU.COPY_SRC | BU.COPY_DST):
     buffer = device.create_buffer(size=max(16, array.nbytes), usage=usage)
     if array.nbytes:

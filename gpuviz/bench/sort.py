@@ -33,9 +33,11 @@ SORT_VARIANTS = {
     "default": SortTuning(),
     "items 8": SortTuning(items=8),
     "items 12": SortTuning(items=12),
-    "items 20": SortTuning(items=20),
+    "items 18": SortTuning(items=18),
     "items 24": SortTuning(items=24),
-    "spin 8": SortTuning(spin_limit=8),
+    "lookback 1": SortTuning(lookback=1),
+    "lookback 32": SortTuning(lookback=32),
+    "spin 0": SortTuning(spin_limit=0),
     "spin 512": SortTuning(spin_limit=512),
     "portable": SortTuning(subgroups=False),
 }

@@ -55,12 +55,17 @@ fn blocks_main(l: Lanes, wg: u32) {
     if (wg >= RP.blocks) { return; }
     var acc = identity();
     let base = wg * BLOCK;
-    for (var k = 0u; k < ITEMS; k++) {
-        let e = base + (k * 256u + l.lid) * 4u;
-        if (e + 3u < RP.n) {
-            let v = bitcast<vec4<T>>(data_get4(e));
-            acc = merge(merge(acc, lift(v.x)), merge(lift(v.y), merge(lift(v.z), lift(v.w))));
-        } else {
+    if (base + BLOCK <= RP.n) {
+        // A full block: unconditional loads, all in flight before the first use.
+        var v: array<vec4<u32>, ITEMS>;
+        for (var k = 0u; k < ITEMS; k++) { v[k] = data_get4(base + (k * 256u + l.lid) * 4u); }
+        for (var k = 0u; k < ITEMS; k++) {
+            let w = bitcast<vec4<T>>(v[k]);
+            acc = merge(merge(acc, lift(w.x)), merge(lift(w.y), merge(lift(w.z), lift(w.w))));
+        }
+    } else {
+        for (var k = 0u; k < ITEMS; k++) {
+            let e = base + (k * 256u + l.lid) * 4u;
             for (var c = 0u; c < 4u; c++) {
                 if (e + c < RP.n) { acc = merge(acc, lift(bitcast<T>(data_get1(e + c)))); }
             }

@@ -34,6 +34,7 @@ override SEGMENTED: bool = false;
 override COMPACT: bool = false;         // scatter vals by the scan instead of storing it
 override LOOKBACK: u32 = 64u;           // predecessor states read per look-back step (<= 256)
 override SPIN_LIMIT: u32 = 512u;        // fruitless polls before reducing a predecessor itself
+override SPIN_WINDOW: u32 = 4u;         // states read per step while the nearest is unpublished
 
 // Sizes arrive as uniforms, not overrides, so one pipeline serves every length.
 struct ScanParams {
@@ -179,11 +180,16 @@ fn reduce_tile(g: Group, j: u32) -> Pair {
 
 // Sum of everything before global tile `tile` back to the nearest segment
 // start (or the sequence start). Workgroup-uniform.
+//
+// A step reads LOOKBACK predecessor states, but only SPIN_WINDOW while the
+// nearest one is still unpublished, so waiting tiles do not flood the cache
+// lines that publishing tiles write.
 fn look_back(g: Group, tile: u32) -> u32 {
     var look = tile;  // tiles look..tile-1 are already summed into acc
     var acc = 0u;
     var spins = 0u;
     var it = 0u;
+    var window = LOOKBACK;
     if (g.lid < 2u) {
         atomicStore(&s_nr[g.lid], LOOKBACK);
         atomicStore(&s_term[g.lid], LOOKBACK);
@@ -193,7 +199,8 @@ fn look_back(g: Group, tile: u32) -> u32 {
     loop {
         let par = it & 1u;
         var val = 0u;
-        if (g.lid < LOOKBACK) {
+        diag_add(g, 1u, 1u);
+        if (g.lid < window) {
             var kind = 0u;  // 0 unpublished, 1 aggregate, 2 terminal (prefix or segment start)
             if (g.lid >= look) {
                 kind = 2u;  // before the first tile: the empty prefix
@@ -215,7 +222,7 @@ fn look_back(g: Group, tile: u32) -> u32 {
             if (kind == 2u) { atomicMin(&s_term[par], g.lid); }
         }
         workgroupBarrier();
-        if (g.lid < LOOKBACK) {
+        if (g.lid < window) {
             let nr = atomicLoad(&s_nr[par]);
             let term = atomicLoad(&s_term[par]);
             let used = select(nr, term + 1u, term < nr);
@@ -223,10 +230,12 @@ fn look_back(g: Group, tile: u32) -> u32 {
         }
         workgroupBarrier();
         if (g.lid == 0u) {
-            s_step = vec3<u32>(atomicLoad(&s_nr[par]), atomicLoad(&s_term[par]), atomicLoad(&s_sum[par]));
+            let nr = atomicLoad(&s_nr[par]);
+            s_step = vec3<u32>(nr, atomicLoad(&s_term[par]), atomicLoad(&s_sum[par]));
+            let next = select(LOOKBACK, min(SPIN_WINDOW, LOOKBACK), nr == 0u);
             let nx = 1u - par;
-            atomicStore(&s_nr[nx], LOOKBACK);
-            atomicStore(&s_term[nx], LOOKBACK);
+            atomicStore(&s_nr[nx], next);
+            atomicStore(&s_term[nx], next);
             atomicStore(&s_sum[nx], 0u);
         }
         let step = workgroupUniformLoad(&s_step);
@@ -234,12 +243,21 @@ fn look_back(g: Group, tile: u32) -> u32 {
         if (step.y < step.x) { break; }
         look -= step.x;
         spins = select(0u, spins + 1u, step.x == 0u);
+        window = select(LOOKBACK, min(SPIN_WINDOW, LOOKBACK), step.x == 0u);
+        if (step.x == 0u) { diag_add(g, 2u, 1u); }
         if (spins > SPIN_LIMIT) {
+            diag_add(g, 3u, 1u);
             let p = reduce_tile(g, look - 1u);
             acc += p.v;
             if (p.h != 0u) { break; }
             look -= 1u;
             spins = 0u;
+            window = LOOKBACK;
+            if (g.lid == 0u) {  // the slots were sized for a spin window
+                atomicStore(&s_nr[1u - par], LOOKBACK);
+                atomicStore(&s_term[1u - par], LOOKBACK);
+            }
+            workgroupBarrier();
         }
         it += 1u;
     }
@@ -252,13 +270,32 @@ fn kernel_main(g: Group, wg: u32) {
     let tile = workgroupUniformLoad(&s_ticket);
     let lt = tile - P.tile_base;
 
+    // Issue every load of the tile before using any: in a full tile the loads
+    // are unconditional, so they are all in flight at once (a bounds test per
+    // row would serialize their latencies).
     var x: array<vec4<u32>, ROWS>;
     var hd: array<vec4<u32>, ROWS>;
-    for (var r = 0u; r < ROWS; r++) {
-        let e = row_start(g, lt, r);
-        x[r] = load_data4(e);
-        hd[r] = load_heads4(e);
+    var vals: array<vec4<u32>, ROWS>;
+    if ((lt + 1u) * TILE <= P.n) {
+        for (var r = 0u; r < ROWS; r++) {
+            let e = row_start(g, lt, r);
+            x[r] = data_get4(e);
+            if (SEGMENTED) { hd[r] = heads_get4(e); } else { hd[r] = vec4<u32>(0u); }
+            if (COMPACT) { vals[r] = vals_get4(e); }
+        }
+        for (var r = 0u; r < ROWS; r++) {
+            if (COMPACT) { x[r] = canon4(x[r]); }
+            hd[r] = canon4(hd[r]);
+        }
+    } else {
+        for (var r = 0u; r < ROWS; r++) {
+            let e = row_start(g, lt, r);
+            x[r] = load_data4(e);
+            hd[r] = load_heads4(e);
+            if (COMPACT) { vals[r] = load_vals4(e); }
+        }
     }
+    diag_add(g, 0u, 1u);
 
     // Lane totals of each row (pairs), four rows to a vec4.
     var th: array<vec4<u32>, QUADS>;
@@ -327,9 +364,8 @@ fn kernel_main(g: Group, wg: u32) {
             inc[c] = acc;
         }
         if (COMPACT) {
-            let vals = load_vals4(e);
             for (var c = 0u; c < 4u; c++) {
-                if (x[r][c] != 0u) { scatter(ex[c], vals[c]); }
+                if (x[r][c] != 0u) { scatter(ex[c], vals[r][c]); }
             }
         } else {
             store_out4(e, select(ex, inc, INCLUSIVE));
