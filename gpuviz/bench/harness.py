@@ -83,7 +83,7 @@ def warm_up(device, seconds: float = 0.5) -> None:
     """Keep the GPU busy for a moment so clocks settle before the first timing."""
     words = 1 << 24
     src = device.create_buffer(size=4 * words, usage=BU.STORAGE)
-    dst = device.create_buffer(size=4 * words, usage=BU.STORAGE)
+    dst = device.create_buffer(size=4 * words, usage=BU.STORAGE | BU.COPY_SRC)
     kernel = ReferenceKernel(device, "copy", words, src, dst)
     started = time.perf_counter()
     while time.perf_counter() - started < seconds:
