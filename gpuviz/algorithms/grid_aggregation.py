@@ -10,7 +10,9 @@ from __future__ import annotations
 from ..graph import ComputeKernel
 from ..graph.errors import GraphStateError, GraphValidationError
 from ..graph.resources import GraphDataView
-from .group_aggregation import _KeyedAggregation, _finite_range, _param_view
+import numpy as np
+
+from .group_aggregation import _edge_table, _KeyedAggregation, _finite_range, _param_view
 
 __all__ = ["GPUGridBinning", "GPUGridAggregation"]
 
@@ -18,10 +20,13 @@ _GRID_NOTES = """
     Cells: with ``bounds = (xmin, ymin, xmax, ymax)`` and ``grid_size = (w, h)``,
     column ``i`` covers ``[xmin + i * (xmax - xmin) / w, xmin + (i + 1) * ...)``,
     row ``j`` likewise in y, and output row ``j * w + i`` holds the cell
-    (row-major, ``j = 0`` at ``ymin``). The maximum coordinate belongs to the
-    last column / row; a degenerate axis (``min == max``) maps matching
-    coordinates to column / row 0. Rows with a non-finite or out-of-bounds
-    position are ignored. Positions are mapped in float32: a coordinate within
+    (row-major, ``j = 0`` at ``ymin``), in real arithmetic. The maximum
+    coordinate belongs to the last column / row; a degenerate axis
+    (``min == max``) maps matching coordinates to column / row 0. Rows with a
+    non-finite or out-of-bounds position are ignored. Literal bounds are
+    exact on any adapter (the primitive stores the column and row edges
+    rounded up to float32 and corrects each float32 estimate against them);
+    GPU-resident bounds use the float32 estimate only, so a coordinate within
     a rounding step of an interior cell edge may land in either neighbour.
 """
 
@@ -37,7 +42,9 @@ def _grid_size(owner, grid_size):
     return w, h
 
 
-def _bounds(owner, bounds):
+def _bounds(owner, bounds, grid_size):
+    """(parameter floats, None) for literal bounds: the bounds, then the
+    column and row edge tables; (None, view) for GPU-resident bounds."""
     if isinstance(bounds, GraphDataView):
         return None, _param_view(owner, "bounds", bounds, 4)
     try:
@@ -45,7 +52,8 @@ def _bounds(owner, bounds):
     except (TypeError, ValueError):
         raise GraphValidationError(f"{owner} bounds must be (xmin, ymin, xmax, ymax) (got {bounds!r})") from None
     (x0, x1), (y0, y1) = _finite_range(owner, "bounds x", (xmin, xmax)), _finite_range(owner, "bounds y", (ymin, ymax))
-    return (x0, y0, x1, y1), None
+    w, h = grid_size
+    return np.concatenate([np.float32([x0, y0, x1, y1]), _edge_table(x0, x1, w), _edge_table(y0, y1, h)]), None
 
 
 class _Grid(_KeyedAggregation):
@@ -57,7 +65,7 @@ class _Grid(_KeyedAggregation):
                     filter_range, tuning):
         owner = f'{self._kind} "{id}"'
         self.grid_size = _grid_size(owner, grid_size)
-        aux_floats, aux_view = _bounds(owner, bounds)
+        aux_floats, aux_view = _bounds(owner, bounds, self.grid_size)
         self._setup(id=id, keys=positions, values=weights, output=output,
                     key_count=self.grid_size[0] * self.grid_size[1], operation=operation, mask=mask,
                     filter_values=filter_values, filter_range=filter_range, tuning=tuning, aux_floats=aux_floats,
@@ -73,12 +81,12 @@ class _Grid(_KeyedAggregation):
         records them."""
         if self._aux_view is not None:
             raise GraphStateError(f"{self._owner} has GPU-resident bounds: set_bounds does not apply")
-        floats, _ = _bounds(self._owner, bounds)
+        floats, _ = _bounds(self._owner, bounds, self.grid_size)
         self._write_aux(floats, queue)
 
     def _key_constants(self, device):
         offset = 0 if self._aux_view is None else ComputeKernel.element_offset(self._aux_view, device)
-        return {"GRID_W": self.grid_size[0], "AUX_OFFSET": offset}
+        return {"GRID_W": self.grid_size[0], "AUX_OFFSET": offset, "TABLE": int(self._aux_view is None)}
 
 
 class GPUGridBinning(_Grid):

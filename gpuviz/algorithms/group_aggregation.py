@@ -173,6 +173,19 @@ def _finite_range(owner, name, pair, *, allow_equal=True):
     return float(lo32), float(hi32)
 
 
+def _edge_table(lo: float, hi: float, n: int) -> np.ndarray:
+    """The ``n + 1`` equal-width edges of ``[lo, hi]`` as float32, each the
+    smallest float32 not below the real edge ``lo + (hi - lo) * i / n``: for
+    a float32 value, ``x >= table[i]`` exactly when ``x`` reaches the real
+    edge. Shaders correct their float32 bin estimate against this table."""
+    exact = lo + (hi - lo) * np.arange(n + 1, dtype=np.float64) / n
+    table = exact.astype(np.float32)
+    below = table.astype(np.float64) < exact
+    table[below] = np.nextafter(table[below], np.float32(np.inf))
+    table[0], table[-1] = lo, hi
+    return table
+
+
 # ------------------------------------------------------------------- engine
 class _KeyedAggregation:
     """Shared machinery: validation, the parameter buffer and the graph nodes.

@@ -12,7 +12,7 @@ import wgpu
 from ..graph import ComputeKernel
 from ..graph.errors import GraphStateError, GraphValidationError
 from ..graph.resources import GraphDataView
-from .group_aggregation import _KeyedAggregation, _finite_range, _param_view, _source
+from .group_aggregation import _edge_table, _KeyedAggregation, _finite_range, _param_view, _source
 
 __all__ = ["GPUHistogram"]
 
@@ -35,13 +35,22 @@ class GPUHistogram(_KeyedAggregation):
         Number of bins; defaults to ``output.length`` with ``domain``, to
         ``len(edges) - 1`` with ``edges``.
     domain : (float, float) or GraphDataView, optional
-        Equal-width bins over ``[lo, hi]``: bin ``i`` is
+        Equal-width bins over ``[lo, hi]`` (float32 values): bin ``i`` is
         ``[lo + i * w, lo + (i + 1) * w)`` with ``w = (hi - lo) / bin_count``
-        and ``hi`` belongs to the last bin. A pair is a parameter: change it
-        with :meth:`set_domain` without recompiling. A view (two packed
+        in real arithmetic, and ``hi`` belongs to the last bin. A pair is a
+        parameter: change it with :meth:`set_domain` without recompiling; the
+        primitive stores the edges (rounded up to float32) and corrects each
+        float32 bin estimate against them, so values on edges land exactly
+        as written here, on any adapter; results equal numpy's
+        ``np.histogram`` of the values as float64 (numpy bins float32 input
+        against float32-rounded edges, which can differ by one bin for a
+        value within one float32 step of an edge). A view (two packed
         float32, e.g. written by a reduction node) is read on the GPU each
-        encoding; an invalid GPU domain (non-finite, lo > hi) gives zero
-        counts. ``lo == hi`` puts values equal to it in bin 0.
+        encoding and binned with the float32 estimate only: a value within
+        a rounding step of an interior edge (WGSL division is accurate to
+        2.5 ULP) may land in either neighbour. An invalid GPU domain
+        (non-finite, lo > hi) gives zero counts. ``lo == hi`` puts values
+        equal to it in bin 0.
     edges : sequence of float or GraphDataView, optional
         ``bin_count + 1`` finite, strictly increasing edges: bin ``i`` is
         ``[e_i, e_i+1)`` and the last edge belongs to the last bin. A
@@ -58,11 +67,7 @@ class GPUHistogram(_KeyedAggregation):
 
     Notes
     -----
-    NaN, +-inf and out-of-domain values are ignored. Bin positions are
-    computed in float32: a value within a float32 rounding step of an
-    interior edge of an equal-width domain may land in either neighbour
-    (values exactly on representable edges land as documented). Each
-    encoding clears the output first; counts are exact and wrap modulo
+    NaN, +-inf and out-of-domain values are ignored. Each encoding clears the output first; counts are exact and wrap modulo
     2**32. Up to ``tuning.privatize_max_keys`` bins count in workgroup
     memory and flush once per workgroup. Does not submit, map or read back;
     compose with an inclusive GPUScan for a CDF.
@@ -84,8 +89,8 @@ class GPUHistogram(_KeyedAggregation):
             count = output.length if bin_count is None and isinstance(output, GraphDataView) else bin_count
             if isinstance(domain, GraphDataView):
                 aux_view = _param_view(owner, "domain", domain, 2)
-            else:
-                aux_floats = _finite_range(owner, "domain", domain)
+            elif isinstance(count, int) and not isinstance(count, bool) and count >= 1:
+                aux_floats = _edge_table(*_finite_range(owner, "domain", domain), count)
         else:
             self.mode = "edges"
             if isinstance(edges, GraphDataView):
@@ -136,7 +141,7 @@ class GPUHistogram(_KeyedAggregation):
         """
         if self.mode != "domain" or self.gpu_resident:
             raise GraphStateError(f"{self._owner} has no literal domain: set_domain does not apply")
-        self._write_aux(_finite_range(self._owner, "domain", domain), queue)
+        self._write_aux(_edge_table(*_finite_range(self._owner, "domain", domain), self.bin_count), queue)
 
     def set_edges(self, edges, *, queue=None) -> None:
         """New literal edges (same count) for the next encodings, without
@@ -155,7 +160,8 @@ class GPUHistogram(_KeyedAggregation):
 
     def _key_constants(self, device):
         offset = 0 if self._aux_view is None else ComputeKernel.element_offset(self._aux_view, device)
-        return {"EDGES": int(self.mode == "edges"), "AUX_OFFSET": offset}
+        return {"EDGES": int(self.mode == "edges"), "TABLE": int(self._aux_view is None or self.mode == "edges"),
+                "AUX_OFFSET": offset}
 
     def _declare_extra(self, graph):
         self._edges_state = None

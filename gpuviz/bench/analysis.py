@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+import time
 
 import numpy as np
 
@@ -63,63 +64,48 @@ def make_data(rows: int, seed: int = 7) -> dict:
 
 
 # -------------------------------------------------------------------- oracle
-def _axis_f32(v, lo, hi, n):
-    """Bin index exactly as the shaders compute it in float32 (-1: outside)."""
-    lo32, hi32 = np.float32(lo), np.float32(hi)
+def _axis(v, lo, hi, n):
+    """Equal-width bin in real arithmetic (float64 is exact enough for float32
+    data), -1 outside; the primitives are exact to this with literal domains."""
     with np.errstate(invalid="ignore"):
-        t = ((v - lo32) / np.float32(hi32 - lo32)) * np.float32(n)
-        inside = np.isfinite(v) & (v >= lo32) & (v <= hi32)
-        idx = np.where(inside, np.minimum(np.floor(np.where(inside, t, 0)).astype(np.int64), n - 1), -1)
-        # within a few float32 steps of an interior edge: the GPU's division may round either way
-        near = inside & (np.abs(t - np.rint(t)) <= 4 * np.spacing(np.float32(n))) & (np.rint(t) > 0) & (
-            np.rint(t) < n)
-    return idx, near
+        inside = np.isfinite(v) & (v >= lo) & (v <= hi)
+        t = (np.where(inside, v, lo).astype(np.float64) - lo) * n / (hi - lo)
+    return np.where(inside, np.minimum(np.floor(t).astype(np.int64), n - 1), -1)
 
 
 def oracle(data: dict, filter_range) -> dict:
-    """The three results for one filter range (float64 sums), plus which
-    rows sit on an ambiguous float32 edge."""
+    """The three results for one filter range (float64 sums) and the overflow."""
     lo, hi = np.float32(filter_range[0]), np.float32(filter_range[1])
     d = data["distance"]
     with np.errstate(invalid="ignore"):
         sel = (d >= lo) & (d <= hi)
     fare = data["fare"]
-    hb, hnear = _axis_f32(fare, *DOMAIN, BINS)
+    hb = _axis(fare, *DOMAIN, BINS)
     ok = sel & (hb >= 0)
     hist = np.bincount(hb[ok], minlength=BINS)
-    gx, nx = _axis_f32(data["pickup"][:, 0], BOUNDS[0], BOUNDS[2], GRID)
-    gy, ny = _axis_f32(data["pickup"][:, 1], BOUNDS[1], BOUNDS[3], GRID)
+    gx = _axis(data["pickup"][:, 0], BOUNDS[0], BOUNDS[2], GRID)
+    gy = _axis(data["pickup"][:, 1], BOUNDS[1], BOUNDS[3], GRID)
     ok_g = sel & (gx >= 0) & (gy >= 0) & np.isfinite(fare)
     cell = gy[ok_g] * GRID + gx[ok_g]
     gcount = np.bincount(cell, minlength=GRID * GRID)
     gsum = np.bincount(cell, weights=fare[ok_g].astype(np.float64), minlength=GRID * GRID)
-    near_cells = np.zeros(GRID * GRID, bool)
-    near = ok_g & (nx | ny)
-    for dx in (-1, 0, 1):
-        for dy in (-1, 0, 1):
-            near_cells[np.clip(gy[near] + dy, 0, GRID - 1) * GRID + np.clip(gx[near] + dx, 0, GRID - 1)] = True
     hour = data["hour"]
     ok_h = sel & (hour < GROUPS) & np.isfinite(fare)
     hcount = np.bincount(hour[ok_h], minlength=GROUPS)
     hsum = np.bincount(hour[ok_h], weights=fare[ok_h].astype(np.float64), minlength=GROUPS)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return {"hist": hist, "hist_near": int((ok & hnear).sum()), "grid": gsum / gcount,
-                "grid_near": near_cells, "group": hsum / hcount,
+        return {"hist": hist, "grid": gsum / gcount, "group": hsum / hcount,
                 "overflow": int((sel & (hour >= GROUPS)).sum())}
 
 
 def check(result: dict, expected: dict) -> None:
-    """Raise AssertionError unless GPU results match the oracle (counts
-    exactly up to rows on ambiguous float32 edges; means to float32 rounding)."""
-    hist = result["hist"].astype(np.int64)
-    diff = int(np.abs(hist - expected["hist"]).sum())
-    assert hist.sum() == expected["hist"].sum(), ("histogram total", hist.sum(), expected["hist"].sum())
-    assert diff <= 2 * expected["hist_near"], ("histogram", diff, expected["hist_near"])
+    """Raise AssertionError unless the GPU results match the oracle: counts,
+    empty cells and the overflow word exactly, means to float32 rounding of
+    sums accumulated in an unspecified order."""
+    np.testing.assert_array_equal(result["hist"], expected["hist"], err_msg="histogram")
     grid, want = result["grid"].astype(np.float64), expected["grid"]
-    firm = ~expected["grid_near"]
-    assert (np.isnan(grid[firm]) == np.isnan(want[firm])).all(), "grid empty cells"
-    both = firm & ~np.isnan(want)
-    np.testing.assert_allclose(grid[both], want[both], rtol=2e-3, atol=1e-3, err_msg="grid mean")
+    np.testing.assert_array_equal(np.isnan(grid), np.isnan(want), err_msg="grid empty cells")
+    np.testing.assert_allclose(grid, want, rtol=2e-3, atol=1e-3, equal_nan=True, err_msg="grid mean")
     np.testing.assert_allclose(result["group"], expected["group"], rtol=1e-3, err_msg="group mean")
     assert result["overflow"] == expected["overflow"], ("overflow", result["overflow"], expected["overflow"])
 
@@ -296,6 +282,12 @@ def bench_analysis(device, sizes, runs, *, variants=False, peers=None, batches=1
         final = ranges[-1]
         expected = oracle(data, final)
         measured = {}
+        warm = AnalysisGraph(device, table, final)  # bring clocks up before anything is timed
+        started = time.perf_counter()
+        while time.perf_counter() - started < 2.0:
+            warm.change(final, timestamps=False)
+            warm.results()
+        warm.destroy()
         for label, tuning in tunings.items():
             analysis = AnalysisGraph(device, table, final, tuning)
             whole = timer.median(analysis.compiled.encode)
@@ -314,7 +306,8 @@ def bench_analysis(device, sizes, runs, *, variants=False, peers=None, batches=1
         dst.destroy()
 
         hist, _grid, group = numpy_change(data, final)
-        assert np.abs(hist - expected["hist"]).sum() <= 2 * expected["hist_near"], "numpy peer histogram"
+        # numpy bins float32 input against float32-rounded edges: a few values may move one bin
+        assert hist.sum() == expected["hist"].sum() and np.abs(hist - expected["hist"]).sum() <= hist.sum() // 1000
         np.testing.assert_allclose(group, expected["group"], rtol=1e-6)
         cpu = cpu_median(lambda: numpy_change(data, final), cpu_runs)
         arrow_run = arrow_group_by(data)

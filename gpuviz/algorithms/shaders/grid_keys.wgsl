@@ -1,6 +1,9 @@
 // Keys of GPUGridBinning / GPUGridAggregation: the row-major cell
 // (cy * GRID_W + cx) of a float32x2 position inside bounds
-// aux = (xmin, ymin, xmax, ymax). Cells are [min + i * w / n, min + (i+1) * w / n);
+// aux = (xmin, ymin, xmax, ymax), followed with TABLE by the GRID_W + 1
+// column and GRID_H + 1 row edges rounded up to float32, against which the
+// float32 estimate is corrected (exact whatever the division accuracy).
+// Cells are [min + i * w / n, min + (i+1) * w / n);
 // the maximum coordinate belongs to the last column / row. Non-finite and
 // out-of-bounds positions are skipped; invalid bounds (non-finite, min > max,
 // infinite extent) skip every row. A degenerate axis (min == max) maps
@@ -8,6 +11,7 @@
 
 override GRID_W: u32 = 1u;
 override AUX_OFFSET: u32 = 0u;    // element offset of the bounds in aux
+override TABLE: bool = false;     // edge tables follow the bounds in aux
 
 @group(0) @binding(7) var<storage, read> aux: array<f32>;
 
@@ -24,11 +28,20 @@ fn key_setup() {
         && finite(extent.y) && bmin.x <= bmax.x && bmin.y <= bmax.y;
 }
 
-fn axis_cell(d: f32, e: f32, n: u32) -> u32 {
+fn axis_cell(v: f32, lo: f32, e: f32, n: u32, table: u32) -> u32 {
     if (e <= 0.0) {
         return 0u;
     }
-    return min(u32(d / e * f32(n)), n - 1u);
+    var b = min(u32((v - lo) / e * f32(n)), n - 1u);
+    if (TABLE) {
+        loop {
+            if (b > 0u && v < aux[table + b]) { b -= 1u; } else { break; }
+        }
+        loop {
+            if (b + 1u < n && v >= aux[table + b + 1u]) { b += 1u; } else { break; }
+        }
+    }
+    return b;
 }
 
 fn row_key(row: u32) -> u32 {
@@ -39,7 +52,8 @@ fn row_key(row: u32) -> u32 {
         return SKIP;
     }
     let grid_h = KEYS / GRID_W;
-    return axis_cell(y - bmin.y, extent.y, grid_h) * GRID_W + axis_cell(x - bmin.x, extent.x, GRID_W);
+    let cy = axis_cell(y, bmin.y, extent.y, grid_h, AUX_OFFSET + 5u + GRID_W);
+    return cy * GRID_W + axis_cell(x, bmin.x, extent.x, GRID_W, AUX_OFFSET + 4u);
 }
 
 fn key_local_init(lid: u32) {}

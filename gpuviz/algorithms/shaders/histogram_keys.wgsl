@@ -1,11 +1,15 @@
 // Keys of GPUHistogram: the bin of a float32 value, from an equal-width
-// domain [lo, hi] (aux = lo, hi) or from KEYS + 1 irregular edges (aux =
-// edges, binary search). Bins are [e_i, e_i+1); the upper edge belongs to the
+// domain [lo, hi] or from KEYS + 1 irregular edges (binary search). With
+// TABLE, aux holds KEYS + 1 edges (irregular ones, or the equal-width edges
+// rounded up to float32: the float32 estimate of an equal-width bin is then
+// corrected against them, exact whatever the division accuracy); without,
+// aux = (lo, hi) of a GPU-resident domain and the estimate stands. Bins are [e_i, e_i+1); the upper edge belongs to the
 // last bin. NaN, +-inf and values outside [lo, hi] are skipped; an invalid
 // domain (non-finite, lo > hi, infinite width) or invalid GPU edges (the
 // validation pass wrote 0 to edges_state) skip every row.
 
 override EDGES: bool = false;     // irregular edges instead of an equal-width domain
+override TABLE: bool = true;      // aux holds KEYS + 1 edges (else lo, hi)
 override AUX_OFFSET: u32 = 0u;    // element offset of the domain / edges in aux
 
 @group(0) @binding(7) var<storage, read> aux: array<f32>;
@@ -28,7 +32,7 @@ fn key_setup() {
 //#endif
     } else {
         lo = aux[AUX_OFFSET];
-        hi = aux[AUX_OFFSET + 1u];
+        hi = aux[AUX_OFFSET + select(1u, KEYS, TABLE)];
         width = hi - lo;
         valid = finite(lo) && finite(hi) && finite(width) && lo <= hi;
     }
@@ -55,7 +59,16 @@ fn row_key(row: u32) -> u32 {
     if (width <= 0.0) {
         return 0u;  // degenerate domain lo == hi: matching values enter bin 0
     }
-    return min(u32((x - lo) / width * f32(KEYS)), KEYS - 1u);
+    var b = min(u32((x - lo) / width * f32(KEYS)), KEYS - 1u);
+    if (TABLE) {
+        loop {
+            if (b > 0u && x < aux[AUX_OFFSET + b]) { b -= 1u; } else { break; }
+        }
+        loop {
+            if (b + 1u < KEYS && x >= aux[AUX_OFFSET + b + 1u]) { b += 1u; } else { break; }
+        }
+    }
+    return b;
 }
 
 fn key_local_init(lid: u32) {}
