@@ -346,35 +346,32 @@ class _KeyedAggregation:
     def add_to_graph(self, graph) -> tuple:
         """Declare this primitive's buffers and nodes in ``graph``.
 
-        Adds ``"{id}-clear"``, ``"{id}-accumulate"`` and, for min, max and
-        mean, ``"{id}-finalize"`` (plus any primitive-specific pass); creates
-        and imports the parameter buffer ``"{id}-params"`` (destroyed with the
-        compiled graph). Returns the node IDs in order. Records, submits and
-        reads back nothing.
+        Adds ``"{id}-clear"``, ``"{id}-accumulate"`` and ``"{id}-reduce"``
+        (privatized sum/mean) or ``"{id}-finalize"`` (other min/max/mean),
+        plus any primitive-specific pass before them; creates and imports the
+        parameter buffer ``"{id}-params"`` (destroyed with the compiled
+        graph). Returns the node IDs in order. Records, submits and reads
+        back nothing.
         """
         if self._graph is not None:
             raise GraphStateError(f'{self._owner} is already in graph "{self._graph.id}" (make a new one)')
-        owner = self._owner
-        for name, view in self._all_views():
-            if graph.buffers.get(view.handle.id) is not view.handle:
-                raise GraphValidationError(
-                    f'{owner} {name} belongs to graph "{view.handle.graph_id}", not "{graph.id}"')
         device = graph.device
         limit = int(device.limits["max-storage-buffer-binding-size"])
         for name, view in self._all_views():
+            if graph.buffers.get(view.handle.id) is not view.handle:
+                raise GraphValidationError(
+                    f'{self._owner} {name} belongs to graph "{view.handle.graph_id}", not "{graph.id}"')
             if view.byte_length + 256 > limit:
-                raise GraphValidationError(f"{owner} {name} chunk is larger than one storage binding "
+                raise GraphValidationError(f"{self._owner} {name} chunk is larger than one storage binding "
                                            f"(needs {view.byte_length} bytes, max {limit})")
         self._device = device
         self._layout(device)
         self.params_buffer = device.create_buffer_with_data(
             data=self._mirror, usage=BU.STORAGE | BU.COPY_DST | BU.COPY_SRC)
-        params_buffer = self.params_buffer
-        self._params = graph.import_buffer(id=f"{self.id}-params", byte_length=params_buffer.size,
-                                           usage=params_buffer.usage, buffer=params_buffer)
-        self._counts = None
-        partials = self.uses_partials
-        if partials:
+        self._params = graph.import_buffer(id=f"{self.id}-params", byte_length=self.params_buffer.size,
+                                           usage=self.params_buffer.usage, buffer=self.params_buffer)
+        self._counts = None  # partials, or per-key counts of a global mean
+        if self.uses_partials:
             words = self.key_count * max(1, self.workgroup_count) * (2 if self.operation == "mean" else 1)
             self._counts = graph.create_transient_buffer(id=f"{self.id}-partials", byte_length=4 * words,
                                                          usage=BU.STORAGE)
@@ -383,27 +380,34 @@ class _KeyedAggregation:
                                                          usage=BU.STORAGE)
         self._graph = graph
         self._declare_extra(graph)
-        ids = list(self._add_pre_nodes(graph))
+        ids = [*self._add_pre_nodes(graph), self._add_clear(graph), self._add_accumulate(graph)]
+        if self.uses_partials or self.operation in ("min", "max", "mean"):
+            ids.append(self._add_finalize(graph))
+        self.node_ids = tuple(ids)
+        return self.node_ids
 
-        aux_uses = [(self._aux_view, "storage-read")] if self._aux_view is not None else []
-        extra = self._extra_uses()
-        state_uses = [(self._counts, "storage-read-write")] if self._counts is not None else []
-        clear_uses = [] if partials else state_uses
+    def _state_uses(self):
+        return [(self._counts, "storage-read-write")] if self._counts is not None else []
+
+    def _add_clear(self, graph) -> str:
+        params_buffer, owned = self.params_buffer, self._owned_buffers()
 
         def compile_clear(ctx):
-            ctx.own(params_buffer)
-            for obj in self._owned_buffers():
+            for obj in (params_buffer, *owned):
                 ctx.own(obj)
             kernel = self._kernel(ctx, "init")
             bindings = self._state_bindings(init=True)
             groups = -(-self.key_count // _WG)
             return lambda p, frame: kernel.dispatch(p, frame, bindings=bindings, workgroups=groups)
 
-        ids.append(graph.add_compute_node(
-            id=f"{self.id}-clear", compile=compile_clear,
-            resources=[(self.output, "storage-write"), *clear_uses, *extra]))
+        clears = [] if self.uses_partials else self._state_uses()  # every workgroup writes all its partials
+        return graph.add_compute_node(id=f"{self.id}-clear", compile=compile_clear,
+                                      resources=[(self.output, "storage-write"), *clears, *self._extra_uses()])
 
-        chunk_views = [(k, [v[k] for v in (self._keys, *self._roles.values())]) for k in range(len(self._keys))]
+    def _add_accumulate(self, graph) -> str:
+        partials = self.uses_partials
+        roles = [(0, self._keys)] + [(b, self._roles[r]) for b, r in ((1, "values"), (2, "mask"),
+                                                                      (3, "filter_values")) if r in self._roles]
 
         def compile_accumulate(ctx):
             kernel = self._kernel(ctx, "accumulate")
@@ -411,17 +415,11 @@ class _KeyedAggregation:
             if partials:  # the reduce pass writes the output
                 del fixed[5]
             dispatches = []
-            for k, _ in chunk_views:
-                rows = self._keys[k].length
-                if rows == 0:
-                    continue
-                bindings = dict(fixed)
-                bindings[0] = self._keys[k]
-                for binding, role in ((1, "values"), (2, "mask"), (3, "filter_values")):
-                    if role in self._roles:
-                        bindings[binding] = self._roles[role][k]
-                groups = -(-rows // (_WG * self.tuning.items(rows)))
-                dispatches.append((bindings, self._header_bytes + k * self._record_stride, groups))
+            for k, view in enumerate(self._keys):
+                if view.length:
+                    bindings = {**fixed, **{b: views[k] for b, views in roles}}
+                    groups = -(-view.length // (_WG * self.tuning.items(view.length)))
+                    dispatches.append((bindings, self._header_bytes + k * self._record_stride, groups))
 
             def encode(p, frame):
                 buffer = frame.buffer(self._params)
@@ -432,28 +430,27 @@ class _KeyedAggregation:
                     kernel.dispatch(p, frame, bindings=bound, workgroups=groups)
             return encode
 
-        reads = [(v, "storage-read") for _, views in chunk_views for v in views]
-        ids.append(graph.add_compute_node(
+        reads = [(v, "storage-read") for _, views in roles for v in views]
+        if self._aux_view is not None:
+            reads.append((self._aux_view, "storage-read"))
+        writes = ([] if partials else [(self.output, "storage-read-write")]) + self._state_uses()
+        return graph.add_compute_node(
             id=f"{self.id}-accumulate", compile=compile_accumulate,
-            resources=[*reads, (self._params, "storage-read"), *aux_uses, *self._aux_extra_uses(),
-                       *([] if partials else [(self.output, "storage-read-write")]), *state_uses, *extra]))
+            resources=[*reads, (self._params, "storage-read"), *self._aux_extra_uses(), *writes,
+                       *self._extra_uses()])
 
-        if partials or self.operation in ("min", "max", "mean"):
-            entry = "reduce" if partials else "finalize"
+    def _add_finalize(self, graph) -> str:
+        partials = self.uses_partials
+        entry = "reduce" if partials else "finalize"
 
-            def compile_finalize(ctx):
-                kernel = self._kernel(ctx, entry)
-                bindings = {5: self.output}
-                if self._counts is not None:
-                    bindings[6] = self._counts
-                groups = self.key_count if partials else -(-self.key_count // _WG)
-                return lambda p, frame: kernel.dispatch(p, frame, bindings=bindings, workgroups=groups)
+        def compile_finalize(ctx):
+            kernel = self._kernel(ctx, entry)
+            bindings = {5: self.output} if self._counts is None else {5: self.output, 6: self._counts}
+            groups = self.key_count if partials else -(-self.key_count // _WG)  # reduce: a workgroup per key
+            return lambda p, frame: kernel.dispatch(p, frame, bindings=bindings, workgroups=groups)
 
-            ids.append(graph.add_compute_node(
-                id=f"{self.id}-{entry}", compile=compile_finalize,
-                resources=[(self.output, "storage-read-write"), *state_uses]))
-        self.node_ids = tuple(ids)
-        return self.node_ids
+        return graph.add_compute_node(id=f"{self.id}-{entry}", compile=compile_finalize,
+                                      resources=[(self.output, "storage-read-write"), *self._state_uses()])
 
     def _kernel(self, ctx, entry_point):
         partials = self.uses_partials
@@ -627,6 +624,3 @@ class GPUGroupAggregation(_KeyedAggregation):
         return {"OVERFLOW_OFFSET": ComputeKernel.element_offset(self.overflow, device)}
 
     _clear_constants = _key_constants
-
-    def _role_name(self, role):
-        return role

@@ -231,3 +231,28 @@ def test_validation_errors(device):
         hist.set_domain((0, 1))
     with pytest.raises(GraphValidationError, match="lo <= hi"):
         GPUHistogram(id="h", input=x, output=out, domain=(0, 1)).set_domain((2, 1))
+
+
+def test_domain_from_a_gpu_reduction_extent(device):
+    """Extents from GPUReduction feed the domain without a readback; the CDF
+    is an inclusive GPUScan of the counts, all in one graph."""
+    from gpuviz.algorithms import GPUReduction, GPUScan
+
+    rng = np.random.default_rng(12)
+    x = rng.integers(3, 68, 3000).astype(np.float32)  # extent (3, 67): 16 bins of width 4, exact positions
+    x[::50] = np.nan
+    chunks = [x[:1000], x[1000:1000], x[1000:2999], x[2999:]]
+    graph = GPUCommandGraph(device, id="extent-hist")
+    values = graph.import_gpu_vector("x", GPUVector.from_numpy(device, chunks))
+    extent = graph.create_data_view(graph.create_transient_buffer(id="extent", byte_length=8, usage=0x80),
+                                    format="float32", length=2)
+    counts, cdf = (GPUData.allocate(device, format="uint32", length=16) for _ in range(2))
+    counts_view = graph.import_gpu_data("counts", counts)
+    GPUReduction(id="r", input=values, output=extent, operation="extent").add_to_graph(graph)
+    GPUHistogram(id="h", input=values, output=counts_view, domain=extent).add_to_graph(graph)
+    GPUScan(id="cdf", input=counts_view, output=graph.import_gpu_data("cdf", cdf), mode="inclusive").add_to_graph(graph)
+    _encode(device, graph.compile())
+    finite = x[np.isfinite(x)]
+    want = uniform_oracle(x, finite.min(), finite.max(), 16)
+    np.testing.assert_array_equal(read_array(device, counts), want)
+    np.testing.assert_array_equal(read_array(device, cdf), np.cumsum(want))
