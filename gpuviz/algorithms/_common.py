@@ -8,6 +8,7 @@ Private: the public objects live in ``scan``, ``compaction``, ``mask`` and
 from __future__ import annotations
 
 import functools
+import re
 import string
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,27 @@ def render(name: str, **subs) -> str:
     template step: structural constants WGSL cannot take as overrides, such as
     function-scope array sizes and binding declarations)."""
     return string.Template(shader_source(name)).substitute({k: str(v) for k, v in subs.items()})
+
+
+def unroll(text: str, rows: int) -> str:
+    """Expand ``//#rows`` ... ``//#end`` blocks once per row (``@R`` -> row) and
+    ``//#quads`` ... ``//#end`` blocks once per four rows (``@Q`` -> quad,
+    ``@A``..``@D`` -> its rows). WGSL has no unroll hint, and arrays indexed in
+    loops can be kept in slow local memory; separate variables stay in registers."""
+
+    def block(match):
+        kind, body = match.group(1), match.group(2)
+        if kind == "rows":
+            return "".join(body.replace("@R", str(r)) for r in range(rows))
+        out = []
+        for q in range(rows // 4):
+            b = body.replace("@Q", str(q))
+            for k, letter in enumerate("ABCD"):
+                b = b.replace(f"@{letter}", str(4 * q + k))
+            out.append(b)
+        return "".join(out)
+
+    return re.sub(r"//#(rows|quads)\n(.*?)//#end\n", block, text, flags=re.S)
 
 
 def ceil_div(a: int, b: int) -> int:

@@ -16,7 +16,7 @@ import wgpu
 from ..graph import ComputeKernel
 from ..graph.errors import GraphValidationError
 from ._common import (STORAGE, WORKGROUP, StorageBinding, binding_range, ceil_div, check_topology, chunks_of,
-                      null_accessor, overlaps, render, storage_alignment, view_accessor)
+                      null_accessor, overlaps, render, storage_alignment, unroll, view_accessor)
 
 __all__ = ["GPUScan", "ScanTuning"]
 
@@ -201,7 +201,7 @@ class ChainedScan:
         else:
             parts.append("fn store_total(v: u32) { }\n")
         parts.append(self._scatter_code(i, align, bindings))
-        parts.append(render("scan.wgsl", ROWS=self.tuning.rows))
+        parts.append(unroll(render("scan.wgsl", ROWS=self.tuning.rows), self.tuning.rows))
         constants = {
             "INCLUSIVE": int(self.inclusive), "SEGMENTED": int(self.heads[i] is not None),
             "COMPACT": int(self.scatter is not None), "LOOKBACK": self.tuning.lookback,

@@ -16,9 +16,10 @@ from .harness import BU, GPUTimer, Peers, ReferenceKernel, Table, cpu_median, re
 SCAN_VARIANTS = {
     "default (rows 8, lookback 64)": ScanTuning(),
     "rows 4": ScanTuning(rows=4),
+    "rows 12": ScanTuning(rows=12),
     "rows 16": ScanTuning(rows=16),
-    "lookback 32": ScanTuning(lookback=32),
     "lookback 128": ScanTuning(lookback=128),
+    "spin window 64": ScanTuning(spin_window=64),
     "portable (no subgroups)": ScanTuning(subgroups=False),
 }
 

@@ -23,7 +23,7 @@ class GPUTimer:
     """Median GPU seconds of a recorded command sequence, by timestamp queries
     written into the encoder around each run (``timestamp-query-inside-encoders``)."""
 
-    def __init__(self, device, runs: int, warmup: int = 3):
+    def __init__(self, device, runs: int, warmup: int = 5):
         if "timestamp-query-inside-encoders" not in device.features:
             raise SystemExit("gpuviz.bench needs the 'timestamp-query-inside-encoders' feature on this adapter")
         self.device = device
@@ -41,6 +41,7 @@ class GPUTimer:
         for _ in range(self.warmup):
             record(encoder)
         device.queue.submit([encoder.finish()])
+        device.queue.read_buffer(self.resolve, 0, 8)  # wait: timed runs start on a busy, warm GPU
         encoder = device.create_command_encoder()
         for r in range(self.runs):
             write_timestamp(encoder, self.query_set, 2 * r)

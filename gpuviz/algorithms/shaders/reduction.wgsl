@@ -15,7 +15,7 @@
 
 override OP: u32;          // 0 sum, 1 min, 2 max, 3 extent
 override IS_FLOAT: bool = false;
-const ITEMS: u32 = 8u;
+const ITEMS: u32 = 8u;  // vec4 loads per lane (written out in blocks_main)
 const BLOCK: u32 = 256u * 4u * ITEMS;
 
 struct ReduceParams {
@@ -51,18 +51,29 @@ fn merge(a: vec2<T>, b: vec2<T>) -> vec2<T> {
     }
 }
 
+fn lift4(w: vec4<u32>) -> vec2<T> {
+    let v = bitcast<vec4<T>>(w);
+    return merge(merge(lift(v.x), lift(v.y)), merge(lift(v.z), lift(v.w)));
+}
+
 fn blocks_main(l: Lanes, wg: u32) {
     if (wg >= RP.blocks) { return; }
     var acc = identity();
     let base = wg * BLOCK;
     if (base + BLOCK <= RP.n) {
-        // A full block: unconditional loads, all in flight before the first use.
-        var v: array<vec4<u32>, ITEMS>;
-        for (var k = 0u; k < ITEMS; k++) { v[k] = data_get4(base + (k * 256u + l.lid) * 4u); }
-        for (var k = 0u; k < ITEMS; k++) {
-            let w = bitcast<vec4<T>>(v[k]);
-            acc = merge(merge(acc, lift(w.x)), merge(lift(w.y), merge(lift(w.z), lift(w.w))));
-        }
+        // A full block: unconditional loads, all in flight before the first use
+        // (written out: arrays indexed in loops can end up in local memory).
+        let i = base + l.lid * 4u;
+        let v0 = data_get4(i);
+        let v1 = data_get4(i + 1024u);
+        let v2 = data_get4(i + 2048u);
+        let v3 = data_get4(i + 3072u);
+        let v4 = data_get4(i + 4096u);
+        let v5 = data_get4(i + 5120u);
+        let v6 = data_get4(i + 6144u);
+        let v7 = data_get4(i + 7168u);
+        acc = merge(merge(merge(lift4(v0), lift4(v1)), merge(lift4(v2), lift4(v3))),
+                    merge(merge(lift4(v4), lift4(v5)), merge(lift4(v6), lift4(v7))));
     } else {
         for (var k = 0u; k < ITEMS; k++) {
             let e = base + (k * 256u + l.lid) * 4u;

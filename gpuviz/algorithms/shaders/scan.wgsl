@@ -78,9 +78,9 @@ fn load_data4(e: u32) -> vec4<u32> {
     if (e + 3u < P.n) {
         o = data_get4(e);
     } else {
-        for (var c = 0u; c < 4u; c++) {
-            if (e + c < P.n) { o[c] = data_get1(e + c); }
-        }
+        if (e < P.n) { o.x = data_get1(e); }
+        if (e + 1u < P.n) { o.y = data_get1(e + 1u); }
+        if (e + 2u < P.n) { o.z = data_get1(e + 2u); }
     }
     if (COMPACT) { o = canon4(o); }
     return o;
@@ -92,9 +92,9 @@ fn load_heads4(e: u32) -> vec4<u32> {
         if (e + 3u < P.n) {
             o = heads_get4(e);
         } else {
-            for (var c = 0u; c < 4u; c++) {
-                if (e + c < P.n) { o[c] = heads_get1(e + c); }
-            }
+            if (e < P.n) { o.x = heads_get1(e); }
+            if (e + 1u < P.n) { o.y = heads_get1(e + 1u); }
+            if (e + 2u < P.n) { o.z = heads_get1(e + 2u); }
         }
     }
     return canon4(o);
@@ -105,9 +105,9 @@ fn load_vals4(e: u32) -> vec4<u32> {
     if (e + 3u < P.n) {
         o = vals_get4(e);
     } else {
-        for (var c = 0u; c < 4u; c++) {
-            if (e + c < P.n) { o[c] = vals_get1(e + c); }
-        }
+        if (e < P.n) { o.x = vals_get1(e); }
+        if (e + 1u < P.n) { o.y = vals_get1(e + 1u); }
+        if (e + 2u < P.n) { o.z = vals_get1(e + 2u); }
     }
     return o;
 }
@@ -116,9 +116,9 @@ fn store_out4(e: u32, v: vec4<u32>) {
     if (e + 3u < P.n) {
         out_set4(e, v);
     } else {
-        for (var c = 0u; c < 4u; c++) {
-            if (e + c < P.n) { out_set1(e + c, v[c]); }
-        }
+        if (e < P.n) { out_set1(e, v.x); }
+        if (e + 1u < P.n) { out_set1(e + 1u, v.y); }
+        if (e + 2u < P.n) { out_set1(e + 2u, v.z); }
     }
 }
 
@@ -264,62 +264,84 @@ fn look_back(g: Group, tile: u32) -> u32 {
     return acc;
 }
 
+// (head, sum since the last head) of one lane's four consecutive rows.
+fn row_total(h: vec4<u32>, x: vec4<u32>) -> Pair {
+    var t = Pair(h.x, x.x);
+    t = combine(t, Pair(h.y, x.y));
+    t = combine(t, Pair(h.z, x.z));
+    return combine(t, Pair(h.w, x.w));
+}
+
+// Scan four rows given the pair of everything before them, then store them
+// (or scatter the selected values when compacting).
+fn emit_row(e: u32, pre: Pair, carry: u32, x: vec4<u32>, h: vec4<u32>, v: vec4<u32>) {
+    var a = select(carry + pre.v, pre.v, pre.h != 0u);
+    a = select(a, 0u, h.x != 0u);
+    let e0 = a;
+    a = select(a + x.x, 0u, h.y != 0u);
+    let e1 = a;
+    a = select(a + x.y, 0u, h.z != 0u);
+    let e2 = a;
+    a = select(a + x.z, 0u, h.w != 0u);
+    let ex = vec4<u32>(e0, e1, e2, a);
+    if (COMPACT) {
+        if (x.x != 0u) { scatter(ex.x, v.x); }
+        if (x.y != 0u) { scatter(ex.y, v.y); }
+        if (x.z != 0u) { scatter(ex.z, v.z); }
+        if (x.w != 0u) { scatter(ex.w, v.w); }
+    } else {
+        store_out4(e, select(ex, ex + x, INCLUSIVE));
+    }
+}
+
+// Per-row code is written once between `//#rows` and `//#end` (@R is the
+// row) or `//#quads` and `//#end` (@Q is the quad, @A..@D its rows) and
+// unrolled before compilation: function-scope arrays indexed in loops can land in slow
+// local memory, separate variables stay in registers.
 fn kernel_main(g: Group, wg: u32) {
     if (wg >= P.num_tiles) { return; }
     if (g.lid == 0u) { s_ticket = atomicAdd(&state[0], 1u); }
     let tile = workgroupUniformLoad(&s_ticket);
     let lt = tile - P.tile_base;
-
-    // Issue every load of the tile before using any: in a full tile the loads
-    // are unconditional, so they are all in flight at once (a bounds test per
-    // row would serialize their latencies).
-    var x: array<vec4<u32>, ROWS>;
-    var hd: array<vec4<u32>, ROWS>;
-    var vals: array<vec4<u32>, ROWS>;
-    if ((lt + 1u) * TILE <= P.n) {
-        for (var r = 0u; r < ROWS; r++) {
-            let e = row_start(g, lt, r);
-            x[r] = data_get4(e);
-            if (SEGMENTED) { hd[r] = heads_get4(e); } else { hd[r] = vec4<u32>(0u); }
-            if (COMPACT) { vals[r] = vals_get4(e); }
-        }
-        for (var r = 0u; r < ROWS; r++) {
-            if (COMPACT) { x[r] = canon4(x[r]); }
-            hd[r] = canon4(hd[r]);
-        }
-    } else {
-        for (var r = 0u; r < ROWS; r++) {
-            let e = row_start(g, lt, r);
-            x[r] = load_data4(e);
-            hd[r] = load_heads4(e);
-            if (COMPACT) { vals[r] = load_vals4(e); }
-        }
-    }
     diag_add(g, 0u, 1u);
 
-    // Lane totals of each row (pairs), four rows to a vec4.
-    var th: array<vec4<u32>, QUADS>;
-    var tv: array<vec4<u32>, QUADS>;
-    for (var r = 0u; r < ROWS; r++) {
-        var t = Pair(hd[r].x, x[r].x);
-        t = combine(t, Pair(hd[r].y, x[r].y));
-        t = combine(t, Pair(hd[r].z, x[r].z));
-        t = combine(t, Pair(hd[r].w, x[r].w));
-        th[r / 4u][r % 4u] = t.h;
-        tv[r / 4u][r % 4u] = t.v;
+//#rows
+    var x@R = vec4<u32>(0u);
+    var h@R = vec4<u32>(0u);
+    var v@R = vec4<u32>(0u);
+    let e@R = row_start(g, lt, @Ru);
+//#end
+    if ((lt + 1u) * TILE <= P.n) {
+        // A full tile: unconditional loads, all in flight before the first use.
+//#rows
+        x@R = data_get4(e@R);
+        if (SEGMENTED) { h@R = canon4(heads_get4(e@R)); }
+        if (COMPACT) { v@R = vals_get4(e@R); x@R = canon4(x@R); }
+//#end
+    } else {
+//#rows
+        x@R = load_data4(e@R);
+        h@R = load_heads4(e@R);
+        if (COMPACT) { v@R = load_vals4(e@R); }
+//#end
     }
 
-    // Scan across the group's lanes, chaining rows inside the group.
+    // Scan the lanes' row totals across the group, chaining rows inside it.
+//#rows
+    let t@R = row_total(h@R, x@R);
+//#end
     var run = Pair(0u, 0u);
-    for (var q = 0u; q < QUADS; q++) {
-        let s = grp_scan4(g, th[q], tv[q]);
-        for (var k = 0u; k < 4u; k++) {
-            let pre = combine(run, Pair(s.ex_h[k], s.ex_v[k]));
-            th[q][k] = pre.h;
-            tv[q][k] = pre.v;
-            run = combine(run, Pair(s.tot_h[k], s.tot_v[k]));
-        }
-    }
+//#quads
+    let s@Q = grp_scan4(g, vec4<u32>(t@A.h, t@B.h, t@C.h, t@D.h), vec4<u32>(t@A.v, t@B.v, t@C.v, t@D.v));
+    let p@A = combine(run, Pair(s@Q.ex_h.x, s@Q.ex_v.x));
+    run = combine(run, Pair(s@Q.tot_h.x, s@Q.tot_v.x));
+    let p@B = combine(run, Pair(s@Q.ex_h.y, s@Q.ex_v.y));
+    run = combine(run, Pair(s@Q.tot_h.y, s@Q.tot_v.y));
+    let p@C = combine(run, Pair(s@Q.ex_h.z, s@Q.ex_v.z));
+    run = combine(run, Pair(s@Q.tot_h.z, s@Q.tot_v.z));
+    let p@D = combine(run, Pair(s@Q.ex_h.w, s@Q.ex_v.w));
+    run = combine(run, Pair(s@Q.tot_h.w, s@Q.tot_v.w));
+//#end
 
     // Chain the groups of the workgroup.
     if (g.lane == 0u) {
@@ -351,24 +373,7 @@ fn kernel_main(g: Group, wg: u32) {
         store_total(select(carry + tagg.v, tagg.v, tagg.h != 0u));
     }
 
-    for (var r = 0u; r < ROWS; r++) {
-        let e = row_start(g, lt, r);
-        let pre = combine(gpre, Pair(th[r / 4u][r % 4u], tv[r / 4u][r % 4u]));
-        var acc = select(carry + pre.v, pre.v, pre.h != 0u);
-        var ex: vec4<u32>;
-        var inc: vec4<u32>;
-        for (var c = 0u; c < 4u; c++) {
-            if (hd[r][c] != 0u) { acc = 0u; }
-            ex[c] = acc;
-            acc += x[r][c];
-            inc[c] = acc;
-        }
-        if (COMPACT) {
-            for (var c = 0u; c < 4u; c++) {
-                if (x[r][c] != 0u) { scatter(ex[c], vals[r][c]); }
-            }
-        } else {
-            store_out4(e, select(ex, inc, INCLUSIVE));
-        }
-    }
+//#rows
+    emit_row(e@R, combine(gpre, p@R), carry, x@R, h@R, v@R);
+//#end
 }
