@@ -55,7 +55,7 @@ class GPUBatchSort:
         ``self.algorithms`` then lists each chunk's algorithm ("empty",
         "bitonic" or "radix") in chunk order.
         """
-        check_args("GPUBatchSort", self.id, self.direction, self.key_bits, self.tuning)
+        check_args("GPUBatchSort", self.id, self.direction, self.key_bits, self.tuning, graph.device)
         _kind, domains = check_views("GPUBatchSort", self.id, graph, self.keys, self.values, self.output_keys,
                                      self.output_values)
         if not domains:

@@ -86,7 +86,7 @@ class GPUSegmentedSort:
 
     def add_to_graph(self, graph) -> list:
         """Validate views and segments and add the nodes; returns their IDs."""
-        check_args("GPUSegmentedSort", self.id, self.direction, self.key_bits, self.tuning)
+        check_args("GPUSegmentedSort", self.id, self.direction, self.key_bits, self.tuning, graph.device)
         kind, domains = check_views("GPUSegmentedSort", self.id, graph, self.keys, self.values, self.output_keys,
                                     self.output_values)
         if kind != "data":

@@ -29,6 +29,7 @@ WORKGROUP = 256
 DIRECTIONS = ("ascending", "descending")
 MAX_SMALL_SLOTS = 2048     # one-workgroup sort: 2 x 2048 words of workgroup memory
 MAX_ROWS = (1 << 30) - 1   # look-back words keep 30-bit counts
+_SCATTER_SHARED_WORDS = 4 * 256 + 2  # per-digit arrays and control words beside the tile (sort_radix.wgsl)
 _STATE_HEADER_WORDS = 1056  # digit histograms (1024) + tile counters, see sort_radix.wgsl
 
 
@@ -53,7 +54,7 @@ class SortTuning:
         forces the portable workgroup-memory path.
     """
 
-    items: int = 15
+    items: int = 18
     lookback: int = 16
     small_max: int = 2048
     spin_limit: int = 64
@@ -118,7 +119,7 @@ def _next_pow2(n: int) -> int:
 
 
 # --------------------------------------------------------------- validation
-def check_args(owner: str, id, direction, key_bits, tuning) -> None:
+def check_args(owner: str, id, direction, key_bits, tuning, device) -> None:
     if not isinstance(id, str) or not id:
         raise GraphValidationError(f"{owner} needs a non-empty string id (got {id!r})")
     if direction not in DIRECTIONS:
@@ -131,6 +132,11 @@ def check_args(owner: str, id, direction, key_bits, tuning) -> None:
             or tuning.spin_limit < 0):
         raise GraphValidationError(f'{owner} "{id}" has invalid sort tuning {tuning} (items 1..27, lookback 1..32, '
                                    f"small_max 1..{MAX_SMALL_SLOTS}, spin_limit >= 0)")
+    limit = int(device.limits["max-compute-workgroup-storage-size"])
+    shared = 4 * (max(tuning.tile, 4096) + _SCATTER_SHARED_WORDS)
+    if shared > limit:
+        raise GraphValidationError(f'{owner} "{id}" tuning items={tuning.items} needs {shared} bytes of workgroup '
+                                   f"memory per radix tile, the device allows {limit}")
 
 
 def check_views(owner: str, id: str, graph, keys, values, output_keys, output_values) -> tuple:
@@ -337,7 +343,7 @@ class GPUSort:
 
     def add_to_graph(self, graph) -> list:
         """Validate the views and add this sort's nodes; returns their IDs."""
-        check_args("GPUSort", self.id, self.direction, self.key_bits, self.tuning)
+        check_args("GPUSort", self.id, self.direction, self.key_bits, self.tuning, graph.device)
         kind, domains = check_views("GPUSort", self.id, graph, self.keys, self.values, self.output_keys,
                                     self.output_values)
         if kind != "data":
