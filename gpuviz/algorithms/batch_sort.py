@@ -4,7 +4,7 @@ chunk its own domain."""
 from __future__ import annotations
 
 from ..graph.errors import GraphValidationError
-from .sort import DEFAULT_TUNING, SortTuning, add_sort_domain, check_args, check_views
+from .sort import DEFAULT_TUNING, SortTuning, add_sort_domain, check_args, check_fits, check_views
 
 __all__ = ["GPUBatchSort"]
 
@@ -60,6 +60,7 @@ class GPUBatchSort:
                                      self.output_values)
         if not domains:
             raise GraphValidationError(f'GPUBatchSort "{self.id}" keys have no chunks')
+        check_fits("GPUBatchSort", self.id, domains, self.tuning, graph.device)
         ids, algorithms = [], []
         for i, (keys, values, out_keys, out_values) in enumerate(domains):
             n = keys.length

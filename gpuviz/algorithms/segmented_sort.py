@@ -8,7 +8,7 @@ import numpy as np
 
 from ..graph.errors import GraphValidationError
 from .sort import (DEFAULT_TUNING, WORKGROUP, SortTuning, _next_pow2, add_small_node, add_sort_domain, check_args,
-                   check_views)
+                   check_fits, check_views)
 
 __all__ = ["GPUSegmentedSort"]
 
@@ -92,6 +92,7 @@ class GPUSegmentedSort:
         if kind != "data":
             raise GraphValidationError(f'GPUSegmentedSort "{self.id}" needs GraphDataViews of the parent buffers '
                                        "(GPUBatchSort sorts the chunks of vector views)")
+        check_fits("GPUSegmentedSort", self.id, domains, self.tuning, graph.device)
         keys, values, out_keys, out_values = domains[0]
         segs = self._segments(keys.length)
         descending = self.direction == "descending"

@@ -128,9 +128,9 @@ def check_args(owner: str, id, direction, key_bits, tuning, device) -> None:
         raise GraphValidationError(f'{owner} "{id}" key_bits must be an integer in 1..32 (got {key_bits!r})')
     if not isinstance(tuning, SortTuning):
         raise GraphValidationError(f'{owner} "{id}" tuning must be a SortTuning (got {type(tuning).__name__})')
-    if (not 1 <= tuning.items <= 27 or not 1 <= tuning.lookback <= 32 or not 1 <= tuning.small_max <= MAX_SMALL_SLOTS
+    if (not 1 <= tuning.items <= 64 or not 1 <= tuning.lookback <= 32 or not 1 <= tuning.small_max <= MAX_SMALL_SLOTS
             or tuning.spin_limit < 0):
-        raise GraphValidationError(f'{owner} "{id}" has invalid sort tuning {tuning} (items 1..27, lookback 1..32, '
+        raise GraphValidationError(f'{owner} "{id}" has invalid sort tuning {tuning} (items 1..64, lookback 1..32, '
                                    f"small_max 1..{MAX_SMALL_SLOTS}, spin_limit >= 0)")
     limit = int(device.limits["max-compute-workgroup-storage-size"])
     shared = 4 * (max(tuning.tile, 4096) + _SCATTER_SHARED_WORDS)
@@ -173,11 +173,23 @@ def check_views(owner: str, id: str, graph, keys, values, output_keys, output_va
                     f'{owner} "{id}" {name_a} and {name_b} overlap in buffer "{a.handle.id}" (bytes '
                     f"{a.byte_offset}..{a.byte_offset + a.byte_length} and "
                     f"{b.byte_offset}..{b.byte_offset + b.byte_length})")
-    n = sum(v.length for v in ref)
-    if max((v.length for v in ref), default=0) > MAX_ROWS:
-        raise GraphValidationError(f'{owner} "{id}" domain is too long ({n} rows, at most {MAX_ROWS})')
     get = lambda name: checked[name][1] if name in checked else [None] * len(ref)
     return kind, list(zip(get("keys"), get("values"), get("output_keys"), get("output_values")))
+
+
+def check_fits(owner: str, id: str, domains, tuning: SortTuning, device) -> None:
+    """Every domain must fit the look-back counters and the device's storage
+    binding size (views, ping-pong scratch and the radix state)."""
+    limit = int(device.limits["max-storage-buffer-binding-size"])
+    align = int(device.limits["min-storage-buffer-offset-alignment"])
+    for keys, *_ in domains:
+        n = keys.length
+        if n > MAX_ROWS:
+            raise GraphValidationError(f'{owner} "{id}" domain is too long ({n} rows, at most {MAX_ROWS})')
+        need = max(4 * n + align, 4 * (_STATE_HEADER_WORDS + 4 * ceil_div(n, tuning.tile) * WORKGROUP))
+        if need > limit:
+            raise GraphValidationError(f'{owner} "{id}" domain of {n} rows needs storage bindings of {need} bytes, '
+                                       f"the device allows {limit}")
 
 
 # ----------------------------------------------------------- domain planner
@@ -350,6 +362,7 @@ class GPUSort:
             raise GraphValidationError(
                 f'GPUSort "{self.id}" sorts one packed domain: pass GraphDataViews (GPUBatchSort sorts the chunks '
                 "of vector views)")
+        check_fits("GPUSort", self.id, domains, self.tuning, graph.device)
         keys, values, out_keys, out_values = domains[0]
         self.node_ids = add_sort_domain(graph, prefix=self.id, keys=keys, values=values, out_keys=out_keys,
                                         out_values=out_values, descending=self.direction == "descending",

@@ -363,3 +363,15 @@ def test_batch_and_segmented_errors(device):
         seg([0, 5], [4])
     with pytest.raises(GraphValidationError, match="offsets and lengths must be sequences of integers"):
         seg([0.5], [4])
+
+
+def test_domain_larger_than_a_storage_binding_errors(device):
+    limit = int(device.limits["max-storage-buffer-binding-size"])
+    rows = limit // 4 + 1
+    if 4 * rows > int(device.limits["max-buffer-size"]):
+        pytest.skip("the device's buffers cannot exceed its storage binding size")
+    graph = GPUCommandGraph(device, id="huge")
+    views = [graph.create_data_view(graph.import_buffer(id=name, byte_length=4 * rows, usage=USAGE), format="uint32",
+                                    length=rows) for name in ("k", "ok")]
+    with pytest.raises(GraphValidationError, match=f'GPUSort "big" domain of {rows} rows needs storage bindings of'):
+        GPUSort(id="big", keys=views[0], output_keys=views[1]).add_to_graph(graph)
