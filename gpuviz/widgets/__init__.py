@@ -6,5 +6,6 @@ rendercanvas's Jupyter backend); ``import gpuviz`` alone does not.
 
 from .canvas import TEXTURE_FORMAT, GPUCanvas, draw_offscreen
 from .inspector import GraphInspector
+from .data_analysis import DataAnalysis
 
-__all__ = ["GPUCanvas", "GraphInspector", "draw_offscreen", "TEXTURE_FORMAT"]
+__all__ = ["GPUCanvas", "GraphInspector", "draw_offscreen", "TEXTURE_FORMAT", "DataAnalysis"]

@@ -1,0 +1,240 @@
+"""Arrow ingestion for :class:`~gpuviz.widgets.DataAnalysis`: validation, one
+upload of float32 columns and dense uint32 group codes, host-side column
+statistics, and the histogram edge arithmetic.
+
+Private to the widget. Everything here runs once at construction except
+:func:`histogram_edges`, which turns a bin count and a scale into literal
+edges for ``GPUHistogram.set_edges``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..arrow import table_to_gpu
+from ..graph.errors import GraphValidationError
+
+__all__ = ["AnalysisData", "ColumnStats", "prepare_table", "to_arrow_table", "histogram_edges", "MAX_GROUPS"]
+
+#: Most distinct values a group column may have (one bar each).
+MAX_GROUPS = 256
+_CODES = "__gpuviz_group_codes__"
+_F32_MAX = float(np.finfo(np.float32).max)
+
+
+@dataclass(frozen=True)
+class ColumnStats:
+    """Finite extent of one uploaded float32 column, computed on the host at upload.
+
+    Attributes
+    ----------
+    lo, hi : float
+        Smallest and largest finite value (float32-exact).
+    positive_lo : float or None
+        Smallest finite value > 0 (the lower end of log bins), None when none.
+    finite : int
+        Number of finite values.
+    """
+
+    lo: float
+    hi: float
+    positive_lo: float | None
+    finite: int
+
+
+@dataclass
+class AnalysisData:
+    """What the widget uploaded: the GPU table and its host-side facts.
+
+    Attributes
+    ----------
+    table : GPUTable
+        One float32 column per usable numeric column (nulls became NaN) and,
+        with a group column, its uint32 codes under :attr:`codes_column`; one
+        chunk per Arrow record batch.
+    stats : dict
+        Column name -> :class:`ColumnStats` for every numeric column offered.
+    group : str or None
+        The group column's name.
+    group_labels : list of str
+        Label of each group code (sorted distinct values); nulls map to code
+        ``len(group_labels)`` and are counted in the overflow word only.
+    chunk_lengths : tuple of int
+        Rows per record batch.
+    """
+
+    table: object
+    stats: dict
+    group: str | None
+    group_labels: list
+    chunk_lengths: tuple
+    codes_column: str = _CODES
+
+    @property
+    def columns(self) -> list:
+        """Numeric columns the x / y / value dropdowns offer."""
+        return list(self.stats)
+
+    @property
+    def num_rows(self) -> int:
+        return sum(self.chunk_lengths)
+
+
+def to_arrow_table(obj) -> pa.Table:
+    """A pyarrow Table from a Table, RecordBatch, pandas or polars DataFrame
+    (or any object exporting the Arrow C stream interface)."""
+    if isinstance(obj, pa.Table):
+        return obj
+    if isinstance(obj, pa.RecordBatch):
+        return pa.Table.from_batches([obj])
+    module = type(obj).__module__.split(".")[0]
+    if module == "pandas":
+        return pa.Table.from_pandas(obj, preserve_index=False)
+    if module == "polars" and hasattr(obj, "to_arrow"):
+        out = obj.to_arrow()
+        return pa.Table.from_batches([out]) if isinstance(out, pa.RecordBatch) else out
+    if hasattr(obj, "__arrow_c_stream__"):
+        return pa.table(obj)
+    raise TypeError(f"DataAnalysis expects a pyarrow Table or RecordBatch, or a pandas / polars DataFrame "
+                    f"(got {type(obj).__name__})")
+
+
+def _is_numeric(dtype) -> bool:
+    return pa.types.is_integer(dtype) or pa.types.is_floating(dtype) or pa.types.is_boolean(dtype)
+
+
+def _column_stats(column: pa.ChunkedArray) -> ColumnStats:
+    values = column.to_numpy()
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return ColumnStats(float("nan"), float("nan"), None, 0)
+    positive = finite[finite > 0]
+    return ColumnStats(float(finite.min()), float(finite.max()),
+                       float(positive.min()) if positive.size else None, int(finite.size))
+
+
+def _as_float32(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    """float32 with nulls as NaN, chunk for chunk (64-bit values are rounded)."""
+    if pa.types.is_boolean(column.type):
+        column = pc.cast(column, pa.uint8())
+    out = pc.cast(column, pa.float32(), safe=False)
+    return pc.fill_null(out, pa.scalar(float("nan"), pa.float32())) if out.null_count else out
+
+
+def _group_codes(column: pa.ChunkedArray, name: str) -> tuple:
+    """Dense uint32 codes (sorted distinct values; null -> one past the last) and labels."""
+    dtype = column.type
+    if pa.types.is_dictionary(dtype):
+        column = pc.cast(column, dtype.value_type)
+        dtype = dtype.value_type
+    if not (pa.types.is_integer(dtype) or pa.types.is_boolean(dtype) or pa.types.is_string(dtype)
+            or pa.types.is_large_string(dtype)):
+        raise GraphValidationError(
+            f'DataAnalysis group column "{name}" has type {dtype}; a group column must hold integers, '
+            f"booleans, strings or a dictionary of those")
+    uniques = pc.unique(column).drop_null()
+    if len(uniques) == 0:
+        raise GraphValidationError(f'DataAnalysis group column "{name}" has no non-null values')
+    if len(uniques) > MAX_GROUPS:
+        raise GraphValidationError(
+            f'DataAnalysis group column "{name}" has {len(uniques)} distinct values; at most {MAX_GROUPS} '
+            f"groups are drawn (bin or recode it first)")
+    uniques = uniques.take(pc.array_sort_indices(uniques))
+    codes = pc.index_in(column, value_set=uniques)
+    codes = pc.cast(pc.fill_null(codes, len(uniques)), pa.uint32())
+    return codes, [str(v) for v in uniques.to_pylist()]
+
+
+def prepare_table(device, obj, *, x, y, value, group=None, max_chunk_rows=None) -> AnalysisData:
+    """Validate ``obj`` for the widget and upload it once.
+
+    Raises GraphValidationError (a ValueError) naming the column and the
+    available ones for a missing, non-numeric or all-NaN x / y / value
+    column, an unusable group column, or an empty table; nothing is uploaded
+    then. Numeric columns without any finite value are left out of the
+    dropdowns.
+    """
+    table = to_arrow_table(obj)
+    names = table.column_names
+    if table.num_rows == 0:
+        raise GraphValidationError(f"DataAnalysis got an empty table (0 rows; columns: {', '.join(names) or 'none'})")
+    numeric = [n for n in names if _is_numeric(table.schema.field(n).type)]
+    for role, name in (("x", x), ("y", y), ("value", value)):
+        if not isinstance(name, str) or name not in names:
+            raise GraphValidationError(
+                f'DataAnalysis {role}= column "{name}" is not in the table (columns: {", ".join(names)})')
+        if name not in numeric:
+            raise GraphValidationError(
+                f'DataAnalysis {role}= column "{name}" has type {table.schema.field(name).type}, not a number '
+                f"(numeric columns: {', '.join(numeric) or 'none'})")
+    if group is not None and (not isinstance(group, str) or group not in names):
+        raise GraphValidationError(
+            f'DataAnalysis group= column "{group}" is not in the table (columns: {", ".join(names)})')
+
+    # One chunk layout for every column: record batches, each small enough for one storage binding.
+    batches = [b for b in table.to_batches(max_chunksize=max_chunk_rows) if b.num_rows]
+    table = pa.Table.from_batches(batches, schema=table.schema)
+    columns, stats = {}, {}
+    for name in numeric:
+        column = _as_float32(table.column(name))
+        column_stats = _column_stats(column)
+        if column_stats.finite:
+            columns[name], stats[name] = column, column_stats
+        elif name in (x, y, value):
+            raise GraphValidationError(
+                f'DataAnalysis column "{name}" has no finite values ({table.num_rows} rows of NaN, null or '
+                f"infinity); pick another column")
+    labels = []
+    if group is not None:
+        columns[_CODES], labels = _group_codes(table.column(group), group)
+    upload = pa.table(columns)
+    return AnalysisData(table=table_to_gpu(device, upload), stats=stats, group=group, group_labels=labels,
+                        chunk_lengths=tuple(b.num_rows for b in batches))
+
+
+def histogram_edges(stats: ColumnStats, bins: int, max_bins: int, scale: str) -> tuple:
+    """Literal edges for a histogram compiled with ``max_bins`` bins showing ``bins``.
+
+    Returns ``(real, padded)``: the ``bins + 1`` float32 edges over the
+    column's finite extent (equal-width for ``"linear"``, geometric from the
+    smallest positive value for ``"log"``), and the ``max_bins + 1`` edges
+    handed to the GPU. In ``padded`` the real upper edge ``hi`` is nudged to
+    the next float32 above it, so that ``hi`` (excluded from ``[e_i, e_i+1)``
+    once it is no longer the last edge) still lands in the last real bin; the
+    unused top edges follow it one float32 step apart, so the padding bins
+    cover ``(hi, hi + a few ulp]``, where no value of the column lies. With
+    ``bins == max_bins`` the two arrays are equal.
+    """
+    if scale == "log":
+        if stats.positive_lo is None:
+            raise GraphValidationError("DataAnalysis log bins need positive values (the value column has none)")
+        lo, hi = stats.positive_lo, stats.hi
+        if hi <= lo:
+            lo, hi = lo / 2, hi * 2
+        real = np.geomspace(lo, hi, bins + 1)
+    else:
+        lo, hi = stats.lo, stats.hi
+        if hi <= lo:
+            pad = max(0.5, abs(lo) * 1e-3)
+            lo, hi = lo - pad, hi + pad
+        real = np.linspace(lo, hi, bins + 1)
+    real = np.clip(real, -_F32_MAX, _F32_MAX).astype(np.float32)
+    real[0], real[-1] = np.float32(lo), np.float32(hi)
+    up = np.float32(np.inf)
+    for i in range(1, len(real)):  # float32 rounding may merge neighbours: keep them strictly increasing
+        if real[i] <= real[i - 1]:
+            real[i] = np.nextafter(real[i - 1], up)
+    padded = np.empty(max_bins + 1, np.float32)
+    padded[:bins + 1] = real
+    if bins < max_bins:
+        edge = real[-1]
+        for i in range(bins, max_bins + 1):
+            edge = np.nextafter(edge, up)
+            padded[i] = edge
+    if not np.isfinite(padded).all():
+        raise GraphValidationError(f"DataAnalysis histogram edges overflow float32 near {hi!r}")
+    return real, padded

@@ -1,0 +1,192 @@
+"""Drawing for :class:`~gpuviz.widgets.DataAnalysis`: the panel layout, the
+graph's render node (heatmap, histogram bars with their CDF line, group
+bars) and the presentation blit into a canvas target.
+
+The render node draws into a widget-owned ``rgba8unorm`` plot texture of a
+fixed maximum size, in its top-left ``width x height`` corner: an imported
+texture keeps its compiled size, while canvases resize, so the canvas frame
+is a one-triangle copy of that corner (:class:`PlotPresenter`) recorded
+after the graph. Nothing here submits or reads back.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import numpy as np
+import wgpu
+
+from .canvas import TEXTURE_FORMAT
+
+__all__ = ["panel_rects", "add_render_node", "PlotPresenter", "shader_source", "PANEL_COLOR", "EMPTY_COLOR",
+           "BACKGROUND"]
+
+_SHADERS = Path(__file__).with_name("shaders")
+BACKGROUND = (0.07, 0.07, 0.09, 1.0)   # between panels
+PANEL_COLOR = (0.13, 0.13, 0.16, 1.0)  # panel backgrounds
+EMPTY_COLOR = (0.10, 0.10, 0.12, 1.0)  # heatmap cells without rows
+_BLEND = {"color": {"src_factor": "src-alpha", "dst_factor": "one-minus-src-alpha", "operation": "add"},
+          "alpha": {"src_factor": "one", "dst_factor": "one-minus-src-alpha", "operation": "add"}}
+
+
+@functools.lru_cache(maxsize=None)
+def shader_source(*names: str) -> str:
+    """The concatenated text of ``shaders/<name>`` files, read once."""
+    return "\n".join((_SHADERS / name).read_text() for name in names)
+
+
+def panel_rects(width: int, height: int, has_groups: bool) -> dict:
+    """Pixel rectangles ``(x, y, w, h)`` (origin top-left) of the panels of a
+    ``width x height`` frame: ``"heatmap"`` on the left, ``"histogram"`` on
+    the right (top half when there are groups), ``"groups"`` below it."""
+    width, height = max(int(width), 8), max(int(height), 8)
+    m = max(2, round(min(width, height) * 0.02))
+    split = round(width * 0.58)
+    rects = {"heatmap": (m, m, split - m - m // 2, height - 2 * m)}
+    right_x = split + m // 2
+    right_w = width - right_x - m
+    if has_groups:
+        half = (height - 3 * m) // 2
+        rects["histogram"] = (right_x, m, right_w, half)
+        rects["groups"] = (right_x, 2 * m + half, right_w, height - 3 * m - half)
+    else:
+        rects["histogram"] = (right_x, m, right_w, height - 2 * m)
+    return {k: (x, y, max(w, 1), max(h, 1)) for k, (x, y, w, h) in rects.items()}
+
+
+def _pipelines(device) -> dict:
+    """The render pipelines of the draw shader, cached per device."""
+    cache = getattr(device, "_gpuviz_analysis_pipelines", None)
+    if cache is None:
+        module = device.create_shader_module(label="data-analysis-draw",
+                                             code=shader_source("analysis_view.wgsl", "analysis_draw.wgsl"))
+        cache = {}
+        for name, vertex, fragment in (("fill", "vs_fill", "fs_color"), ("heat", "vs_heat", "fs_heat"),
+                                       ("bars", "vs_bars", "fs_color"), ("cdf", "vs_cdf", "fs_color"),
+                                       ("groups", "vs_groups", "fs_color")):
+            cache[name] = device.create_render_pipeline(
+                label=f"data-analysis-{name}", layout="auto",
+                vertex={"module": module, "entry_point": vertex, "buffers": []},
+                primitive={"topology": "triangle-list"},
+                fragment={"module": module, "entry_point": fragment,
+                          "targets": [{"format": TEXTURE_FORMAT, "blend": _BLEND}]})
+        device._gpuviz_analysis_pipelines = cache
+    return cache
+
+
+# Bindings each pipeline reads (see analysis_draw.wgsl), by role in ``views``.
+_PIPELINE_BINDINGS = {
+    "fill": {0: "view"},
+    "heat": {0: "view", 1: "display", 2: "grid_extent"},
+    "bars": {0: "view", 3: "counts", 5: "hist_max"},
+    "cdf": {0: "view", 4: "cdf"},
+    "groups": {0: "view", 6: "group_means", 7: "group_extent"},
+}
+
+
+def add_render_node(graph, *, plot, views: dict, state) -> str:
+    """Add the ``"draw"`` render node to ``graph``.
+
+    Parameters
+    ----------
+    plot : GraphTextureHandle
+        The imported plot texture (``rgba8unorm``); loaded, not cleared (a
+        clear would touch the whole maximum-size texture): a background quad
+        covers the used corner first.
+    views : dict
+        Role -> graph view or handle: ``view`` (the uniform), ``display``,
+        ``grid_extent``, ``counts``, ``cdf``, ``hist_max`` and, with groups,
+        ``group_means`` and ``group_extent``.
+    state : object
+        Read at encode time: ``render_size`` ``(w, h)``, ``bins`` and
+        ``group_count`` (instance counts are recorded values, not compiled).
+    """
+    has_groups = "group_means" in views
+    names = [n for n in _PIPELINE_BINDINGS if has_groups or n != "groups"]
+    resources = [(views["view"], "uniform")] + [(v, "storage-read") for k, v in views.items() if k != "view"]
+
+    def compile_draw(ctx):
+        pipelines = _pipelines(ctx.device)
+        groups_cache = {}
+
+        def bind_group(name, frame):
+            entries, key = [], []
+            for binding, role in _PIPELINE_BINDINGS[name].items():
+                buffer = frame.buffer(views[role])
+                entries.append({"binding": binding, "resource": {"buffer": buffer, "offset": 0, "size": buffer.size}})
+                key.append(id(buffer))
+            key = (name, tuple(key))
+            group = groups_cache.get(key)
+            if group is None:
+                group = groups_cache[key] = ctx.device.create_bind_group(
+                    layout=pipelines[name].get_bind_group_layout(0), entries=entries)
+            return group
+
+        def encode(render_pass, frame):
+            bound = {name: bind_group(name, frame) for name in names}
+            width, height = state.render_size
+            render_pass.set_viewport(0, 0, width, height, 0.0, 1.0)
+            render_pass.set_pipeline(pipelines["fill"])
+            render_pass.set_bind_group(0, bound["fill"])
+            render_pass.draw(6, 1, 0, 0)  # the background of the used corner
+            rects = panel_rects(width, height, has_groups)
+            draws = {"heatmap": [("heat", 1)], "histogram": [("bars", state.bins), ("cdf", state.bins)],
+                     "groups": [("groups", state.group_count)]}
+            for panel, (x, y, w, h) in rects.items():
+                render_pass.set_viewport(x, y, w, h, 0.0, 1.0)
+                for name, instances, first in [("fill", 1, 1)] + [(n, i, 0) for n, i in draws[panel]]:
+                    render_pass.set_pipeline(pipelines[name])
+                    render_pass.set_bind_group(0, bound[name])
+                    render_pass.draw(6, instances, 0, first)
+        return encode
+
+    return graph.add_render_node(id="draw", resources=resources, compile=compile_draw,
+                                 color_attachments=[{"view": plot, "load_op": "load", "store_op": "store"}])
+
+
+def view_params(*, grid_size, op: int, bins: int, groups: int, hist_rect) -> bytes:
+    """The 80-byte ``View`` uniform of ``analysis_view.wgsl``."""
+    words = np.zeros(20, np.uint32)
+    floats = words.view(np.float32)
+    words[0:6] = (grid_size[0], grid_size[1], op, bins, groups, 0)
+    floats[6:8] = (2.0 / max(hist_rect[2], 1), 2.0 / max(hist_rect[3], 1))
+    floats[8:12] = PANEL_COLOR
+    floats[12:16] = EMPTY_COLOR
+    floats[16:20] = BACKGROUND
+    return words.tobytes()
+
+
+class PlotPresenter:
+    """Copies the rendered corner of the plot texture into a canvas target.
+
+    Records one render pass into the caller's encoder (``present``); never
+    submits. Its 16-byte uniform is rewritten per call with
+    ``queue.write_buffer``, so each call must be submitted before the next.
+    """
+
+    def __init__(self, device, plot_texture):
+        self.device = device
+        module = device.create_shader_module(label="data-analysis-blit", code=shader_source("blit.wgsl"))
+        self.pipeline = device.create_render_pipeline(
+            label="data-analysis-blit", layout="auto",
+            vertex={"module": module, "entry_point": "vs_main", "buffers": []},
+            primitive={"topology": "triangle-list"},
+            fragment={"module": module, "entry_point": "fs_main", "targets": [{"format": TEXTURE_FORMAT}]})
+        self.uniform = device.create_buffer(label="data-analysis-blit", size=16,
+                                            usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST)
+        self.bind_group = device.create_bind_group(layout=self.pipeline.get_bind_group_layout(0), entries=[
+            {"binding": 0, "resource": {"buffer": self.uniform, "offset": 0, "size": 16}},
+            {"binding": 1, "resource": plot_texture.create_view()}])
+
+    def present(self, encoder, target_view, src_size, dst_size) -> None:
+        self.device.queue.write_buffer(self.uniform, 0, np.array([*src_size, *dst_size], np.float32).tobytes())
+        render_pass = encoder.begin_render_pass(label="data-analysis-present", color_attachments=[{
+            "view": target_view, "load_op": "clear", "store_op": "store", "clear_value": BACKGROUND}])
+        render_pass.set_pipeline(self.pipeline)
+        render_pass.set_bind_group(0, self.bind_group)
+        render_pass.draw(3)
+        render_pass.end()
+
+    def destroy(self) -> None:
+        self.uniform.destroy()
