@@ -9,14 +9,14 @@ BIN := $(VENV)/bin
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export XDG_RUNTIME_DIR ?= /tmp/gpuviz-runtime-$(shell id -u)
 
-.PHONY: demo test setup vulkan clean
+.PHONY: demo test setup vulkan browser clean
 
 demo: setup
 	@echo "Starting JupyterLab on 127.0.0.1 (the URL with its token follows)"
 	$(BIN)/jupyter lab --no-browser --ip=127.0.0.1 --port=8888 \
 		--ServerApp.root_dir=notebooks $$( [ "$$(id -u)" = 0 ] && echo --ServerApp.allow_root=True )
 
-test: setup
+test: setup browser
 	$(BIN)/python -m pytest tests notebooks --nbval-lax -q
 
 setup: vulkan $(VENV)/.installed
@@ -29,6 +29,17 @@ vulkan:
 		echo "No Vulkan driver: installing Debian's mesa-vulkan-drivers"; \
 		$(SUDO) apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq mesa-vulkan-drivers libvulkan1 >/dev/null; \
+	fi
+
+# Browser tests drive Debian's Chromium through the playwright package (never
+# a downloaded browser).
+browser:
+	@if [ -x /usr/bin/chromium ]; then \
+		echo "Chromium present"; \
+	else \
+		echo "Installing Debian's chromium for the browser tests"; \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null; \
 	fi
 
 $(VENV)/.installed: pyproject.toml

@@ -1,0 +1,127 @@
+"""Frames per second delivered to JupyterLab in headless Chromium while the
+mouse drags over a canvas: GPUCanvas against a plain rendercanvas Jupyter
+canvas drawing the same content, measured in the same harness (jupyter_rfb's
+own stats: confirmed frames over time).
+
+    python -m tests.browser.fps [--seconds 8] [--sizes 640x400,1280x720]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import ast
+import tempfile
+from pathlib import Path
+
+import nbformat
+
+from . import lab
+
+SCENE = '''
+import os
+os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
+import gpuviz
+from gpuviz.widgets import GPUCanvas
+from rendercanvas.jupyter import JupyterRenderCanvas
+
+device = gpuviz.request_device()
+SHADER = """
+struct P { center: vec2<f32>, size: vec2<f32> };
+@group(0) @binding(0) var<uniform> p: P;
+@vertex fn vs(@builtin(vertex_index) i: u32) -> @builtin(position) vec4<f32> {
+    let xy = vec2<f32>(f32((i << 1u) & 2u), f32(i & 2u)) * 2.0 - 1.0;
+    return vec4<f32>(xy, 0.0, 1.0);
+}
+@fragment fn fs(@builtin(position) pos: vec4<f32>) -> @location(0) vec4<f32> {
+    let uv = pos.xy / p.size;
+    let d = distance(pos.xy, p.center * p.size);
+    let ring = 0.5 + 0.5 * sin(d * 0.15);
+    return vec4<f32>(uv.x, ring * uv.y, 1.0 - uv.x * ring, 1.0);
+}
+"""
+
+class Rings:
+    """A full-screen pattern whose centre follows a drag (JPEG-realistic content)."""
+    def __init__(self):
+        module = device.create_shader_module(code=SHADER)
+        self.uniform = device.create_buffer(size=16, usage=0x40 | 0x8)  # UNIFORM | COPY_DST
+        self.pipeline = device.create_render_pipeline(layout="auto",
+            vertex={"module": module, "entry_point": "vs"},
+            fragment={"module": module, "entry_point": "fs", "targets": [{"format": "rgba8unorm"}]})
+        self.group = device.create_bind_group(layout=self.pipeline.get_bind_group_layout(0),
+                                              entries=[{"binding": 0, "resource": {"buffer": self.uniform}}])
+        self.center = [0.5, 0.5]
+    def draw(self, encoder, target, size):
+        import numpy as np
+        device.queue.write_buffer(self.uniform, 0, np.array([*self.center, *size], np.float32))
+        rp = encoder.begin_render_pass(color_attachments=[{"view": target, "load_op": "clear", "store_op": "store",
+                                                           "clear_value": (0, 0, 0, 1)}])
+        rp.set_pipeline(self.pipeline); rp.set_bind_group(0, self.group); rp.draw(3); rp.end()
+    def handle_event(self, event):
+        if event["event_type"] == "pointer_move" and event.get("buttons"):
+            w, h = self.size_hint
+            self.center = [event["x"] / w, event["y"] / h]
+            return True
+        return False
+
+KIND, W, H = os.environ["FPS_KIND"], int(os.environ["FPS_W"]), int(os.environ["FPS_H"])
+scene = Rings(); scene.size_hint = (W, H)
+if KIND == "gpuviz":
+    canvas = GPUCanvas(scene, size=(W, H))
+else:
+    canvas = JupyterRenderCanvas(size=(W, H), update_mode="ondemand", min_fps=0)
+    context = canvas.get_context("wgpu"); context.configure(device=device, format="rgba8unorm")
+    def frame():
+        texture = context.get_current_texture(); encoder = device.create_command_encoder()
+        scene.draw(encoder, texture.create_view(), (texture.width, texture.height))
+        device.queue.submit([encoder.finish()])
+    canvas.request_draw(frame)
+    canvas.add_event_handler(lambda e: scene.handle_event(e) and canvas.request_draw(), "*")
+canvas
+'''
+
+
+def measure(kind: str, width: int, height: int, seconds: float, workdir: Path) -> dict:
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell(SCENE)]
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(notebook, workdir / "fps.ipynb")
+    env = {"FPS_KIND": kind, "FPS_W": str(width), "FPS_H": str(height)}
+    with lab.jupyterlab(workdir, env=env, log=workdir / f"lab-{kind}.log") as url:
+        with lab.notebook_page(url, "fps.ipynb") as page:
+            lab.run_all_cells(page)
+            try:
+                image = page.wait_for_selector(".jp-OutputArea-output img", timeout=90_000)
+            except Exception:
+                page.screenshot(path=str(workdir / "failed.png"))
+                raise
+            page.wait_for_timeout(2000)
+            lab.run_code(page, "canvas.reset_stats(); print('RESET')", "RESET")
+            moves = lab.drag(page, image, seconds)
+            page.wait_for_timeout(1000)
+            text = lab.run_code(page, "print('STATS', canvas.get_stats())", "STATS {")
+            page.screenshot(path=str(workdir / f"fps-{kind}-{width}x{height}.png"))
+    stats = ast.literal_eval(text.split("STATS", 1)[1].strip())
+    stats["moves"] = moves
+    return stats
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=float, default=8.0)
+    parser.add_argument("--sizes", default="640x400,1280x720")
+    args = parser.parse_args(argv)
+    print(f"{'size':>10} {'plain fps':>10} {'gpuviz fps':>11} {'ratio':>6} {'plain rt ms':>12} {'gpuviz rt ms':>13}")
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = os.environ.get("FPS_WORKDIR", tmp)
+        for size in args.sizes.split(","):
+            width, height = (int(v) for v in size.split("x"))
+            plain = measure("plain", width, height, args.seconds, Path(tmp))
+            ours = measure("gpuviz", width, height, args.seconds, Path(tmp))
+            print(f"{size:>10} {plain['fps']:>10.1f} {ours['fps']:>11.1f} {ours['fps'] / plain['fps']:>6.2f} "
+                  f"{plain['roundtrip'] * 1e3:>12.0f} {ours['roundtrip'] * 1e3:>13.0f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
