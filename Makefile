@@ -23,7 +23,7 @@ setup: vulkan $(VENV)/.installed
 	@mkdir -p $(XDG_RUNTIME_DIR) && chmod 700 $(XDG_RUNTIME_DIR)
 
 vulkan:
-	@if ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json >/dev/null 2>&1 \
+	@if ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json 2>/dev/null | grep -q . \
 		&& /sbin/ldconfig -p | grep -q libvulkan.so.1; then \
 		echo "Vulkan driver present"; \
 	else \
