@@ -1,0 +1,124 @@
+"""GPUReduction against numpy: operations x formats, edge values, vectors,
+the portable path, empty inputs and errors."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import gpuviz
+from gpuviz.algorithms import GPUReduction, ScanTuning
+
+from .conftest import gpu_data, gpu_vector, new_graph, read, run
+
+BLOCK = 8192
+DTYPES = {"uint32": np.uint32, "sint32": np.int32, "float32": np.float32}
+
+
+def reduce_on_gpu(device, chunks, fmt, operation, *, vector=False, tuning=None):
+    dtype = DTYPES[fmt]
+    graph = new_graph(device)
+    out = gpu_data(device, np.full(2, 7, dtype), dtype)
+    source = (graph.import_gpu_vector("x", gpu_vector(device, chunks, dtype)) if vector
+              else graph.import_gpu_data("x", gpu_data(device, chunks[0], dtype)))
+    GPUReduction(id="r", input=source, output=graph.import_gpu_data("y", out), operation=operation,
+                 tuning=tuning).add_to_graph(graph)
+    run(graph)
+    return read(device, out)
+
+
+def oracle(x, fmt, operation):
+    x = np.asarray(x)
+    if operation == "sum":
+        if fmt == "float32":
+            return [np.float32(np.sum(x.astype(np.float64)))]
+        return [np.array(np.sum(x.astype(np.int64)) % (1 << 32), np.uint64).astype(np.uint32).view(DTYPES[fmt])]
+    finite = x[np.isfinite(x)] if fmt == "float32" else x
+    lo, hi = (finite.min(), finite.max()) if finite.size else (0, 0)
+    return {"min": [lo], "max": [hi], "extent": [lo, hi]}[operation]
+
+
+def check(got, expected, fmt, operation):
+    expected = np.asarray(expected, DTYPES[fmt])
+    got = got[:expected.size]
+    if fmt == "float32" and operation == "sum":
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-2)
+    else:
+        np.testing.assert_array_equal(got, expected)
+
+
+def values(rng, fmt, n):
+    if fmt == "float32":
+        return rng.normal(scale=1000, size=n).astype(np.float32)
+    info = np.iinfo(DTYPES[fmt])
+    return rng.integers(info.min, info.max, n, dtype=np.int64, endpoint=True).astype(DTYPES[fmt])
+
+
+@pytest.mark.parametrize("fmt", list(DTYPES))
+@pytest.mark.parametrize("operation", ["sum", "min", "max", "extent"])
+def test_operations(device, fmt, operation):
+    rng = np.random.default_rng(hash((fmt, operation)) % 1000)
+    for n in (1, 5, BLOCK + 3, 3 * BLOCK):
+        x = values(rng, fmt, n)
+        check(reduce_on_gpu(device, [x], fmt, operation), oracle(x, fmt, operation), fmt, operation)
+
+
+def test_integer_edge_values(device):
+    u = np.array([0, 0xFFFFFFFF, 1, 0xFFFFFFFF], np.uint32)
+    assert reduce_on_gpu(device, [u], "uint32", "sum").tolist()[0] == (2 * 0xFFFFFFFF + 1) % (1 << 32)
+    assert reduce_on_gpu(device, [u], "uint32", "extent").tolist() == [0, 0xFFFFFFFF]
+    s = np.array([-2**31, 2**31 - 1, 0, -1], np.int32)
+    assert reduce_on_gpu(device, [s], "sint32", "extent").tolist() == [-2**31, 2**31 - 1]
+    assert reduce_on_gpu(device, [s], "sint32", "sum").tolist()[0] == -2
+
+
+def test_float_non_finite_values_are_ignored_by_min_max_extent(device):
+    x = np.array([np.nan, np.inf, -np.inf, 2.5, -1.0, np.nan], np.float32)
+    assert reduce_on_gpu(device, [x], "float32", "extent").tolist() == [-1.0, 2.5]
+    assert reduce_on_gpu(device, [x], "float32", "min").tolist()[0] == -1.0
+    assert reduce_on_gpu(device, [x], "float32", "max").tolist()[0] == 2.5
+    only_bad = np.array([np.nan, np.inf, -np.inf], np.float32)
+    assert reduce_on_gpu(device, [only_bad], "float32", "extent").tolist() == [0.0, 0.0]
+    assert np.isnan(reduce_on_gpu(device, [x], "float32", "sum")[0])
+    assert reduce_on_gpu(device, [np.array([np.inf, 1], np.float32)], "float32", "sum")[0] == np.inf
+
+
+@settings(max_examples=6, deadline=None)
+@given(chunks=st.lists(st.sampled_from([0, 1, 7, BLOCK - 1, BLOCK + 1]), min_size=1, max_size=4),
+       seed=st.integers(0, 1000))
+def test_vectors(device, chunks, seed):
+    rng = np.random.default_rng(seed)
+    xs = [values(rng, "sint32", n) for n in chunks]
+    got = reduce_on_gpu(device, xs, "sint32", "extent", vector=True)
+    flat = np.concatenate(xs)
+    check(got, oracle(flat, "sint32", "extent"), "sint32", "extent")
+    got = reduce_on_gpu(device, xs, "sint32", "sum", vector=True)
+    check(got, oracle(flat, "sint32", "sum"), "sint32", "sum")
+
+
+def test_portable_path(device):
+    rng = np.random.default_rng(9)
+    x = values(rng, "float32", 2 * BLOCK + 5)
+    x[[3, 100]] = [np.nan, -np.inf]
+    got = reduce_on_gpu(device, [x], "float32", "extent", tuning=ScanTuning(subgroups=False))
+    check(got, oracle(x, "float32", "extent"), "float32", "extent")
+
+
+def test_empty_writes_zeros(device):
+    for fmt, op in (("uint32", "min"), ("float32", "extent"), ("sint32", "sum")):
+        assert reduce_on_gpu(device, [np.zeros(0)], fmt, op).tolist()[: 2 if op == "extent" else 1] == [0] * (
+            2 if op == "extent" else 1)
+
+
+def test_errors(device, graph):
+    x = graph.import_gpu_data("x", gpu_data(device, np.ones(10), np.float32))
+    one = graph.import_gpu_data("one", gpu_data(device, np.ones(1), np.float32))
+    ints = graph.import_gpu_data("ints", gpu_data(device, np.ones(2), np.uint32))
+    halves = graph.import_gpu_data("halves", gpu_data(device, np.ones(2), np.float16))
+    with pytest.raises(gpuviz.GraphValidationError, match="output is shorter than needed \\(needs 2 rows, got 1\\)"):
+        GPUReduction(id="r", input=x, output=one, operation="extent").add_to_graph(graph)
+    with pytest.raises(gpuviz.GraphValidationError, match="output must be float32 \\(got uint32\\)"):
+        GPUReduction(id="r", input=x, output=ints, operation="sum").add_to_graph(graph)
+    with pytest.raises(gpuviz.GraphValidationError, match="input must be uint32 or sint32 or float32"):
+        GPUReduction(id="r", input=halves, output=one).add_to_graph(graph)
+    with pytest.raises(gpuviz.GraphValidationError, match="operation must be one of"):
+        GPUReduction(id="r", input=x, output=one, operation="mean")
