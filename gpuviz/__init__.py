@@ -11,6 +11,8 @@ from .graph.errors import *  # noqa: F401,F403 - the error family is public
 from .graph import (CompiledGPUCommandGraph, ComputeKernel, GPUCommandGraph, GraphBufferHandle, GraphDataView,
                     GraphFrame, GraphStats, GraphTextureHandle, GraphTextureView, GraphVectorView,
                     NodeCompileContext)
+from .algorithms import (GPUCompaction, GPUIndexedRangeCompaction, GPUMask, GPUPartitionedIndexedRangeCompaction,
+                         GPUReduction, GPUScan, IndexedRangeLayout, ScanTuning)
 from .algorithms.grid_aggregation import GPUGridAggregation, GPUGridBinning
 from .algorithms.group_aggregation import AggregationTuning, GPUGroupAggregation
 from .algorithms.histogram import GPUHistogram
