@@ -183,11 +183,11 @@ class GPUCommandGraph:
         layers_total = handle.size[2] if handle.dimension != "3d" else 1
         layers = layers_total - base_array_layer if array_layer_count is None else array_layer_count
         if base_mip_level < 0 or mips < 1 or base_mip_level + mips > handle.mip_level_count:
-            raise ViewRangeError(f'GPUCommandGraph texture view of "{handle.id}" selects mips '
-                                 f'{base_mip_level}..{base_mip_level + mips - 1} of {handle.mip_level_count}')
+            raise ViewRangeError(f'GPUCommandGraph texture view of "{handle.id}" selects {mips} mip levels from '
+                                 f'{base_mip_level} (texture has {handle.mip_level_count})')
         if base_array_layer < 0 or layers < 1 or base_array_layer + layers > layers_total:
-            raise ViewRangeError(f'GPUCommandGraph texture view of "{handle.id}" selects layers '
-                                 f'{base_array_layer}..{base_array_layer + layers - 1} of {layers_total}')
+            raise ViewRangeError(f'GPUCommandGraph texture view of "{handle.id}" selects {layers} array layers from '
+                                 f'{base_array_layer} (texture has {layers_total})')
         return GraphTextureView(handle, base_mip_level, mips, base_array_layer, layers, aspect, dimension)
 
     # ---------------------------------------------------------------- nodes

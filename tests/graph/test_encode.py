@@ -216,3 +216,34 @@ def test_render_node_draws_into_an_offscreen_texture(device):
     assert red[:, : size // 2].all() and not red[size // 4 :, size // 2 :].any()
     assert red.sum() == size * size // 2 + (size // 4) ** 2
     assert blue.sum() == size * size - red.sum()
+
+
+def test_imported_texture_views_and_overrides(device):
+    """A render node clears one mip of an imported texture; overrides must
+    match size, format and usage before anything is recorded."""
+    from gpuviz import OverrideError, ViewRangeError
+
+    usage = TU.RENDER_ATTACHMENT | TU.COPY_SRC
+    make = lambda size=(8, 8), fmt="rgba8unorm", use=usage: device.create_texture(
+        size=(*size, 1), format=fmt, usage=use, mip_level_count=2)
+    first, second = make(), make()
+    graph = GPUCommandGraph(device, id="textures")
+    target = graph.import_texture(id="target", size=(8, 8), format="rgba8unorm", usage=usage, texture=first,
+                                  mip_level_count=2)
+    with pytest.raises(ViewRangeError, match=r"selects 0 mip levels from 2 \(texture has 2\)"):
+        graph.create_texture_view(target, base_mip_level=2)
+    mip1 = graph.create_texture_view(target, base_mip_level=1, mip_level_count=1)
+    graph.add_render_node(id="clear-mip-1", compile=lambda ctx: lambda render_pass, frame: None,
+                          color_attachments=[{"view": mip1, "clear_value": (0, 1, 0, 1)}])
+    compiled = graph.compile()
+    encoder = device.create_command_encoder()
+    with pytest.raises(OverrideError, match="does not match its descriptor"):
+        compiled.encode(encoder, textures={"target": make(size=(4, 4))})
+    with pytest.raises(OverrideError, match="lacks declared usage"):
+        compiled.encode(encoder, textures={"target": make(use=TU.RENDER_ATTACHMENT)})
+    run(device, compiled, textures={"target": second})
+    pixels = device.queue.read_texture({"texture": second, "mip_level": 1}, {"bytes_per_row": 256}, (4, 4, 1))
+    image = np.frombuffer(pixels, np.uint8).reshape(4, 256)[:, :16].reshape(4, 4, 4)
+    assert (image == [0, 255, 0, 255]).all()
+    untouched = device.queue.read_texture({"texture": first, "mip_level": 1}, {"bytes_per_row": 256}, (4, 4, 1))
+    assert not np.frombuffer(untouched, np.uint8).any()  # the default was overridden, not used
