@@ -22,6 +22,7 @@ OPTIONAL_FEATURES = (
     "timestamp-query-inside-encoders",
     "subgroup",
     "indirect-first-instance",
+    "shader-float32-atomic",  # native atomicAdd on atomic<f32> (grid and group sums)
 )
 
 # Limits raised to the adapter's maximum: they bound how much one table or
@@ -72,8 +73,8 @@ def request_device(*, adapter_name: str | None = None, shared: bool = True) -> w
     Notes
     -----
     Requests ``timestamp-query``, ``timestamp-query-inside-encoders``,
-    ``subgroup`` and ``indirect-first-instance`` only where the adapter has
-    them. Does not create a canvas, submit work or install error handlers.
+    ``subgroup``, ``indirect-first-instance`` and ``shader-float32-atomic``
+    only where the adapter has them. Does not create a canvas, submit work or install error handlers.
     """
     global _shared_device
     os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")  # silences a wgpu-native warning
@@ -106,6 +107,7 @@ class DeviceCapabilities:
     timestamps_inside_encoders: bool
     subgroups: bool
     indirect_first_instance: bool
+    float32_atomics: bool
     max_buffer_size: int
     max_storage_buffer_binding_size: int
     max_storage_buffers_per_shader_stage: int
@@ -135,6 +137,7 @@ def device_capabilities(device: wgpu.GPUDevice) -> DeviceCapabilities:
         timestamps_inside_encoders="timestamp-query-inside-encoders" in feats,
         subgroups="subgroup" in feats,
         indirect_first_instance="indirect-first-instance" in feats,
+        float32_atomics="shader-float32-atomic" in feats,
         max_buffer_size=int(lim["max-buffer-size"]),
         max_storage_buffer_binding_size=int(lim["max-storage-buffer-binding-size"]),
         max_storage_buffers_per_shader_stage=int(lim["max-storage-buffers-per-shader-stage"]),
