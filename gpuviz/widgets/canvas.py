@@ -97,6 +97,9 @@ class GPUCanvas(JupyterRenderCanvas):
 
     def __init__(self, drawable, *, device=None, size=(640, 400), max_buffered_frames: int = 4,
                  quality: int = 80, **kwargs):
+        # min_fps=0: nothing is drawn or sent while idle. max_fps=60 lifts
+        # rendercanvas's default 30 fps cap on the scheduler's ticks.
+        kwargs.setdefault("max_fps", 60)
         super().__init__(size=size, update_mode="ondemand", min_fps=0, **kwargs)
         self.drawable = drawable
         self.device = device or request_device()
