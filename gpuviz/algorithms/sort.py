@@ -52,6 +52,10 @@ class SortTuning:
     subgroups : bool or None
         None ranks with subgroup operations where the device has them; False
         forces the portable workgroup-memory path.
+    late_values : bool
+        True loads a tile's values after its look-back (fewer live registers
+        per row while ranking and looking back); False loads them with the
+        keys.
     """
 
     items: int = 18
@@ -59,6 +63,7 @@ class SortTuning:
     small_max: int = 2048
     spin_limit: int = 64
     subgroups: bool | None = None
+    late_values: bool = True
 
     @property
     def tile(self) -> int:
@@ -94,7 +99,8 @@ def radix_source(tuning: SortTuning, *, subgroups: bool, has_values: bool) -> st
     return render_sort_shader(shader_source("sort_radix.wgsl")
                               + shader_source("sort_subgroup.wgsl" if subgroups else "sort_portable.wgsl"),
                               ITEMS=tuning.items, LOOKBACK=tuning.lookback, HIST_ITEMS=HIST_ITEMS,
-                              SPIN_LIMIT=tuning.spin_limit, HAS_VALUES=has_values)
+                              SPIN_LIMIT=tuning.spin_limit, HAS_VALUES=has_values,
+                              LATE_VALUES=tuning.late_values)
 
 
 def small_source(slots: int, *, has_values: bool) -> str:

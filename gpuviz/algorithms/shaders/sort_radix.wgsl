@@ -16,7 +16,8 @@
 //
 // Template (sort.py): a header of consts ITEMS (rows per invocation),
 // LOOKBACK (predecessor tiles read per look-back step), HIST_ITEMS (keys per
-// invocation per histogram step), SPIN_LIMIT and HAS_VALUES; then this file;
+// invocation per histogram step), SPIN_LIMIT, HAS_VALUES and LATE_VALUES
+// (load values after the look-back instead of with the keys); then this file;
 // then the variant file (sort_subgroup.wgsl or sort_portable.wgsl) with the
 // sg_* wrappers and the scatter entry point. Blocks between `// unroll N {`
 // and `// }` are repeated N times with `@I` replaced by 0u, 1u, ...: per-row
@@ -321,7 +322,7 @@ fn status_index(t: u32, d: u32) -> u32 {
 // the LOOKBACK predecessors below the last one it summed (all loads issued
 // together) and sums them down to the first inclusive one, or stops at the
 // first unpublished one without blocking.
-fn look_back(lid: u32, tile: u32, sg: u32) -> u32 {
+fn look_back(lid: u32, tile: u32, sg: u32, lane: u32) -> u32 {
     var prefix = 0u;
     var t = tile - 1u;  // the next predecessor to sum
     var done = false;
@@ -351,11 +352,14 @@ fn look_back(lid: u32, tile: u32, sg: u32) -> u32 {
             }
             // }
             t -= used;
-            if (!done) {
-                waited = select(0u, waited + 1u, used == 0u);
-                atomicMax(&s_req, select(1u, 0x80000000u | t, waited > SPIN_LIMIT));
-            }
+            if (!done) { waited = select(0u, waited + 1u, used == 0u); }
         }
+        // Request: 0 done, 1 still summing, 0x80000000 | t a stalled predecessor
+        // t; the workgroup takes the largest. One shared atomic per subgroup.
+        var req = 0u;
+        if (!done) { req = select(1u, 0x80000000u | t, waited > SPIN_LIMIT); }
+        req = sg_max(req);
+        if (lane == 0u && req != 0u) { atomicMax(&s_req, req); }
         workgroupBarrier();
         if (lid == 0u) { s_ctrl = atomicExchange(&s_req, 0u); }
         let ctrl = workgroupUniformLoad(&s_ctrl);
@@ -383,7 +387,19 @@ fn look_back(lid: u32, tile: u32, sg: u32) -> u32 {
 }
 
 // ---------------------------------------------------------------- scatter
-// `sg_size`: subgroup size (0 in the portable variant), `lane`: subgroup lane.
+// `sg_size`: subgroup size (0 in the portable variant), `lane`: subgroup lane
+// (0 for every invocation in the portable variant).
+//
+// Order of work, chosen so that successors are unblocked early and few
+// per-row values stay live (more tiles resident per multiprocessor):
+//   1. tile index, key loads (values too unless LATE_VALUES), ranking
+//   2. publish the tile's digit counts (aggregate), stage the keys in
+//      workgroup memory in digit order; from here no key is held in registers
+//   3. look-back, publish the inclusive prefix at once
+//   4. (LATE_VALUES) issue the value loads, then write the staged keys
+//      (consecutive invocations write consecutive rows of a digit run),
+//      keeping each row's digit packed four to a word
+//   5. stage the values in digit order and write them to the same places.
 fn scatter_tile(lid: u32, sg_size: u32, lane: u32) {
     if (lid == 0u) {
         s_ctrl = atomicAdd(&state[COUNTER + P.pass_index], 1u);
@@ -416,7 +432,7 @@ fn scatter_tile(lid: u32, sg_size: u32, lane: u32) {
     pos[@I] = first + @I * step;
     if (pos[@I] < valid) { keys[@I] = key_in[P.key_in + base + pos[@I]]; }
     // }
-    if (HAS_VALUES) {
+    if (HAS_VALUES && !LATE_VALUES) {
         // unroll ITEMS {
         if (pos[@I] < valid) { vals[@I] = val_in[P.val_in + base + pos[@I]]; }
         // }
@@ -429,28 +445,38 @@ fn scatter_tile(lid: u32, sg_size: u32, lane: u32) {
         count = rank_split(lid, &keys, &pos, valid);
     }
 
-    var prefix = 0u;
     let status = status_index(tile, lid);
-    if (tile == 0u) {
-        prefix = wg_scan(lid, atomicLoad(&state[HIST + P.pass_index * 256u + lid]), sg).x;
-    } else {
-        atomicStore(&state[status], FLAG_AGG | count);
-        prefix = look_back(lid, tile, sg);
-    }
-    atomicStore(&state[status], FLAG_INC | (prefix + count));
-    s_base[lid] = prefix - s_start[lid];
-
+    if (tile != 0u) { atomicStore(&state[status], FLAG_AGG | count); }
+    // The rankers end on a barrier: workgroup memory is free for the keys.
     // unroll ITEMS {
     atomicStore(&shm[pos[@I]], keys[@I]);
     // }
+
+    var prefix = 0u;
+    if (tile == 0u) {
+        prefix = wg_scan(lid, atomicLoad(&state[HIST + P.pass_index * 256u + lid]), sg).x;
+    } else {
+        prefix = look_back(lid, tile, sg, lane);
+    }
+    atomicStore(&state[status], FLAG_INC | (prefix + count));
+    s_base[lid] = prefix - s_start[lid];
+    if (HAS_VALUES && LATE_VALUES) {  // in flight while the keys are written
+        // unroll ITEMS {
+        if (first + @I * step < valid) { vals[@I] = val_in[P.val_in + base + first + @I * step]; }
+        // }
+    }
     workgroupBarrier();
-    var dst: array<u32, ITEMS>;
+
+    var digits: array<u32, (ITEMS + 3u) / 4u>;  // digit of row @I * WG + lid, four to a word
     // unroll ITEMS {
     {
         let j = @I * WG + lid;
         let key = atomicLoad(&shm[j]);
-        dst[@I] = s_base[digit_of(key)] + j;
-        if (j < valid) { key_out[P.key_out + dst[@I]] = key; }
+        let d = digit_of(key);
+        if (HAS_VALUES) {
+            if ((@I % 4u) == 0u) { digits[@I / 4u] = d; } else { digits[@I / 4u] |= d << (8u * (@I % 4u)); }
+        }
+        if (j < valid) { key_out[P.key_out + s_base[d] + j] = key; }
     }
     // }
     if (HAS_VALUES) {
@@ -460,7 +486,11 @@ fn scatter_tile(lid: u32, sg_size: u32, lane: u32) {
         // }
         workgroupBarrier();
         // unroll ITEMS {
-        if (@I * WG + lid < valid) { val_out[P.val_out + dst[@I]] = atomicLoad(&shm[@I * WG + lid]); }
+        {
+            let j = @I * WG + lid;
+            let d = (digits[@I / 4u] >> (8u * (@I % 4u))) & 255u;
+            if (j < valid) { val_out[P.val_out + s_base[d] + j] = atomicLoad(&shm[j]); }
+        }
         // }
     }
 }
