@@ -78,6 +78,15 @@ class AnalysisGraph:
         self.bins = max_bins
         self.group_count = len(data.group_labels)
         self._override_cache = {}
+        self.outputs, self.view_buffer, self.plot_texture, self.compiled = {}, None, None, None
+        try:
+            self._build(columns, edges, bounds, value_range)
+        except BaseException:
+            self.destroy()
+            raise
+
+    def _build(self, columns, edges, bounds, value_range) -> None:
+        device, data, max_bins = self.device, self.data, self.max_bins
         graph = GPUCommandGraph(device, id="data-analysis")
         table = data.table
         roles, self._role_handles = {}, {}
@@ -240,8 +249,6 @@ class AnalysisGraph:
 
     def destroy(self) -> None:
         """Free the compiled graph, the outputs, the uniform and the plot texture."""
-        self.compiled.destroy()
-        for data in self.outputs.values():
-            data.destroy()
-        self.view_buffer.destroy()
-        self.plot_texture.destroy()
+        for obj in (self.compiled, *self.outputs.values(), self.view_buffer, self.plot_texture):
+            if obj is not None:
+                obj.destroy()

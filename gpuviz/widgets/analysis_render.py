@@ -12,6 +12,7 @@ after the graph. Nothing here submits or reads back.
 from __future__ import annotations
 
 import functools
+import string
 from pathlib import Path
 
 import numpy as np
@@ -19,13 +20,22 @@ import wgpu
 
 from .canvas import TEXTURE_FORMAT
 
-__all__ = ["panel_rects", "add_render_node", "PlotPresenter", "shader_source", "PANEL_COLOR", "EMPTY_COLOR",
-           "BACKGROUND"]
+__all__ = ["panel_rects", "add_render_node", "PlotPresenter", "shader_source", "draw_shader",
+           "view_params", "css_color", "PANEL_COLOR", "EMPTY_COLOR", "BACKGROUND", "RAMP", "BAR_COLOR", "CDF_COLOR",
+           "GROUP_PALETTE"]
 
 _SHADERS = Path(__file__).with_name("shaders")
 BACKGROUND = (0.07, 0.07, 0.09, 1.0)   # between panels
 PANEL_COLOR = (0.13, 0.13, 0.16, 1.0)  # panel backgrounds
 EMPTY_COLOR = (0.10, 0.10, 0.12, 1.0)  # heatmap cells without rows
+#: Heatmap colour ramp, five stops from dark to bright (monotonic luminance).
+RAMP = ((0.267, 0.005, 0.329), (0.231, 0.322, 0.545), (0.129, 0.569, 0.549), (0.369, 0.788, 0.384),
+        (0.992, 0.906, 0.145))
+BAR_COLOR = (0.33, 0.58, 0.86)
+CDF_COLOR = (1.0, 0.62, 0.16)
+#: Colours of group bars, cycled (the shader's ``palette`` and the widget's legend).
+GROUP_PALETTE = ((0.90, 0.35, 0.35), (0.35, 0.75, 0.45), (0.60, 0.45, 0.85), (0.95, 0.75, 0.25),
+                 (0.30, 0.75, 0.85), (0.90, 0.50, 0.75), (0.65, 0.80, 0.30), (0.85, 0.60, 0.40))
 _BLEND = {"color": {"src_factor": "src-alpha", "dst_factor": "one-minus-src-alpha", "operation": "add"},
           "alpha": {"src_factor": "one", "dst_factor": "one-minus-src-alpha", "operation": "add"}}
 
@@ -55,12 +65,30 @@ def panel_rects(width: int, height: int, has_groups: bool) -> dict:
     return {k: (x, y, max(w, 1), max(h, 1)) for k, (x, y, w, h) in rects.items()}
 
 
+def _vec3(colors) -> str:
+    return ", ".join("vec3<f32>({:.4f}, {:.4f}, {:.4f})".format(*c) for c in colors)
+
+
+def draw_shader() -> str:
+    """``analysis_draw.wgsl`` after its one template step: the colours
+    (``$RAMP``, ``$BAR_COLOR``, ``$CDF_COLOR``, ``$PALETTE``) come from this
+    module, so the shader and the widget's legend cannot disagree."""
+    text = string.Template(shader_source("analysis_draw.wgsl")).substitute(
+        RAMP=_vec3(RAMP), BAR_COLOR=_vec3([BAR_COLOR]), CDF_COLOR=_vec3([CDF_COLOR]),
+        PALETTE=_vec3(GROUP_PALETTE), PALETTE_SIZE=f"{len(GROUP_PALETTE)}u")
+    return shader_source("analysis_view.wgsl") + "\n" + text
+
+
+def css_color(color) -> str:
+    """``#rrggbb`` of an RGB float triple."""
+    return "#" + "".join(f"{round(v * 255):02x}" for v in color[:3])
+
+
 def _pipelines(device) -> dict:
     """The render pipelines of the draw shader, cached per device."""
     cache = getattr(device, "_gpuviz_analysis_pipelines", None)
     if cache is None:
-        module = device.create_shader_module(label="data-analysis-draw",
-                                             code=shader_source("analysis_view.wgsl", "analysis_draw.wgsl"))
+        module = device.create_shader_module(label="data-analysis-draw", code=draw_shader())
         cache = {}
         for name, vertex, fragment in (("fill", "vs_fill", "fs_color"), ("heat", "vs_heat", "fs_heat"),
                                        ("bars", "vs_bars", "fs_color"), ("cdf", "vs_cdf", "fs_color"),

@@ -10,6 +10,7 @@ it. Every control is a parameter of that graph: none recompiles it (see
 
 from __future__ import annotations
 
+import html
 import time
 
 import ipywidgets as widgets
@@ -20,7 +21,7 @@ from ..graph.errors import GraphValidationError
 from ..tables.readback import read_many
 from .analysis_data import histogram_edges, prepare_table
 from .analysis_graph import OPERATIONS, AnalysisGraph
-from .analysis_render import PlotPresenter, panel_rects
+from .analysis_render import BAR_COLOR, CDF_COLOR, GROUP_PALETTE, RAMP, PlotPresenter, css_color, panel_rects
 from .canvas import GPUCanvas, draw_offscreen
 from .inspector import GraphInspector
 
@@ -65,9 +66,12 @@ class DataAnalysis(widgets.HBox):
     canvas : GPUCanvas
     inspector : GraphInspector
     x_dropdown, y_dropdown, value_dropdown, bins_slider, scale_toggle,
-    operation_dropdown, range_slider, reset_button, status :
+    operation_dropdown, range_slider, reset_button :
         The controls (ipywidgets); setting their values drives the widget
         exactly like the ``set_*`` methods.
+    status, legend : ipywidgets.HTML
+        Messages for refused control values; what each panel shows (columns,
+        ranges, bins, colours and group labels), from host-side state only.
 
     Notes
     -----
@@ -104,7 +108,20 @@ class DataAnalysis(widgets.HBox):
         limit = int(self.device.limits["max-storage-buffer-binding-size"])
         self.data = prepare_table(self.device, table, x=x, y=y, value=value, group=group,
                                   max_chunk_rows=max(1024, (limit - 4096) // 8))
-        self._columns = {"x": x, "y": y, "value": value}
+        self.graph = None
+        try:
+            self._build(columns={"x": x, "y": y, "value": value}, bins=bins, max_bins=max_bins, grid_size=grid_size,
+                        operation=operation, size=size)
+        except BaseException:
+            if self.graph is not None:
+                self.graph.destroy()
+            self.data.table.destroy()
+            raise
+
+    def _build(self, *, columns, bins, max_bins, grid_size, operation, size) -> None:
+        """Graph, canvas, inspector and controls over the uploaded table."""
+        self._columns = columns
+        value = columns["value"]
         self._bins, self._max_bins, self._scale, self._operation = bins, max_bins, "linear", operation
         self._value_range = self._extent(value)
         self._bounds = self._home_bounds()
@@ -125,7 +142,7 @@ class DataAnalysis(widgets.HBox):
         self.inspector = GraphInspector(self.graph.compiled)
         self.canvas = GPUCanvas(self, device=self.device, size=tuple(size))
         self._build_controls()
-        self.children = [widgets.VBox(self._control_rows + [self.status, self.canvas]), self.inspector]
+        self.children = [widgets.VBox(self._control_rows + [self.status, self.canvas, self.legend]), self.inspector]
         self._frame()
 
     # ------------------------------------------------------------- controls
@@ -147,6 +164,7 @@ class DataAnalysis(widgets.HBox):
         self._sync_range_slider()
         self.reset_button = widgets.Button(description="reset view", layout=widgets.Layout(width="100px"))
         self.status = widgets.HTML()
+        self.legend = widgets.HTML()
         for control, handler in ((self.x_dropdown, lambda c: self.set_columns(x=c.new)),
                                  (self.y_dropdown, lambda c: self.set_columns(y=c.new)),
                                  (self.value_dropdown, lambda c: self.set_columns(value=c.new)),
@@ -335,6 +353,29 @@ class DataAnalysis(widgets.HBox):
         self.inspector.record_encode(cpu, self._gpu_times)
         self._dirty = False
         self.frames += 1
+        legend = self._legend_html()
+        if legend != self.legend.value:
+            self.legend.value = legend
+
+    def _legend_html(self) -> str:
+        x, y, value = (html.escape(self._columns[role]) for role in ("x", "y", "value"))
+        x0, y0, x1, y1 = self._bounds
+        ramp = ", ".join(css_color(c) for c in RAMP)
+        swatch = '<span style="color: {}">&#9632;</span>'
+        parts = [f"<b>heatmap</b> {self._operation} of <i>{value}</i>"
+                 f"{' (log colours)' if self._operation == 'count' else ''} · <i>{x}</i> {x0:.4g} … {x1:.4g} · "
+                 f"<i>{y}</i> {y0:.4g} … {y1:.4g} "
+                 f'<span style="display: inline-block; width: 64px; height: 9px; '
+                 f'background: linear-gradient(to right, {ramp})"></span>',
+                 f"{swatch.format(css_color(BAR_COLOR))} <b>histogram</b> of <i>{value}</i>: {self._bins} "
+                 f"{self._scale} bins {self._edges[0]:.4g} … {self._edges[-1]:.4g} · "
+                 f"{swatch.format(css_color(CDF_COLOR))} CDF · range {self._value_range[0]:.4g} … "
+                 f"{self._value_range[1]:.4g}"]
+        if self.data.group is not None:
+            labels = " ".join(f"{swatch.format(css_color(GROUP_PALETTE[g % len(GROUP_PALETTE)]))} {html.escape(label)}"
+                              for g, label in enumerate(self.data.group_labels))
+            parts.append(f"<b>mean <i>{value}</i> by {html.escape(self.data.group)}</b>: {labels}")
+        return '<div style="font: 12px sans-serif; line-height: 1.6">' + "<br>".join(parts) + "</div>"
 
     def _collect_timings(self) -> None:
         """GPU timings of earlier, submitted encodings that are ready (never waits)."""

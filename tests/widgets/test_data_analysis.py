@@ -146,6 +146,7 @@ def test_every_control_changes_results_without_recompiling(data):
     positive = host["fare"][host["fare"] > 0]
     np.testing.assert_allclose(r["edges"], np.geomspace(positive.min(), positive.max(), 41), rtol=1e-5)
     assert r["histogram_counts"].sum() == positive.size  # rows <= 0 fall outside log bins
+    assert "40 log bins" in widget.legend.value and all(label in widget.legend.value for label in r["group_labels"])
     check_results(r, host, x="px", y="py", value="fare", exact_grid=False)
 
     widget.operation_dropdown.value = "max"

@@ -1,5 +1,6 @@
 // DataAnalysis: the render node's pipelines, one viewport per panel.
-// Prepended: analysis_view.wgsl. Every draw reads GPU-resident results only
+// Prepended: analysis_view.wgsl. The colour placeholders are filled in
+// from analysis_render.py (draw_shader), which the widget's legend shares. Every draw reads GPU-resident results only
 // (grid, extents, histogram counts, CDF, group means): no CPU readback.
 //
 //   vs_fill   a quad over the viewport: instance 0 in the background colour,
@@ -58,11 +59,9 @@ fn vs_heat(@builtin(vertex_index) vi: u32) -> VOut {
     return VOut(clip(c), c, vec4<f32>(0.0));
 }
 
-// A five-stop blue-green-yellow ramp, dark to bright (monotonic luminance).
+// RAMP of analysis_render.py: five stops, dark to bright (monotonic luminance).
 fn ramp(t: f32) -> vec3<f32> {
-    var stops = array<vec3<f32>, 5>(vec3<f32>(0.267, 0.005, 0.329), vec3<f32>(0.231, 0.322, 0.545),
-                                    vec3<f32>(0.129, 0.569, 0.549), vec3<f32>(0.369, 0.788, 0.384),
-                                    vec3<f32>(0.992, 0.906, 0.145));
+    var stops = array<vec3<f32>, 5>($RAMP);
     let s = clamp(t, 0.0, 1.0) * 4.0;
     let i = min(u32(s), 3u);
     return mix(stops[i], stops[i + 1u], s - f32(i));
@@ -100,7 +99,7 @@ fn vs_bars(@builtin(vertex_index) vi: u32, @builtin(instance_index) bin: u32) ->
     let gap = select(0.0, 0.12, view.bins <= 96u);
     let height = f32(counts[bin]) / f32(max(hist_max[0], 1u)) * TOP;
     let x = (f32(bin) + mix(gap, 1.0 - gap, c.x)) / n;
-    return VOut(clip(vec2<f32>(x, c.y * height)), c, vec4<f32>(0.33, 0.58, 0.86, 1.0));
+    return VOut(clip(vec2<f32>(x, c.y * height)), c, vec4<f32>($BAR_COLOR, 1.0));
 }
 
 fn cdf_point(k: u32) -> vec2<f32> {
@@ -124,16 +123,14 @@ fn vs_cdf(@builtin(vertex_index) vi: u32, @builtin(instance_index) k: u32) -> VO
         normal = normalize(vec2<f32>(-d.y, d.x));
     }
     let p = mix(a, b, c.x) + normal * (c.y - 0.5) * 3.0 * px;  // 3 px wide
-    return VOut(vec4<f32>(p, 0.0, 1.0), c, vec4<f32>(1.0, 0.62, 0.16, 1.0));
+    return VOut(vec4<f32>(p, 0.0, 1.0), c, vec4<f32>($CDF_COLOR, 1.0));
 }
 
 // ------------------------------------------------------------------- groups
+// GROUP_PALETTE of analysis_render.py, filled in by its template step.
 fn palette(g: u32) -> vec3<f32> {
-    var colors = array<vec3<f32>, 8>(vec3<f32>(0.90, 0.35, 0.35), vec3<f32>(0.35, 0.75, 0.45),
-                                     vec3<f32>(0.60, 0.45, 0.85), vec3<f32>(0.95, 0.75, 0.25),
-                                     vec3<f32>(0.30, 0.75, 0.85), vec3<f32>(0.90, 0.50, 0.75),
-                                     vec3<f32>(0.65, 0.80, 0.30), vec3<f32>(0.85, 0.60, 0.40));
-    return colors[g % 8u];
+    var colors = array<vec3<f32>, $PALETTE_SIZE>($PALETTE);
+    return colors[g % $PALETTE_SIZE];
 }
 
 @vertex
