@@ -45,8 +45,9 @@ class GraphInspector(widgets.VBox):
     """
 
     def __init__(self, compiled=None, *, refresh_interval: float = 0.5, count_interval: float = 1.0):
-        self._html = widgets.HTML(layout=widgets.Layout(overflow="auto"))
-        super().__init__([self._html], layout=widgets.Layout(min_width="320px"))
+        self._html = widgets.HTML()
+        super().__init__([self._html], layout=widgets.Layout(min_width="320px", max_width="560px",
+                                                             max_height="640px", overflow="auto"))
         self.refresh_interval = refresh_interval
         self.count_interval = count_interval
         self.compiled = None
@@ -143,7 +144,7 @@ class GraphInspector(widgets.VBox):
         rows = []
         for index, gpu_pass in enumerate(self.compiled.describe()):
             for position, node in enumerate(gpu_pass["nodes"]):
-                uses = "<br>".join(f"{esc(use)} <code>{esc(rid)}</code>" for rid, use in node["uses"]) or "—"
+                uses = "<br>".join(esc(line) for line in summarize_uses(node["uses"])) or "—"
                 cpu = self.cpu_times.get(node["id"])
                 gpu = self.gpu_times.get(node["id"])
                 pass_cell = (f'<td rowspan="{len(gpu_pass["nodes"])}">{index} · {esc(gpu_pass["kind"])}</td>'
@@ -173,6 +174,31 @@ class GraphInspector(widgets.VBox):
             self._count_ring.destroy()
             self._count_ring = None
         super().close()
+
+
+def summarize_uses(uses) -> list:
+    """One line per (use, resource family): chunk resources that differ only in
+    a trailing number collapse to ``x-buffer-{0..7}``; repeats show ``×N``."""
+    families = {}
+    for resource_id, use in uses:
+        stem, _, number = resource_id.rpartition("-")
+        key = (use, stem) if number.isdigit() and stem else (use, resource_id)
+        entry = families.setdefault(key, {"numbers": [], "count": 0, "plain": not (number.isdigit() and stem)})
+        entry["count"] += 1
+        if not entry["plain"]:
+            entry["numbers"].append(int(number))
+    lines = []
+    for (use, name), entry in families.items():
+        numbers = sorted(set(entry["numbers"]))
+        if entry["plain"]:
+            label = name
+        elif len(numbers) == 1:
+            label = f"{name}-{numbers[0]}"
+        else:
+            label = f"{name}-{{{numbers[0]}..{numbers[-1]}}}"
+        repeats = entry["count"] if entry["plain"] else entry["count"] // max(1, len(numbers))
+        lines.append(f"{use} {label}" + (f" ×{repeats}" if repeats > 1 else ""))
+    return lines
 
 
 def _us(seconds) -> str:

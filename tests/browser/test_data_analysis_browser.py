@@ -36,7 +36,7 @@ def test_control_and_drag_change_the_canvas(tmp_path):
             before = _canvas_pixels(page, OUTPUT / "canvas-before.jpg")
             assert before.std() > 5, "the canvas shows no content"
 
-            dropdown = page.locator(".widget-dropdown:has-text('operation') select").first
+            dropdown = page.locator(".widget-dropdown:has-text('heatmap') select").first
             options = dropdown.locator("option").all_inner_texts()
             current = dropdown.input_value()
             dropdown.select_option(label=next(o for o in options if o != current))

@@ -31,8 +31,8 @@ def test_panel_shows_passes_uses_memory_and_timings(device):
     inspector.record_encode(cpu, gpu)
     page = inspector.to_html()
     assert inspector._html.value == page
-    for text in ("inspected", "double", "plus-one", "storage-read <code>values</code>",
-                 "storage-write <code>scratch</code>", "compiled 1×", "1 frames"):
+    for text in ("inspected", "double", "plus-one", "storage-read values",
+                 "storage-write scratch", "compiled 1×", "1 frames"):
         assert text in page, text
     assert f"{cpu['double'] * 1e6:,.1f}" in page
     if gpu:
@@ -64,3 +64,12 @@ def test_counts_are_sampled_without_waiting(device):
     assert inspector.counts == {"visible": 7}
     assert "visible: <b>7</b>" in inspector.to_html()
     inspector.close()
+
+
+def test_uses_of_chunked_resources_are_summarized():
+    from gpuviz.widgets.inspector import summarize_uses
+
+    uses = [(f"x-buffer-{i}", "storage-read") for i in range(8)] + [("positions", "storage-read")] * 3
+    uses += [("positions", "storage-write"), ("grid-7", "storage-write")]
+    assert summarize_uses(uses) == ["storage-read x-buffer-{0..7}", "storage-read positions ×3",
+                                    "storage-write positions", "storage-write grid-7"]
