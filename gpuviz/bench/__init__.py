@@ -1,4 +1,4 @@
-"""Benchmarks: ``python -m gpuviz.bench scan|compaction|reduction|all``.
+"""Benchmarks: ``python -m gpuviz.bench scan|compaction|reduction|sort|analysis|all``.
 
 Each prints one table: size, median GPU time from timestamp queries (after
 warm-up), the same-run time of a WGSL vec4 copy (or read) kernel over the
@@ -20,7 +20,7 @@ __all__ = ["main"]
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m gpuviz.bench", description=__doc__.split("\n")[0])
-    parser.add_argument("name", choices=["scan", "compaction", "reduction", "all"])
+    parser.add_argument("name", choices=["scan", "compaction", "reduction", "sort", "analysis", "all"])
     parser.add_argument("--sizes", default="1M,16M,64M", help="comma-separated row counts (K/M suffixes)")
     parser.add_argument("--runs", type=int, default=20, help="timed runs per measurement (median)")
     parser.add_argument("--variants", action="store_true", help="also time scan tuning variants")

@@ -1,4 +1,5 @@
-"""The benchmark cases: scan, compaction and reduction.
+"""The benchmark cases: scan, compaction and reduction here; sort and analysis
+(one data-analysis parameter change) in their own modules.
 
 Each case builds a command graph around one gpuviz algorithm over imported
 buffers, checks the output against numpy, and only then prints its row.
@@ -10,7 +11,9 @@ import numpy as np
 
 from ..algorithms import GPUCompaction, GPUReduction, GPUScan, ScanTuning
 from ..graph import GPUCommandGraph
+from .analysis import bench_analysis
 from .harness import BU, GPUTimer, Peers, ReferenceKernel, Table, cpu_median, read, upload
+from .sort import bench_sort
 
 #: Scan tunings tried with --variants (the first is the default).
 SCAN_VARIANTS = {
@@ -191,4 +194,5 @@ def bench_reduction(device, sizes, runs, *, peers: Peers, **_):
     return table
 
 
-BENCHMARKS = {"scan": bench_scan, "compaction": bench_compaction, "reduction": bench_reduction}
+BENCHMARKS = {"scan": bench_scan, "compaction": bench_compaction, "reduction": bench_reduction,
+              "sort": bench_sort, "analysis": bench_analysis}
