@@ -18,7 +18,8 @@ import pyarrow.compute as pc
 from ..arrow import table_to_gpu
 from ..graph.errors import GraphValidationError
 
-__all__ = ["AnalysisData", "ColumnStats", "prepare_table", "to_arrow_table", "histogram_edges", "MAX_GROUPS"]
+__all__ = ["AnalysisData", "ColumnStats", "prepare_table", "to_arrow_table", "histogram_edges", "check_edges",
+           "pad_edges", "MAX_GROUPS"]
 
 #: Most distinct values a group column may have (one bar each).
 MAX_GROUPS = 256
@@ -228,13 +229,37 @@ def histogram_edges(stats: ColumnStats, bins: int, max_bins: int, scale: str) ->
     for i in range(1, len(real)):  # float32 rounding may merge neighbours: keep them strictly increasing
         if real[i] <= real[i - 1]:
             real[i] = np.nextafter(real[i - 1], up)
+    return real, pad_edges(real, max_bins)
+
+
+def check_edges(edges, max_bins: int) -> np.ndarray:
+    """User-given irregular edges as float32: 2 to ``max_bins + 1`` finite,
+    strictly increasing values (GraphValidationError otherwise)."""
+    try:
+        values = np.asarray(edges, np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise GraphValidationError(f"DataAnalysis edges must be numbers (got {edges!r})") from None
+    if not 2 <= len(values) <= max_bins + 1:
+        raise GraphValidationError(f"DataAnalysis needs 2 to {max_bins + 1} edges (max_bins={max_bins}; "
+                                   f"got {len(values)})")
+    with np.errstate(over="ignore"):
+        real = values.astype(np.float32)
+    if not np.isfinite(real).all() or (np.diff(real) <= 0).any():
+        raise GraphValidationError(f"DataAnalysis edges must be finite and strictly increasing in float32 "
+                                   f"(got {values.tolist()})")
+    return real
+
+
+def pad_edges(real: np.ndarray, max_bins: int) -> np.ndarray:
+    """``real`` (``bins + 1`` float32 edges) as the ``max_bins + 1`` edges of
+    the compiled histogram; see :func:`histogram_edges`."""
+    bins = len(real) - 1
     padded = np.empty(max_bins + 1, np.float32)
     padded[:bins + 1] = real
-    if bins < max_bins:
-        edge = real[-1]
-        for i in range(bins, max_bins + 1):
-            edge = np.nextafter(edge, up)
-            padded[i] = edge
+    edge, up = real[-1], np.float32(np.inf)
+    for i in range(bins, max_bins + 1) if bins < max_bins else ():
+        edge = np.nextafter(edge, up)
+        padded[i] = edge
     if not np.isfinite(padded).all():
-        raise GraphValidationError(f"DataAnalysis histogram edges overflow float32 near {hi!r}")
-    return real, padded
+        raise GraphValidationError(f"DataAnalysis histogram edges overflow float32 above {float(real[-1])!r}")
+    return padded

@@ -86,31 +86,68 @@ class AnalysisGraph:
             raise
 
     def _build(self, columns, edges, bounds, value_range) -> None:
-        device, data, max_bins = self.device, self.data, self.max_bins
-        graph = GPUCommandGraph(device, id="data-analysis")
-        table = data.table
+        graph = GPUCommandGraph(self.device, id="data-analysis")
         roles, self._role_handles = {}, {}
         for role in ("x", "y", "value"):
-            vector = graph.import_gpu_vector(role, table.column(columns[role]))
-            roles[role] = vector
-            self._role_handles[role] = [view.handle.id for view in vector.views]
-        positions = self._positions(graph, roles["x"].chunk_lengths)
-        self._add_interleave(graph, roles["x"], roles["y"], positions)
+            roles[role] = graph.import_gpu_vector(role, self.data.table.column(columns[role]))
+            self._role_handles[role] = [view.handle.id for view in roles[role].views]
+        views = self._outputs(graph)
+        common = dict(filter_values=roles["value"], filter_range=value_range)
+        self._add_heatmap(graph, roles, views, bounds, common)
+        self.histogram = GPUHistogram(id="histogram", input=roles["value"], output=views["counts"], edges=edges,
+                                      **common)
+        self.histogram.add_to_graph(graph)
+        GPUScan(id="cdf", input=views["counts"], output=views["cdf"], mode="inclusive").add_to_graph(graph)
+        GPUReduction(id="histogram-max", input=views["counts"], output=views["hist_max"],
+                     operation="max").add_to_graph(graph)
+        self.groups = []
+        if self.data.group is not None:
+            codes = graph.import_gpu_vector("group-codes", self.data.table.column(self.data.codes_column))
+            self.groups = [
+                GPUGroupAggregation(id="groups-count", codes=codes, output=views["group_counts"], operation="count",
+                                    **common),
+                GPUGroupAggregation(id="groups-mean", codes=codes, values=roles["value"],
+                                    output=views["group_means"], operation="mean", **common)]
+            for group in self.groups:
+                group.add_to_graph(graph)
+            GPUReduction(id="groups-extent", input=views["group_means"], output=views["group_extent"],
+                         operation="extent").add_to_graph(graph)
 
+        limit = int(self.device.limits["max-texture-dimension-2d"])
+        self.plot_size = (min(PLOT_SIZE[0], limit), min(PLOT_SIZE[1], limit))
+        self.plot_texture = self.device.create_texture(
+            label="data-analysis-plot", size=(*self.plot_size, 1), format="rgba8unorm",
+            usage=wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.TEXTURE_BINDING)
+        plot = graph.import_texture(id="plot", size=(*self.plot_size, 1), format="rgba8unorm",
+                                    usage=self.plot_texture.usage, texture=self.plot_texture)
+        add_render_node(graph, plot=plot, views={k: v for k, v in views.items() if k != "group_counts"}, state=self)
+        self.filtered = [*self.grids, self.histogram, *self.groups]
+        self.compiled = graph.compile()
+
+    # ------------------------------------------------------------- building
+    def _outputs(self, graph) -> dict:
+        """Widget-owned buffers that frames draw and :meth:`results` reads,
+        plus the view uniform, imported into ``graph``."""
         cells = self.grid_size[0] * self.grid_size[1]
-        sizes = {"display": ("float32", cells), "grid_extent": ("float32", 2), "counts": ("uint32", max_bins),
-                 "cdf": ("uint32", max_bins), "hist_max": ("uint32", 1)}
-        if data.group is not None:
+        sizes = {"display": ("float32", cells), "grid_extent": ("float32", 2), "counts": ("uint32", self.max_bins),
+                 "cdf": ("uint32", self.max_bins), "hist_max": ("uint32", 1)}
+        if self.data.group is not None:
             sizes.update(group_counts=("uint32", self.group_count), group_means=("float32", self.group_count),
                          group_extent=("float32", 2))
-        self.outputs = {k: GPUData.allocate(device, format=f, length=n, label=f"data-analysis-{k}")
-                        for k, (f, n) in sizes.items()}
+        for key, (fmt, length) in sizes.items():
+            self.outputs[key] = GPUData.allocate(self.device, format=fmt, length=length, label=f"data-analysis-{key}")
         views = {k: graph.import_gpu_data(k.replace("_", "-"), d) for k, d in self.outputs.items()}
-        self.view_buffer = device.create_buffer(label="data-analysis-view", size=80, usage=BU.UNIFORM | BU.COPY_DST)
+        self.view_buffer = self.device.create_buffer(label="data-analysis-view", size=80,
+                                                     usage=BU.UNIFORM | BU.COPY_DST)
         views["view"] = graph.import_buffer(id="view-params", byte_length=80, usage=self.view_buffer.usage,
                                             buffer=self.view_buffer)
+        return views
 
-        common = dict(filter_values=roles["value"], filter_range=value_range)
+    def _add_heatmap(self, graph, roles, views, bounds, common) -> None:
+        """Interleave, the four grid aggregations, grid-select and its extent."""
+        positions = self._positions(graph, roles["x"].chunk_lengths)
+        self._add_interleave(graph, roles["x"], roles["y"], positions)
+        cells = self.grid_size[0] * self.grid_size[1]
         grids = {}
         for name, fmt in (("count", "uint32"), ("sum", "float32"), ("min", "float32"), ("max", "float32")):
             handle = graph.create_transient_buffer(id=f"grid-{name}-cells", byte_length=4 * cells, usage=BU.STORAGE)
@@ -126,38 +163,6 @@ class AnalysisGraph:
         GPUReduction(id="grid-extent", input=views["display"], output=views["grid_extent"],
                      operation="extent").add_to_graph(graph)
 
-        self.histogram = GPUHistogram(id="histogram", input=roles["value"], output=views["counts"], edges=edges,
-                                      **common)
-        self.histogram.add_to_graph(graph)
-        GPUScan(id="cdf", input=views["counts"], output=views["cdf"], mode="inclusive").add_to_graph(graph)
-        GPUReduction(id="histogram-max", input=views["counts"], output=views["hist_max"],
-                     operation="max").add_to_graph(graph)
-        self.groups = []
-        if data.group is not None:
-            codes = graph.import_gpu_vector("group-codes", table.column(data.codes_column))
-            self.groups = [
-                GPUGroupAggregation(id="groups-count", codes=codes, output=views["group_counts"], operation="count",
-                                    **common),
-                GPUGroupAggregation(id="groups-mean", codes=codes, values=roles["value"],
-                                    output=views["group_means"], operation="mean", **common)]
-            for group in self.groups:
-                group.add_to_graph(graph)
-            GPUReduction(id="groups-extent", input=views["group_means"], output=views["group_extent"],
-                         operation="extent").add_to_graph(graph)
-
-        limit = int(device.limits["max-texture-dimension-2d"])
-        self.plot_size = (min(PLOT_SIZE[0], limit), min(PLOT_SIZE[1], limit))
-        self.plot_texture = device.create_texture(
-            label="data-analysis-plot", size=(*self.plot_size, 1), format="rgba8unorm",
-            usage=wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.TEXTURE_BINDING)
-        plot = graph.import_texture(id="plot", size=(*self.plot_size, 1), format="rgba8unorm",
-                                    usage=self.plot_texture.usage, texture=self.plot_texture)
-        add_render_node(graph, plot=plot, views={k: v for k, v in views.items() if k not in ("group_counts",)},
-                        state=self)
-        self.filtered = [*self.grids, self.histogram, *self.groups]
-        self.compiled = graph.compile()
-
-    # ------------------------------------------------------------- building
     def _positions(self, graph, lengths) -> GraphVectorView:
         """One transient holding every chunk's positions, each chunk's view on
         a storage-binding-aligned offset."""

@@ -19,7 +19,7 @@ import numpy as np
 from ..device import device_capabilities, request_device
 from ..graph.errors import GraphValidationError
 from ..tables.readback import read_many
-from .analysis_data import histogram_edges, prepare_table
+from .analysis_data import check_edges, histogram_edges, pad_edges, prepare_table
 from .analysis_graph import OPERATIONS, AnalysisGraph
 from .analysis_render import BAR_COLOR, CDF_COLOR, GROUP_PALETTE, RAMP, PlotPresenter, css_color, panel_rects
 from .canvas import GPUCanvas, draw_offscreen
@@ -130,7 +130,8 @@ class DataAnalysis(widgets.HBox):
                                    grid_size=grid_size, edges=padded, bounds=self._bounds,
                                    value_range=self._value_range)
         self.graph.bins = bins
-        self.graph.render_size = tuple(int(v) for v in size)
+        self.graph.render_size = self._canvas_size = tuple(int(v) for v in size)
+        self._offscreen = False
         self._timestamps = device_capabilities(self.device).timestamps
         self._last_timestamps = float("-inf")
         self._gpu_times = {}
@@ -169,7 +170,7 @@ class DataAnalysis(widgets.HBox):
                                  (self.y_dropdown, lambda c: self.set_columns(y=c.new)),
                                  (self.value_dropdown, lambda c: self.set_columns(value=c.new)),
                                  (self.bins_slider, lambda c: self.set_bins(c.new)),
-                                 (self.scale_toggle, lambda c: self.set_scale(c.new)),
+                                 (self.scale_toggle, lambda c: c.new is not None and self.set_scale(c.new)),
                                  (self.operation_dropdown, lambda c: self.set_operation(c.new)),
                                  (self.range_slider, lambda c: self.set_value_range(c.new))):
             control.observe(self._from_control(handler), names="value")
@@ -196,7 +197,8 @@ class DataAnalysis(widgets.HBox):
         try:
             self.x_dropdown.value, self.y_dropdown.value = self._columns["x"], self._columns["y"]
             self.value_dropdown.value = self._columns["value"]
-            self.bins_slider.value, self.scale_toggle.value = self._bins, self._scale
+            self.bins_slider.value = self._bins
+            self.scale_toggle.value = None if self._scale == "custom" else self._scale
             self.operation_dropdown.value = self._operation
             self._sync_range_slider()
         finally:
@@ -228,7 +230,7 @@ class DataAnalysis(widgets.HBox):
         return dict(self._columns)
 
     bins = property(lambda self: self._bins, doc="Histogram bins shown.")
-    scale = property(lambda self: self._scale, doc='Histogram bin scale, "linear" or "log".')
+    scale = property(lambda self: self._scale, doc='Histogram bins: "linear", "log" or "custom" (set_edges).')
     operation = property(lambda self: self._operation, doc="Heatmap statistic.")
     value_range = property(lambda self: self._value_range, doc="The value-range mask (inclusive).")
     bounds = property(lambda self: self._bounds, doc="Heatmap bounds (xmin, ymin, xmax, ymax).")
@@ -254,16 +256,20 @@ class DataAnalysis(widgets.HBox):
         if new["value"] != old["value"]:
             self._value_range = self._extent(new["value"])
             self.graph.set_filter_range(self._value_range)
-            if self._scale == "log" and self.data.stats[new["value"]].positive_lo is None:
+            no_log = self._scale == "log" and self.data.stats[new["value"]].positive_lo is None
+            if self._scale == "custom" or no_log:
                 self._scale = "linear"
             self._write_edges()
         self._sync_controls()
         self._frame()
 
     def set_bins(self, bins: int) -> None:
-        """Show ``bins`` histogram bins (1 to ``max_bins``) through new literal edges."""
+        """Show ``bins`` histogram bins (1 to ``max_bins``) through new literal
+        edges (custom edges give way to linear ones)."""
         _check_int("bins", bins, 1, self._max_bins)
         self._bins = int(bins)
+        if self._scale == "custom":
+            self._scale = "linear"
         self._write_edges()
         self._sync_controls()
         self._frame()
@@ -279,6 +285,18 @@ class DataAnalysis(widgets.HBox):
         except GraphValidationError:
             self._scale = previous
             raise
+        self._sync_controls()
+        self._frame()
+
+    def set_edges(self, edges) -> None:
+        """Irregular bins: 2 to ``max_bins + 1`` finite, strictly increasing
+        edges; bin ``i`` is ``[e_i, e_i+1)`` and the last edge belongs to the
+        last bin (e.g. latency thresholds). :attr:`scale` becomes ``"custom"``;
+        bars are drawn at equal width, one per bin."""
+        real = check_edges(edges, self._max_bins)
+        self.graph.histogram.set_edges(pad_edges(real, self._max_bins))
+        self._bins, self._scale, self._edges = len(real) - 1, "custom", real
+        self.graph.bins = self._bins
         self._sync_controls()
         self._frame()
 
@@ -388,7 +406,7 @@ class DataAnalysis(widgets.HBox):
     def _frame(self) -> None:
         """One parameter change: encode the graph, submit, ask the canvas for a frame."""
         encoder = self.device.create_command_encoder(label="data-analysis-update")
-        self._encode(encoder, self.graph.render_size)
+        self._encode(encoder, self._canvas_size)
         self.device.queue.submit([encoder.finish()])
         self.inspector.poll()
         self.canvas.request_draw()
@@ -400,6 +418,8 @@ class DataAnalysis(widgets.HBox):
         pw, ph = self.graph.plot_size
         scale = min(1.0, pw / width, ph / height)
         render_size = (max(1, int(width * scale)), max(1, int(height * scale)))
+        if not self._offscreen:
+            self._canvas_size = render_size  # what parameter changes render at from now on
         if self._dirty or render_size != self.graph.render_size:
             self._encode(encoder, render_size)
         self._presenter.present(encoder, target_view, render_size, (width, height))
@@ -482,7 +502,11 @@ class DataAnalysis(widgets.HBox):
 
     def draw_offscreen(self, *, width: int, height: int) -> np.ndarray:
         """The widget's canvas content rendered offscreen: ``(height, width, 4)`` uint8."""
-        return draw_offscreen(self, width=width, height=height, device=self.device)
+        self._offscreen = True
+        try:
+            return draw_offscreen(self, width=width, height=height, device=self.device)
+        finally:
+            self._offscreen = False
 
     def close(self) -> None:
         """Close the widgets and free the GPU table, graph and plot."""

@@ -180,6 +180,30 @@ def test_every_control_changes_results_without_recompiling(data):
     widget.close()
 
 
+def test_irregular_edges_without_recompiling(data):
+    table, host = data
+    widget = make(table, bins=8, max_bins=8)
+    thresholds = [0.0, 2.5, 5.0, 10.0, 20.0, 50.0]
+    widget.set_edges(thresholds)
+    r = widget.results()
+    assert r["scale"] == "custom" and widget.scale_toggle.value is None and widget.bins_slider.value == 5
+    np.testing.assert_array_equal(r["edges"], np.float32(thresholds))
+    check_results(r, host, x="px", y="py", value="fare", exact_grid=False)
+    assert r["histogram_counts"].sum() == np.sum((host["fare"] >= 0) & (host["fare"] <= 50))
+    widget.set_edges([1.0, 50.0])  # one bin, the upper edge included
+    assert widget.results()["histogram_counts"].tolist() == [np.sum((host["fare"] >= 1) & (host["fare"] <= 50))]
+    for bad, message in (([1.0], "needs 2 to 9 edges"), (list(range(10)), "needs 2 to 9 edges"),
+                         ([0.0, 2.0, 1.0], "strictly increasing"), ([0.0, np.nan], "finite")):
+        with pytest.raises(ValueError, match=message):
+            widget.set_edges(bad)
+    widget.bins_slider.value = 4  # back to equal-width bins over the value's extent
+    r = widget.results()
+    assert r["scale"] == "linear" and widget.scale_toggle.value == "linear" and len(r["edges"]) == 5
+    check_results(r, host, x="px", y="py", value="fare", exact_grid=False)
+    assert widget.compile_count == 1
+    widget.close()
+
+
 def test_column_switch_matches_a_fresh_widget(data):
     table, host = data
     switched = make(table, operation="sum")
@@ -301,6 +325,11 @@ def test_offscreen_image_shows_the_data(data):
     canvas = _canvas(widget)
     canvas.force_draw()
     np.testing.assert_array_equal(np.asarray(canvas._last_image), image)  # the canvas shows the same frame
+    frames = widget.frames
+    widget.operation_dropdown.value = "max"  # one encoding per change, at the canvas's size ...
+    canvas.force_draw()  # ... so the canvas frame only copies the plot
+    assert widget.frames == frames + 1 and canvas.frames_drawn == 2
+    assert not np.array_equal(np.asarray(canvas._last_image), image)
     widget.close()
 
 
