@@ -18,7 +18,7 @@ from gpuviz import (GPUBatchSort, GPUCommandGraph, GPUData, GPUSegmentedSort, GP
 
 BU = wgpu.BufferUsage
 USAGE = BU.STORAGE | BU.COPY_SRC | BU.COPY_DST
-TILE = SortTuning().tile  # 3840 rows
+TILE = SortTuning().tile  # 4608 rows
 RADIX = SortTuning(small_max=1)  # radix passes at every size
 PORTABLE = SortTuning(small_max=1, subgroups=False)
 FALLBACK = SortTuning(small_max=1, spin_limit=0)  # count a predecessor's digits whenever it is late
@@ -109,6 +109,17 @@ def test_radix_sizes(device, n):
     sort = check_sort(device, make_keys(rng, n, "random"), np.arange(n, dtype=np.uint32), tuning=RADIX)
     assert sort.algorithm == "radix"
     assert sort.node_ids == ["s-clear", "s-histogram", "s-scatter-0", "s-scatter-1", "s-scatter-2", "s-scatter-3"]
+
+
+@pytest.mark.parametrize("subgroups", [None, False], ids=["subgroups", "portable"])
+def test_values_loaded_with_keys(device, subgroups):
+    """late_values=False loads a tile's values with its keys instead of after the look-back."""
+    rng = np.random.default_rng(11)
+    n = 2 * TILE + 300
+    tuning = SortTuning(small_max=1, late_values=False, subgroups=subgroups)
+    check_sort(device, make_keys(rng, n, "few"), rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32),
+               tuning=tuning, direction="descending")
+    check_sort(device, make_keys(rng, n, "random"), np.arange(n, dtype=np.uint32), tuning=tuning)
 
 
 @pytest.mark.parametrize("dist", ["random", "equal", "few", "sorted", "reverse"])

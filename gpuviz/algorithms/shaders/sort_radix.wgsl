@@ -186,6 +186,7 @@ fn first_lane(v: vec4<u32>) -> u32 {
 // Subgroup ranking: subgroup w owns rows [w*sg*ITEMS, (w+1)*sg*ITEMS) of the
 // tile, round k its rows k*sg + lane. Eight ballots find the lanes with the
 // same digit; the lowest of them adds their number to the subgroup's counter.
+// Subgroups of up to 32 lanes keep the masks in one word.
 fn rank_subgroup(lid: u32, sg: u32, keys: ptr<function, array<u32, ITEMS>>,
                  pos: ptr<function, array<u32, ITEMS>>, valid: u32) -> u32 {
     let warps = WG / sg;
@@ -193,26 +194,49 @@ fn rank_subgroup(lid: u32, sg: u32, keys: ptr<function, array<u32, ITEMS>>,
     let lane = lid % sg;
     for (var i = lid; i < warps * 128u; i += WG) { atomicStore(&shm[i], 0u); }
     workgroupBarrier();
-    let below_me = lanes_below(lane);
-    let live = lanes_below(sg);
-    // unroll ITEMS {
-    {
-        let d = select(255u, digit_of((*keys)[@I]), (*pos)[@I] < valid);
-        var peers = live;
-        for (var b = 0u; b < 8u; b++) {
-            let bit = ((d >> b) & 1u) != 0u;
-            let ballot = sg_ballot(bit);
-            peers &= select(~ballot, ballot, bit);
+    if (sg <= 32u) {  // one ballot word: scalar masks (the common case, and 4x fewer operations)
+        let below_me = (1u << lane) - 1u;
+        let live = select((1u << sg) - 1u, 0xffffffffu, sg == 32u);
+        // unroll ITEMS {
+        {
+            let d = select(255u, digit_of((*keys)[@I]), (*pos)[@I] < valid);
+            var peers = live;
+            for (var b = 0u; b < 8u; b++) {
+                let bit = ((d >> b) & 1u) != 0u;
+                let ballot = sg_ballot(bit).x;
+                peers &= select(~ballot, ballot, bit);
+            }
+            let before = countOneBits(peers & below_me);
+            var pre = 0u;
+            if (before == 0u) {
+                let sh = (d & 1u) * 16u;
+                pre = (atomicAdd(&shm[w * 128u + (d >> 1u)], countOneBits(peers) << sh) >> sh) & 0xffffu;
+            }
+            (*pos)[@I] = (sg_shuffle(pre, countTrailingZeros(peers)) + before) | (d << 16u);
         }
-        let before = popcount4(peers & below_me);
-        var pre = 0u;
-        if (before == 0u) {
-            let sh = (d & 1u) * 16u;
-            pre = (atomicAdd(&shm[w * 128u + (d >> 1u)], popcount4(peers) << sh) >> sh) & 0xffffu;
+        // }
+    } else {
+        let below_me = lanes_below(lane);
+        let live = lanes_below(sg);
+        // unroll ITEMS {
+        {
+            let d = select(255u, digit_of((*keys)[@I]), (*pos)[@I] < valid);
+            var peers = live;
+            for (var b = 0u; b < 8u; b++) {
+                let bit = ((d >> b) & 1u) != 0u;
+                let ballot = sg_ballot(bit);
+                peers &= select(~ballot, ballot, bit);
+            }
+            let before = popcount4(peers & below_me);
+            var pre = 0u;
+            if (before == 0u) {
+                let sh = (d & 1u) * 16u;
+                pre = (atomicAdd(&shm[w * 128u + (d >> 1u)], popcount4(peers) << sh) >> sh) & 0xffffu;
+            }
+            (*pos)[@I] = (sg_shuffle(pre, first_lane(peers)) + before) | (d << 16u);
         }
-        (*pos)[@I] = (sg_shuffle(pre, first_lane(peers)) + before) | (d << 16u);
+        // }
     }
-    // }
     workgroupBarrier();
     if (lid < 128u) {  // exclusive over subgroups, two digits per word
         var run = 0u;
