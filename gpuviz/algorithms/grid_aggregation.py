@@ -148,9 +148,12 @@ class GPUGridAggregation(_Grid):
     Notes
     -----""" + _GRID_NOTES + """
     Rows with a non-finite weight are ignored too. Empty cells hold +0.0 for
-    sum and NaN for min, max and mean. Sum and mean add with a
-    compare-exchange loop on float32 bits: the accumulation order, hence the
-    rounding, is not deterministic between encodings. Min and max use an
+    sum and NaN for min, max and mean. Sum and mean add with native float
+    atomics where the device has them (``tuning.float_atomics``; one
+    ``atomicAdd`` per row on large grids), else with a compare-exchange loop
+    on float32 bits: the accumulation order, hence the rounding, is not
+    deterministic between encodings (native adds may also flush subnormal
+    values to zero). Sum keeps no counts. Min and max use an
     order-preserving uint32 encoding with atomicMin / atomicMax and are
     deterministic (min prefers -0, max +0). Mean keeps a graph-owned
     transient uint32 count per cell (``"{id}-counts"``) and divides in

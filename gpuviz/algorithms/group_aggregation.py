@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import wgpu
 
+from ..device import device_capabilities
 from ..graph import ComputeKernel
 from ..graph.errors import GraphStateError, GraphValidationError, ViewRangeError
 from ..graph.resources import GraphDataView, GraphVectorView
@@ -66,6 +68,15 @@ class AggregationTuning:
         combine equal keys across a subgroup first where the device has
         subgroup operations; False forces the portable path.
     subgroup_max_keys : int
+    float_atomics : bool or None
+        How sum and mean add floats into global memory (the global path, and
+        privatized flushes that do not use partials). None (auto): native
+        ``atomicAdd`` on ``atomic<f32>`` where the device has the
+        ``shader-float32-atomic`` feature, unless the environment variable
+        ``GPUVIZ_FLOAT_ATOMICS`` is ``0``; else the portable compare-exchange
+        loop on float32 bits. False forces the loop; True requires the
+        feature (``add_to_graph`` raises without it). Count, min and max use
+        integer atomics either way.
     """
 
     rows_per_invocation: int = 16
@@ -73,6 +84,7 @@ class AggregationTuning:
     privatize_max_keys: int = 1024
     subgroups: bool | None = None
     subgroup_max_keys: int = 16
+    float_atomics: bool | None = None
 
     def items(self, rows: int) -> int:
         """Rows per invocation for a chunk of ``rows`` rows."""
@@ -252,6 +264,7 @@ class _KeyedAggregation:
         self._aux = None if aux_floats is None else np.asarray(aux_floats, np.float32)
         self._graph = None
         self._device = None
+        self._native_float_add = False
         self.params_buffer = None
         self.node_ids = ()
 
@@ -289,6 +302,23 @@ class _KeyedAggregation:
         reduce pass adds (no global float compare-exchange)."""
         words = self.key_count * self.workgroup_count * (2 if self.operation == "mean" else 1)
         return self.operation in ("sum", "mean") and self.privatized and words <= _MAX_PARTIAL_WORDS
+
+    @property
+    def uses_float_atomics(self) -> bool:
+        """True when sums reach global memory through native float atomics
+        (decided in ``add_to_graph`` from ``tuning.float_atomics`` and the
+        device; sum and mean without partials only)."""
+        return self._native_float_add and self.operation in ("sum", "mean") and not self.uses_partials
+
+    def _resolve_float_atomics(self, device) -> bool:
+        choice = self.tuning.float_atomics
+        available = device_capabilities(device).float32_atomics
+        if choice and not available:
+            raise GraphValidationError(f"{self._owner} tuning float_atomics=True needs the device feature "
+                                       f"shader-float32-atomic, which this device lacks")
+        if choice is None:
+            return available and os.environ.get("GPUVIZ_FLOAT_ATOMICS", "").strip() != "0"
+        return bool(choice)
 
     # ------------------------------------------------------ parameter block
     def _layout(self, device):
@@ -364,7 +394,8 @@ class _KeyedAggregation:
             if view.byte_length + 256 > limit:
                 raise GraphValidationError(f"{self._owner} {name} chunk is larger than one storage binding "
                                            f"(needs {view.byte_length} bytes, max {limit})")
-        self._device = device
+        native_float_add = self._resolve_float_atomics(device)
+        self._device, self._native_float_add = device, native_float_add
         self._layout(device)
         self.params_buffer = device.create_buffer_with_data(
             data=self._mirror, usage=BU.STORAGE | BU.COPY_DST | BU.COPY_SRC)
@@ -454,7 +485,9 @@ class _KeyedAggregation:
 
     def _kernel(self, ctx, entry_point):
         partials = self.uses_partials
-        flags = {"VALUES": self.operation != "count", "MEAN": self.operation == "mean", "PARTIALS": partials,
+        flags = {"VALUES": self.operation != "count", "ORDER": self.operation in ("min", "max"),
+                 "SUM": self.operation == "sum", "MEAN": self.operation == "mean", "PARTIALS": partials,
+                 "FLOAT_ATOMICS": self.uses_float_atomics,
                  "SUBGROUP": partials and self.key_count <= self.tuning.subgroup_max_keys
                  and bool(ctx.capabilities.subgroups) and self.tuning.subgroups is not False,
                  "MASK": "mask" in self._roles, "FILTER": "filter_values" in self._roles, **self._flags()}
@@ -567,11 +600,14 @@ class GPUGroupAggregation(_KeyedAggregation):
     accumulates every chunk. Counts are exact and wrap modulo 2**32. Rows
     with a non-finite value are ignored by sum / min / max / mean (they still
     count as overflow when their code is out of range). Empty groups hold
-    +0.0 for sum and NaN for min, max and mean. Sum and mean add through a
-    compare-exchange loop on float32 bits, so their accumulation order, and
-    hence their rounding, is not deterministic; min and max are. Min prefers
-    -0 and max +0. Up to ``tuning.privatize_max_keys`` groups accumulate in
-    workgroup memory first.
+    +0.0 for sum and NaN for min, max and mean. Sum and mean add into
+    global memory with native float atomics where the device has them
+    (``tuning.float_atomics``), else through a compare-exchange loop on
+    float32 bits; either way their accumulation order, and hence their
+    rounding, is not deterministic (native adds may also flush subnormal
+    values to zero); min and max are deterministic. Min prefers -0 and max
+    +0. Up to ``tuning.privatize_max_keys`` groups accumulate in workgroup
+    memory first.
 
     Does not submit, map or read back; the caller owns ``output`` and
     ``overflow``.

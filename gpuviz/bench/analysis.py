@@ -274,6 +274,7 @@ def bench_analysis(device, sizes, runs, *, variants=False, peers=None, batches=1
             "4096 workgroups/chunk": AggregationTuning(workgroups_per_chunk=4096),
             "subgroup key combining up to 32 keys": AggregationTuning(subgroup_max_keys=32),
             "portable (no subgroups)": AggregationTuning(subgroups=False),
+            "compare-exchange float adds (float_atomics=False)": AggregationTuning(float_atomics=False),
         })
     for rows in sizes:
         data = make_data(rows)
@@ -281,7 +282,7 @@ def bench_analysis(device, sizes, runs, *, variants=False, peers=None, batches=1
         ranges = _ranges(warmup + runs)
         final = ranges[-1]
         expected = oracle(data, final)
-        measured = {}
+        measured, native = {}, {}  # native: the grid mean adds with float atomics
         warm = AnalysisGraph(device, table, final)  # bring clocks up before anything is timed
         started = time.perf_counter()
         while time.perf_counter() - started < 2.0:
@@ -295,6 +296,7 @@ def bench_analysis(device, sizes, runs, *, variants=False, peers=None, batches=1
             per_change, parts = analysis.timed(ranges, warmup)
             check(analysis.results(), expected)
             measured[label] = (whole, per_change, parts)
+            native[label] = analysis.primitives[1].uses_float_atomics
             analysis.destroy()
 
         words = rows * 9 // 4 * 4  # hist 2 columns, grid 4 words, group 3 columns per row
@@ -324,7 +326,8 @@ def bench_analysis(device, sizes, runs, *, variants=False, peers=None, batches=1
 
         whole, per_change, parts = measured["default"]
         print(f"\nAnalysis: one filter-range change over {rows:,} rows in {batches} Arrow batches "
-              f"(histogram {BINS} bins + {GRID}x{GRID} grid mean + {GROUPS} group means)")
+              f"(histogram {BINS} bins + {GRID}x{GRID} grid mean + {GROUPS} group means); grid float adds: "
+              f"{'native atomicAdd' if native['default'] else 'compare-exchange loop'}")
         print("| what | GPU / CPU time | ratio |")
         print("|---|---:|---:|")
         print(f"| **gpuviz, whole encoding** (timestamps around it, median of {runs}) | **{_us(whole)}** | 1 |")

@@ -57,3 +57,20 @@ def scan_oracle(x, flags=None, inclusive=False):
 @pytest.fixture
 def graph(device):
     return new_graph(device)
+
+
+@pytest.fixture(params=["native-float-atomics", "compare-exchange"])
+def float_add_path(request, device, monkeypatch):
+    """Run a test once per way sums reach global memory: native f32
+    atomicAdd (skipped where the device lacks shader-float32-atomic) and
+    the portable compare-exchange loop. Tunings with ``float_atomics=None``
+    follow the ``GPUVIZ_FLOAT_ATOMICS`` environment variable set here."""
+    import gpuviz
+
+    if request.param == "native-float-atomics":
+        if not gpuviz.device_capabilities(device).float32_atomics:
+            pytest.skip("device lacks shader-float32-atomic")
+        monkeypatch.delenv("GPUVIZ_FLOAT_ATOMICS", raising=False)
+    else:
+        monkeypatch.setenv("GPUVIZ_FLOAT_ATOMICS", "0")
+    return request.param

@@ -4,6 +4,8 @@ every operation with empty cells, small (privatized) and large (global
 atomics) grids, vectors with empty and uneven chunks, masks, bounds changed
 without recompiling, GPU-resident bounds, and validation errors."""
 
+import os
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -12,6 +14,8 @@ from gpuviz import (AggregationTuning, GPUCommandGraph, GPUData, GPUGridAggregat
                     GraphStateError, GraphValidationError, read_array)
 
 OPS = ["sum", "min", "max", "mean"]
+# every test once with native float atomics and once with the compare-exchange loop
+pytestmark = pytest.mark.usefixtures("float_add_path")
 
 
 def _axis(v, lo, hi, n):
@@ -209,3 +213,43 @@ def test_validation_errors(device):
     primitive = GPUGridBinning(id="g", positions=pos, output=out_u, grid_size=(3, 2), bounds=bounds_view)
     with pytest.raises(GraphStateError, match="GPU-resident bounds"):
         primitive.set_bounds((0, 0, 1, 1))
+
+
+@pytest.mark.parametrize("float_atomics", [None, True, False])
+@pytest.mark.parametrize("operation", OPS)
+def test_float_atomics_tuning(device, operation, float_atomics):
+    """Explicit tunings override the auto choice; both ways of adding floats give the oracle (dyadic weights:
+    sums are exact whatever the order); only global sum / mean use native float atomics."""
+    import gpuviz
+
+    if float_atomics and not gpuviz.device_capabilities(device).float32_atomics:
+        pytest.skip("device lacks shader-float32-atomic")
+    rng = np.random.default_rng(21)
+    pos = rng.normal(0, 0.4, (20000, 2)).astype(np.float32)  # dense centre: many rows per cell
+    weights = (rng.integers(-64, 64, 20000) / 4).astype(np.float32)
+    tuning = AggregationTuning(float_atomics=float_atomics)
+    primitive, _, result = grid(device, pos, grid_size=(48, 40), bounds=(-1, -1, 1, 1), operation=operation,
+                                weights=weights, tuning=tuning)
+    check(result(), oracle(pos, (-1, -1, 1, 1), (48, 40), operation, weights), operation)
+    native = gpuviz.device_capabilities(device).float32_atomics if float_atomics is None else float_atomics
+    if float_atomics is None and os.environ.get("GPUVIZ_FLOAT_ATOMICS") == "0":
+        native = False
+    assert primitive.uses_float_atomics == (native and operation in ("sum", "mean"))
+
+
+def test_float_atomics_true_needs_the_device_feature(device, monkeypatch):
+    import dataclasses
+
+    import gpuviz
+    from gpuviz.algorithms import group_aggregation
+
+    caps = dataclasses.replace(gpuviz.device_capabilities(device), float32_atomics=False)
+    monkeypatch.setattr(group_aggregation, "device_capabilities", lambda _device: caps)
+    pos = np.zeros((4, 2), np.float32)
+    with pytest.raises(GraphValidationError, match='GPUGridAggregation "g" tuning float_atomics=True needs the '
+                                                   'device feature shader-float32-atomic'):
+        grid(device, pos, grid_size=(40, 40), bounds=(0, 0, 1, 1), operation="mean", weights=np.ones(4, np.float32),
+             tuning=AggregationTuning(float_atomics=True))
+    primitive, _, result = grid(device, pos, grid_size=(40, 40), bounds=(0, 0, 1, 1), operation="mean",
+                                weights=np.ones(4, np.float32))  # auto: falls back to compare-exchange
+    assert not primitive.uses_float_atomics and result()[0] == 1

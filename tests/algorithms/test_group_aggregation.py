@@ -12,6 +12,8 @@ from gpuviz import (AggregationTuning, GPUCommandGraph, GPUData, GPUGroupAggrega
                     GraphStateError, read_array)
 
 OPS = ["count", "sum", "min", "max", "mean"]
+# every test once with native float atomics and once with the compare-exchange loop
+pytestmark = pytest.mark.usefixtures("float_add_path")
 TUNINGS = {
     "default": None,
     "portable": AggregationTuning(subgroups=False),
@@ -270,3 +272,21 @@ def test_params_buffer_is_destroyed_with_the_compiled_graph(device):
     with pytest.raises(Exception):
         device.queue.write_buffer(agg.params_buffer, 0, np.zeros(4, np.uint8))
     assert agg.params_buffer.usage & wgpu.BufferUsage.COPY_DST
+
+
+@pytest.mark.parametrize("operation", ["sum", "mean"])
+def test_privatized_flush_without_partials(device, monkeypatch, operation):
+    """Past the partials budget, privatized sum / mean flush each workgroup's totals with global float adds."""
+    from gpuviz.algorithms import group_aggregation
+
+    monkeypatch.setattr(group_aggregation, "_MAX_PARTIAL_WORDS", 0)
+    rng = np.random.default_rng(8)
+    codes = rng.integers(0, 40, 30000).astype(np.uint32)
+    values = dyadic(rng, 30000)
+    agg, compiled, result = build(device, codes, groups=37, operation=operation, values=values)
+    assert agg.privatized and not agg.uses_partials
+    got, overflow = result()
+    want, want_overflow = oracle(codes, 37, operation, values)
+    check(got, want, operation)
+    assert overflow == want_overflow
+    assert compiled.stats.node_order[-1] == ("agg-finalize" if operation == "mean" else "agg-accumulate")

@@ -12,8 +12,8 @@
 //   key_clear()               called once by the init kernel
 // The template step also keeps or drops blocks between "//#if FLAG" (or
 // "//#if !FLAG"), "//#else" and "//#endif": VALUES (the operation reads
-// values), MEAN, MASK, FILTER, PARTIALS, SUBGROUP; so a variant declares
-// only the bindings it uses.
+// values), ORDER (min or max), SUM, MEAN, MASK, FILTER, PARTIALS, SUBGROUP,
+// FLOAT_ATOMICS; so a variant declares only the bindings it uses.
 //
 // Strategies. Privatized (LOCAL_KEYS == KEYS): a workgroup accumulates its
 // tile in workgroup memory, then flushes it: count/min/max with native
@@ -26,11 +26,17 @@
 // as 512 x 512 grids): every row updates the output directly; mean keeps its
 // counts in cnt and divides in finalize.
 //
-// Float atomics: WGSL has integer atomics only. Sums add through a
-// compare-exchange loop on the f32 bit pattern, so the float32 accumulation
+// Float sums in global memory. With FLOAT_ATOMICS (sum and mean where the
+// device has shader-float32-atomic) the output is atomic<f32> and a row costs
+// one native atomicAdd, which the GPU can issue without waiting for a reply.
+// Otherwise (core WGSL has integer atomics only) sums add through a
+// compare-exchange loop on the f32 bit pattern: a load plus at least one
+// compare-exchange round trip per row. Either way the float32 accumulation
 // order (and the rounding of a sum) depends on scheduling: it is not
-// deterministic. Min and max store an order-preserving uint32 encoding of the
-// float and use atomicMin/atomicMax, which is deterministic (-0 < +0).
+// deterministic. Workgroup memory always uses the loop (naga accepts f32
+// atomics in the storage address space only). Min and max store an
+// order-preserving uint32 encoding of the float and use atomicMin/atomicMax,
+// which is deterministic (-0 < +0).
 
 override KEYS: u32 = 1u;        // output rows: groups, bins or cells
 override OUT_OFFSET: u32 = 0u;  // element offset of the output view in its binding
@@ -72,7 +78,11 @@ struct Chunk {
 @group(0) @binding(3) var<storage, read> filt: array<u32>;
 //#endif
 @group(0) @binding(4) var<storage, read> chunk: Chunk;
+//#if FLOAT_ATOMICS
+@group(0) @binding(5) var<storage, read_write> out: array<atomic<f32>>;
+//#else
 @group(0) @binding(5) var<storage, read_write> out: array<atomic<u32>>;
+//#endif
 //#if PARTIALS
 // [KEYS][TOTAL_WGS] partial sums (f32 bits), then for mean [KEYS][TOTAL_WGS] counts
 @group(0) @binding(6) var<storage, read_write> partials: array<u32>;
@@ -111,6 +121,40 @@ fn identity() -> u32 {
     return select(0u, 0xffffffffu, OP == 2u);
 }
 
+// Output words as raw bits (any operation), and a float add into one.
+//#if FLOAT_ATOMICS
+fn out_get(i: u32) -> u32 {
+    return bitcast<u32>(atomicLoad(&out[OUT_OFFSET + i]));
+}
+
+fn out_set(i: u32, bits: u32) {
+    atomicStore(&out[OUT_OFFSET + i], bitcast<f32>(bits));
+}
+
+fn add_global(i: u32, v: f32) {
+    atomicAdd(&out[OUT_OFFSET + i], v);
+}
+//#else
+fn out_get(i: u32) -> u32 {
+    return atomicLoad(&out[OUT_OFFSET + i]);
+}
+
+fn out_set(i: u32, bits: u32) {
+    atomicStore(&out[OUT_OFFSET + i], bits);
+}
+
+fn add_global(i: u32, v: f32) {
+    var old = atomicLoad(&out[OUT_OFFSET + i]);
+    loop {
+        let r = atomicCompareExchangeWeak(&out[OUT_OFFSET + i], old, bitcast<u32>(bitcast<f32>(old) + v));
+        if (r.exchanged) {
+            break;
+        }
+        old = r.old_value;
+    }
+}
+//#endif
+
 fn row_accepted(row: u32) -> bool {
 //#if MASK
     if (mask[c.mask_offset + row * c.mask_stride] == 0u) {
@@ -127,17 +171,6 @@ fn row_accepted(row: u32) -> bool {
 }
 
 //#if VALUES
-fn add_global(i: u32, v: f32) {
-    var old = atomicLoad(&out[OUT_OFFSET + i]);
-    loop {
-        let r = atomicCompareExchangeWeak(&out[OUT_OFFSET + i], old, bitcast<u32>(bitcast<f32>(old) + v));
-        if (r.exchanged) {
-            break;
-        }
-        old = r.old_value;
-    }
-}
-
 fn add_local(i: u32, v: f32) {
     var old = atomicLoad(&acc[i]);
     loop {
@@ -156,16 +189,18 @@ fn combine(key: u32, v: f32, local: bool) {
     atomicAdd(&acc_count[key], 1u);
 //#endif
 //#else
+//#if ORDER
     if (OP == 2u) {
         if (local) { atomicMin(&acc[key], order_key(v)); } else { atomicMin(&out[OUT_OFFSET + key], order_key(v)); }
-    } else if (OP == 3u) {
-        if (local) { atomicMax(&acc[key], order_key(v)); } else { atomicMax(&out[OUT_OFFSET + key], order_key(v)); }
     } else {
-        if (local) { add_local(key, v); } else { add_global(key, v); }
-//#if MEAN
-        if (local) { atomicAdd(&acc_count[key], 1u); } else { atomicAdd(&cnt[key], 1u); }
-//#endif
+        if (local) { atomicMax(&acc[key], order_key(v)); } else { atomicMax(&out[OUT_OFFSET + key], order_key(v)); }
     }
+//#else
+    if (local) { add_local(key, v); } else { add_global(key, v); }
+//#if MEAN
+    if (local) { atomicAdd(&acc_count[key], 1u); } else { atomicAdd(&cnt[key], 1u); }
+//#endif
+//#endif
 //#endif
 }
 //#endif
@@ -215,22 +250,22 @@ fn flush(k: u32, slot: u32) {
 //#if !VALUES
     if (a != 0u) { atomicAdd(&out[OUT_OFFSET + k], a); }
 //#endif
-//#if VALUES
+//#if ORDER
     if (OP == 2u) {
         if (a != 0xffffffffu) { atomicMin(&out[OUT_OFFSET + k], a); }
-    } else if (OP == 3u) {
-        if (a != 0u) { atomicMax(&out[OUT_OFFSET + k], a); }
     } else {
-//#if MEAN
-        let n = atomicLoad(&acc_count[k]);
-        if (n != 0u) {
-            atomicAdd(&cnt[k], n);
-            add_global(k, bitcast<f32>(a));
-        }
-//#else
-        if (a != 0u) { add_global(k, bitcast<f32>(a)); }
-//#endif
+        if (a != 0u) { atomicMax(&out[OUT_OFFSET + k], a); }
     }
+//#endif
+//#if MEAN
+    let n = atomicLoad(&acc_count[k]);
+    if (n != 0u) {
+        atomicAdd(&cnt[k], n);
+        add_global(k, bitcast<f32>(a));
+    }
+//#endif
+//#if SUM
+    if (a != 0u) { add_global(k, bitcast<f32>(a)); }
 //#endif
 //#endif
 }
@@ -298,7 +333,7 @@ fn init(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         key_clear();
     }
     if (i < KEYS) {
-        atomicStore(&out[OUT_OFFSET + i], identity());
+        out_set(i, identity());
 //#if MEAN
 //#if !PARTIALS
         atomicStore(&cnt[i], 0u);
@@ -314,7 +349,7 @@ fn finalize(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
     if (i >= KEYS) {
         return;
     }
-    let a = atomicLoad(&out[OUT_OFFSET + i]);
+    let a = out_get(i);
     var r = a;
     if (OP == 2u || OP == 3u) {
         r = select(bitcast<u32>(order_value(a)), NAN_BITS, a == identity());
@@ -325,7 +360,7 @@ fn finalize(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
     r = select(bitcast<u32>(bitcast<f32>(a) / f32(n)), NAN_BITS, n == 0u);
 //#endif
 //#endif
-    atomicStore(&out[OUT_OFFSET + i], r);
+    out_set(i, r);
 }
 
 //#if PARTIALS
@@ -364,7 +399,7 @@ fn reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
 //#if MEAN
         r = select(bitcast<u32>(red_sum[0] / f32(red_count[0])), NAN_BITS, red_count[0] == 0u);
 //#endif
-        atomicStore(&out[OUT_OFFSET + k], r);
+        out_set(k, r);
     }
 }
 //#endif
