@@ -1,11 +1,14 @@
-"""Smoke test of the benchmark harness at a tiny size (not a timed test)."""
+"""Smoke test of the scan/compaction/reduction benchmarks at a tiny size
+(not a timed test)."""
+
+import pytest
 
 from gpuviz.bench import main
 
 
-def test_bench_all_tiny(capsys):
-    assert main(["all", "--sizes", "4K", "--runs", "2"]) == 0
+@pytest.mark.parametrize("name, title", [("scan", "GPUScan"), ("compaction", "GPUCompaction"),
+                                         ("reduction", "GPUReduction")])
+def test_bench_tiny(capsys, name, title):
+    assert main([name, "--sizes", "4K", "--runs", "2"]) == 0
     out = capsys.readouterr().out
-    for title in ("GPUScan", "GPUCompaction", "GPUReduction"):
-        assert title in out
-    assert "NOT PRINTED" not in out
+    assert title in out and "NOT PRINTED" not in out
