@@ -187,7 +187,7 @@ class DataAnalysis(widgets.HBox):
                 handler(change)
                 self.status.value = ""
             except ValueError as exc:  # shown in the widget; the control goes back to the widget's state
-                self.status.value = f'<span style="color: #c33">{exc}</span>'
+                self.status.value = f'<span style="color: #c33">{html.escape(str(exc))}</span>'
                 self._sync_controls()
         return observer
 
@@ -328,8 +328,12 @@ class DataAnalysis(widgets.HBox):
             x0, y0, x1, y1 = (float(v) for v in bounds)
         except (TypeError, ValueError):
             raise GraphValidationError(f"DataAnalysis bounds need four numbers (got {bounds!r})") from None
-        if not (np.isfinite([x0, y0, x1, y1]).all() and x0 < x1 and y0 < y1):
-            raise GraphValidationError(f"DataAnalysis bounds need finite xmin < xmax and ymin < ymax (got {bounds!r})")
+        with np.errstate(over="ignore", invalid="ignore"):
+            b32 = np.array([x0, y0, x1, y1], np.float32)
+            ok = np.isfinite(b32).all() and np.isfinite(b32[2:] - b32[:2]).all() and (b32[:2] < b32[2:]).all()
+        if not ok:
+            raise GraphValidationError(f"DataAnalysis bounds need finite float32 xmin < xmax and ymin < ymax "
+                                       f"(got {bounds!r})")
         self._bounds = (x0, y0, x1, y1)
         self.graph.set_bounds(self._bounds)
         self._dirty = True
@@ -426,7 +430,14 @@ class DataAnalysis(widgets.HBox):
 
     def handle_event(self, event) -> bool:
         """GPUCanvas event hook: drag on the heatmap pans, the wheel zooms
-        around the pointer, a double click resets. Returns True to redraw."""
+        around the pointer, a double click resets. Returns True to redraw.
+        A pan or zoom that would leave float32 (or collapse the view) is ignored."""
+        try:
+            return self._pan_zoom(event)
+        except GraphValidationError:
+            return False
+
+    def _pan_zoom(self, event) -> bool:
         kind = event.get("event_type")
         if kind == "resize":
             return True
@@ -445,7 +456,8 @@ class DataAnalysis(widgets.HBox):
             self._drag = (u, v, self._bounds) if inside and event.get("button", 1) == 1 else None
             return False
         if kind == "pointer_move":
-            if self._drag is None:
+            if self._drag is None or not event.get("buttons", (1,)):  # released outside the canvas
+                self._drag = None
                 return False
             u0, v0, (a0, b0, a1, b1) = self._drag
             dx, dy = (u - u0) * (a1 - a0), (v - v0) * (b1 - b0)
