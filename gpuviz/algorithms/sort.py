@@ -59,7 +59,7 @@ class SortTuning:
     """
 
     items: int = 18
-    lookback: int = 16
+    lookback: int = 4
     small_max: int = 2048
     spin_limit: int = 64
     subgroups: bool | None = None

@@ -39,7 +39,7 @@ SORT_VARIANTS = {
     "items 24": SortTuning(items=24),
     "items 30": SortTuning(items=30),
     "lookback 1": SortTuning(lookback=1),
-    "lookback 4": SortTuning(lookback=4),
+    "lookback 16": SortTuning(lookback=16),
     "spin 0": SortTuning(spin_limit=0),
     "portable": SortTuning(subgroups=False),
 }
