@@ -143,7 +143,13 @@ class DataAnalysis(widgets.HBox):
         self.inspector = GraphInspector(self.graph.compiled)
         self.canvas = GPUCanvas(self, device=self.device, size=tuple(size))
         self._build_controls()
-        self.children = [widgets.VBox(self._control_rows + [self.status, self.canvas, self.legend]), self.inspector]
+        # The canvas column keeps its size (a shrinking column would resize the canvas whenever the
+        # inspector's text changes); the inspector sits beside it, or below when the page is narrow.
+        left = widgets.VBox(self._control_rows + [self.status, self.canvas, self.legend],
+                            layout=widgets.Layout(flex="0 0 auto"))
+        self.inspector.layout.flex = "1 1 320px"
+        self.layout = widgets.Layout(flex_flow="row wrap", align_items="flex-start")
+        self.children = [left, self.inspector]
         self._frame()
 
     # ------------------------------------------------------------- controls
@@ -456,8 +462,7 @@ class DataAnalysis(widgets.HBox):
             self._drag = (u, v, self._bounds) if inside and event.get("button", 1) == 1 else None
             return False
         if kind == "pointer_move":
-            if self._drag is None or not event.get("buttons", (1,)):  # released outside the canvas
-                self._drag = None
+            if self._drag is None:  # (browsers also send a button-less move right after pointer_down)
                 return False
             u0, v0, (a0, b0, a1, b1) = self._drag
             dx, dy = (u - u0) * (a1 - a0), (v - v0) * (b1 - b0)

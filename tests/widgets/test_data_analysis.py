@@ -267,6 +267,7 @@ def test_drag_pans_and_wheel_zooms_the_heatmap(data):
     hx, hy, hw, hh = panel_rects(400, 240, True)["heatmap"]
     start = (hx + hw / 2, hy + hh / 2)
     _event(canvas, "pointer_down", *start)
+    _event(canvas, "pointer_move", *start, button=0, buttons=[])  # what Chromium sends right after the press
     _event(canvas, "pointer_move", start[0] - hw / 4, start[1] + hh / 8)
     _event(canvas, "pointer_up", start[0] - hw / 4, start[1] + hh / 8, buttons=[])
     assert widget.bounds == pytest.approx((0.25, 0.125, 1.25, 1.125))
