@@ -30,13 +30,20 @@ def test_control_and_drag_change_the_canvas(tmp_path):
     with lab.jupyterlab(tmp_path, env={"GPUVIZ_ROWS": "20000"}, log=OUTPUT / "jupyterlab.log") as url:
         with lab.notebook_page(url, name) as page:
             lab.run_all_cells(page)
-            page.wait_for_selector(".jp-OutputArea-output img", timeout=120_000)
-            page.wait_for_selector(".widget-dropdown select", timeout=60_000)
+            # Generous: on the software driver a cold shader cache makes the
+            # first compile of the notebook's graph take a minute or more.
+            try:
+                page.wait_for_selector(".jp-OutputArea-output img", timeout=300_000)
+                page.wait_for_selector(".widget-dropdown select", timeout=300_000)
+            except Exception:
+                page.screenshot(path=str(OUTPUT / "failed.png"), full_page=True)
+                raise
             page.wait_for_timeout(3000)  # let the first frames and the lossless redraw land
             before = _canvas_pixels(page, OUTPUT / "canvas-before.jpg")
             assert before.std() > 5, "the canvas shows no content"
 
             dropdown = page.locator(".widget-dropdown:has-text('heatmap') select").first
+            dropdown.wait_for(timeout=120_000)
             options = dropdown.locator("option").all_inner_texts()
             current = dropdown.input_value()
             dropdown.select_option(label=next(o for o in options if o != current))
