@@ -36,7 +36,7 @@ from ..algorithms import GPUGridAggregation, GPUGridBinning, GPUGroupAggregation
 from ..formats import vector_format
 from ..graph import ComputeKernel, GPUCommandGraph, GraphVectorView
 from ..tables import GPUData
-from .analysis_render import add_render_node, shader_source, view_params
+from .analysis_render import add_render_node, panel_rects, shader_source, view_params
 
 __all__ = ["AnalysisGraph", "OPERATIONS", "PLOT_SIZE"]
 
@@ -233,8 +233,6 @@ class AnalysisGraph:
     def write_view(self, *, operation: str) -> None:
         """Rewrite the view uniform for the next encoding (render size, shown
         bins and operation); the graph reads it in grid-select and draw."""
-        from .analysis_render import panel_rects
-
         hist = panel_rects(*self.render_size, bool(self.groups))["histogram"]
         data = view_params(grid_size=self.grid_size, op=OPERATIONS.index(operation), bins=self.bins,
                            groups=self.group_count, hist_rect=hist)
