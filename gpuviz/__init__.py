@@ -11,17 +11,13 @@ from .graph.errors import *  # noqa: F401,F403 - the error family is public
 from .graph import (CompiledGPUCommandGraph, ComputeKernel, GPUCommandGraph, GraphBufferHandle, GraphDataView,
                     GraphFrame, GraphStats, GraphTextureHandle, GraphTextureView, GraphVectorView,
                     NodeCompileContext)
-from .algorithms import (GPUCompaction, GPUIndexedRangeCompaction, GPUMask, GPUPartitionedIndexedRangeCompaction,
-                         GPUReduction, GPUScan, IndexedRangeLayout, ScanTuning)
-from .algorithms.grid_aggregation import GPUGridAggregation, GPUGridBinning
-from .algorithms.group_aggregation import AggregationTuning, GPUGroupAggregation
-from .algorithms.histogram import GPUHistogram
-from .algorithms.sort import GPUSort, SortTuning
-from .algorithms.batch_sort import GPUBatchSort
-from .algorithms.segmented_sort import GPUSegmentedSort
-from .tables import GPUData, GPUVector, GPURecordBatch, GPUTable, GPUSchema, read_array
 from .graph.readback_ring import (GPUReadbackRing, ReadbackMapError, ReadbackRingExhaustedError, ReadbackSlot,
                                   ReadbackTimeoutError)
+from .tables import GPUData, GPUVector, GPURecordBatch, GPUTable, GPUSchema, read_array
 from .render import DrawCommandBuffer
+from .algorithms import (AggregationTuning, GPUBatchSort, GPUCompaction, GPUGridAggregation, GPUGridBinning,
+                         GPUGroupAggregation, GPUHistogram, GPUIndexedRangeCompaction, GPUMask,
+                         GPUPartitionedIndexedRangeCompaction, GPUReduction, GPUScan, GPUSegmentedSort, GPUSort,
+                         IndexedRangeLayout, ScanTuning, SortTuning)
 
 __version__ = "0.1.0"

@@ -90,9 +90,14 @@ def notebook_page(base_url: str, notebook: str, *, viewport=(1600, 1200)):
             browser.close()
 
 
-def run_all_cells(page) -> None:
+def run_all_cells(page, timeout: float = 600) -> None:
+    """Run every cell and wait until none is still queued or running."""
     page.get_by_role("menuitem", name="Run").first.click()
     page.get_by_text("Run All Cells", exact=True).click()
+    page.wait_for_timeout(1000)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.jp-InputPrompt')].every(p => !p.innerText.includes('*'))",
+        timeout=timeout * 1000)
 
 
 def run_code(page, code: str, marker: str, timeout: float = 60) -> str:
