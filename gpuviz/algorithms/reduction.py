@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import wgpu
 
@@ -10,7 +12,7 @@ from ..graph.errors import GraphValidationError
 from ._common import STORAGE, ceil_div, chunks_of, render, single_row, storage_alignment, view_accessor
 from .scan import use_subgroups
 
-__all__ = ["GPUReduction"]
+__all__ = ["GPUReduction", "ReductionTuning"]
 
 OPERATIONS = {"sum": 0, "min": 1, "max": 2, "extent": 3}
 BLOCK = 256 * 4 * 8  # rows per first-level workgroup (reduction.wgsl: 256 lanes x ITEMS vec4)
@@ -20,6 +22,24 @@ TYPES = {
     "float32": dict(TYPE="f32", MAXV="bitcast<f32>(0x7f800000u)", MINV="bitcast<f32>(0xff800000u)",
                     VALID="(bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u"),
 }
+
+
+@dataclass(frozen=True)
+class ReductionTuning:
+    """Structural knobs of the reduction (benchmarks and tests vary them).
+
+    Attributes
+    ----------
+    group_blocks : int
+        8192-row blocks one first-pass workgroup reduces (1 to 64): more means
+        fewer workgroup reductions and fewer partials for the final pass.
+    subgroups : bool or None
+        None uses subgroup operations where the device has them; False forces
+        the portable workgroup-memory path.
+    """
+
+    group_blocks: int = 4
+    subgroups: bool | None = None
 
 
 class GPUReduction:
@@ -42,9 +62,9 @@ class GPUReduction:
 
     Notes
     -----
-    Two passes: blocks of 8192 rows reduce into a partials transient (each
-    row read once, vec4 loads), then one workgroup reduces the partials and
-    writes the output. The reduction order is fixed for a given length and
+    Two passes: workgroups of 4 blocks of 8192 rows (``ReductionTuning``)
+    reduce into a partials transient (each row read once, vec4 loads), then
+    one workgroup reduces the partials and writes the output. The reduction order is fixed for a given length and
     device, so results are reproducible; subgroup-capable devices may differ
     from the portable path in the lowest float bits. Does not report which
     row won a min/max, submit, or read back.
@@ -74,7 +94,10 @@ class GPUReduction:
             self.node_ids = [self._clear_output(graph, output, rows)]
             return self.node_ids
         work = [c for c in chunks if c.length]
-        blocks = [ceil_div(c.length, BLOCK) for c in work]
+        group_blocks = int(getattr(self.tuning, "group_blocks", ReductionTuning.group_blocks))
+        if not 1 <= group_blocks <= 64:
+            raise GraphValidationError(f'GPUReduction "{id}" group_blocks must be 1 to 64 (got {group_blocks})')
+        blocks = [ceil_div(c.length, BLOCK * group_blocks) for c in work]
         slots = sum(blocks)
         partials = graph.create_transient_buffer(id=f"{id}-reduce-partials", byte_length=8 * slots, usage=STORAGE)
         op = OPERATIONS[self.operation]
@@ -116,7 +139,7 @@ class GPUReduction:
                 state["slot"] = slot
             return state["uniform"], state["slot"]
 
-        constants = {"OP": op, "IS_FLOAT": int(fmt == "float32")}
+        constants = {"OP": op, "IS_FLOAT": int(fmt == "float32"), "GROUP_BLOCKS": group_blocks}
 
         def compile_blocks(ctx):
             uniform, slot = params_buffer(ctx)

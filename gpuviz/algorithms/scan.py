@@ -39,16 +39,27 @@ class ScanTuning:
         the portable workgroup-memory path.
     spin_window : int
         Predecessor states read per step while the nearest is unpublished.
+    group_lookback : bool
+        Where subgroups are used, one subgroup walks back alone with subgroup
+        minima and sums (no workgroup barrier per step); False keeps the
+        workgroup-wide walk of the portable path.
+    clear_pass : bool
+        Zero the tile state in a separate pass before every encoding (graph
+        transient). False (default) keeps the state in a node-owned buffer
+        created zeroed at compile time and tags its words with an encoding
+        parity instead, so no clear pass runs.
     diagnostics : bool
         Count tiles, look-back steps, waiting steps and fallbacks into a small
         node-owned buffer (``ChainedScan.diagnostics``); for profiling only.
     """
 
-    rows: int = 8
+    rows: int = 12
     lookback: int = 64
     spin_limit: int = 512
     subgroups: bool | None = None
     spin_window: int = 4
+    group_lookback: bool = True
+    clear_pass: bool = False
     diagnostics: bool = False
 
     @property
@@ -69,7 +80,8 @@ class ChainedScan:
     Parameters
     ----------
     id : str
-        Node-ID prefix: adds ``"{id}-clear"`` and ``"{id}-tiles"`` and the
+        Node-ID prefix: adds ``"{id}-tiles"`` (whose tile state is a buffer the
+        node owns), or with ``tuning.clear_pass`` also ``"{id}-clear"`` and the
         transient ``"{id}-tile-state"``.
     data : list of GraphDataView
         The scanned chunks (selection flags when ``scatter`` is given).
@@ -114,6 +126,9 @@ class ChainedScan:
         if total_tiles == 0:
             return []
         last = max(i for i, t in enumerate(tiles) if t)
+        if total_tiles >= 1 << 21:  # scan.wgsl: EPOCH_SHIFT
+            raise GraphValidationError(f'{self.owner} "{self.owner_id}" is too long for one scan (needs '
+                                       f"{total_tiles} tiles, at most {(1 << 21) - 1})")
         if self.scatter is not None:
             limit = int(graph.device.limits["max-storage-buffers-per-shader-stage"])
             need = 5 + len(self._scatter_handles(last))
@@ -121,23 +136,28 @@ class ChainedScan:
                 raise GraphValidationError(
                     f'{self.owner} "{self.owner_id}" output spans too many buffers for one kernel (needs {need} '
                     f"storage bindings, the device allows {limit})")
-        state = graph.create_transient_buffer(id=f"{self.id}-tile-state", byte_length=4 * (4 + 4 * total_tiles),
-                                              usage=STORAGE)
         words = 4 + 4 * total_tiles
-        self._state = StorageBinding(0, state, 0, 4 * words)
+        node_ids = []
+        resources = []
+        if self.tuning.clear_pass:
+            state = graph.create_transient_buffer(id=f"{self.id}-tile-state", byte_length=4 * words, usage=STORAGE)
+            self._state = StorageBinding(0, state, 0, 4 * words)
 
-        def compile_clear(ctx):
-            kernel = ComputeKernel(ctx.device, code=render("clear.wgsl"), label=ctx.node_id)
+            def compile_clear(ctx):
+                kernel = ComputeKernel(ctx.device, code=render("clear.wgsl"), label=ctx.node_id)
 
-            def encode(compute_pass, frame):
-                kernel.dispatch(compute_pass, frame, bindings={0: self._state.resolve(frame)},
-                                workgroups=ceil_div(words, WORKGROUP))
-            return encode
+                def encode(compute_pass, frame):
+                    kernel.dispatch(compute_pass, frame, bindings={0: self._state.resolve(frame)},
+                                    workgroups=ceil_div(words, WORKGROUP))
+                return encode
 
-        clear_id = graph.add_compute_node(id=f"{self.id}-clear", resources=[(state, "storage-write")],
-                                          compile=compile_clear)
-
-        resources = [(state, "storage-read-write")]
+            node_ids.append(graph.add_compute_node(id=f"{self.id}-clear", resources=[(state, "storage-write")],
+                                                   compile=compile_clear))
+            resources.append((state, "storage-read-write"))
+        else:
+            # Private to this node and never cleared: the words carry the
+            # encoding's parity (scan.wgsl), and WebGPU creates buffers zeroed.
+            self._state = None
         for i in range(len(self.data)):
             resources += [(self.data[i], "storage-read")]
             resources += [(v, "storage-read") for v in (self.heads[i], self.vals[i]) if v is not None]
@@ -156,14 +176,20 @@ class ChainedScan:
             params = np.zeros((len(chunks), slot // 4), np.uint32)
             for row, i in enumerate(chunks):
                 has_total = self.total is not None and i == last
-                params[row, :4] = (self.data[i].length, bases[i], tiles[i],
-                                   total_tiles - 1 if has_total else 0xFFFFFFFF)
+                params[row, :5] = (self.data[i].length, bases[i], tiles[i],
+                                   total_tiles - 1 if has_total else 0xFFFFFFFF, total_tiles - 1)
             uniform = ctx.own(ctx.device.create_buffer_with_data(
                 label=f"{ctx.node_id}-params", data=params.tobytes(), usage=wgpu.BufferUsage.UNIFORM))
+            owned = None
+            if self._state is None:
+                owned = ctx.own(ctx.device.create_buffer(label=f"{ctx.node_id}-tile-state", size=4 * words,
+                                                         usage=wgpu.BufferUsage.STORAGE))
             dispatches = []
             for row, i in enumerate(chunks):
                 kernel, bindings = self._kernel(ctx, i, is_last=(i == last))
-                fixed = {6: (uniform, row * slot, 16)}
+                fixed = {6: (uniform, row * slot, 32)}
+                if owned is not None:
+                    fixed[0] = (owned, 0, 4 * words)
                 dispatches.append((kernel, bindings, fixed, tiles[i]))
 
             def encode(compute_pass, frame):
@@ -174,8 +200,8 @@ class ChainedScan:
                     kernel.dispatch(compute_pass, frame, bindings=resolved, workgroups=count)
             return encode
 
-        tiles_id = graph.add_compute_node(id=f"{self.id}-tiles", resources=resources, compile=compile_tiles)
-        return [clear_id, tiles_id]
+        node_ids.append(graph.add_compute_node(id=f"{self.id}-tiles", resources=resources, compile=compile_tiles))
+        return node_ids
 
     def _kernel(self, ctx, i, *, is_last):
         """The kernel and storage bindings of chunk ``i``'s dispatch."""
@@ -206,6 +232,7 @@ class ChainedScan:
             "INCLUSIVE": int(self.inclusive), "SEGMENTED": int(self.heads[i] is not None),
             "COMPACT": int(self.scatter is not None), "LOOKBACK": self.tuning.lookback,
             "SPIN_LIMIT": self.tuning.spin_limit, "SPIN_WINDOW": self.tuning.spin_window,
+            "GROUP_LOOKBACK": int(self.tuning.group_lookback),
         }
         if self.tuning.diagnostics:
             parts.insert(1, "@group(0) @binding(31) var<storage, read_write> diag: array<atomic<u32>>;\n"
@@ -217,7 +244,7 @@ class ChainedScan:
         else:
             parts.insert(1, "fn diag_add(g: Group, i: u32, v: u32) { }\n")
         kernel = ComputeKernel(ctx.device, code="\n".join(parts), constants=constants, label=ctx.node_id)
-        return kernel, [self._state] + bindings
+        return kernel, ([self._state] if self._state is not None else []) + bindings
 
     def _scatter_code(self, i, align, bindings) -> str:
         """``scatter(k, v)``: write logical output row k, across output chunks."""
@@ -268,10 +295,13 @@ class GPUScan:
     -----
     Arithmetic wraps modulo 2**32. One kernel pass reads every row once and
     writes it once (single-pass chained scan with decoupled look-back,
-    subgroup-accelerated where the device has subgroups); a tiny clear pass
-    zeroes the tile-state transient first. Zero length adds no nodes. Scratch
-    is a graph transient. Records into the caller's encoder through the
-    compiled graph; never allocates during encode, submits, or reads back.
+    subgroup-accelerated where the device has subgroups). The per-tile state
+    (a few words per 12288-row tile) lives in a small buffer the scan node
+    creates at compile time and keeps: its words carry an encoding parity, so
+    no clear pass runs between encodings (``ScanTuning(clear_pass=True)``
+    instead uses a graph transient and a clear pass). Zero length adds no
+    nodes. Records into the caller's encoder through the compiled graph;
+    never allocates during encode, submits, or reads back.
     In-place scans (output overlapping input) are not supported.
     """
 

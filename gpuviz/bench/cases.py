@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..algorithms import GPUCompaction, GPUReduction, GPUScan, ScanTuning
+from ..algorithms.reduction import ReductionTuning
 from ..graph import GPUCommandGraph
 from .analysis import bench_analysis
 from .harness import BU, GPUTimer, Peers, ReferenceKernel, Table, cpu_median, read, upload
@@ -17,13 +18,25 @@ from .sort import bench_sort
 
 #: Scan tunings tried with --variants (the first is the default).
 SCAN_VARIANTS = {
-    "default (rows 8, lookback 64)": ScanTuning(),
-    "rows 4": ScanTuning(rows=4),
-    "rows 12": ScanTuning(rows=12),
+    "default (rows 12, subgroup walk, no clear)": ScanTuning(),
+    "rows 8": ScanTuning(rows=8),
     "rows 16": ScanTuning(rows=16),
-    "lookback 128": ScanTuning(lookback=128),
-    "spin window 64": ScanTuning(spin_window=64),
+    "workgroup walk": ScanTuning(group_lookback=False),
+    "clear pass": ScanTuning(clear_pass=True),
+    "spin window 32": ScanTuning(spin_window=32),
+    "previous default (rows 8, workgroup walk, clear pass)": ScanTuning(rows=8, group_lookback=False,
+                                                                        clear_pass=True),
+    "rows 8, no clear, workgroup walk": ScanTuning(rows=8, group_lookback=False),
     "portable (no subgroups)": ScanTuning(subgroups=False),
+}
+
+#: Reduction tunings tried with --variants (the first is the default).
+REDUCTION_VARIANTS = {
+    "default (4 blocks a workgroup)": ReductionTuning(),
+    "1 block (previous)": ReductionTuning(group_blocks=1),
+    "2 blocks": ReductionTuning(group_blocks=2),
+    "8 blocks": ReductionTuning(group_blocks=8),
+    "16 blocks": ReductionTuning(group_blocks=16),
 }
 
 
@@ -153,7 +166,7 @@ def bench_compaction(device, sizes, runs, *, peers: Peers, **_):
     return table
 
 
-def bench_reduction(device, sizes, runs, *, peers: Peers, **_):
+def bench_reduction(device, sizes, runs, *, variants=False, peers: Peers, **_):
     table = Table("GPUReduction (reads n)", "vec4 read kernel of n words")
     rng = np.random.default_rng(3)
     timer = GPUTimer(device, runs)
@@ -165,16 +178,24 @@ def bench_reduction(device, sizes, runs, *, peers: Peers, **_):
             sink = device.create_buffer(size=16, usage=BU.STORAGE)
             ref = timer.median(ReferenceKernel(device, "read", n, src, sink).record)
             out = device.create_buffer(size=16, usage=BU.STORAGE | BU.COPY_SRC)
+            tunings = REDUCTION_VARIANTS if variants else {"default": ReductionTuning()}
+            for tuning_label, tuning in list(tunings.items())[1:]:
+                graph, v = _graph(device, {"x": (src, fmt, n), "y": (out, fmt, 2)})
+                GPUReduction(id="reduce", input=v["x"], output=v["y"], operation=op,
+                             tuning=tuning).add_to_graph(graph)
+                compiled = graph.compile()
+                t = timer.median(_compiled_recorder(compiled))
+                _check_reduction(device, out, op, data)
+                compiled.destroy()
+                table.add(n, f"{label}, {tuning_label}", t, ref)
             graph, v = _graph(device, {"x": (src, fmt, n), "y": (out, fmt, 2)})
             GPUReduction(id="reduce", input=v["x"], output=v["y"], operation=op).add_to_graph(graph)
             compiled = graph.compile()
             ours = timer.median(_compiled_recorder(compiled))
+            _check_reduction(device, out, op, data)
             if op == "sum":
-                _check("sum", read(device, out, np.uint32, 1), np.array([data.sum(dtype=np.uint64) % (1 << 32)],
-                                                                         np.uint32))
                 numpy_time = cpu_median(lambda: data.sum(dtype=np.uint32))
             else:
-                _check("extent", read(device, out, np.float32, 2), np.array([data.min(), data.max()], np.float32))
                 numpy_time = cpu_median(lambda: (data.min(), data.max()))
             compiled.destroy()
             extra = {}
@@ -192,6 +213,13 @@ def bench_reduction(device, sizes, runs, *, peers: Peers, **_):
             for b in (src, sink, out):
                 b.destroy()
     return table
+
+
+def _check_reduction(device, out, op, data):
+    if op == "sum":
+        _check("sum", read(device, out, np.uint32, 1), np.array([data.sum(dtype=np.uint64) % (1 << 32)], np.uint32))
+    else:
+        _check("extent", read(device, out, np.float32, 2), np.array([data.min(), data.max()], np.float32))
 
 
 BENCHMARKS = {"scan": bench_scan, "compaction": bench_compaction, "reduction": bench_reduction,

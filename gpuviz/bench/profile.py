@@ -30,10 +30,9 @@ def main(argv=None) -> int:
     warm_up(device)
     tunings = {
         "default": ScanTuning(),
-        "rows 4": ScanTuning(rows=4),
-        "rows 12": ScanTuning(rows=12),
-        "spin window 64": ScanTuning(spin_window=64),
-        "lookback 16": ScanTuning(lookback=16),
+        "rows 8": ScanTuning(rows=8),
+        "workgroup walk": ScanTuning(group_lookback=False),
+        "clear pass": ScanTuning(clear_pass=True),
         "portable": ScanTuning(subgroups=False),
     }
     print(f"{'size':>5}  {'case':<16} {'µs':>8} {'×copy':>6}  {'steps/tile':>10} {'waits/tile':>10} {'fallbacks':>9}")

@@ -7,6 +7,7 @@ from hypothesis import given, settings, strategies as st
 
 import gpuviz
 from gpuviz.algorithms import GPUReduction, ScanTuning
+from gpuviz.algorithms.reduction import ReductionTuning
 
 from .conftest import gpu_data, gpu_vector, new_graph, read, run
 
@@ -101,6 +102,29 @@ def test_portable_path(device):
     x[[3, 100]] = [np.nan, -np.inf]
     got = reduce_on_gpu(device, [x], "float32", "extent", tuning=ScanTuning(subgroups=False))
     check(got, oracle(x, "float32", "extent"), "float32", "extent")
+
+
+@pytest.mark.parametrize("group_blocks", [1, 2, 4, 16])
+def test_blocks_per_workgroup(device, group_blocks):
+    """Workgroups of several blocks, with partial last groups and partial
+    last blocks."""
+    rng = np.random.default_rng(group_blocks)
+    tuning = ReductionTuning(group_blocks=group_blocks)
+    for n in (group_blocks * BLOCK - 1, group_blocks * BLOCK + 1, 3 * group_blocks * BLOCK + 5):
+        x = values(rng, "uint32", n)
+        check(reduce_on_gpu(device, [x], "uint32", "sum", tuning=tuning), oracle(x, "uint32", "sum"), "uint32", "sum")
+        y = values(rng, "float32", n)
+        check(reduce_on_gpu(device, [y], "float32", "extent", tuning=tuning), oracle(y, "float32", "extent"),
+              "float32", "extent")
+
+
+def test_final_pass_rounds(device):
+    """257 and 1025 partials: the final pass's guarded second and fifth loads."""
+    rng = np.random.default_rng(5)
+    tuning = ReductionTuning(group_blocks=1)
+    for blocks in (257, 1025):
+        x = values(rng, "sint32", blocks * BLOCK - 3)
+        check(reduce_on_gpu(device, [x], "sint32", "max", tuning=tuning), oracle(x, "sint32", "max"), "sint32", "max")
 
 
 def test_empty_writes_zeros(device):

@@ -60,6 +60,12 @@ fn grp_scan4(g: Group, h: vec4<u32>, v: vec4<u32>) -> Scan4 {
     return out;
 }
 
+// No collectives across a group's lanes here: the look-back keeps its
+// workgroup-memory loop (these are never called).
+const GROUP_COLLECTIVES: bool = false;
+fn grp_min(v: u32) -> u32 { return v; }
+fn grp_add(v: u32) -> u32 { return v; }
+
 @compute @workgroup_size(256)
 fn main(@builtin(local_invocation_index) lid: u32,
         @builtin(workgroup_id) wid: vec3<u32>,

@@ -53,6 +53,11 @@ fn grp_scan4(g: Group, h: vec4<u32>, v: vec4<u32>) -> Scan4 {
     return out;
 }
 
+// Collectives over one group's lanes (the look-back run by one subgroup).
+const GROUP_COLLECTIVES: bool = true;
+fn grp_min(v: u32) -> u32 { return subgroupMin(v); }
+fn grp_add(v: u32) -> u32 { return subgroupAdd(v); }
+
 @compute @workgroup_size(256)
 fn main(@builtin(local_invocation_index) lid: u32,
         @builtin(workgroup_id) wid: vec3<u32>,

@@ -1,8 +1,9 @@
 // Two-level reduction (sum, min, max or extent) of uint32, sint32 or float32.
 //
-// `blocks`: workgroup wg reduces BLOCK rows (ITEMS vec4 loads a lane,
-// coalesced) into partial slot `slot_base + wg`. `finish`: one workgroup
-// reduces every partial and writes the output. Fixed order for a given
+// `blocks`: workgroup wg reduces GROUP_BLOCKS consecutive blocks of BLOCK
+// rows (ITEMS vec4 loads a lane per block, coalesced) into partial slot
+// `slot_base + wg`. `finish`: one workgroup reduces every partial (four loads
+// in flight per lane) and writes the output. Fixed order for a given
 // length, so float sums are reproducible on one device.
 //
 // Accumulators are vec2<T>: x is the result for sum/min/max, (x, y) is
@@ -15,6 +16,7 @@
 
 override OP: u32;          // 0 sum, 1 min, 2 max, 3 extent
 override IS_FLOAT: bool = false;
+override GROUP_BLOCKS: u32 = 1u;  // blocks per workgroup: fewer partials and workgroup reductions
 const ITEMS: u32 = 8u;  // vec4 loads per lane (written out in blocks_main)
 const BLOCK: u32 = 256u * 4u * ITEMS;
 
@@ -59,26 +61,29 @@ fn lift4(w: vec4<u32>) -> vec2<T> {
 fn blocks_main(l: Lanes, wg: u32) {
     if (wg >= RP.blocks) { return; }
     var acc = identity();
-    let base = wg * BLOCK;
-    if (base + BLOCK <= RP.n) {
-        // A full block: unconditional loads, all in flight before the first use
-        // (written out: arrays indexed in loops can end up in local memory).
-        let i = base + l.lid * 4u;
-        let v0 = data_get4(i);
-        let v1 = data_get4(i + 1024u);
-        let v2 = data_get4(i + 2048u);
-        let v3 = data_get4(i + 3072u);
-        let v4 = data_get4(i + 4096u);
-        let v5 = data_get4(i + 5120u);
-        let v6 = data_get4(i + 6144u);
-        let v7 = data_get4(i + 7168u);
-        acc = merge(merge(merge(lift4(v0), lift4(v1)), merge(lift4(v2), lift4(v3))),
-                    merge(merge(lift4(v4), lift4(v5)), merge(lift4(v6), lift4(v7))));
-    } else {
-        for (var k = 0u; k < ITEMS; k++) {
-            let e = base + (k * 256u + l.lid) * 4u;
-            for (var c = 0u; c < 4u; c++) {
-                if (e + c < RP.n) { acc = merge(acc, lift(bitcast<T>(data_get1(e + c)))); }
+    for (var blk = 0u; blk < GROUP_BLOCKS; blk++) {
+        let base = (wg * GROUP_BLOCKS + blk) * BLOCK;
+        if (base >= RP.n) { break; }
+        if (base + BLOCK <= RP.n) {
+            // A full block: unconditional loads, all in flight before the first use
+            // (written out: arrays indexed in loops can end up in local memory).
+            let i = base + l.lid * 4u;
+            let v0 = data_get4(i);
+            let v1 = data_get4(i + 1024u);
+            let v2 = data_get4(i + 2048u);
+            let v3 = data_get4(i + 3072u);
+            let v4 = data_get4(i + 4096u);
+            let v5 = data_get4(i + 5120u);
+            let v6 = data_get4(i + 6144u);
+            let v7 = data_get4(i + 7168u);
+            acc = merge(acc, merge(merge(merge(lift4(v0), lift4(v1)), merge(lift4(v2), lift4(v3))),
+                                   merge(merge(lift4(v4), lift4(v5)), merge(lift4(v6), lift4(v7)))));
+        } else {
+            for (var k = 0u; k < ITEMS; k++) {
+                let e = base + (k * 256u + l.lid) * 4u;
+                for (var c = 0u; c < 4u; c++) {
+                    if (e + c < RP.n) { acc = merge(acc, lift(bitcast<T>(data_get1(e + c)))); }
+                }
             }
         }
     }
@@ -88,8 +93,16 @@ fn blocks_main(l: Lanes, wg: u32) {
 
 fn final_main(l: Lanes) {
     var acc = identity();
-    for (var i = l.lid; i < RP.slots; i += 256u) {
-        acc = merge(acc, bitcast<vec2<T>>(partials[i]));
+    // Four independent loads a lane per round, so their latencies overlap.
+    for (var i = l.lid; i < RP.slots; i += 1024u) {
+        var a = bitcast<vec2<T>>(partials[i]);
+        var b = identity();
+        var c = identity();
+        var d = identity();
+        if (i + 256u < RP.slots) { b = bitcast<vec2<T>>(partials[i + 256u]); }
+        if (i + 512u < RP.slots) { c = bitcast<vec2<T>>(partials[i + 512u]); }
+        if (i + 768u < RP.slots) { d = bitcast<vec2<T>>(partials[i + 768u]); }
+        acc = merge(acc, merge(merge(a, b), merge(c, d)));
     }
     var r = wg_reduce(l, acc);
     if (l.lid == 0u) {

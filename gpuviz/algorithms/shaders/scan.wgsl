@@ -14,12 +14,21 @@
 // scatter(k, v) and store_total(v). ROWS (vec4 rows per lane, a multiple of
 // four) is substituted before compilation.
 //
-// State words (zeroed before the first dispatch of a sequence):
-//   [0]            ticket counter, shared by the chunk dispatches of a vector
+// State words (all zero when the state buffer is created; no clear pass runs
+// between encodings):
+//   [0]            ticket counter, shared by the chunk dispatches of a vector:
+//                  epoch << EPOCH_SHIFT | tiles taken in this epoch. The tile
+//                  that takes the sequence's last ticket moves the counter to
+//                  the next epoch (every ticket of this encoding is taken by
+//                  then), so the next encoding starts at tile 0 again.
 //   [4 + 4t + 0/1] tile t aggregate, low/high 16 bits
 //   [4 + 4t + 2/3] tile t inclusive prefix, low/high 16 bits
-// Each word is READY | (HEAD if the tile has a segment start) | 16 value bits,
-// so every word is self-consistent under relaxed atomics.
+// Each word is READY | PARITY (epoch & 1) | (HEAD if the tile has a segment
+// start) | 16 value bits, so every word is self-consistent under relaxed
+// atomics. Every encoding rewrites every tile's two pairs, so a word whose
+// parity differs from the reader's epoch is the previous encoding's: it reads
+// as unpublished. Zero words (a new buffer, or a clear pass) are unpublished
+// for either parity.
 
 const WG: u32 = 256u;
 const ROWS: u32 = ${ROWS}u;
@@ -27,7 +36,11 @@ const QUADS: u32 = ROWS / 4u;
 const TILE: u32 = WG * ROWS * 4u;
 const READY: u32 = 0x80000000u;
 const HEAD: u32 = 0x40000000u;
+const PARITY: u32 = 0x20000000u;
+const TAG_MASK: u32 = READY | PARITY;
 const LOW: u32 = 0xffffu;
+const EPOCH_SHIFT: u32 = 21u;  // tiles of a sequence < 2^21 (2^32 rows / 4096-row tiles = 2^20)
+const TICKET_MASK: u32 = (1u << EPOCH_SHIFT) - 1u;
 
 override INCLUSIVE: bool = false;
 override SEGMENTED: bool = false;
@@ -35,6 +48,7 @@ override COMPACT: bool = false;         // scatter vals by the scan instead of s
 override LOOKBACK: u32 = 64u;           // predecessor states read per look-back step (<= 256)
 override SPIN_LIMIT: u32 = 512u;        // fruitless polls before reducing a predecessor itself
 override SPIN_WINDOW: u32 = 4u;         // states read per step while the nearest is unpublished
+override GROUP_LOOKBACK: bool = true;   // one subgroup walks back (where subgroups exist)
 
 // Sizes arrive as uniforms, not overrides, so one pipeline serves every length.
 struct ScanParams {
@@ -42,6 +56,10 @@ struct ScanParams {
     tile_base: u32,   // global index of this chunk's first tile
     num_tiles: u32,   // tiles of this chunk (= workgroups)
     total_tile: u32,  // global tile that writes the total (0xffffffff: none)
+    last_tile: u32,   // global index of the sequence's last tile
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
 }
 
 @group(0) @binding(0) var<storage, read_write> state: array<atomic<u32>>;
@@ -66,6 +84,8 @@ var<workgroup> s_sum: array<atomic<u32>, 2>;
 var<workgroup> s_step: vec3<u32>;
 var<workgroup> s_fb: array<atomic<u32>, 2>;
 var<workgroup> s_fb_res: Pair;
+var<workgroup> s_lb: vec3<u32>;
+var<private> ep_tag: u32;  // READY | this encoding's parity
 
 fn canon4(v: vec4<u32>) -> vec4<u32> {
     return select(vec4<u32>(0u), vec4<u32>(1u), v != vec4<u32>(0u));
@@ -128,8 +148,29 @@ fn tile_word(t: u32) -> u32 {
 
 fn publish(word: u32, p: Pair) {
     let h = select(0u, HEAD, p.h != 0u);
-    atomicStore(&state[word], READY | h | (p.v & LOW));
-    atomicStore(&state[word + 1u], READY | h | (p.v >> 16u));
+    atomicStore(&state[word], ep_tag | h | (p.v & LOW));
+    atomicStore(&state[word + 1u], ep_tag | h | (p.v >> 16u));
+}
+
+fn is_ready(a: u32, b: u32) -> bool {
+    return (a & TAG_MASK) == ep_tag && (b & TAG_MASK) == ep_tag;
+}
+
+// Predecessor tile j's state: kind 0 unpublished, 1 aggregate, 2 terminal
+// (inclusive prefix or a segment start inside), and its value.
+fn inspect(j: u32) -> vec2<u32> {
+    let w = tile_word(j);
+    let a0 = atomicLoad(&state[w]);
+    let a1 = atomicLoad(&state[w + 1u]);
+    let p0 = atomicLoad(&state[w + 2u]);
+    let p1 = atomicLoad(&state[w + 3u]);
+    if (is_ready(p0, p1)) {
+        return vec2<u32>(2u, (p0 & LOW) | ((p1 & LOW) << 16u));
+    }
+    if (is_ready(a0, a1)) {
+        return vec2<u32>(select(1u, 2u, ((a0 | a1) & HEAD) != 0u), (a0 & LOW) | ((a1 & LOW) << 16u));
+    }
+    return vec2<u32>(0u, 0u);
 }
 
 // First row (inside the chunk) of this lane's row r in tile `lt`.
@@ -205,18 +246,9 @@ fn look_back(g: Group, tile: u32) -> u32 {
             if (g.lid >= look) {
                 kind = 2u;  // before the first tile: the empty prefix
             } else {
-                let w = tile_word(look - 1u - g.lid);
-                let a0 = atomicLoad(&state[w]);
-                let a1 = atomicLoad(&state[w + 1u]);
-                let p0 = atomicLoad(&state[w + 2u]);
-                let p1 = atomicLoad(&state[w + 3u]);
-                if ((p0 & p1 & READY) != 0u) {
-                    kind = 2u;
-                    val = (p0 & LOW) | ((p1 & LOW) << 16u);
-                } else if ((a0 & a1 & READY) != 0u) {
-                    kind = select(1u, 2u, ((a0 | a1) & HEAD) != 0u);
-                    val = (a0 & LOW) | ((a1 & LOW) << 16u);
-                }
+                let st = inspect(look - 1u - g.lid);
+                kind = st.x;
+                val = st.y;
             }
             if (kind == 0u) { atomicMin(&s_nr[par], g.lid); }
             if (kind == 2u) { atomicMin(&s_term[par], g.lid); }
@@ -264,6 +296,73 @@ fn look_back(g: Group, tile: u32) -> u32 {
     return acc;
 }
 
+// look_back with the walk run by subgroup 0 alone: lane i inspects
+// predecessor look-1-i, subgroup minima find the nearest unpublished and the
+// nearest terminal state, a subgroup sum adds the aggregates up to the
+// terminal one. No workgroup barrier inside the walk; the other subgroups
+// wait once. A predecessor unpublished for SPIN_LIMIT polls is reduced by the
+// whole workgroup (reduce_tile), then the walk resumes. Publishes the tile's
+// inclusive prefix (tagg: the tile's aggregate) as soon as it is known.
+fn look_back_group(g: Group, tile: u32, tagg: Pair) -> u32 {
+    var look = tile;
+    var acc = 0u;
+    loop {
+        if (g.id == 0u) {
+            let wide = min(LOOKBACK, g.size);
+            let narrow = min(SPIN_WINDOW, wide);
+            var window = wide;
+            var spins = 0u;
+            var done = 0u;
+            loop {
+                diag_add(g, 1u, 1u);
+                var st = vec2<u32>(0u, 0u);
+                if (g.lane < window) {
+                    if (g.lane >= look) {
+                        st = vec2<u32>(2u, 0u);  // before the first tile: the empty prefix
+                    } else {
+                        st = inspect(look - 1u - g.lane);
+                    }
+                }
+                let nr = grp_min(select(g.size, g.lane, st.x == 0u));
+                let term = grp_min(select(g.size, g.lane, st.x == 2u));
+                let used = select(nr, term + 1u, term < nr);
+                acc += grp_add(select(0u, st.y, g.lane < used));
+                if (term < nr) {
+                    done = 1u;
+                    break;
+                }
+                look -= nr;
+                if (nr == 0u) {
+                    diag_add(g, 2u, 1u);
+                    spins += 1u;
+                    window = narrow;
+                    if (spins > SPIN_LIMIT) { break; }
+                } else {
+                    spins = 0u;
+                    window = wide;
+                }
+            }
+            if (g.lane == 0u) {
+                s_lb = vec3<u32>(look, acc, done);
+                if (done != 0u && tagg.h == 0u) { publish(tile_word(tile) + 2u, Pair(0u, acc + tagg.v)); }
+            }
+        }
+        let r = workgroupUniformLoad(&s_lb);
+        look = r.x;
+        acc = r.y;
+        if (r.z != 0u) { break; }
+        diag_add(g, 3u, 1u);
+        let p = reduce_tile(g, look - 1u);
+        acc += p.v;
+        if (p.h != 0u) {
+            if (g.lid == 0u && tagg.h == 0u) { publish(tile_word(tile) + 2u, Pair(0u, acc + tagg.v)); }
+            break;
+        }
+        look -= 1u;
+    }
+    return acc;
+}
+
 // (head, sum since the last head) of one lane's four consecutive rows.
 fn row_total(h: vec4<u32>, x: vec4<u32>) -> Pair {
     var t = Pair(h.x, x.x);
@@ -300,8 +399,17 @@ fn emit_row(e: u32, pre: Pair, carry: u32, x: vec4<u32>, h: vec4<u32>, v: vec4<u
 // local memory, separate variables stay in registers.
 fn kernel_main(g: Group, wg: u32) {
     if (wg >= P.num_tiles) { return; }
-    if (g.lid == 0u) { s_ticket = atomicAdd(&state[0], 1u); }
-    let tile = workgroupUniformLoad(&s_ticket);
+    if (g.lid == 0u) {
+        let ticket = atomicAdd(&state[0], 1u);
+        if ((ticket & TICKET_MASK) == P.last_tile) {
+            // every ticket of this encoding is taken: open the next epoch
+            atomicStore(&state[0], ((ticket >> EPOCH_SHIFT) + 1u) << EPOCH_SHIFT);
+        }
+        s_ticket = ticket;
+    }
+    let ticket = workgroupUniformLoad(&s_ticket);
+    let tile = ticket & TICKET_MASK;
+    ep_tag = READY | select(0u, PARITY, ((ticket >> EPOCH_SHIFT) & 1u) != 0u);
     let lt = tile - P.tile_base;
     diag_add(g, 0u, 1u);
 
@@ -366,8 +474,12 @@ fn kernel_main(g: Group, wg: u32) {
     // tile's own inclusive prefix (published above) does not.
     var carry = 0u;
     if (tile != 0u) {
-        carry = look_back(g, tile);
-        if (g.lid == 0u && tagg.h == 0u) { publish(tile_word(tile) + 2u, Pair(0u, carry + tagg.v)); }
+        if (GROUP_COLLECTIVES && GROUP_LOOKBACK) {
+            carry = look_back_group(g, tile, tagg);  // publishes the inclusive prefix itself
+        } else {
+            carry = look_back(g, tile);
+            if (g.lid == 0u && tagg.h == 0u) { publish(tile_word(tile) + 2u, Pair(0u, carry + tagg.v)); }
+        }
     }
     if (tile == P.total_tile && g.lid == 0u) {
         store_total(select(carry + tagg.v, tagg.v, tagg.h != 0u));
