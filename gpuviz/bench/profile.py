@@ -31,7 +31,7 @@ def main(argv=None) -> int:
     tunings = {
         "default": ScanTuning(),
         "rows 8": ScanTuning(rows=8),
-        "workgroup walk": ScanTuning(group_lookback=False),
+        "subgroup walk": ScanTuning(group_lookback=True),
         "clear pass": ScanTuning(clear_pass=True),
         "portable": ScanTuning(subgroups=False),
     }

@@ -90,7 +90,7 @@ def test_segment_flag_on_later_chunk_start_restarts(device):
 
 
 @pytest.mark.parametrize("segmented", [False, True])
-@pytest.mark.parametrize("subgroups, group_lookback", [(None, True), (None, False), (False, True)])
+@pytest.mark.parametrize("subgroups, group_lookback", [(None, False), (None, True), (False, False)])
 def test_fallback_reduces_unpublished_predecessors(device, segmented, subgroups, group_lookback):
     """spin_limit=0: every unpublished predecessor is reduced from its input by
     the waiting tile, the path that keeps a starved look-back from hanging
@@ -105,8 +105,8 @@ def test_fallback_reduces_unpublished_predecessors(device, segmented, subgroups,
 
 
 @pytest.mark.parametrize("tuning", [ScanTuning(), ScanTuning(subgroups=False), ScanTuning(clear_pass=True),
-                                    ScanTuning(group_lookback=False, spin_limit=0)],
-                         ids=["default", "portable", "clear-pass", "workgroup-walk-fallback"])
+                                    ScanTuning(group_lookback=True), ScanTuning(group_lookback=True, spin_limit=0)],
+                         ids=["default", "portable", "clear-pass", "subgroup-walk", "subgroup-walk-fallback"])
 def test_repeated_encodings_reuse_the_tile_state(device, tuning):
     """No clear pass: the state words of one encoding must read as unpublished
     in the next (parity tags), in separate submits and twice in one encoder,

@@ -48,7 +48,7 @@ override COMPACT: bool = false;         // scatter vals by the scan instead of s
 override LOOKBACK: u32 = 64u;           // predecessor states read per look-back step (<= 256)
 override SPIN_LIMIT: u32 = 512u;        // fruitless polls before reducing a predecessor itself
 override SPIN_WINDOW: u32 = 4u;         // states read per step while the nearest is unpublished
-override GROUP_LOOKBACK: bool = true;   // one subgroup walks back (where subgroups exist)
+override GROUP_LOOKBACK: bool = false;  // one subgroup walks back (where subgroups exist)
 
 // Sizes arrive as uniforms, not overrides, so one pipeline serves every length.
 struct ScanParams {
