@@ -18,6 +18,6 @@ from .render import DrawCommandBuffer
 from .algorithms import (AggregationTuning, GPUBatchSort, GPUCompaction, GPUGridAggregation, GPUGridBinning,
                          GPUGroupAggregation, GPUHistogram, GPUIndexedRangeCompaction, GPUMask,
                          GPUPartitionedIndexedRangeCompaction, GPUReduction, GPUScan, GPUSegmentedSort, GPUSort,
-                         IndexedRangeLayout, ScanTuning, SortTuning)
+                         IndexedRangeLayout, ReductionTuning, ScanTuning, SortTuning)
 
 __version__ = "0.1.0"

@@ -10,12 +10,12 @@ from .grid_aggregation import GPUGridAggregation, GPUGridBinning
 from .group_aggregation import AggregationTuning, GPUGroupAggregation
 from .histogram import GPUHistogram
 from .mask import GPUMask
-from .reduction import GPUReduction
+from .reduction import GPUReduction, ReductionTuning
 from .scan import GPUScan, ScanTuning
 from .batch_sort import GPUBatchSort
 from .segmented_sort import GPUSegmentedSort
 from .sort import GPUSort, SortTuning
 
 __all__ = ["GPUScan", "GPUCompaction", "GPUIndexedRangeCompaction", "GPUPartitionedIndexedRangeCompaction",
-           "IndexedRangeLayout", "ScanTuning", "GPUMask", "GPUReduction", "GPUHistogram", "GPUGridBinning", "GPUGridAggregation",
+           "IndexedRangeLayout", "ScanTuning", "GPUMask", "GPUReduction", "ReductionTuning", "GPUHistogram", "GPUGridBinning", "GPUGridAggregation",
            "GPUGroupAggregation", "AggregationTuning", "GPUSort", "GPUBatchSort", "GPUSegmentedSort", "SortTuning"]
