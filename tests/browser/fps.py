@@ -68,7 +68,7 @@ class Rings:
 KIND, W, H = os.environ["FPS_KIND"], int(os.environ["FPS_W"]), int(os.environ["FPS_H"])
 scene = Rings(); scene.size_hint = (W, H)
 if KIND == "gpuviz":
-    canvas = GPUCanvas(scene, size=(W, H))
+    canvas = GPUCanvas(scene, size=(W, H), **eval(os.environ.get("FPS_CANVAS_KWARGS", "{}")))
 else:
     canvas = JupyterRenderCanvas(size=(W, H), update_mode="ondemand", min_fps=0)
     context = canvas.get_context("wgpu"); context.configure(device=device, format="rgba8unorm")
@@ -82,12 +82,12 @@ canvas
 '''
 
 
-def measure(kind: str, width: int, height: int, seconds: float, workdir: Path) -> dict:
+def measure(kind: str, width: int, height: int, seconds: float, workdir: Path, canvas_kwargs: str = "{}") -> dict:
     notebook = nbformat.v4.new_notebook()
     notebook.cells = [nbformat.v4.new_code_cell(SCENE)]
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(notebook, workdir / "fps.ipynb")
-    env = {"FPS_KIND": kind, "FPS_W": str(width), "FPS_H": str(height)}
+    env = {"FPS_KIND": kind, "FPS_W": str(width), "FPS_H": str(height), "FPS_CANVAS_KWARGS": canvas_kwargs}
     with lab.jupyterlab(workdir, env=env, log=workdir / f"lab-{kind}.log") as url:
         with lab.notebook_page(url, "fps.ipynb") as page:
             lab.run_all_cells(page)
@@ -98,7 +98,7 @@ def measure(kind: str, width: int, height: int, seconds: float, workdir: Path) -
                 raise
             page.wait_for_timeout(2000)
             lab.run_code(page, "canvas.reset_stats(); print('RESET')", "RESET")
-            moves = lab.drag(page, image, seconds)
+            moves = lab.drag_in_page(page, image, seconds)
             page.wait_for_timeout(1000)
             text = lab.run_code(page, "print('STATS', canvas.get_stats())", "STATS {")
             page.screenshot(path=str(workdir / f"fps-{kind}-{width}x{height}.png"))

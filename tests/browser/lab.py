@@ -134,6 +134,38 @@ def drag(page, element, seconds: float, *, steps: int = 12) -> int:
     return moves
 
 
+def drag_in_page(page, element, seconds: float, *, interval_ms: float = 8) -> int:
+    """Press the (trusted) mouse on ``element``, then dispatch pointer moves
+    from inside the page every ``interval_ms`` for ``seconds`` and release.
+
+    Trusted input from playwright waits for the renderer to acknowledge every
+    step, so a busy page throttles it to a few moves per second; moves
+    dispatched in the page measure frame delivery, not the input round trip.
+    Returns the number of moves dispatched."""
+    box = element.bounding_box()
+    cx, cy = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(cx, cy)
+    page.mouse.down()
+    moves = element.evaluate(
+        """(el, [seconds, interval]) => new Promise(resolve => {
+            const box = el.getBoundingClientRect();
+            const start = performance.now();
+            let count = 0;
+            const timer = setInterval(() => {
+                const t = (performance.now() - start) / 1000;
+                if (t > seconds) { clearInterval(timer); resolve(count); return; }
+                const phase = Math.sin(t * 3);
+                el.dispatchEvent(new PointerEvent("pointermove", {
+                    pointerId: 1, pointerType: "mouse", isPrimary: true, buttons: 1, bubbles: true,
+                    clientX: box.left + box.width * (0.5 + 0.3 * phase),
+                    clientY: box.top + box.height * (0.5 + 0.1 * phase)}));
+                count += 1;
+            }, interval);
+        })""", [seconds, interval_ms])
+    page.mouse.up()
+    return moves
+
+
 def copy_notebook(source: Path, root: Path) -> str:
     root.mkdir(parents=True, exist_ok=True)
     shutil.copy(source, root / source.name)
