@@ -1,7 +1,6 @@
 """GPUCanvas without a browser: events in, frames out, offscreen images."""
 
 import numpy as np
-import pytest
 
 from gpuviz.widgets import GPUCanvas, draw_offscreen
 

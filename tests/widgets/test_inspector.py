@@ -6,7 +6,7 @@ import wgpu
 from gpuviz import GPUCommandGraph, GPUData
 from gpuviz.widgets import GraphInspector
 
-from ..graph.helpers import affine_node, run
+from ..graph.helpers import affine_node
 
 
 def _compiled(device, n=256):
