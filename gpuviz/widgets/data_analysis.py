@@ -18,6 +18,7 @@ import numpy as np
 
 from ..device import device_capabilities, request_device
 from ..graph.errors import GraphValidationError
+from ..tables import GPUData
 from ..tables.readback import read_many
 from .analysis_data import check_edges, histogram_edges, pad_edges, prepare_table
 from .analysis_graph import OPERATIONS, AnalysisGraph
@@ -141,6 +142,9 @@ class DataAnalysis(widgets.HBox):
         self.frames = 0
         self._presenter = PlotPresenter(self.device, self.graph.plot_texture)
         self.inspector = GraphInspector(self.graph.compiled)
+        overflow = self.graph.group_overflow_buffer
+        if overflow is not None:  # a GPU-resident count, sampled at low frequency, never in the frame path
+            self.inspector.watch_counts({"rows with an unknown group": GPUData(overflow, format="uint32", length=1)})
         self.canvas = GPUCanvas(self, device=self.device, size=tuple(size))
         self._build_controls()
         # The canvas column keeps its size (a shrinking column would resize the canvas whenever the
@@ -377,7 +381,9 @@ class DataAnalysis(widgets.HBox):
         timestamps = self._timestamps and now - self._last_timestamps >= _TIMESTAMP_INTERVAL
         if timestamps:
             self._last_timestamps = now
+        self.inspector.poll()  # counts sampled by earlier, already submitted encodings
         cpu = self.graph.compiled.encode(encoder, buffers=self.graph.overrides(self._columns), timestamps=timestamps)
+        self.inspector.sample_counts(encoder)
         self.inspector.record_encode(cpu, self._gpu_times)
         self._dirty = False
         self.frames += 1

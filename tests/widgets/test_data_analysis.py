@@ -425,3 +425,20 @@ def test_log_scale_without_positive_values_is_refused_in_the_widget(data):
     assert widget.status.value == "" and len(widget.results()["histogram_counts"]) == 8
     assert widget.compile_count == 1
     widget.close()
+
+
+def test_inspector_samples_the_group_overflow_count(data):
+    table, host = data
+    widget = make(table)
+    widget.inspector.count_interval = 0
+    operations = ("count", "sum", "mean", "min", "max") * 40
+    for operation in operations:  # every change encodes, samples the count and polls (never waiting)
+        widget.set_operation(operation)
+        if widget.inspector.counts:
+            break
+        widget.device.queue.read_buffer(widget.graph.group_overflow_buffer)  # lets earlier maps complete
+    expected = widget.results()["group_overflow"]
+    assert expected > 0
+    assert widget.inspector.counts == {"rows with an unknown group": expected}
+    assert f"rows with an unknown group: <b>{expected:,}</b>" in widget.inspector.to_html()
+    widget.close()
