@@ -30,6 +30,7 @@ DIRECTIONS = ("ascending", "descending")
 MAX_SMALL_SLOTS = 2048     # one-workgroup sort: 2 x 2048 words of workgroup memory
 MAX_ROWS = (1 << 30) - 1   # look-back words keep 30-bit counts
 _SCATTER_SHARED_WORDS = 4 * 256 + 2  # per-digit arrays and control words beside the tile (sort_radix.wgsl)
+STAGINGS = ("auto", "plain", "shared")
 _STATE_HEADER_WORDS = 1056  # digit histograms (1024) + tile counters, see sort_radix.wgsl
 
 
@@ -56,6 +57,20 @@ class SortTuning:
         True loads a tile's values after its look-back (fewer live registers
         per row while ranking and looking back); False loads them with the
         keys.
+    staging : {"auto", "plain", "shared"}
+        Workgroup memory of the scatter pass. "plain" stages the tile's keys
+        and values in a plain (non-atomic) array and keeps the subgroup
+        ranking counters in a separate atomic one; "shared" keeps both in one
+        atomic array (less memory); "auto" is "plain" where it fits the
+        device's workgroup storage, else "shared".
+    rank_lanes : int
+        With "plain" staging, the smallest subgroup (8, 16, 32, 64 or 128
+        lanes) the ranking counters have room for (``128 * 256 / rank_lanes``
+        words); a device with smaller subgroups ranks with the portable path.
+    ballots_first : bool
+        Subgroup ranking issues every row's digit ballots, then every row's
+        counter atomic, then every row's shuffle (the rows' dependency chains
+        overlap); False ranks one row after another.
     """
 
     items: int = 18
@@ -64,10 +79,28 @@ class SortTuning:
     spin_limit: int = 64
     subgroups: bool | None = None
     late_values: bool = True
+    staging: str = "shared"
+    rank_lanes: int = 8
+    ballots_first: bool = False
 
     @property
     def tile(self) -> int:
         return WORKGROUP * self.items
+
+    def counter_words(self) -> int:
+        return 128 * WORKGROUP // self.rank_lanes
+
+    def shared_words(self, staging: str) -> int:
+        """Workgroup words of a scatter pass with "plain" or "shared" staging."""
+        if staging == "plain":
+            return self.tile + self.counter_words() + _SCATTER_SHARED_WORDS
+        return max(self.tile, 4096) + _SCATTER_SHARED_WORDS
+
+    def resolved_staging(self, device) -> str:
+        if self.staging != "auto":
+            return self.staging
+        limit = int(device.limits["max-compute-workgroup-storage-size"])
+        return "plain" if 4 * self.shared_words("plain") <= limit else "shared"
 
 
 DEFAULT_TUNING = SortTuning()
@@ -95,12 +128,35 @@ def render_sort_shader(text: str, **consts) -> str:
     return "\n".join(lines) + "\n" + body
 
 
-def radix_source(tuning: SortTuning, *, subgroups: bool, has_values: bool) -> str:
-    return render_sort_shader(shader_source("sort_radix.wgsl")
-                              + shader_source("sort_subgroup.wgsl" if subgroups else "sort_portable.wgsl"),
+_LAYOUTS = {
+    "shared": """const CNT_WORDS: u32 = 4096u;  // 32 subgroups of >= 8 lanes
+const SHM: u32 = max(TILE, CNT_WORDS);
+var<workgroup> shm: array<atomic<u32>, SHM>;  // counters, then keys, then values
+fn st_load(i: u32) -> u32 { return atomicLoad(&shm[i]); }
+fn st_store(i: u32, v: u32) { atomicStore(&shm[i], v); }
+fn cnt_add(i: u32, v: u32) -> u32 { return atomicAdd(&shm[i], v); }
+fn cnt_load(i: u32) -> u32 { return atomicLoad(&shm[i]); }
+fn cnt_store(i: u32, v: u32) { atomicStore(&shm[i], v); }
+""",
+    "plain": """const CNT_WORDS: u32 = {counter_words}u;
+var<workgroup> stage: array<u32, TILE>;                   // keys, then values (and portable ranking)
+var<workgroup> cnt: array<atomic<u32>, CNT_WORDS>;        // subgroup ranking counters
+fn st_load(i: u32) -> u32 { return stage[i]; }
+fn st_store(i: u32, v: u32) { stage[i] = v; }
+fn cnt_add(i: u32, v: u32) -> u32 { return atomicAdd(&cnt[i], v); }
+fn cnt_load(i: u32) -> u32 { return atomicLoad(&cnt[i]); }
+fn cnt_store(i: u32, v: u32) { atomicStore(&cnt[i], v); }
+""",
+}
+
+
+def radix_source(tuning: SortTuning, *, subgroups: bool, has_values: bool, staging: str = "shared") -> str:
+    layout = _LAYOUTS[staging].replace("{counter_words}", str(tuning.counter_words()))
+    text = shader_source("sort_radix.wgsl").replace("// LAYOUT\n", layout)
+    return render_sort_shader(text + shader_source("sort_subgroup.wgsl" if subgroups else "sort_portable.wgsl"),
                               ITEMS=tuning.items, LOOKBACK=tuning.lookback, HIST_ITEMS=HIST_ITEMS,
                               SPIN_LIMIT=tuning.spin_limit, HAS_VALUES=has_values,
-                              LATE_VALUES=tuning.late_values)
+                              LATE_VALUES=tuning.late_values, BALLOTS_FIRST=tuning.ballots_first)
 
 
 def small_source(slots: int, *, has_values: bool) -> str:
@@ -135,11 +191,13 @@ def check_args(owner: str, id, direction, key_bits, tuning, device) -> None:
     if not isinstance(tuning, SortTuning):
         raise GraphValidationError(f'{owner} "{id}" tuning must be a SortTuning (got {type(tuning).__name__})')
     if (not 1 <= tuning.items <= 64 or not 1 <= tuning.lookback <= 32 or not 1 <= tuning.small_max <= MAX_SMALL_SLOTS
-            or tuning.spin_limit < 0):
+            or tuning.spin_limit < 0 or tuning.staging not in STAGINGS
+            or tuning.rank_lanes not in (8, 16, 32, 64, 128) or not isinstance(tuning.ballots_first, bool)):
         raise GraphValidationError(f'{owner} "{id}" has invalid sort tuning {tuning} (items 1..64, lookback 1..32, '
-                                   f"small_max 1..{MAX_SMALL_SLOTS}, spin_limit >= 0)")
+                                   f"small_max 1..{MAX_SMALL_SLOTS}, spin_limit >= 0, staging one of {STAGINGS}, "
+                                   "rank_lanes 8/16/32/64/128, ballots_first a bool)")
     limit = int(device.limits["max-compute-workgroup-storage-size"])
-    shared = 4 * (max(tuning.tile, 4096) + _SCATTER_SHARED_WORDS)
+    shared = 4 * tuning.shared_words(tuning.resolved_staging(device))
     if shared > limit:
         raise GraphValidationError(f'{owner} "{id}" tuning items={tuning.items} needs {shared} bytes of workgroup '
                                    f"memory per radix tile, the device allows {limit}")
@@ -268,7 +326,9 @@ def _add_radix(graph, prefix, keys, values, out_keys, out_values, descending, ke
 
     def kernel(ctx, entry):
         subgroups = bool(ctx.capabilities.subgroups) and tuning.subgroups is not False
-        return ComputeKernel(ctx.device, code=radix_source(tuning, subgroups=subgroups, has_values=has_values),
+        code = radix_source(tuning, subgroups=subgroups, has_values=has_values,
+                            staging=tuning.resolved_staging(ctx.device))
+        return ComputeKernel(ctx.device, code=code,
                              entry_point=entry, label=ctx.node_id)
 
     def params(ctx, pass_index, src_k=None, src_v=None, dst_k=None, dst_v=None, groups=0):

@@ -32,16 +32,15 @@ __all__ = ["bench_sort", "main"]
 #: Radix tunings tried with --variants (the first is the default).
 SORT_VARIANTS = {
     "default": SortTuning(),
-    "early values": SortTuning(late_values=False),
-    "items 12": SortTuning(items=12),
-    "items 15": SortTuning(items=15),
-    "items 21": SortTuning(items=21),
-    "items 24": SortTuning(items=24),
-    "items 30": SortTuning(items=30),
-    "lookback 1": SortTuning(lookback=1),
-    "lookback 16": SortTuning(lookback=16),
-    "spin 0": SortTuning(spin_limit=0),
+    "shared ballots-first": SortTuning(ballots_first=True),
+    "plain lanes 8": SortTuning(staging="plain", rank_lanes=8),
+    "plain lanes 32": SortTuning(staging="plain", rank_lanes=32),
+    "plain 32 ballots-first": SortTuning(staging="plain", rank_lanes=32, ballots_first=True),
+    "plain 32 bf items 15": SortTuning(staging="plain", rank_lanes=32, ballots_first=True, items=15),
+    "plain 32 bf items 24": SortTuning(staging="plain", rank_lanes=32, ballots_first=True, items=24),
+    "plain 32 bf early values": SortTuning(staging="plain", rank_lanes=32, ballots_first=True, late_values=False),
     "portable": SortTuning(subgroups=False),
+    "portable plain": SortTuning(staging="plain", rank_lanes=128, subgroups=False),
 }
 SMALL_SIZES = (256, 1024, 2048)
 

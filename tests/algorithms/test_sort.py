@@ -13,6 +13,7 @@ import wgpu
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from gpuviz.algorithms.sort import check_args
 from gpuviz import (GPUBatchSort, GPUCommandGraph, GPUData, GPUSegmentedSort, GPUSort, GPUVector, GraphError,
                     GraphValidationError, SortTuning, read_array)
 
@@ -120,6 +121,33 @@ def test_values_loaded_with_keys(device, subgroups):
     check_sort(device, make_keys(rng, n, "few"), rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32),
                tuning=tuning, direction="descending")
     check_sort(device, make_keys(rng, n, "random"), np.arange(n, dtype=np.uint32), tuning=tuning)
+
+
+@pytest.mark.parametrize("tuning", [
+    SortTuning(small_max=1, items=6, staging="plain"),
+    SortTuning(small_max=1, items=6, staging="plain", ballots_first=True),
+    SortTuning(small_max=1, staging="shared", ballots_first=True),
+    SortTuning(small_max=1, items=6, staging="plain", subgroups=False),
+    SortTuning(small_max=1, items=6, staging="plain", rank_lanes=128, ballots_first=True),  # portable fallback
+    SortTuning(small_max=1, items=6, staging="auto", ballots_first=True, late_values=False),
+], ids=["plain", "plain-ballots-first", "shared-ballots-first", "plain-portable", "plain-lanes-fallback",
+        "auto-early-values"])
+@pytest.mark.parametrize("dist", ["random", "few", "equal"])
+def test_staging_and_ranking_variants(device, tuning, dist):
+    """Plain (non-atomic) workgroup staging, ballots issued before the counter atomics, and the portable
+    fallback when the ranking counters have no room for the device's subgroups."""
+    rng = np.random.default_rng(7)
+    n = 3 * tuning.tile + 77
+    keys = make_keys(rng, n, dist)
+    check_sort(device, keys, rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32), tuning=tuning)
+    check_sort(device, keys, None, tuning=tuning, direction="descending")
+
+
+def test_staging_validation(device):
+    for bad in (SortTuning(staging="atomic"), SortTuning(rank_lanes=12)):
+        with pytest.raises(GraphValidationError, match="invalid sort tuning"):
+            check_args("GPUSort", "s", "ascending", 32, bad, device)
+    assert SortTuning(items=18).resolved_staging(device) in ("plain", "shared")
 
 
 @pytest.mark.parametrize("dist", ["random", "equal", "few", "sorted", "reverse"])

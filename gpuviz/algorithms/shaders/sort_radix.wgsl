@@ -28,10 +28,8 @@
 
 const WG: u32 = 256u;
 const TILE: u32 = WG * ITEMS;
-// Per-subgroup packed digit counters: 32 subgroups (of >= 8 lanes) x 128
-// words holding two 16-bit digit counts each. Shares memory with the tile.
-const HIST_WORDS: u32 = 4096u;
-const SHM: u32 = max(TILE, HIST_WORDS);
+// Per-subgroup packed digit counters: WG / RANK_LANES subgroups x 128 words
+// holding two 16-bit digit counts each (CNT_WORDS, set by the layout below).
 
 const FLAG_AGG: u32 = 0x40000000u;   // status word: this tile's own digit count
 const FLAG_INC: u32 = 0x80000000u;   // status word: count of this digit in all tiles up to this one (+ base)
@@ -68,7 +66,12 @@ struct Params {
 @group(0) @binding(4) var<storage, read_write> val_out: array<u32>;
 @group(0) @binding(5) var<storage, read_write> state: array<atomic<u32>>;
 
-var<workgroup> shm: array<atomic<u32>, SHM>;   // subgroup counters, then the tile's keys, then its values
+// Workgroup staging (the tile's keys, then its values, in digit order) and
+// the ranking counters: st_load/st_store and cnt_add/cnt_load/cnt_store, and
+// the const CNT_WORDS, come from the layout block sort.py inserts here:
+// "shared" keeps both in one atomic array, "plain" stages through a plain
+// array and keeps the counters in a separate atomic one.
+// LAYOUT
 var<workgroup> s_start: array<u32, 256>;       // local start of each digit inside the sorted tile
 var<workgroup> s_base: array<u32, 256>;        // global row of the tile's digit run, minus s_start
 var<workgroup> s_aux: array<atomic<u32>, 256>; // fallback digit counts; run ends (portable ranking)
@@ -192,11 +195,40 @@ fn rank_subgroup(lid: u32, sg: u32, keys: ptr<function, array<u32, ITEMS>>,
     let warps = WG / sg;
     let w = lid / sg;
     let lane = lid % sg;
-    for (var i = lid; i < warps * 128u; i += WG) { atomicStore(&shm[i], 0u); }
+    for (var i = lid; i < warps * 128u; i += WG) { cnt_store(i, 0u); }
     workgroupBarrier();
     if (sg <= 32u) {  // one ballot word: scalar masks (the common case, and 4x fewer operations)
         let below_me = (1u << lane) - 1u;
         let live = select((1u << sg) - 1u, 0xffffffffu, sg == 32u);
+        if (BALLOTS_FIRST) {
+            // All rows' ballots, then all counter atomics, then all shuffles:
+            // the rows' chains overlap instead of running one after another.
+            // pos holds digit << 16 | rows before this one << 5 | leader lane.
+            var pre: array<u32, ITEMS>;
+            // unroll ITEMS {
+            {
+                let d = select(255u, digit_of((*keys)[@I]), (*pos)[@I] < valid);
+                var peers = live;
+                for (var b = 0u; b < 8u; b++) {
+                    let bit = ((d >> b) & 1u) != 0u;
+                    let ballot = sg_ballot(bit).x;
+                    peers &= select(~ballot, ballot, bit);
+                }
+                (*pos)[@I] = (d << 16u) | (countOneBits(peers & below_me) << 5u) | countTrailingZeros(peers);
+                pre[@I] = countOneBits(peers);
+            }
+            // }
+            // unroll ITEMS {
+            if ((((*pos)[@I] >> 5u) & 2047u) == 0u) {
+                let d = (*pos)[@I] >> 16u;
+                let sh = (d & 1u) * 16u;
+                pre[@I] = (cnt_add(w * 128u + (d >> 1u), pre[@I] << sh) >> sh) & 0xffffu;
+            }
+            // }
+            // unroll ITEMS {
+            (*pos)[@I] = (sg_shuffle(pre[@I], (*pos)[@I] & 31u) + (((*pos)[@I] >> 5u) & 2047u)) | ((*pos)[@I] & 0xffff0000u);
+            // }
+        } else {
         // unroll ITEMS {
         {
             let d = select(255u, digit_of((*keys)[@I]), (*pos)[@I] < valid);
@@ -210,11 +242,12 @@ fn rank_subgroup(lid: u32, sg: u32, keys: ptr<function, array<u32, ITEMS>>,
             var pre = 0u;
             if (before == 0u) {
                 let sh = (d & 1u) * 16u;
-                pre = (atomicAdd(&shm[w * 128u + (d >> 1u)], countOneBits(peers) << sh) >> sh) & 0xffffu;
+                pre = (cnt_add(w * 128u + (d >> 1u), countOneBits(peers) << sh) >> sh) & 0xffffu;
             }
             (*pos)[@I] = (sg_shuffle(pre, countTrailingZeros(peers)) + before) | (d << 16u);
         }
         // }
+        }
     } else {
         let below_me = lanes_below(lane);
         let live = lanes_below(sg);
@@ -231,7 +264,7 @@ fn rank_subgroup(lid: u32, sg: u32, keys: ptr<function, array<u32, ITEMS>>,
             var pre = 0u;
             if (before == 0u) {
                 let sh = (d & 1u) * 16u;
-                pre = (atomicAdd(&shm[w * 128u + (d >> 1u)], popcount4(peers) << sh) >> sh) & 0xffffu;
+                pre = (cnt_add(w * 128u + (d >> 1u), popcount4(peers) << sh) >> sh) & 0xffffu;
             }
             (*pos)[@I] = (sg_shuffle(pre, first_lane(peers)) + before) | (d << 16u);
         }
@@ -241,8 +274,8 @@ fn rank_subgroup(lid: u32, sg: u32, keys: ptr<function, array<u32, ITEMS>>,
     if (lid < 128u) {  // exclusive over subgroups, two digits per word
         var run = 0u;
         for (var v = 0u; v < warps; v++) {
-            let c = atomicLoad(&shm[v * 128u + lid]);
-            atomicStore(&shm[v * 128u + lid], run);
+            let c = cnt_load(v * 128u + lid);
+            cnt_store(v * 128u + lid, run);
             run += c;
         }
         s_start[2u * lid] = run & 0xffffu;
@@ -257,7 +290,7 @@ fn rank_subgroup(lid: u32, sg: u32, keys: ptr<function, array<u32, ITEMS>>,
     {
         let d = (*pos)[@I] >> 16u;
         let sh = (d & 1u) * 16u;
-        (*pos)[@I] = ((*pos)[@I] & 0xffffu) + s_start[d] + ((atomicLoad(&shm[w * 128u + (d >> 1u)]) >> sh) & 0xffffu);
+        (*pos)[@I] = ((*pos)[@I] & 0xffffu) + s_start[d] + ((cnt_load(w * 128u + (d >> 1u)) >> sh) & 0xffffu);
     }
     // }
     workgroupBarrier();
@@ -270,14 +303,14 @@ fn rank_subgroup(lid: u32, sg: u32, keys: ptr<function, array<u32, ITEMS>>,
 fn rank_split(lid: u32, keys: ptr<function, array<u32, ITEMS>>, pos: ptr<function, array<u32, ITEMS>>,
               valid: u32) -> u32 {
     // unroll ITEMS {
-    atomicStore(&shm[(*pos)[@I]], (select(255u, digit_of((*keys)[@I]), (*pos)[@I] < valid) << 16u) | (*pos)[@I]);
+    st_store((*pos)[@I], (select(255u, digit_of((*keys)[@I]), (*pos)[@I] < valid) << 16u) | (*pos)[@I]);
     // }
     workgroupBarrier();
     var e: array<u32, ITEMS>;
     for (var b = 16u; b < 24u; b++) {
         var zeros = 0u;
         // unroll ITEMS {
-        e[@I] = atomicLoad(&shm[lid * ITEMS + @I]);
+        e[@I] = st_load(lid * ITEMS + @I);
         zeros += 1u - ((e[@I] >> b) & 1u);
         // }
         let sc = wg_scan(lid, zeros, 0u);  // its barriers order these reads before the writes below
@@ -289,7 +322,7 @@ fn rank_split(lid: u32, keys: ptr<function, array<u32, ITEMS>>, pos: ptr<functio
                 dst = z;
                 z += 1u;
             }
-            atomicStore(&shm[dst], e[@I]);
+            st_store(dst, e[@I]);
         }
         // }
         workgroupBarrier();
@@ -300,20 +333,20 @@ fn rank_split(lid: u32, keys: ptr<function, array<u32, ITEMS>>, pos: ptr<functio
     // unroll ITEMS {
     {
         let j = lid * ITEMS + @I;
-        e[@I] = atomicLoad(&shm[j]);
+        e[@I] = st_load(j);
         let d = e[@I] >> 16u;
-        if (j == 0u || (atomicLoad(&shm[j - 1u]) >> 16u) != d) { s_start[d] = j; }
-        if (j == TILE - 1u || (atomicLoad(&shm[j + 1u]) >> 16u) != d) { atomicStore(&s_aux[d], j + 1u); }
+        if (j == 0u || (st_load(j - 1u) >> 16u) != d) { s_start[d] = j; }
+        if (j == TILE - 1u || (st_load(j + 1u) >> 16u) != d) { atomicStore(&s_aux[d], j + 1u); }
     }
     // }
     workgroupBarrier();
     let count = atomicLoad(&s_aux[lid]) - s_start[lid];
     // unroll ITEMS {
-    atomicStore(&shm[e[@I] & 0xffffu], lid * ITEMS + @I);
+    st_store(e[@I] & 0xffffu, lid * ITEMS + @I);
     // }
     workgroupBarrier();
     // unroll ITEMS {
-    (*pos)[@I] = atomicLoad(&shm[(*pos)[@I]]);
+    (*pos)[@I] = st_load((*pos)[@I]);
     // }
     workgroupBarrier();
     return count;
@@ -432,10 +465,11 @@ fn scatter_tile(lid: u32, sg_size: u32, lane: u32) {
     let tile = workgroupUniformLoad(&s_ctrl);
     if (tile >= P.tiles) { return; }
 
-    // Subgroup ranking needs 8..128 lanes numbered lid % size.
+    // Subgroup ranking needs 8..128 lanes numbered lid % size, and counters
+    // for WG / size subgroups.
     var sg = 0u;
     if (sg_size >= 8u && sg_size <= 128u) {
-        if (lane != lid % sg_size) { atomicStore(&s_req, 1u); }
+        if (lane != lid % sg_size || (WG / sg_size) * 128u > CNT_WORDS) { atomicStore(&s_req, 1u); }
         workgroupBarrier();
         if (lid == 0u) { s_ctrl = atomicExchange(&s_req, 0u); }
         if (workgroupUniformLoad(&s_ctrl) == 0u) { sg = sg_size; }
@@ -473,7 +507,7 @@ fn scatter_tile(lid: u32, sg_size: u32, lane: u32) {
     if (tile != 0u) { atomicStore(&state[status], FLAG_AGG | count); }
     // The rankers end on a barrier: workgroup memory is free for the keys.
     // unroll ITEMS {
-    atomicStore(&shm[pos[@I]], keys[@I]);
+    st_store(pos[@I], keys[@I]);
     // }
 
     var prefix = 0u;
@@ -495,7 +529,7 @@ fn scatter_tile(lid: u32, sg_size: u32, lane: u32) {
     // unroll ITEMS {
     {
         let j = @I * WG + lid;
-        let key = atomicLoad(&shm[j]);
+        let key = st_load(j);
         let d = digit_of(key);
         if (HAS_VALUES) {
             if ((@I % 4u) == 0u) { digits[@I / 4u] = d; } else { digits[@I / 4u] |= d << (8u * (@I % 4u)); }
@@ -506,14 +540,14 @@ fn scatter_tile(lid: u32, sg_size: u32, lane: u32) {
     if (HAS_VALUES) {
         workgroupBarrier();
         // unroll ITEMS {
-        atomicStore(&shm[pos[@I]], vals[@I]);
+        st_store(pos[@I], vals[@I]);
         // }
         workgroupBarrier();
         // unroll ITEMS {
         {
             let j = @I * WG + lid;
             let d = (digits[@I / 4u] >> (8u * (@I % 4u))) & 255u;
-            if (j < valid) { val_out[P.val_out + s_base[d] + j] = atomicLoad(&shm[j]); }
+            if (j < valid) { val_out[P.val_out + s_base[d] + j] = st_load(j); }
         }
         // }
     }
