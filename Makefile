@@ -29,7 +29,7 @@ vulkan:
 	else \
 		echo "No Vulkan driver: installing Debian's mesa-vulkan-drivers"; \
 		$(SUDO) apt-get update -qq && \
-		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq mesa-vulkan-drivers libvulkan1 >/dev/null; \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mesa-vulkan-drivers libvulkan1 >/dev/null; \
 	fi
 
 # Browser tests drive Debian's Chromium through the playwright package (never
@@ -40,7 +40,7 @@ browser:
 	else \
 		echo "Installing Debian's chromium for the browser tests"; \
 		$(SUDO) apt-get update -qq && \
-		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null; \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	fi
 
 $(VENV)/.installed: pyproject.toml
