@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["GPUVectorFormat", "vector_format"]
+__all__ = ["GPUVectorFormat", "vector_format", "span_byte_length"]
 
 
 @dataclass(frozen=True)
@@ -99,3 +99,9 @@ def vector_format(value: "GPUVectorFormat | str") -> GPUVectorFormat:
         raise ValueError(
             f'GPUVectorFormat "{value}" is unknown (supported: {", ".join(sorted(_FORMATS))})'
         ) from None
+
+
+def span_byte_length(length: int, byte_stride: int, row_byte_length: int) -> int:
+    """Bytes from the first row's start to the last row's end of ``length``
+    strided rows (0 when empty): the extent a typed range occupies."""
+    return 0 if length == 0 else (length - 1) * byte_stride + row_byte_length

@@ -15,8 +15,6 @@ breakdown, and the bitonic/radix crossover at small sizes.
 
 from __future__ import annotations
 
-import argparse
-import os
 import sys
 import time
 
@@ -25,7 +23,7 @@ import numpy as np
 from ..algorithms.sort import GPUSort, SortTuning
 from ..graph import GPUCommandGraph
 from ..graph.errors import GraphError
-from .harness import GPUTimer, Peers, ReferenceKernel, fmt_time, parse_sizes, read, size_label, upload
+from .harness import GPUTimer, Peers, ReferenceKernel, fmt_time, read, size_label, upload
 
 __all__ = ["bench_sort", "main"]
 
@@ -102,8 +100,8 @@ def bench_sort(device, sizes, runs, *, variants=False, peers: Peers):
     rng = np.random.default_rng(4)
     timer = GPUTimer(device, runs)
     failures = []
-    print(f"\nGPUSort, random uint32 keys + uint32 values (copy = WGSL vec4 copy kernel over keys+values bytes; "
-          f"torch = torch.sort(int32 keys, stable=True); torch÷ = torch / gpuviz, target ≥ 2)")
+    print("\nGPUSort, random uint32 keys + uint32 values (copy = WGSL vec4 copy kernel over keys+values bytes; "
+          "torch = torch.sort(int32 keys, stable=True); torch÷ = torch / gpuviz, target ≥ 2)")
     print(_line(HEADER), flush=True)
     for n in sizes:
         keys = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
@@ -199,34 +197,11 @@ def _bench_small(device, runs, rng):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m gpuviz.bench.sort", description=__doc__.split("\n")[0])
-    parser.add_argument("--sizes", default="1M,16M,64M", help="comma-separated row counts (K/M suffixes)")
-    parser.add_argument("--runs", type=int, default=20, help="timed runs per measurement (median)")
-    parser.add_argument("--variants", action="store_true", help="also time tuning variants and small sizes")
-    args = parser.parse_args(argv)
-    os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
-    import wgpu
+    """``python -m gpuviz.bench.sort [--sizes ...] [--runs N] [--variants]``:
+    the shared harness's ``sort`` benchmark."""
+    from . import main as bench_main
 
-    import gpuviz
-
-    device = gpuviz.request_device()
-    caps = gpuviz.device_capabilities(device)
-    peers = Peers()
-    print(f"gpuviz.bench sort {' '.join(sys.argv[1:] if argv is None else argv)}")
-    print(f"adapter: {caps.adapter} ({caps.backend}), subgroups {caps.subgroups}, wgpu {wgpu.__version__}; "
-          f"peers: numpy" + (", torch" if peers.torch else "") + (", cupy" if peers.cupy else ""))
-    started = time.perf_counter()
-    from . import harness
-
-    if hasattr(harness, "warm_up"):  # let clocks settle before the first timing
-        harness.warm_up(device)
-    try:
-        bench_sort(device, parse_sizes(args.sizes), args.runs, variants=args.variants, peers=peers)
-    except Mismatch as exc:
-        print(f"sort: NOT PRINTED, output did not match numpy: {exc}")
-        return 1
-    print(f"\n(total {time.perf_counter() - started:.1f} s)")
-    return 0
+    return bench_main(["sort", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

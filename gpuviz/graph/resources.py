@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import wgpu
 
-from ..formats import GPUVectorFormat
+from ..formats import GPUVectorFormat, span_byte_length
 
 __all__ = [
     "GraphBufferHandle",
@@ -164,9 +164,7 @@ class GraphDataView:
     @property
     def byte_length(self) -> int:
         """Bytes from the first row's start to the last row's end (0 when empty)."""
-        if self.length == 0:
-            return 0
-        return (self.length - 1) * self.byte_stride + self.row_byte_length
+        return span_byte_length(self.length, self.byte_stride, self.row_byte_length)
 
     @property
     def is_packed(self) -> bool:

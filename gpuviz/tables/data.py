@@ -13,7 +13,7 @@ import operator
 import numpy as np
 import wgpu
 
-from ..formats import GPUVectorFormat, vector_format
+from ..formats import GPUVectorFormat, span_byte_length, vector_format
 from ..graph.errors import GraphValidationError, ViewRangeError
 
 __all__ = ["GPUData", "DEFAULT_USAGE", "format_for_array", "padded_size"]
@@ -197,9 +197,7 @@ class GPUData:
     @property
     def byte_length(self) -> int:
         """Bytes spanned from the first row's start to the last row's end (0 when empty)."""
-        if self.length == 0:
-            return 0
-        return (self.length - 1) * self.byte_stride + self.row_byte_length
+        return span_byte_length(self.length, self.byte_stride, self.row_byte_length)
 
     @property
     def is_packed(self) -> bool:
