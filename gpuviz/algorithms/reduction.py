@@ -36,10 +36,16 @@ class ReductionTuning:
     subgroups : bool or None
         None uses subgroup operations where the device has them; False forces
         the portable workgroup-memory path.
+    single_pass : bool
+        One dispatch: the workgroup that arrives last (an atomic ticket in a
+        node-owned state buffer, tagged with an encoding parity so it is never
+        cleared) reduces the partials and writes the output, instead of a
+        second, one-workgroup dispatch.
     """
 
     group_blocks: int = 4
     subgroups: bool | None = None
+    single_pass: bool = False
 
 
 class GPUReduction:
@@ -64,7 +70,9 @@ class GPUReduction:
     -----
     Two passes: workgroups of 4 blocks of 8192 rows (``ReductionTuning``)
     reduce into a partials transient (each row read once, vec4 loads), then
-    one workgroup reduces the partials and writes the output. The reduction order is fixed for a given length and
+    one workgroup reduces the partials and writes the output
+    (``ReductionTuning(single_pass=True)``: one dispatch, the last-arriving
+    workgroup reduces the partials instead). The reduction order is fixed for a given length and
     device, so results are reproducible; subgroup-capable devices may differ
     from the portable path in the lowest float bits. Does not report which
     row won a min/max, submit, or read back.
@@ -104,7 +112,11 @@ class GPUReduction:
         types = TYPES[fmt]
         state = {}
 
-        def module(ctx, chunk):
+        single = bool(getattr(self.tuning, "single_pass", False))
+        if single and slots >= 1 << 21:  # reduction.wgsl: R_EPOCH_SHIFT
+            raise GraphValidationError(f'GPUReduction "{id}" is too long for a single pass ({slots} partials)')
+
+        def module(ctx, chunk, with_out=False):
             align = storage_alignment(ctx.device)
             parts = [render("reduce_types.wgsl", **types)]
             bindings = []
@@ -114,7 +126,7 @@ class GPUReduction:
                 text, b = view_accessor("data", 2, chunk, access="read", alignment=align)
                 parts.append(text)
                 bindings.append(b)
-            if chunk is None:
+            if chunk is None or with_out:
                 text, b = view_accessor("out", 3, output, access="read_write", alignment=align, vec4=False)
                 parts.append(text)
                 bindings.append(b)
@@ -140,6 +152,9 @@ class GPUReduction:
             return state["uniform"], state["slot"]
 
         constants = {"OP": op, "IS_FLOAT": int(fmt == "float32"), "GROUP_BLOCKS": group_blocks}
+        if single:
+            self.node_ids = [self._single_pass(graph, work, blocks, slots, output, module, params_buffer, constants)]
+            return self.node_ids
 
         def compile_blocks(ctx):
             uniform, slot = params_buffer(ctx)
@@ -177,6 +192,35 @@ class GPUReduction:
                                       compile=compile_final)]
         self.node_ids = ids
         return ids
+
+    def _single_pass(self, graph, work, blocks, slots, output, module, params_buffer, constants):
+        """One node, one dispatch per chunk; the last workgroup finishes."""
+        words = 4 + 4 * slots
+        last = len(work) - 1
+
+        def compile_single(ctx):
+            uniform, slot = params_buffer(ctx)
+            # Private to this node and never cleared (reduction.wgsl: parity tags).
+            state = ctx.own(ctx.device.create_buffer(label=f"{ctx.node_id}-state", size=4 * words,
+                                                     usage=wgpu.BufferUsage.STORAGE))
+            dispatches = []
+            for row, (chunk, count) in enumerate(zip(work, blocks)):
+                # only the last chunk's dispatch can hold the last arrival
+                code, bindings = module(ctx, chunk, with_out=row == last)
+                kernel = ComputeKernel(ctx.device, code=code, entry_point="single", constants=constants,
+                                       label=ctx.node_id)
+                dispatches.append((kernel, bindings, (uniform, row * slot, 16), count))
+
+            def encode(compute_pass, frame):
+                for kernel, bindings, params, count in dispatches:
+                    resolved = {b.binding: b.resolve(frame) for b in bindings}
+                    resolved.update({0: params, 4: (state, 0, 4 * words)})
+                    kernel.dispatch(compute_pass, frame, bindings=resolved, workgroups=count)
+            return encode
+
+        return graph.add_compute_node(id=f"{self.id}-reduce-single",
+                                      resources=[(c, "storage-read") for c in work] + [(output, "storage-write")],
+                                      compile=compile_single)
 
     def _clear_output(self, graph, output, rows):
         def compile_clear(ctx):

@@ -44,6 +44,10 @@ class ScanTuning:
         subgroup minima and sums (no workgroup barrier per step). False
         (default) keeps the workgroup-wide walk, 64 states a step, which
         measured faster on the H200 (fewer steps per tile).
+    early_publish : bool
+        With the workgroup walk, lane 0 publishes the tile's inclusive prefix
+        as soon as it sees the walk end, before the workgroup barrier that
+        hands the carry to every lane (default False: published after it).
     clear_pass : bool
         Zero the tile state in a separate pass before every encoding (graph
         transient). False (default) keeps the state in a node-owned buffer
@@ -60,6 +64,7 @@ class ScanTuning:
     subgroups: bool | None = None
     spin_window: int = 4
     group_lookback: bool = False
+    early_publish: bool = False
     clear_pass: bool = False
     diagnostics: bool = False
 
@@ -233,7 +238,7 @@ class ChainedScan:
             "INCLUSIVE": int(self.inclusive), "SEGMENTED": int(self.heads[i] is not None),
             "COMPACT": int(self.scatter is not None), "LOOKBACK": self.tuning.lookback,
             "SPIN_LIMIT": self.tuning.spin_limit, "SPIN_WINDOW": self.tuning.spin_window,
-            "GROUP_LOOKBACK": int(self.tuning.group_lookback),
+            "GROUP_LOOKBACK": int(self.tuning.group_lookback), "EARLY_PUBLISH": int(self.tuning.early_publish),
         }
         if self.tuning.diagnostics:
             parts.insert(1, "@group(0) @binding(31) var<storage, read_write> diag: array<atomic<u32>>;\n"

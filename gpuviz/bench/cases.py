@@ -20,11 +20,12 @@ from .sort import bench_sort
 SCAN_VARIANTS = {
     "default (rows 12, workgroup walk, no clear)": ScanTuning(),
     "rows 8": ScanTuning(rows=8),
+    "rows 16": ScanTuning(rows=16),
+    "early publish": ScanTuning(early_publish=True),
+    "rows 16, early publish": ScanTuning(rows=16, early_publish=True),
     "clear pass": ScanTuning(clear_pass=True),
-    "rows 8, clear pass (before a9cae2a)": ScanTuning(rows=8, clear_pass=True),
     "subgroup walk": ScanTuning(group_lookback=True),
     "subgroup walk, rows 16": ScanTuning(group_lookback=True, rows=16),
-    "subgroup walk, spin window 32": ScanTuning(group_lookback=True, spin_window=32),
     "portable (no subgroups)": ScanTuning(subgroups=False),
 }
 
@@ -35,6 +36,8 @@ REDUCTION_VARIANTS = {
     "2 blocks": ReductionTuning(group_blocks=2),
     "8 blocks": ReductionTuning(group_blocks=8),
     "16 blocks": ReductionTuning(group_blocks=16),
+    "single pass": ReductionTuning(single_pass=True),
+    "single pass, 8 blocks": ReductionTuning(single_pass=True, group_blocks=8),
 }
 
 

@@ -146,3 +146,52 @@ def test_errors(device, graph):
         GPUReduction(id="r", input=halves, output=one).add_to_graph(graph)
     with pytest.raises(gpuviz.GraphValidationError, match="operation must be one of"):
         GPUReduction(id="r", input=x, output=one, operation="mean")
+
+
+@pytest.mark.parametrize("subgroups", [None, False], ids=["default", "portable"])
+def test_single_pass(device, subgroups):
+    """ReductionTuning(single_pass=True): the last-arriving workgroup reduces
+    the partials; every operation and format, a partial last block, several
+    rounds of the finishing loop (257 partials) and a vector of uneven and
+    empty chunks."""
+    rng = np.random.default_rng(21)
+    tuning = ReductionTuning(single_pass=True, subgroups=subgroups)
+    for fmt in DTYPES:
+        for operation in ("sum", "min", "max", "extent"):
+            for n in (1, 3 * 4 * BLOCK + 7):
+                x = values(rng, fmt, n)
+                check(reduce_on_gpu(device, [x], fmt, operation, tuning=tuning), oracle(x, fmt, operation),
+                      fmt, operation)
+    x = values(rng, "sint32", 257 * BLOCK - 3)
+    check(reduce_on_gpu(device, [x], "sint32", "max", tuning=ReductionTuning(group_blocks=1, single_pass=True,
+                                                                           subgroups=subgroups)),
+          oracle(x, "sint32", "max"), "sint32", "max")
+    xs = [values(rng, "float32", k) for k in (BLOCK * 4 + 1, 0, 5, BLOCK * 9)]
+    xs[0][[2, 9]] = [np.nan, np.inf]
+    check(reduce_on_gpu(device, xs, "float32", "extent", vector=True, tuning=tuning),
+          oracle(np.concatenate(xs), "float32", "extent"), "float32", "extent")
+
+
+def test_single_pass_reuses_its_state(device):
+    """The single pass's state is never cleared: the arrival counter and the
+    parity-tagged partials of one encoding must not leak into the next, in
+    separate submits and several times in one encoder, with changing data."""
+    rng = np.random.default_rng(22)
+    lengths = [4 * BLOCK + 3, 0, 2 * BLOCK - 1, 5]
+    xs = [np.zeros(k, np.int32) for k in lengths]
+    graph = new_graph(device)
+    src = gpu_vector(device, xs, np.int32)
+    out = gpu_data(device, np.zeros(2, np.int32), np.int32)
+    GPUReduction(id="r", input=graph.import_gpu_vector("x", src), output=graph.import_gpu_data("y", out),
+                 operation="extent", tuning=ReductionTuning(single_pass=True)).add_to_graph(graph)
+    compiled = graph.compile()
+    for per_submit in (1, 1, 2, 1, 3):
+        xs = [values(rng, "sint32", k) for k in lengths]
+        for chunk, v in zip(src.chunks, xs):
+            if v.size:
+                device.queue.write_buffer(chunk.buffer, chunk.byte_offset, v.tobytes())
+        encoder = device.create_command_encoder()
+        for _ in range(per_submit):
+            compiled.encode(encoder)
+        device.queue.submit([encoder.finish()])
+        check(read(device, out), oracle(np.concatenate(xs), "sint32", "extent"), "sint32", "extent")

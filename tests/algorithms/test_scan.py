@@ -90,8 +90,9 @@ def test_segment_flag_on_later_chunk_start_restarts(device):
 
 
 @pytest.mark.parametrize("segmented", [False, True])
-@pytest.mark.parametrize("subgroups, group_lookback", [(None, False), (None, True), (False, False)])
-def test_fallback_reduces_unpublished_predecessors(device, segmented, subgroups, group_lookback):
+@pytest.mark.parametrize("subgroups, group_lookback, early", [(None, False, False), (None, True, False),
+                                                              (False, False, False), (None, False, True)])
+def test_fallback_reduces_unpublished_predecessors(device, segmented, subgroups, group_lookback, early):
     """spin_limit=0: every unpublished predecessor is reduced from its input by
     the waiting tile, the path that keeps a starved look-back from hanging
     (for the subgroup walk, the workgroup walk and the portable path)."""
@@ -99,14 +100,16 @@ def test_fallback_reduces_unpublished_predecessors(device, segmented, subgroups,
     n = 9 * TILE + 11
     x = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
     flags = (rng.random(n) < 0.0002).astype(np.uint32) if segmented else None
-    tuning = ScanTuning(spin_limit=0, subgroups=subgroups, group_lookback=group_lookback)
+    tuning = ScanTuning(spin_limit=0, subgroups=subgroups, group_lookback=group_lookback, early_publish=early)
     got, _ = scan_on_gpu(device, x, flags=flags, tuning=tuning)
     np.testing.assert_array_equal(got, scan_oracle(x, flags))
 
 
 @pytest.mark.parametrize("tuning", [ScanTuning(), ScanTuning(subgroups=False), ScanTuning(clear_pass=True),
-                                    ScanTuning(group_lookback=True), ScanTuning(group_lookback=True, spin_limit=0)],
-                         ids=["default", "portable", "clear-pass", "subgroup-walk", "subgroup-walk-fallback"])
+                                    ScanTuning(group_lookback=True), ScanTuning(group_lookback=True, spin_limit=0),
+                                    ScanTuning(early_publish=True, rows=16), ScanTuning(early_publish=True, subgroups=False)],
+                         ids=["default", "portable", "clear-pass", "subgroup-walk", "subgroup-walk-fallback",
+                              "early-publish-rows-16", "early-publish-portable"])
 def test_repeated_encodings_reuse_the_tile_state(device, tuning):
     """No clear pass: the state words of one encoding must read as unpublished
     in the next (parity tags), in separate submits and twice in one encoder,

@@ -29,3 +29,9 @@ fn blocks(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid:
 fn finish(@builtin(local_invocation_index) lid: u32) {
     final_main(Lanes(lid));
 }
+
+@compute @workgroup_size(256)
+fn single(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+          @builtin(num_workgroups) nwg: vec3<u32>) {
+    single_main(Lanes(lid), wid.x + wid.y * nwg.x);
+}

@@ -41,3 +41,10 @@ fn finish(@builtin(local_invocation_index) lid: u32, @builtin(subgroup_invocatio
          @builtin(subgroup_id) sid: u32, @builtin(num_subgroups) count: u32) {
     final_main(Lanes(lid, lane, sid, count));
 }
+
+@compute @workgroup_size(256)
+fn single(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+          @builtin(num_workgroups) nwg: vec3<u32>, @builtin(subgroup_invocation_id) lane: u32,
+          @builtin(subgroup_id) sid: u32, @builtin(num_subgroups) count: u32) {
+    single_main(Lanes(lid, lane, sid, count), wid.x + wid.y * nwg.x);
+}

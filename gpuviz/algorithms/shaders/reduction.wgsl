@@ -58,8 +58,8 @@ fn lift4(w: vec4<u32>) -> vec2<T> {
     return merge(merge(lift(v.x), lift(v.y)), merge(lift(v.z), lift(v.w)));
 }
 
-fn blocks_main(l: Lanes, wg: u32) {
-    if (wg >= RP.blocks) { return; }
+// Workgroup wg's reduction of its GROUP_BLOCKS blocks (valid in lane 0).
+fn block_reduce(l: Lanes, wg: u32) -> vec2<T> {
     var acc = identity();
     for (var blk = 0u; blk < GROUP_BLOCKS; blk++) {
         let base = (wg * GROUP_BLOCKS + blk) * BLOCK;
@@ -87,8 +87,24 @@ fn blocks_main(l: Lanes, wg: u32) {
             }
         }
     }
-    let r = wg_reduce(l, acc);
+    return wg_reduce(l, acc);
+}
+
+fn blocks_main(l: Lanes, wg: u32) {
+    if (wg >= RP.blocks) { return; }
+    let r = block_reduce(l, wg);
     if (l.lid == 0u) { partials[RP.slot_base + wg] = bitcast<vec2<u32>>(r); }
+}
+
+// The result as written to the output: a float min/max/extent still at an
+// identity means no finite value was seen, written as 0.
+fn store_result(res: vec2<T>) {
+    var r = res;
+    if (IS_FLOAT && OP != 0u) {
+        r = select(r, vec2<T>(), vec2<bool>(r.x == MAXV() || r.x == MINV(), r.y == MAXV() || r.y == MINV()));
+    }
+    out_set1(0u, bitcast<u32>(r.x));
+    if (OP == 3u) { out_set1(1u, bitcast<u32>(r.y)); }
 }
 
 fn final_main(l: Lanes) {
@@ -104,13 +120,86 @@ fn final_main(l: Lanes) {
         if (i + 768u < RP.slots) { d = bitcast<vec2<T>>(partials[i + 768u]); }
         acc = merge(acc, merge(merge(a, b), merge(c, d)));
     }
-    var r = wg_reduce(l, acc);
-    if (l.lid == 0u) {
-        if (IS_FLOAT && OP != 0u) {
-            // still at an identity: no finite value was seen
-            r = select(r, vec2<T>(), vec2<bool>(r.x == MAXV() || r.x == MINV(), r.y == MAXV() || r.y == MINV()));
-        }
-        out_set1(0u, bitcast<u32>(r.x));
-        if (OP == 3u) { out_set1(1u, bitcast<u32>(r.y)); }
+    let r = wg_reduce(l, acc);
+    if (l.lid == 0u) { store_result(r); }
+}
+
+// ---------------------------------------------------------------------------
+// Single pass (`single`): every workgroup reduces its blocks as in `blocks`,
+// publishes its partial into a node-owned state buffer and takes an arrival
+// ticket; the workgroup that arrives last reduces every partial and writes
+// the output, so no second dispatch runs.
+//
+// State words (zero when the buffer is created, never cleared):
+//   [0]                 epoch << EPOCH_SHIFT | arrivals in this epoch; the
+//                       last arrival moves it to the next epoch.
+//   [4 + 4s + 0..3]     partial slot s: x low/high 16 bits, y low/high 16
+//                       bits, each word READY | PARITY (epoch & 1) | 16 bits.
+// WGSL atomics are relaxed, so the last workgroup cannot rely on the order of
+// another workgroup's stores: it reads each partial until all four of its
+// words carry this epoch's tag. Every partial's stores were issued before its
+// workgroup's ticket, so this waits only for visibility, never for another
+// workgroup to be scheduled: it cannot hang.
+
+const R_READY: u32 = 0x80000000u;
+const R_PARITY: u32 = 0x40000000u;
+const R_TAG: u32 = R_READY | R_PARITY;
+const R_EPOCH_SHIFT: u32 = 21u;  // partial slots < 2^21 (2^32 rows / 8192-row blocks = 2^19)
+const R_COUNT_MASK: u32 = (1u << R_EPOCH_SHIFT) - 1u;
+
+@group(0) @binding(4) var<storage, read_write> rstate: array<atomic<u32>>;
+var<workgroup> s_last: u32;
+
+fn load_partial(s: u32, tag: u32) -> vec2<T> {
+    let w = 4u + 4u * s;
+    var a = 0u;
+    var b = 0u;
+    var c = 0u;
+    var d = 0u;
+    loop {
+        a = atomicLoad(&rstate[w]);
+        b = atomicLoad(&rstate[w + 1u]);
+        c = atomicLoad(&rstate[w + 2u]);
+        d = atomicLoad(&rstate[w + 3u]);
+        if ((a & R_TAG) == tag && (b & R_TAG) == tag && (c & R_TAG) == tag && (d & R_TAG) == tag) { break; }
     }
+    return bitcast<vec2<T>>(vec2<u32>((a & 0xffffu) | (b << 16u), (c & 0xffffu) | (d << 16u)));
+}
+
+fn single_main(l: Lanes, wg: u32) {
+    if (wg >= RP.blocks) { return; }
+    let r = block_reduce(l, wg);
+    if (l.lid == 0u) {
+        let epoch = atomicLoad(&rstate[0]) >> R_EPOCH_SHIFT;
+        let tag = R_READY | select(0u, R_PARITY, (epoch & 1u) != 0u);
+        let u = bitcast<vec2<u32>>(r);
+        let w = 4u + 4u * (RP.slot_base + wg);
+        atomicStore(&rstate[w], tag | (u.x & 0xffffu));
+        atomicStore(&rstate[w + 1u], tag | (u.x >> 16u));
+        atomicStore(&rstate[w + 2u], tag | (u.y & 0xffffu));
+        atomicStore(&rstate[w + 3u], tag | (u.y >> 16u));
+        let ticket = atomicAdd(&rstate[0], 1u);
+        var last = 0u;
+        if ((ticket & R_COUNT_MASK) == RP.slots - 1u) {
+            // every workgroup of this encoding has arrived: open the next epoch
+            atomicStore(&rstate[0], (epoch + 1u) << R_EPOCH_SHIFT);
+            last = tag;
+        }
+        s_last = last;
+    }
+    let tag = workgroupUniformLoad(&s_last);
+    if (tag == 0u) { return; }
+    var acc = identity();
+    for (var i = l.lid; i < RP.slots; i += 1024u) {
+        var a = load_partial(i, tag);
+        var b = identity();
+        var c = identity();
+        var d = identity();
+        if (i + 256u < RP.slots) { b = load_partial(i + 256u, tag); }
+        if (i + 512u < RP.slots) { c = load_partial(i + 512u, tag); }
+        if (i + 768u < RP.slots) { d = load_partial(i + 768u, tag); }
+        acc = merge(acc, merge(merge(a, b), merge(c, d)));
+    }
+    let res = wg_reduce(l, acc);
+    if (l.lid == 0u) { store_result(res); }
 }

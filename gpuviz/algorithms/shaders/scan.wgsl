@@ -49,6 +49,7 @@ override LOOKBACK: u32 = 64u;           // predecessor states read per look-back
 override SPIN_LIMIT: u32 = 512u;        // fruitless polls before reducing a predecessor itself
 override SPIN_WINDOW: u32 = 4u;         // states read per step while the nearest is unpublished
 override GROUP_LOOKBACK: bool = false;  // one subgroup walks back (where subgroups exist)
+override EARLY_PUBLISH: bool = false;   // the workgroup walk publishes the inclusive prefix itself
 
 // Sizes arrive as uniforms, not overrides, so one pipeline serves every length.
 struct ScanParams {
@@ -225,7 +226,10 @@ fn reduce_tile(g: Group, j: u32) -> Pair {
 // A step reads LOOKBACK predecessor states, but only SPIN_WINDOW while the
 // nearest one is still unpublished, so waiting tiles do not flood the cache
 // lines that publishing tiles write.
-fn look_back(g: Group, tile: u32) -> u32 {
+//
+// With EARLY_PUBLISH, lane 0 publishes the tile's inclusive prefix (tagg: the
+// tile's aggregate) the moment it sees the walk end, one barrier earlier.
+fn look_back(g: Group, tile: u32, tagg: Pair) -> u32 {
     var look = tile;  // tiles look..tile-1 are already summed into acc
     var acc = 0u;
     var spins = 0u;
@@ -263,7 +267,12 @@ fn look_back(g: Group, tile: u32) -> u32 {
         workgroupBarrier();
         if (g.lid == 0u) {
             let nr = atomicLoad(&s_nr[par]);
-            s_step = vec3<u32>(nr, atomicLoad(&s_term[par]), atomicLoad(&s_sum[par]));
+            let term = atomicLoad(&s_term[par]);
+            let sum = atomicLoad(&s_sum[par]);
+            s_step = vec3<u32>(nr, term, sum);
+            if (EARLY_PUBLISH && term < nr && tagg.h == 0u) {
+                publish(tile_word(tile) + 2u, Pair(0u, acc + sum + tagg.v));
+            }
             let next = select(LOOKBACK, min(SPIN_WINDOW, LOOKBACK), nr == 0u);
             let nx = 1u - par;
             atomicStore(&s_nr[nx], next);
@@ -281,7 +290,12 @@ fn look_back(g: Group, tile: u32) -> u32 {
             diag_add(g, 3u, 1u);
             let p = reduce_tile(g, look - 1u);
             acc += p.v;
-            if (p.h != 0u) { break; }
+            if (p.h != 0u) {
+                if (EARLY_PUBLISH && g.lid == 0u && tagg.h == 0u) {
+                    publish(tile_word(tile) + 2u, Pair(0u, acc + tagg.v));
+                }
+                break;
+            }
             look -= 1u;
             spins = 0u;
             window = LOOKBACK;
@@ -477,8 +491,8 @@ fn kernel_main(g: Group, wg: u32) {
         if (GROUP_COLLECTIVES && GROUP_LOOKBACK) {
             carry = look_back_group(g, tile, tagg);  // publishes the inclusive prefix itself
         } else {
-            carry = look_back(g, tile);
-            if (g.lid == 0u && tagg.h == 0u) { publish(tile_word(tile) + 2u, Pair(0u, carry + tagg.v)); }
+            carry = look_back(g, tile, tagg);
+            if (!EARLY_PUBLISH && g.lid == 0u && tagg.h == 0u) { publish(tile_word(tile) + 2u, Pair(0u, carry + tagg.v)); }
         }
     }
     if (tile == P.total_tile && g.lid == 0u) {
