@@ -148,14 +148,15 @@ def test_errors(device, graph):
         GPUReduction(id="r", input=x, output=one, operation="mean")
 
 
+@pytest.mark.parametrize("single_pass", [True, False], ids=["single-pass", "two-pass"])
 @pytest.mark.parametrize("subgroups", [None, False], ids=["default", "portable"])
-def test_single_pass(device, subgroups):
+def test_single_pass(device, subgroups, single_pass):
     """ReductionTuning(single_pass=True): the last-arriving workgroup reduces
-    the partials; every operation and format, a partial last block, several
-    rounds of the finishing loop (257 partials) and a vector of uneven and
-    empty chunks."""
+    the partials (False: a second, one-workgroup dispatch does); every
+    operation and format, a partial last block, several rounds of the
+    finishing loop (257 partials) and a vector of uneven and empty chunks."""
     rng = np.random.default_rng(21)
-    tuning = ReductionTuning(single_pass=True, subgroups=subgroups)
+    tuning = ReductionTuning(single_pass=single_pass, subgroups=subgroups)
     for fmt in DTYPES:
         for operation in ("sum", "min", "max", "extent"):
             for n in (1, 3 * 4 * BLOCK + 7):
@@ -163,7 +164,7 @@ def test_single_pass(device, subgroups):
                 check(reduce_on_gpu(device, [x], fmt, operation, tuning=tuning), oracle(x, fmt, operation),
                       fmt, operation)
     x = values(rng, "sint32", 257 * BLOCK - 3)
-    check(reduce_on_gpu(device, [x], "sint32", "max", tuning=ReductionTuning(group_blocks=1, single_pass=True,
+    check(reduce_on_gpu(device, [x], "sint32", "max", tuning=ReductionTuning(group_blocks=1, single_pass=single_pass,
                                                                            subgroups=subgroups)),
           oracle(x, "sint32", "max"), "sint32", "max")
     xs = [values(rng, "float32", k) for k in (BLOCK * 4 + 1, 0, 5, BLOCK * 9)]
@@ -195,3 +196,21 @@ def test_single_pass_reuses_its_state(device):
             compiled.encode(encoder)
         device.queue.submit([encoder.finish()])
         check(read(device, out), oracle(np.concatenate(xs), "sint32", "extent"), "sint32", "extent")
+
+
+def test_single_pass_is_chosen_by_size(device, monkeypatch):
+    """single_pass=None: one dispatch up to SINGLE_PASS_MAX_ROWS rows, two above."""
+    import gpuviz.algorithms.reduction as reduction
+
+    def node_count(n):
+        graph = new_graph(device)
+        src = gpu_data(device, np.ones(n, np.uint32), np.uint32)
+        out = gpu_data(device, np.zeros(1, np.uint32), np.uint32)
+        reducer = GPUReduction(id="r", input=graph.import_gpu_data("x", src), output=graph.import_gpu_data("y", out),
+                               operation="sum")
+        reducer.add_to_graph(graph)
+        return len(reducer.node_ids)
+
+    assert node_count(1000) == 1
+    monkeypatch.setattr(reduction, "SINGLE_PASS_MAX_ROWS", 999)
+    assert node_count(1000) == 2
