@@ -21,6 +21,16 @@ def gpu_vector(device, chunks, dtype=np.uint32):
     return GPUVector.from_numpy(device, [np.asarray(c, dtype) for c in chunks], USAGE, format=None)
 
 
+def import_input(device, graph, name, value):
+    """A list of arrays -> a vector view (one chunk each); an array -> a data
+    view; None -> None."""
+    if value is None:
+        return None
+    if isinstance(value, list):
+        return graph.import_gpu_vector(name, GPUVector.from_numpy(device, value))
+    return graph.import_gpu_data(name, GPUData.from_numpy(device, value))
+
+
 def read(device, data):
     return read_array(device, data)
 

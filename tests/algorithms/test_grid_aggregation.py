@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from gpuviz import (AggregationTuning, GPUCommandGraph, GPUData, GPUGridAggregation, GPUGridBinning, GPUVector,
-                    GraphStateError, GraphValidationError, read_array)
+from gpuviz import (AggregationTuning, GPUCommandGraph, GPUData, GPUGridAggregation, GPUGridBinning, GraphStateError, GraphValidationError, read_array)
+
+from .conftest import import_input
 
 OPS = ["sum", "min", "max", "mean"]
 # every test once with native float atomics and once with the compare-exchange loop
@@ -59,13 +60,6 @@ def oracle(positions, bounds, grid_size, operation="count", weights=None, keep=N
     return out
 
 
-def _input(device, graph, name, value):
-    if value is None:
-        return None
-    if isinstance(value, list):
-        return graph.import_gpu_vector(name, GPUVector.from_numpy(device, value))
-    return graph.import_gpu_data(name, GPUData.from_numpy(device, value))
-
 
 def grid(device, positions, *, grid_size, bounds, operation="count", weights=None, mask=None, tuning=None):
     graph = GPUCommandGraph(device, id="grid")
@@ -73,12 +67,12 @@ def grid(device, positions, *, grid_size, bounds, operation="count", weights=Non
     out = GPUData.allocate(device, format="uint32" if operation == "count" else "float32", length=n)
     if isinstance(bounds, np.ndarray):
         bounds = graph.import_gpu_data("bounds", GPUData.from_numpy(device, bounds))
-    common = dict(id="g", positions=_input(device, graph, "pos", positions), output=graph.import_gpu_data("out", out),
-                  grid_size=grid_size, bounds=bounds, mask=_input(device, graph, "mask", mask), tuning=tuning)
+    common = dict(id="g", positions=import_input(device, graph, "pos", positions), output=graph.import_gpu_data("out", out),
+                  grid_size=grid_size, bounds=bounds, mask=import_input(device, graph, "mask", mask), tuning=tuning)
     if operation == "count":
         primitive = GPUGridBinning(**common)
     else:
-        primitive = GPUGridAggregation(weights=_input(device, graph, "w", weights), operation=operation, **common)
+        primitive = GPUGridAggregation(weights=import_input(device, graph, "w", weights), operation=operation, **common)
     primitive.add_to_graph(graph)
     compiled = graph.compile()
 

@@ -11,6 +11,8 @@ from hypothesis import given, settings, strategies as st
 from gpuviz import (AggregationTuning, GPUCommandGraph, GPUData, GPUGroupAggregation, GPUVector, GraphValidationError,
                     GraphStateError, read_array)
 
+from .conftest import import_input
+
 OPS = ["count", "sum", "min", "max", "mean"]
 # every test once with native float atomics and once with the compare-exchange loop
 pytestmark = pytest.mark.usefixtures("float_add_path")
@@ -24,14 +26,6 @@ TUNINGS = {
 SENTINEL = 0xDEADBEEF
 PAD = 3  # output rows start 12 bytes into their buffer
 
-
-def _input(device, graph, name, value):
-    """A list of arrays -> vector view (one chunk each); an array -> data view."""
-    if value is None:
-        return None
-    if isinstance(value, list):
-        return graph.import_gpu_vector(name, GPUVector.from_numpy(device, value))
-    return graph.import_gpu_data(name, GPUData.from_numpy(device, value))
 
 
 def _output(device, graph, groups, fmt):
@@ -57,9 +51,9 @@ def build(device, codes, *, groups, operation, values=None, mask=None, filter_va
     graph = GPUCommandGraph(device, id="groups")
     fmt = "uint32" if operation == "count" else "float32"
     buffer, out = _output(device, graph, groups, fmt)
-    agg = GPUGroupAggregation(id="agg", codes=_input(device, graph, "codes", codes), output=out, operation=operation,
-                              values=_input(device, graph, "values", values), mask=_input(device, graph, "mask", mask),
-                              filter_values=_input(device, graph, "filter", filter_values),
+    agg = GPUGroupAggregation(id="agg", codes=import_input(device, graph, "codes", codes), output=out, operation=operation,
+                              values=import_input(device, graph, "values", values), mask=import_input(device, graph, "mask", mask),
+                              filter_values=import_input(device, graph, "filter", filter_values),
                               filter_range=filter_range, tuning=tuning)
     agg.add_to_graph(graph)
     compiled = graph.compile()

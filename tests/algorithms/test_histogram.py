@@ -10,6 +10,8 @@ from hypothesis import given, settings, strategies as st
 from gpuviz import (AggregationTuning, GPUCommandGraph, GPUData, GPUHistogram, GPUVector, GraphStateError,
                     GraphValidationError, read_array)
 
+from .conftest import import_input
+
 TUNINGS = [None, AggregationTuning(privatize_max_keys=0)]
 
 
@@ -30,13 +32,6 @@ def edges_oracle(x, edges):
     return np.histogram(x[np.isfinite(x)], np.asarray(edges, np.float32))[0].astype(np.uint32)
 
 
-def _input(device, graph, name, value):
-    if value is None:
-        return None
-    if isinstance(value, list):
-        return graph.import_gpu_vector(name, GPUVector.from_numpy(device, value))
-    return graph.import_gpu_data(name, GPUData.from_numpy(device, value))
-
 
 def _encode(device, compiled):
     encoder = device.create_command_encoder()
@@ -51,9 +46,9 @@ def histogram(device, x, *, bins, mask=None, filter_values=None, filter_range=No
     for key in ("domain", "edges"):
         if isinstance(kwargs.get(key), np.ndarray):  # GPU-resident parameter
             kwargs[key] = graph.import_gpu_data(key, GPUData.from_numpy(device, kwargs[key]))
-    hist = GPUHistogram(id="h", input=_input(device, graph, "x", x), output=graph.import_gpu_data("out", out),
-                        mask=_input(device, graph, "mask", mask),
-                        filter_values=_input(device, graph, "filter", filter_values), filter_range=filter_range,
+    hist = GPUHistogram(id="h", input=import_input(device, graph, "x", x), output=graph.import_gpu_data("out", out),
+                        mask=import_input(device, graph, "mask", mask),
+                        filter_values=import_input(device, graph, "filter", filter_values), filter_range=filter_range,
                         tuning=tuning, **kwargs)
     hist.add_to_graph(graph)
     compiled = graph.compile()
@@ -191,7 +186,7 @@ def test_value_filter_and_mask(device):
         np.testing.assert_array_equal(result(), uniform_oracle(x, -2, 2, 32, keep))
 
 
-def test_strided_input(device):
+def test_stridedimport_input(device):
     rows = np.arange(300, dtype=np.float32).reshape(100, 3)
     graph = GPUCommandGraph(device, id="strided")
     data = GPUData.from_numpy(device, rows)
