@@ -56,6 +56,10 @@ class ScanTuning:
     diagnostics : bool
         Count tiles, look-back steps, waiting steps and fallbacks into a small
         node-owned buffer (``ChainedScan.diagnostics``); for profiling only.
+    runtime_checks : bool
+        Compile with Naga's bounds checks and loop bounding (True) or as a
+        trusted module without them (False; every index of this kernel is in
+        range by construction). See :mod:`gpuviz.graph.shader_module`.
     """
 
     rows: int = 12
@@ -67,6 +71,7 @@ class ScanTuning:
     early_publish: bool = False
     clear_pass: bool = False
     diagnostics: bool = False
+    runtime_checks: bool = True
 
     @property
     def tile(self) -> int:
@@ -249,7 +254,8 @@ class ChainedScan:
             bindings.append(StorageBinding(31, None, 0, 64))
         else:
             parts.insert(1, "fn diag_add(g: Group, i: u32, v: u32) { }\n")
-        kernel = ComputeKernel(ctx.device, code="\n".join(parts), constants=constants, label=ctx.node_id)
+        kernel = ComputeKernel(ctx.device, code="\n".join(parts), constants=constants, label=ctx.node_id,
+                               runtime_checks=self.tuning.runtime_checks)
         return kernel, ([self._state] if self._state is not None else []) + bindings
 
     def _scatter_code(self, i, align, bindings) -> str:

@@ -71,6 +71,10 @@ class SortTuning:
         Subgroup ranking issues every row's digit ballots, then every row's
         counter atomic, then every row's shuffle (the rows' dependency chains
         overlap); False ranks one row after another.
+    runtime_checks : bool
+        Compile the radix kernels with Naga's bounds checks and loop bounding
+        (True) or as trusted modules without them (False; every index is in
+        range by construction). See :mod:`gpuviz.graph.shader_module`.
     """
 
     items: int = 18
@@ -82,6 +86,7 @@ class SortTuning:
     staging: str = "shared"
     rank_lanes: int = 8
     ballots_first: bool = False
+    runtime_checks: bool = True
 
     @property
     def tile(self) -> int:
@@ -192,7 +197,8 @@ def check_args(owner: str, id, direction, key_bits, tuning, device) -> None:
         raise GraphValidationError(f'{owner} "{id}" tuning must be a SortTuning (got {type(tuning).__name__})')
     if (not 1 <= tuning.items <= 64 or not 1 <= tuning.lookback <= 32 or not 1 <= tuning.small_max <= MAX_SMALL_SLOTS
             or tuning.spin_limit < 0 or tuning.staging not in STAGINGS
-            or tuning.rank_lanes not in (8, 16, 32, 64, 128) or not isinstance(tuning.ballots_first, bool)):
+            or tuning.rank_lanes not in (8, 16, 32, 64, 128) or not isinstance(tuning.ballots_first, bool)
+            or not isinstance(tuning.runtime_checks, bool)):
         raise GraphValidationError(f'{owner} "{id}" has invalid sort tuning {tuning} (items 1..64, lookback 1..32, '
                                    f"small_max 1..{MAX_SMALL_SLOTS}, spin_limit >= 0, staging one of {STAGINGS}, "
                                    "rank_lanes 8/16/32/64/128, ballots_first a bool)")
@@ -328,8 +334,8 @@ def _add_radix(graph, prefix, keys, values, out_keys, out_values, descending, ke
         subgroups = bool(ctx.capabilities.subgroups) and tuning.subgroups is not False
         code = radix_source(tuning, subgroups=subgroups, has_values=has_values,
                             staging=tuning.resolved_staging(ctx.device))
-        return ComputeKernel(ctx.device, code=code,
-                             entry_point=entry, label=ctx.node_id)
+        return ComputeKernel(ctx.device, code=code, entry_point=entry, label=ctx.node_id,
+                             runtime_checks=tuning.runtime_checks)
 
     def params(ctx, pass_index, src_k=None, src_v=None, dst_k=None, dst_v=None, groups=0):
         d = ctx.device

@@ -34,6 +34,7 @@ def main(argv=None) -> int:
         "subgroup walk": ScanTuning(group_lookback=True),
         "clear pass": ScanTuning(clear_pass=True),
         "portable": ScanTuning(subgroups=False),
+        "checks off": ScanTuning(runtime_checks=False),
     }
     print(f"{'size':>5}  {'case':<16} {'µs':>8} {'×copy':>6}  {'steps/tile':>10} {'waits/tile':>10} {'fallbacks':>9}")
     for n in parse_sizes(args.sizes):

@@ -21,6 +21,7 @@ import wgpu
 
 from .errors import GraphValidationError
 from .resources import GraphBufferHandle, GraphDataView
+from .shader_module import create_shader_module
 
 __all__ = ["ComputeKernel"]
 
@@ -49,6 +50,10 @@ class ComputeKernel:
         Values for WGSL ``override`` declarations (structural constants such
         as capacity or a view's element offset).
     label : str, optional
+    runtime_checks : bool
+        False compiles the shader without Naga's bounds checks and forced
+        loop bounding (see :mod:`gpuviz.graph.shader_module`); only for
+        kernels whose indices are in range and loops finite by construction.
 
     Notes
     -----
@@ -57,17 +62,19 @@ class ComputeKernel:
     submit, or read back.
     """
 
-    def __init__(self, device, *, code: str, entry_point: str = "main", constants=None, label: str | None = None):
+    def __init__(self, device, *, code: str, entry_point: str = "main", constants=None, label: str | None = None,
+                 runtime_checks: bool = True):
         self.device = device
         self.entry_point = entry_point
         self.label = label or entry_point
         self.constants = dict(constants or {})
         modules = _device_cache(device, "_gpuviz_shader_modules")
-        module = modules.get(code)
+        module = modules.get((code, runtime_checks))
         if module is None:
-            module = modules[code] = device.create_shader_module(label=self.label, code=code)
+            module = modules[(code, runtime_checks)] = create_shader_module(device, code=code, label=self.label,
+                                                                            runtime_checks=runtime_checks)
         pipelines = _device_cache(device, "_gpuviz_compute_pipelines")
-        key = (code, entry_point, tuple(sorted(self.constants.items())))
+        key = (code, runtime_checks, entry_point, tuple(sorted(self.constants.items())))
         pipeline = pipelines.get(key)
         if pipeline is None:
             compute = {"module": module, "entry_point": entry_point}

@@ -186,6 +186,30 @@ fn first_lane(v: vec4<u32>) -> u32 {
     return 96u + countTrailingZeros(v.w);
 }
 
+// Lanes (of a subgroup of up to 32) whose digit equals this lane's `d`: one
+// ballot per digit bit, written out (Naga's loop bounding can keep a driver
+// from unrolling the loop form).
+fn same_digit_lanes(d: u32, live: u32) -> u32 {
+    let b0 = (d & 1u) != 0u;
+    let b1 = (d & 2u) != 0u;
+    let b2 = (d & 4u) != 0u;
+    let b3 = (d & 8u) != 0u;
+    let b4 = (d & 16u) != 0u;
+    let b5 = (d & 32u) != 0u;
+    let b6 = (d & 64u) != 0u;
+    let b7 = (d & 128u) != 0u;
+    let v0 = sg_ballot(b0).x;
+    let v1 = sg_ballot(b1).x;
+    let v2 = sg_ballot(b2).x;
+    let v3 = sg_ballot(b3).x;
+    let v4 = sg_ballot(b4).x;
+    let v5 = sg_ballot(b5).x;
+    let v6 = sg_ballot(b6).x;
+    let v7 = sg_ballot(b7).x;
+    return live & select(~v0, v0, b0) & select(~v1, v1, b1) & select(~v2, v2, b2) & select(~v3, v3, b3)
+                & select(~v4, v4, b4) & select(~v5, v5, b5) & select(~v6, v6, b6) & select(~v7, v7, b7);
+}
+
 // Subgroup ranking: subgroup w owns rows [w*sg*ITEMS, (w+1)*sg*ITEMS) of the
 // tile, round k its rows k*sg + lane. Eight ballots find the lanes with the
 // same digit; the lowest of them adds their number to the subgroup's counter.
@@ -208,12 +232,7 @@ fn rank_subgroup(lid: u32, sg: u32, keys: ptr<function, array<u32, ITEMS>>,
             // unroll ITEMS {
             {
                 let d = select(255u, digit_of((*keys)[@I]), (*pos)[@I] < valid);
-                var peers = live;
-                for (var b = 0u; b < 8u; b++) {
-                    let bit = ((d >> b) & 1u) != 0u;
-                    let ballot = sg_ballot(bit).x;
-                    peers &= select(~ballot, ballot, bit);
-                }
+                let peers = same_digit_lanes(d, live);
                 (*pos)[@I] = (d << 16u) | (countOneBits(peers & below_me) << 5u) | countTrailingZeros(peers);
                 pre[@I] = countOneBits(peers);
             }
@@ -232,12 +251,7 @@ fn rank_subgroup(lid: u32, sg: u32, keys: ptr<function, array<u32, ITEMS>>,
         // unroll ITEMS {
         {
             let d = select(255u, digit_of((*keys)[@I]), (*pos)[@I] < valid);
-            var peers = live;
-            for (var b = 0u; b < 8u; b++) {
-                let bit = ((d >> b) & 1u) != 0u;
-                let ballot = sg_ballot(bit).x;
-                peers &= select(~ballot, ballot, bit);
-            }
+            let peers = same_digit_lanes(d, live);
             let before = countOneBits(peers & below_me);
             var pre = 0u;
             if (before == 0u) {
@@ -255,7 +269,7 @@ fn rank_subgroup(lid: u32, sg: u32, keys: ptr<function, array<u32, ITEMS>>,
         {
             let d = select(255u, digit_of((*keys)[@I]), (*pos)[@I] < valid);
             var peers = live;
-            for (var b = 0u; b < 8u; b++) {
+            for (var b = 0u; b < 8u; b++) {  // subgroups over 32 lanes: rare, left a loop
                 let bit = ((d >> b) & 1u) != 0u;
                 let ballot = sg_ballot(bit);
                 peers &= select(~ballot, ballot, bit);

@@ -1,0 +1,153 @@
+"""Sort profile: ``python -m gpuviz.bench.sort_profile [--sizes 64M,16M]``.
+
+Splits the radix sort's time between its parts on one device, in one run:
+
+* checked variants: real sorts (output compared with numpy's stable argsort
+  before a time prints) under different ``SortTuning`` values;
+* timing probes: the scatter pass with parts of its work removed by text
+  substitution of the generated shader (no look-back: offsets guessed from
+  the digit histogram; no ranking; coalesced writes). Their output is wrong
+  by design and never checked: they bound what each part costs.
+
+Every line gives the whole encoding (µs, median of timestamped encodings),
+its ratio to the same-run copy kernel over keys + values bytes, and the
+mean scatter pass (µs) from a per-node timing. The same-run anchor
+``torch.sort(stable=True)`` is printed when torch has a GPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from contextlib import contextmanager
+
+import numpy as np
+
+#: Checked tunings (the first is the shipped default).
+def _variants(SortTuning):
+    return {
+        "default": SortTuning(),
+        "checks on": SortTuning(runtime_checks=True),
+        "checks off": SortTuning(runtime_checks=False),
+        "off items 12": SortTuning(runtime_checks=False, items=12),
+        "off items 15": SortTuning(runtime_checks=False, items=15),
+        "off items 21": SortTuning(runtime_checks=False, items=21),
+        "off look-back 8": SortTuning(runtime_checks=False, lookback=8),
+        "off early values": SortTuning(runtime_checks=False, late_values=False),
+        "off portable": SortTuning(runtime_checks=False, subgroups=False),
+    }
+
+
+# Substitutions of the generated scatter shader (each must match; unrolled
+# lines match once per row).
+_CLAMP_WRITES = [
+    ("key_out[P.key_out + s_base[d] + j] = key;",
+     "key_out[min(P.key_out + s_base[d] + j, P.key_out + P.n - 1u)] = key;"),
+    ("val_out[P.val_out + s_base[d] + j] = st_load(j);",
+     "val_out[min(P.val_out + s_base[d] + j, P.val_out + P.n - 1u)] = st_load(j);"),
+]
+_NO_LOOKBACK = [
+    ("prefix = look_back(lid, tile, sg, lane);",
+     "prefix = wg_scan(lid, atomicLoad(&state[HIST + P.pass_index * 256u + lid]), sg).x + tile * (TILE / 256u);"),
+]
+_NO_RANKING = [
+    ("count = rank_subgroup(lid, sg, &keys, &pos, valid);",
+     "count = TILE / 256u; s_start[lid] = lid * (TILE / 256u); workgroupBarrier();"),
+]
+_COALESCED = [
+    ("key_out[min(P.key_out + s_base[d] + j, P.key_out + P.n - 1u)] = key;",
+     "key_out[P.key_out + base + j] = key + s_base[d] * 0u;"),
+    ("val_out[min(P.val_out + s_base[d] + j, P.val_out + P.n - 1u)] = st_load(j);",
+     "val_out[P.val_out + base + j] = st_load(j);"),
+]
+PROBES = {
+    "probe: no look-back": _CLAMP_WRITES + _NO_LOOKBACK,
+    "probe: no look-back, no ranking": _CLAMP_WRITES + _NO_LOOKBACK + _NO_RANKING,
+    "probe: ... and coalesced writes": _CLAMP_WRITES + _NO_LOOKBACK + _NO_RANKING + _COALESCED,
+}
+
+
+@contextmanager
+def _substituted(pairs):
+    """Patch the sort module's shader source generator for one graph build."""
+    from ..algorithms import sort as sort_module
+
+    original = sort_module.radix_source
+
+    def patched(*args, **kwargs):
+        text = original(*args, **kwargs)
+        for old, new in pairs:
+            if old not in text:
+                raise RuntimeError(f"probe substitution does not match the shader: {old!r}")
+            text = text.replace(old, new)
+        return text
+
+    sort_module.radix_source = patched
+    try:
+        yield
+    finally:
+        sort_module.radix_source = original
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m gpuviz.bench.sort_profile")
+    parser.add_argument("--sizes", default="64M,16M")
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--no-probes", action="store_true")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
+    import gpuviz
+    from gpuviz.algorithms.sort import SortTuning
+
+    from .harness import GPUTimer, Peers, ReferenceKernel, parse_sizes, read, size_label, upload, warm_up
+    from .sort import _node_breakdown, _sort_graph
+
+    device = gpuviz.request_device()
+    timer = GPUTimer(device, args.runs)
+    peers = Peers()
+    warm_up(device, 2.0)
+    rng = np.random.default_rng(4)
+    print(f"{'size':>5}  {'case':<34} {'µs':>8} {'×copy':>6} {'scatter µs':>10}", flush=True)
+    for n in parse_sizes(args.sizes):
+        keys = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+        values = np.arange(n, dtype=np.uint32)
+        order = np.argsort(keys, kind="stable")
+        bufs = {"keys": upload(device, keys), "values": upload(device, values),
+                "out_keys": upload(device, np.zeros(n, np.uint32)), "out_values": upload(device, np.zeros(n, np.uint32))}
+        both = upload(device, np.zeros(2 * n, np.uint32))
+        copy_dst = upload(device, np.zeros(2 * n, np.uint32))
+        ref = timer.median(ReferenceKernel(device, "copy", 2 * n - (2 * n) % 4, both, copy_dst).record)
+        print(f"{size_label(n):>5}  {'copy kernel (keys + values)':<34} {ref * 1e6:8.1f}", flush=True)
+        if peers.torch is not None:
+            tk = peers.torch.from_numpy(keys.view(np.int32)).cuda()
+            t = peers.time_torch(lambda: peers.torch.sort(tk, stable=True), args.runs)
+            print(f"{size_label(n):>5}  {'torch.sort(stable=True)':<34} {t * 1e6:8.1f} {t / ref:6.2f}", flush=True)
+            del tk
+        cases = [(label, tuning, None) for label, tuning in _variants(SortTuning).items()]
+        if not args.no_probes:
+            cases += [(label, SortTuning(runtime_checks=False), pairs) for label, pairs in PROBES.items()]
+        for label, tuning, pairs in cases:
+            with _substituted(pairs or []):
+                compiled = _sort_graph(device, n, bufs, tuning=tuning)
+            for name in ("out_keys", "out_values"):
+                device.queue.write_buffer(bufs[name], 0, np.zeros(n, np.uint32))
+            t = timer.median(lambda encoder: compiled.encode(encoder))
+            if pairs is None:
+                ok = (np.array_equal(read(device, bufs["out_keys"], np.uint32, n), keys[order])
+                      and np.array_equal(read(device, bufs["out_values"], np.uint32, n), values[order]))
+                if not ok:
+                    print(f"{size_label(n):>5}  {label:<34} MISMATCH (not timed)", flush=True)
+                    compiled.destroy()
+                    continue
+            parts = _node_breakdown(compiled, device)
+            scatter = [v for k, v in parts.items() if "scatter" in k]
+            print(f"{size_label(n):>5}  {label:<34} {t * 1e6:8.1f} {t / ref:6.2f} "
+                  f"{np.mean(scatter) * 1e6:10.1f}", flush=True)
+            compiled.destroy()
+        for buffer in list(bufs.values()) + [both, copy_dst]:
+            buffer.destroy()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
