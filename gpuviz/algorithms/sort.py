@@ -29,7 +29,7 @@ WORKGROUP = 256
 DIRECTIONS = ("ascending", "descending")
 MAX_SMALL_SLOTS = 2048     # one-workgroup sort: 2 x 2048 words of workgroup memory
 MAX_ROWS = (1 << 30) - 1   # look-back words keep 30-bit counts
-_SCATTER_SHARED_WORDS = 4 * 256 + 2  # per-digit arrays and control words beside the tile (sort_radix.wgsl)
+_SCATTER_SHARED_WORDS = 3 * 256 + 2  # per-digit arrays and control words beside the tile (sort_radix.wgsl)
 STAGINGS = ("auto", "plain", "shared")
 _STATE_HEADER_WORDS = 1056  # digit histograms (1024) + tile counters, see sort_radix.wgsl
 
@@ -64,9 +64,11 @@ class SortTuning:
         atomic array (less memory); "auto" is "plain" where it fits the
         device's workgroup storage, else "shared".
     rank_lanes : int
-        With "plain" staging, the smallest subgroup (8, 16, 32, 64 or 128
-        lanes) the ranking counters have room for (``128 * 256 / rank_lanes``
-        words); a device with smaller subgroups ranks with the portable path.
+        The smallest subgroup (8, 16, 32, 64 or 128 lanes) the ranking
+        counters have room for (``128 * 256 / rank_lanes`` words); a device
+        with smaller subgroups ranks with the portable path. Larger values
+        need less workgroup memory where the tile is small ("shared" staging
+        holds ``max(tile, counters)`` words).
     ballots_first : bool
         Subgroup ranking issues every row's digit ballots, then every row's
         counter atomic, then every row's shuffle (the rows' dependency chains
@@ -77,16 +79,16 @@ class SortTuning:
         range by construction). See :mod:`gpuviz.graph.shader_module`.
     """
 
-    items: int = 18
+    items: int = 20
     lookback: int = 4
     small_max: int = 2048
     spin_limit: int = 64
     subgroups: bool | None = None
-    late_values: bool = True
+    late_values: bool = False
     staging: str = "shared"
     rank_lanes: int = 8
     ballots_first: bool = False
-    runtime_checks: bool = True
+    runtime_checks: bool = False
 
     @property
     def tile(self) -> int:
@@ -99,7 +101,7 @@ class SortTuning:
         """Workgroup words of a scatter pass with "plain" or "shared" staging."""
         if staging == "plain":
             return self.tile + self.counter_words() + _SCATTER_SHARED_WORDS
-        return max(self.tile, 4096) + _SCATTER_SHARED_WORDS
+        return max(self.tile, self.counter_words()) + _SCATTER_SHARED_WORDS
 
     def resolved_staging(self, device) -> str:
         if self.staging != "auto":
@@ -134,7 +136,7 @@ def render_sort_shader(text: str, **consts) -> str:
 
 
 _LAYOUTS = {
-    "shared": """const CNT_WORDS: u32 = 4096u;  // 32 subgroups of >= 8 lanes
+    "shared": """const CNT_WORDS: u32 = {counter_words}u;  // WG / rank_lanes subgroups x 128
 const SHM: u32 = max(TILE, CNT_WORDS);
 var<workgroup> shm: array<atomic<u32>, SHM>;  // counters, then keys, then values
 fn st_load(i: u32) -> u32 { return atomicLoad(&shm[i]); }

@@ -1,5 +1,5 @@
-"""``python -m gpuviz.bench.sort`` (or ``python -m gpuviz.bench sort`` once
-registered): GPUSort of random uint32 key + uint32 value pairs.
+"""``python -m gpuviz.bench sort`` (or ``python -m gpuviz.bench.sort``):
+GPUSort of random uint32 key + uint32 value pairs.
 
 Prints one table per run: size, median GPU time of the compiled sort graph
 (timestamps around each encoding, after warm-up), the same-run WGSL vec4
@@ -30,15 +30,12 @@ __all__ = ["bench_sort", "main"]
 #: Radix tunings tried with --variants (the first is the default).
 SORT_VARIANTS = {
     "default": SortTuning(),
-    "shared ballots-first": SortTuning(ballots_first=True),
-    "plain lanes 8": SortTuning(staging="plain", rank_lanes=8),
-    "plain lanes 32": SortTuning(staging="plain", rank_lanes=32),
-    "plain 32 ballots-first": SortTuning(staging="plain", rank_lanes=32, ballots_first=True),
-    "plain 32 bf items 15": SortTuning(staging="plain", rank_lanes=32, ballots_first=True, items=15),
-    "plain 32 bf items 24": SortTuning(staging="plain", rank_lanes=32, ballots_first=True, items=24),
-    "plain 32 bf early values": SortTuning(staging="plain", rank_lanes=32, ballots_first=True, late_values=False),
+    "bounds checks on": SortTuning(runtime_checks=True),
+    "values after look-back": SortTuning(late_values=True),
+    "ballots first": SortTuning(ballots_first=True),
+    "items 18": SortTuning(items=18),
+    "plain staging": SortTuning(staging="plain", rank_lanes=32),
     "portable": SortTuning(subgroups=False),
-    "portable plain": SortTuning(staging="plain", rank_lanes=128, subgroups=False),
 }
 SMALL_SIZES = (256, 1024, 2048)
 

@@ -23,28 +23,29 @@ from contextlib import contextmanager
 
 import numpy as np
 
+
 #: Checked tunings (the first is the shipped default).
 def _variants(SortTuning):
     return {
         "default": SortTuning(),
         "checks on": SortTuning(runtime_checks=True),
-        "checks off": SortTuning(runtime_checks=False),
-        "off items 12": SortTuning(runtime_checks=False, items=12),
-        "off items 15": SortTuning(runtime_checks=False, items=15),
-        "off items 21": SortTuning(runtime_checks=False, items=21),
-        "off look-back 8": SortTuning(runtime_checks=False, lookback=8),
-        "off early values": SortTuning(runtime_checks=False, late_values=False),
-        "off portable": SortTuning(runtime_checks=False, subgroups=False),
+        "items 18": SortTuning(items=18),
+        "items 19": SortTuning(items=19),
+        "items 21": SortTuning(items=21),
+        "values after look-back": SortTuning(late_values=True),
+        "ballots first": SortTuning(ballots_first=True),
+        "portable": SortTuning(subgroups=False),
+        "portable, checks on": SortTuning(subgroups=False, runtime_checks=True),
     }
 
 
 # Substitutions of the generated scatter shader (each must match; unrolled
 # lines match once per row).
 _CLAMP_WRITES = [
-    ("key_out[P.key_out + s_base[d] + j] = key;",
-     "key_out[min(P.key_out + s_base[d] + j, P.key_out + P.n - 1u)] = key;"),
-    ("val_out[P.val_out + s_base[d] + j] = st_load(j);",
-     "val_out[min(P.val_out + s_base[d] + j, P.val_out + P.n - 1u)] = st_load(j);"),
+    ("key_out[P.key_out + s_start[d] + j] = key;",
+     "key_out[min(P.key_out + s_start[d] + j, P.key_out + P.n - 1u)] = key;"),
+    ("val_out[P.val_out + s_start[d] + j] = st_load(j);",
+     "val_out[min(P.val_out + s_start[d] + j, P.val_out + P.n - 1u)] = st_load(j);"),
 ]
 _NO_LOOKBACK = [
     ("prefix = look_back(lid, tile, sg, lane);",
@@ -55,15 +56,22 @@ _NO_RANKING = [
      "count = TILE / 256u; s_start[lid] = lid * (TILE / 256u); workgroupBarrier();"),
 ]
 _COALESCED = [
-    ("key_out[min(P.key_out + s_base[d] + j, P.key_out + P.n - 1u)] = key;",
-     "key_out[P.key_out + base + j] = key + s_base[d] * 0u;"),
-    ("val_out[min(P.val_out + s_base[d] + j, P.val_out + P.n - 1u)] = st_load(j);",
+    ("key_out[min(P.key_out + s_start[d] + j, P.key_out + P.n - 1u)] = key;",
+     "key_out[P.key_out + base + j] = key + s_start[d] * 0u;"),
+    ("val_out[min(P.val_out + s_start[d] + j, P.val_out + P.n - 1u)] = st_load(j);",
      "val_out[P.val_out + base + j] = st_load(j);"),
+]
+_LOOKUP_COALESCED = [
+    ("key_out[min(P.key_out + s_start[d] + j, P.key_out + P.n - 1u)] = key;",
+     "key_out[P.key_out + base + j] = key ^ s_start[d];"),
+    ("val_out[min(P.val_out + s_start[d] + j, P.val_out + P.n - 1u)] = st_load(j);",
+     "val_out[P.val_out + base + j] = st_load(j) ^ s_start[d];"),
 ]
 PROBES = {
     "probe: no look-back": _CLAMP_WRITES + _NO_LOOKBACK,
-    "probe: no look-back, no ranking": _CLAMP_WRITES + _NO_LOOKBACK + _NO_RANKING,
-    "probe: ... and coalesced writes": _CLAMP_WRITES + _NO_LOOKBACK + _NO_RANKING + _COALESCED,
+    "probe: no look-back, coalesced": _CLAMP_WRITES + _NO_LOOKBACK + _COALESCED,
+    "probe: ... with the offset lookups": _CLAMP_WRITES + _NO_LOOKBACK + _LOOKUP_COALESCED,
+    "probe: no look-back, no ranking, coalesced": _CLAMP_WRITES + _NO_LOOKBACK + _NO_RANKING + _COALESCED,
 }
 
 
@@ -99,7 +107,16 @@ def main(argv=None) -> int:
     import gpuviz
     from gpuviz.algorithms.sort import SortTuning
 
-    from .harness import GPUTimer, Peers, ReferenceKernel, parse_sizes, read, size_label, upload, warm_up
+    from .harness import (
+        GPUTimer,
+        Peers,
+        ReferenceKernel,
+        parse_sizes,
+        read,
+        size_label,
+        upload,
+        warm_up,
+    )
     from .sort import _node_breakdown, _sort_graph
 
     device = gpuviz.request_device()
@@ -125,7 +142,7 @@ def main(argv=None) -> int:
             del tk
         cases = [(label, tuning, None) for label, tuning in _variants(SortTuning).items()]
         if not args.no_probes:
-            cases += [(label, SortTuning(runtime_checks=False), pairs) for label, pairs in PROBES.items()]
+            cases += [(label, SortTuning(), pairs) for label, pairs in PROBES.items()]
         for label, tuning, pairs in cases:
             with _substituted(pairs or []):
                 compiled = _sort_graph(device, n, bufs, tuning=tuning)

@@ -22,7 +22,7 @@ def _native():
     """(ffi, lib, libf) of wgpu-native, or None when not that backend."""
     try:
         from wgpu.backends.wgpu_native import _api
-    except Exception:  # pragma: no cover - only another backend lacks it
+    except ImportError:  # pragma: no cover - only another backend lacks it
         return None
     if not hasattr(_api.libf, "wgpuDeviceCreateShaderModuleTrusted"):
         return None  # pragma: no cover - older wgpu-native

@@ -19,7 +19,7 @@ from gpuviz import (GPUBatchSort, GPUCommandGraph, GPUData, GPUSegmentedSort, GP
 
 BU = wgpu.BufferUsage
 USAGE = BU.STORAGE | BU.COPY_SRC | BU.COPY_DST
-TILE = SortTuning().tile  # 4608 rows
+TILE = SortTuning().tile  # 5120 rows
 RADIX = SortTuning(small_max=1)  # radix passes at every size
 PORTABLE = SortTuning(small_max=1, subgroups=False)
 FALLBACK = SortTuning(small_max=1, spin_limit=0)  # count a predecessor's digits whenever it is late
@@ -113,11 +113,11 @@ def test_radix_sizes(device, n):
 
 
 @pytest.mark.parametrize("subgroups", [None, False], ids=["subgroups", "portable"])
-def test_values_loaded_with_keys(device, subgroups):
-    """late_values=False loads a tile's values with its keys instead of after the look-back."""
+def test_values_loaded_after_lookback(device, subgroups):
+    """late_values=True loads a tile's values after its look-back instead of with its keys (the default)."""
     rng = np.random.default_rng(11)
     n = 2 * TILE + 300
-    tuning = SortTuning(small_max=1, late_values=False, subgroups=subgroups)
+    tuning = SortTuning(small_max=1, late_values=True, subgroups=subgroups)
     check_sort(device, make_keys(rng, n, "few"), rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32),
                tuning=tuning, direction="descending")
     check_sort(device, make_keys(rng, n, "random"), np.arange(n, dtype=np.uint32), tuning=tuning)
@@ -130,8 +130,10 @@ def test_values_loaded_with_keys(device, subgroups):
     SortTuning(small_max=1, items=6, staging="plain", subgroups=False),
     SortTuning(small_max=1, items=6, staging="plain", rank_lanes=128, ballots_first=True),  # portable fallback
     SortTuning(small_max=1, items=6, staging="auto", ballots_first=True, late_values=False),
+    SortTuning(small_max=1, items=6, runtime_checks=True),
+    SortTuning(small_max=1, items=6, runtime_checks=True, subgroups=False),
 ], ids=["plain", "plain-ballots-first", "shared-ballots-first", "plain-portable", "plain-lanes-fallback",
-        "auto-early-values"])
+        "auto-early-values", "checked", "checked-portable"])
 @pytest.mark.parametrize("dist", ["random", "few", "equal"])
 def test_staging_and_ranking_variants(device, tuning, dist):
     """Plain (non-atomic) workgroup staging, ballots issued before the counter atomics, and the portable

@@ -72,8 +72,10 @@ struct Params {
 // "shared" keeps both in one atomic array, "plain" stages through a plain
 // array and keeps the counters in a separate atomic one.
 // LAYOUT
-var<workgroup> s_start: array<u32, 256>;       // local start of each digit inside the sorted tile
-var<workgroup> s_base: array<u32, 256>;        // global row of the tile's digit run, minus s_start
+// Local start of each digit inside the sorted tile; after the look-back, each
+// invocation turns its digit's entry into the run's global row minus that
+// start (one array, not two: less workgroup memory, more tiles resident).
+var<workgroup> s_start: array<u32, 256>;
 var<workgroup> s_aux: array<atomic<u32>, 256>; // fallback digit counts; run ends (portable ranking)
 var<workgroup> s_sums: array<u32, 256>;        // scan scratch
 var<workgroup> s_hist: array<atomic<u32>, 1024>;
@@ -531,7 +533,7 @@ fn scatter_tile(lid: u32, sg_size: u32, lane: u32) {
         prefix = look_back(lid, tile, sg, lane);
     }
     atomicStore(&state[status], FLAG_INC | (prefix + count));
-    s_base[lid] = prefix - s_start[lid];
+    s_start[lid] = prefix - s_start[lid];  // only this invocation reads entry lid before the barrier
     if (HAS_VALUES && LATE_VALUES) {  // in flight while the keys are written
         // unroll ITEMS {
         if (first + @I * step < valid) { vals[@I] = val_in[P.val_in + base + first + @I * step]; }
@@ -548,7 +550,7 @@ fn scatter_tile(lid: u32, sg_size: u32, lane: u32) {
         if (HAS_VALUES) {
             if ((@I % 4u) == 0u) { digits[@I / 4u] = d; } else { digits[@I / 4u] |= d << (8u * (@I % 4u)); }
         }
-        if (j < valid) { key_out[P.key_out + s_base[d] + j] = key; }
+        if (j < valid) { key_out[P.key_out + s_start[d] + j] = key; }
     }
     // }
     if (HAS_VALUES) {
@@ -561,7 +563,7 @@ fn scatter_tile(lid: u32, sg_size: u32, lane: u32) {
         {
             let j = @I * WG + lid;
             let d = (digits[@I / 4u] >> (8u * (@I % 4u))) & 255u;
-            if (j < valid) { val_out[P.val_out + s_base[d] + j] = st_load(j); }
+            if (j < valid) { val_out[P.val_out + s_start[d] + j] = st_load(j); }
         }
         // }
     }
