@@ -13,7 +13,7 @@ from ..algorithms import GPUCompaction, GPUReduction, GPUScan, ScanTuning
 from ..algorithms.reduction import ReductionTuning
 from ..graph import GPUCommandGraph
 from .analysis import bench_analysis
-from .harness import BU, GPUTimer, Peers, ReferenceKernel, Table, cpu_median, read, upload, warm_up
+from .harness import BU, GPUTimer, Peers, ReferenceKernel, Table, cpu_median, read, rewarm, upload
 from .sort import bench_sort
 
 #: Scan tunings tried with --variants (the first is the default).
@@ -58,14 +58,6 @@ def _compiled_recorder(compiled):
     return lambda encoder: compiled.encode(encoder)
 
 
-def _rewarm(device, n):
-    """Clocks drop while the host prepares large inputs, and the first timing
-    after that paid for it (an H200 run timed a 16M copy at 80 µs, not 43):
-    keep the GPU busy again before timing large sizes."""
-    if n >= 1 << 20:
-        warm_up(device, 0.3)
-
-
 def _check(name, got, expected):
     if not np.array_equal(got, expected):
         bad = np.flatnonzero(got != expected)
@@ -81,7 +73,7 @@ def bench_scan(device, sizes, runs, *, variants=False, peers: Peers):
         expected = np.cumsum(x, dtype=np.uint32) - x
         src = upload(device, x)
         dst = device.create_buffer(size=4 * n, usage=BU.STORAGE | BU.COPY_SRC | BU.COPY_DST)
-        _rewarm(device, n)
+        rewarm(device, n)
         ref = timer.median(ReferenceKernel(device, "copy", n, src, dst).record)
         cases = SCAN_VARIANTS if variants else {"default": ScanTuning()}
         for label, tuning in cases.items():
@@ -138,7 +130,7 @@ def bench_compaction(device, sizes, runs, *, peers: Peers, **_):
         x = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
         src2 = upload(device, np.zeros(2 * n, np.uint32))
         dst2 = device.create_buffer(size=8 * n, usage=BU.STORAGE)
-        _rewarm(device, n)
+        rewarm(device, n)
         ref = timer.median(ReferenceKernel(device, "copy", 2 * n, src2, dst2).record)
         src2.destroy()
         dst2.destroy()
@@ -187,7 +179,7 @@ def bench_reduction(device, sizes, runs, *, variants=False, peers: Peers, **_):
         for label, fmt, op, data in cases:
             src = upload(device, data)
             sink = device.create_buffer(size=16, usage=BU.STORAGE)
-            _rewarm(device, n)
+            rewarm(device, n)
             ref = timer.median(ReferenceKernel(device, "read", n, src, sink).record)
             out = device.create_buffer(size=16, usage=BU.STORAGE | BU.COPY_SRC)
             tunings = REDUCTION_VARIANTS if variants else {"default": ReductionTuning()}

@@ -97,6 +97,15 @@ def warm_up(device, seconds: float = 0.5) -> None:
     dst.destroy()
 
 
+def rewarm(device, n: int) -> None:
+    """Clocks drop while the host prepares large inputs (a numpy oracle can
+    take seconds), and the first timing after that pays for it (H200 runs
+    timed a 16M copy at 80-185 µs, not 43-74): keep the GPU busy again before
+    timing large sizes."""
+    if n >= 1 << 20:
+        warm_up(device, 0.3)
+
+
 def upload(device, array: np.ndarray, usage=BU.STORAGE | BU.COPY_SRC | BU.COPY_DST):
     buffer = device.create_buffer(size=max(16, array.nbytes), usage=usage)
     if array.nbytes:

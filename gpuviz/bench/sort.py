@@ -23,7 +23,7 @@ import numpy as np
 from ..algorithms.sort import GPUSort, SortTuning
 from ..graph import GPUCommandGraph
 from ..graph.errors import GraphError
-from .harness import GPUTimer, Peers, ReferenceKernel, fmt_time, read, size_label, upload
+from .harness import GPUTimer, Peers, ReferenceKernel, fmt_time, read, rewarm, size_label, upload
 
 __all__ = ["bench_sort", "main"]
 
@@ -111,6 +111,7 @@ def bench_sort(device, sizes, runs, *, variants=False, peers: Peers):
                 "out_keys": upload(device, np.zeros(n, np.uint32)), "out_values": upload(device, np.zeros(n, np.uint32))}
         both = upload(device, np.zeros(2 * n, np.uint32))
         copy_dst = upload(device, np.zeros(2 * n, np.uint32))
+        rewarm(device, n)
         ref = timer.median(ReferenceKernel(device, "copy", 2 * n - (2 * n) % 4, both, copy_dst).record)
         torch_s = torch_pairs = cupy_pairs = None
         if peers.torch is not None:

@@ -107,16 +107,7 @@ def main(argv=None) -> int:
     import gpuviz
     from gpuviz.algorithms.sort import SortTuning
 
-    from .harness import (
-        GPUTimer,
-        Peers,
-        ReferenceKernel,
-        parse_sizes,
-        read,
-        size_label,
-        upload,
-        warm_up,
-    )
+    from .harness import GPUTimer, Peers, ReferenceKernel, parse_sizes, read, rewarm, size_label, upload, warm_up
     from .sort import _node_breakdown, _sort_graph
 
     device = gpuviz.request_device()
@@ -133,6 +124,7 @@ def main(argv=None) -> int:
                 "out_keys": upload(device, np.zeros(n, np.uint32)), "out_values": upload(device, np.zeros(n, np.uint32))}
         both = upload(device, np.zeros(2 * n, np.uint32))
         copy_dst = upload(device, np.zeros(2 * n, np.uint32))
+        rewarm(device, n)
         ref = timer.median(ReferenceKernel(device, "copy", 2 * n - (2 * n) % 4, both, copy_dst).record)
         print(f"{size_label(n):>5}  {'copy kernel (keys + values)':<34} {ref * 1e6:8.1f}", flush=True)
         if peers.torch is not None:
