@@ -29,7 +29,7 @@ WORKGROUP = 256
 DIRECTIONS = ("ascending", "descending")
 MAX_SMALL_SLOTS = 2048     # one-workgroup sort: 2 x 2048 words of workgroup memory
 MAX_ROWS = (1 << 30) - 1   # look-back words keep 30-bit counts
-_SCATTER_SHARED_WORDS = 3 * 256 + 2  # per-digit arrays and control words beside the tile (sort_radix.wgsl)
+_SCATTER_SHARED_WORDS = 2 * 256 + 2  # per-digit arrays and control words beside the tile (sort_radix.wgsl)
 STAGINGS = ("auto", "plain", "shared")
 _STATE_HEADER_WORDS = 1056  # digit histograms (1024) + tile counters, see sort_radix.wgsl
 

@@ -112,7 +112,8 @@ def bench_sort(device, sizes, runs, *, variants=False, peers: Peers):
         both = upload(device, np.zeros(2 * n, np.uint32))
         copy_dst = upload(device, np.zeros(2 * n, np.uint32))
         rewarm(device, n)
-        ref = timer.median(ReferenceKernel(device, "copy", 2 * n - (2 * n) % 4, both, copy_dst).record)
+        copy_kernel = ReferenceKernel(device, "copy", 2 * n - (2 * n) % 4, both, copy_dst)
+        ref = timer.median(copy_kernel.record)
         torch_s = torch_pairs = cupy_pairs = None
         if peers.torch is not None:
             torch = peers.torch
@@ -155,6 +156,8 @@ def bench_sort(device, sizes, runs, *, variants=False, peers: Peers):
                 compiled.destroy()
                 continue
             first = label == "default"
+            if first:  # the copy again, on buffers the sort has warmed: the faster copy is the stricter reference
+                ref = min(ref, timer.median(copy_kernel.record))
             mark = ("ok" if ours / ref <= 5 else "MISS") if first else ""
             print(_line((size_label(n), label, fmt_time(ours), fmt_time(ref), f"{ours / ref:.2f}", mark,
                          fmt_time(torch_s) if first else "", f"{torch_s / ours:.2f}" if first and torch_s else "",

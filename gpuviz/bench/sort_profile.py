@@ -20,23 +20,38 @@ from __future__ import annotations
 import argparse
 import os
 from contextlib import contextmanager
+from typing import NamedTuple
 
 import numpy as np
 
 
 #: Checked tunings (the first is the shipped default).
+class Case(NamedTuple):
+    tuning: object
+    values: bool = True  # False: a keys-only sort
+    pairs: tuple = ()    # shader substitutions (see below)
+    checked: bool = True
+
+
 def _variants(SortTuning):
     return {
-        "default": SortTuning(),
-        "checks on": SortTuning(runtime_checks=True),
-        "items 18": SortTuning(items=18),
-        "items 19": SortTuning(items=19),
-        "items 21": SortTuning(items=21),
-        "values after look-back": SortTuning(late_values=True),
-        "ballots first": SortTuning(ballots_first=True),
-        "portable": SortTuning(subgroups=False),
-        "portable, checks on": SortTuning(subgroups=False, runtime_checks=True),
+        "default": Case(SortTuning()),
+        "checks on": Case(SortTuning(runtime_checks=True)),
+        "items 18": Case(SortTuning(items=18)),
+        "items 21": Case(SortTuning(items=21)),
+        "items 22": Case(SortTuning(items=22)),
+        "items 24, counters for 32 lanes": Case(SortTuning(items=24, rank_lanes=32)),
+        "+1 KB workgroup memory": Case(SortTuning(), pairs=_pad(256)),
+        "keys only": Case(SortTuning(), values=False),
+        "portable": Case(SortTuning(subgroups=False)),
     }
+
+
+def _pad(words):
+    """Unused workgroup memory, to tell a workgroup-memory occupancy limit from a register one."""
+    return (("var<workgroup> s_start: array<u32, 256>;",
+             f"var<workgroup> s_start: array<u32, 256>;\nvar<workgroup> s_pad: array<u32, {words}>;"),
+            ("if (tile >= P.tiles) { return; }", "if (tile >= P.tiles) { s_pad[lid] = tile; return; }"))
 
 
 # Substitutions of the generated scatter shader (each must match; unrolled
@@ -132,18 +147,19 @@ def main(argv=None) -> int:
             t = peers.time_torch(lambda: peers.torch.sort(tk, stable=True), args.runs)
             print(f"{size_label(n):>5}  {'torch.sort(stable=True)':<34} {t * 1e6:8.1f} {t / ref:6.2f}", flush=True)
             del tk
-        cases = [(label, tuning, None) for label, tuning in _variants(SortTuning).items()]
+        cases = dict(_variants(SortTuning))
         if not args.no_probes:
-            cases += [(label, SortTuning(), pairs) for label, pairs in PROBES.items()]
-        for label, tuning, pairs in cases:
-            with _substituted(pairs or []):
-                compiled = _sort_graph(device, n, bufs, tuning=tuning)
+            cases.update({label: Case(SortTuning(), pairs=pairs, checked=False) for label, pairs in PROBES.items()})
+        for label, case in cases.items():
+            with _substituted(case.pairs):
+                compiled = _sort_graph(device, n, bufs, tuning=case.tuning, values=case.values)
             for name in ("out_keys", "out_values"):
                 device.queue.write_buffer(bufs[name], 0, np.zeros(n, np.uint32))
             t = timer.median(lambda encoder: compiled.encode(encoder))
-            if pairs is None:
+            if case.checked:
                 ok = (np.array_equal(read(device, bufs["out_keys"], np.uint32, n), keys[order])
-                      and np.array_equal(read(device, bufs["out_values"], np.uint32, n), values[order]))
+                      and (not case.values
+                           or np.array_equal(read(device, bufs["out_values"], np.uint32, n), values[order])))
                 if not ok:
                     print(f"{size_label(n):>5}  {label:<34} MISMATCH (not timed)", flush=True)
                     compiled.destroy()

@@ -76,8 +76,11 @@ struct Params {
 // invocation turns its digit's entry into the run's global row minus that
 // start (one array, not two: less workgroup memory, more tiles resident).
 var<workgroup> s_start: array<u32, 256>;
-var<workgroup> s_aux: array<atomic<u32>, 256>; // fallback digit counts; run ends (portable ranking)
-var<workgroup> s_sums: array<u32, 256>;        // scan scratch
+// Scratch of three phases that never overlap (each ends on a barrier): the
+// scan in wg_scan, the run ends of the portable ranker, a slow predecessor's
+// digit counts in tile_count. One array, not three: workgroup memory decides
+// how many tiles a multiprocessor holds.
+var<workgroup> s_aux: array<atomic<u32>, 256>;
 var<workgroup> s_hist: array<atomic<u32>, 1024>;
 var<workgroup> s_req: atomic<u32>;
 var<workgroup> s_ctrl: u32;
@@ -132,32 +135,32 @@ fn histogram(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
 fn wg_scan(lid: u32, v: u32, sg: u32) -> vec2<u32> {
     if (sg != 0u) {
         let incl = sg_inclusive_add(v);
-        if (lid % sg == sg - 1u) { s_sums[lid / sg] = incl; }
+        if (lid % sg == sg - 1u) { atomicStore(&s_aux[lid / sg], incl); }
         workgroupBarrier();
         if (lid == 0u) {
             var run = 0u;
             for (var i = 0u; i < WG / sg; i++) {
-                let c = s_sums[i];
-                s_sums[i] = run;
+                let c = atomicLoad(&s_aux[i]);
+                atomicStore(&s_aux[i], run);
                 run += c;
             }
-            s_sums[255] = run;
+            atomicStore(&s_aux[255], run);
         }
         workgroupBarrier();
-        let r = vec2<u32>(s_sums[lid / sg] + incl - v, s_sums[255]);
+        let r = vec2<u32>(atomicLoad(&s_aux[lid / sg]) + incl - v, atomicLoad(&s_aux[255]));
         workgroupBarrier();
         return r;
     }
-    s_sums[lid] = v;
+    atomicStore(&s_aux[lid], v);
     workgroupBarrier();
     for (var o = 1u; o < WG; o <<= 1u) {
         var add = 0u;
-        if (lid >= o) { add = s_sums[lid - o]; }
+        if (lid >= o) { add = atomicLoad(&s_aux[lid - o]); }
         workgroupBarrier();
-        s_sums[lid] += add;
+        atomicAdd(&s_aux[lid], add);
         workgroupBarrier();
     }
-    let r = vec2<u32>(s_sums[lid] - v, s_sums[WG - 1u]);
+    let r = vec2<u32>(atomicLoad(&s_aux[lid]) - v, atomicLoad(&s_aux[WG - 1u]));
     workgroupBarrier();
     return r;
 }
