@@ -305,11 +305,16 @@ fn rank_subgroup(lid: u32, sg: u32, keys: ptr<function, array<u32, ITEMS>>,
     let start = wg_scan(lid, count, sg).x;
     s_start[lid] = start;
     workgroupBarrier();
+    if (lid < 128u) {  // fold the digits' tile starts into the counters (both stay below TILE < 2^16)
+        let add = s_start[2u * lid] | (s_start[2u * lid + 1u] << 16u);
+        for (var v = 0u; v < warps; v++) { cnt_add(v * 128u + lid, add); }
+    }
+    workgroupBarrier();
     // unroll ITEMS {
     {
         let d = (*pos)[@I] >> 16u;
         let sh = (d & 1u) * 16u;
-        (*pos)[@I] = ((*pos)[@I] & 0xffffu) + s_start[d] + ((cnt_load(w * 128u + (d >> 1u)) >> sh) & 0xffffu);
+        (*pos)[@I] = ((*pos)[@I] & 0xffffu) + ((cnt_load(w * 128u + (d >> 1u)) >> sh) & 0xffffu);
     }
     // }
     workgroupBarrier();
