@@ -79,7 +79,7 @@ class SortTuning:
         range by construction). See :mod:`gpuviz.graph.shader_module`.
     """
 
-    items: int = 20
+    items: int = 21
     lookback: int = 4
     small_max: int = 2048
     spin_limit: int = 64

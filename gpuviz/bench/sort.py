@@ -33,7 +33,7 @@ SORT_VARIANTS = {
     "bounds checks on": SortTuning(runtime_checks=True),
     "values after look-back": SortTuning(late_values=True),
     "ballots first": SortTuning(ballots_first=True),
-    "items 18": SortTuning(items=18),
+    "items 20": SortTuning(items=20),
     "plain staging": SortTuning(staging="plain", rank_lanes=32),
     "portable": SortTuning(subgroups=False),
 }

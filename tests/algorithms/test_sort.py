@@ -19,7 +19,7 @@ from gpuviz import (GPUBatchSort, GPUCommandGraph, GPUData, GPUSegmentedSort, GP
 
 BU = wgpu.BufferUsage
 USAGE = BU.STORAGE | BU.COPY_SRC | BU.COPY_DST
-TILE = SortTuning().tile  # 5120 rows
+TILE = SortTuning().tile  # 5376 rows
 RADIX = SortTuning(small_max=1)  # radix passes at every size
 PORTABLE = SortTuning(small_max=1, subgroups=False)
 FALLBACK = SortTuning(small_max=1, spin_limit=0)  # count a predecessor's digits whenever it is late
