@@ -25,15 +25,18 @@ from typing import NamedTuple
 import numpy as np
 
 
-#: Checked tunings (the first is the shipped default).
 class Case(NamedTuple):
+    """One profiled sort: its tuning, keys only or pairs, shader substitutions
+    (see below), and whether its output is checked (probes are not)."""
+
     tuning: object
-    values: bool = True  # False: a keys-only sort
-    pairs: tuple = ()    # shader substitutions (see below)
+    values: bool = True
+    pairs: tuple = ()
     checked: bool = True
 
 
 def _variants(SortTuning):
+    """Checked variants (the first is the shipped default)."""
     return {
         "default": Case(SortTuning()),
         "checks on": Case(SortTuning(runtime_checks=True)),
