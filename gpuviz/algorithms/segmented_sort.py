@@ -104,7 +104,8 @@ class GPUSegmentedSort:
             table = segs[fits & (widths == width), :2].astype(np.uint32)
             ids.append(add_small_node(graph, node_id=f"{self.id}-width-{width}", keys=keys, values=values,
                                       out_keys=out_keys, out_values=out_values, table=table, width=width,
-                                      descending=descending, key_bits=self.key_bits))
+                                      descending=descending, key_bits=self.key_bits,
+                                      runtime_checks=self.tuning.runtime_checks))
         for o, n, i in segs[segs[:, 1] > small].tolist():
             sub = lambda view: None if view is None else graph.create_data_view(
                 view.handle, format="uint32", length=n, byte_offset=view.byte_offset + 4 * o)

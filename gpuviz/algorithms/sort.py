@@ -74,9 +74,10 @@ class SortTuning:
         counter atomic, then every row's shuffle (the rows' dependency chains
         overlap); False ranks one row after another.
     runtime_checks : bool
-        Compile the radix kernels with Naga's bounds checks and loop bounding
-        (True) or as trusted modules without them (False; every index is in
-        range by construction). See :mod:`gpuviz.graph.shader_module`.
+        Compile the sort kernels (radix and one-workgroup) with Naga's bounds
+        checks and loop bounding (True) or as trusted modules without them
+        (False; every index is in range by construction, domains are
+        validated on the host). See :mod:`gpuviz.graph.shader_module`.
     """
 
     items: int = 21
@@ -275,7 +276,7 @@ def add_sort_domain(graph, *, prefix: str, keys, values, out_keys, out_values, d
         table = np.array([[0, n]], np.uint32)
         return [add_small_node(graph, node_id=f"{prefix}-sort", keys=keys, values=values, out_keys=out_keys,
                                out_values=out_values, table=table, width=_next_pow2(n), descending=descending,
-                               key_bits=key_bits)]
+                               key_bits=key_bits, runtime_checks=tuning.runtime_checks)]
     return _add_radix(graph, prefix, keys, values, out_keys, out_values, descending, key_bits, tuning)
 
 
@@ -284,9 +285,11 @@ def _flip_mask(descending: bool, key_bits: int) -> tuple:
 
 
 def add_small_node(graph, *, node_id, keys, values, out_keys, out_values, table, width, descending,
-                   key_bits) -> str:
+                   key_bits, runtime_checks=True) -> str:
     """One node sorting every ``(offset, length)`` domain of ``table`` (rows
-    relative to the views) inside workgroups of ``max(256, width)`` slots."""
+    relative to the views) inside workgroups of ``max(256, width)`` slots.
+    ``runtime_checks=False`` compiles it as a trusted module: the caller has
+    validated every domain inside the views."""
     slots = max(WORKGROUP, width)
     per_group = slots // width
     groups = ceil_div(len(table), per_group)
@@ -299,7 +302,7 @@ def add_small_node(graph, *, node_id, keys, values, out_keys, out_values, table,
     def compile(ctx):
         device = ctx.device
         kernel = ComputeKernel(device, code=small_source(slots, has_values=has_values), entry_point="sort_small",
-                               label=ctx.node_id)
+                               label=ctx.node_id, runtime_checks=runtime_checks)
         table_buffer = ctx.own(device.create_buffer_with_data(label=f"{ctx.node_id}-segments",
                                                               data=np.ascontiguousarray(table, np.uint32).tobytes(),
                                                               usage=STORAGE))

@@ -10,7 +10,8 @@ GPUSort (target ≥ 2), torch pairs (stable sort + value gather), cupy pairs
 (argsort + take) and numpy (stable argsort + two takes, one run). A row is
 printed only after the GPU output matched numpy's stable argsort. With
 ``--variants`` also: tuning variants, keys-only and 16-bit keys, a per-node
-breakdown, and the bitonic/radix crossover at small sizes.
+breakdown, the bitonic/radix crossover at small sizes, and GPUSegmentedSort
+of the smallest size cut into 256-row and 1..256-row segments.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import time
 
 import numpy as np
 
+from ..algorithms.segmented_sort import GPUSegmentedSort
 from ..algorithms.sort import GPUSort, SortTuning
 from ..graph import GPUCommandGraph
 from ..graph.errors import GraphError
@@ -172,6 +174,7 @@ def bench_sort(device, sizes, runs, *, variants=False, peers: Peers):
             buffer.destroy()
     if variants:
         _bench_small(device, runs, rng)
+        _bench_segmented(device, min(sizes), runs, rng, peers)
     if failures:
         raise Mismatch(f"variants with wrong output: {', '.join(failures)}")
 
@@ -195,6 +198,56 @@ def _bench_small(device, runs, rng):
             cells.append(f"{label} {fmt_time(t)}")
             compiled.destroy()
         print("  " + "   ".join(cells), flush=True)
+
+
+def _segmented_graph(device, n, bufs, offsets, lengths, tuning):
+    graph = GPUCommandGraph(device, id="bench-segmented-sort")
+    views = {}
+    for name, buffer in bufs.items():
+        handle = graph.import_buffer(id=name, byte_length=buffer.size, usage=buffer.usage, buffer=buffer)
+        views[name] = graph.create_data_view(handle, format="uint32", length=n)
+    GPUSegmentedSort(id="seg", keys=views["keys"], values=views["values"], output_keys=views["out_keys"],
+                     output_values=views["out_values"], offsets=offsets, lengths=lengths,
+                     tuning=tuning).add_to_graph(graph)
+    return graph.compile()
+
+
+def _bench_segmented(device, n, runs, rng, peers: Peers):
+    """GPUSegmentedSort of n rows cut into segments of 256 rows, or of 1..256
+    rows (random lengths, no gaps); peer: torch.sort(stable) of int64
+    (segment << 32 | key) plus a gather of the values."""
+    timer = GPUTimer(device, runs)
+    print(f"\nsegmented sort of {size_label(n)} rows, keys + values (µs; torch = stable sort of int64 "
+          "segment<<32|key + gather)")
+    keys = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+    values = np.arange(n, dtype=np.uint32)
+    bufs = {"keys": upload(device, keys), "values": upload(device, values),
+            "out_keys": upload(device, np.zeros(n, np.uint32)), "out_values": upload(device, np.zeros(n, np.uint32))}
+    for label, lengths in (("256-row segments", np.full(n // 256, 256)),
+                           ("1..256-row segments", rng.integers(1, 257, n // 128))):
+        lengths = lengths[np.cumsum(lengths) <= n]
+        offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+        rows = int(lengths.sum())
+        segment_of_row = np.repeat(np.arange(lengths.size, dtype=np.uint64), lengths)
+        composite = (segment_of_row << np.uint64(32)) | keys[:rows].astype(np.uint64)
+        order = np.argsort(composite, kind="stable")
+        cells = [f"  {label} ({lengths.size} segments):"]
+        for case, tuning in (("default", SortTuning()), ("bounds checks on", SortTuning(runtime_checks=True))):
+            compiled = _segmented_graph(device, n, bufs, offsets.tolist(), lengths.tolist(), tuning)
+            _clear_outputs(device, bufs, n)
+            t = timer.median(lambda encoder: compiled.encode(encoder))
+            _check(f"segmented {label} {case}", device, bufs, rows, keys[:rows][order], values[:rows][order])
+            cells.append(f"{case} {fmt_time(t)}")
+            compiled.destroy()
+        if peers.torch is not None:
+            torch = peers.torch
+            tc = torch.from_numpy(composite.view(np.int64)).cuda()
+            tv = torch.from_numpy(values[:rows].view(np.int32)).cuda()
+            cells.append(f"torch {fmt_time(peers.time_torch(lambda: tv[torch.sort(tc, stable=True)[1]], runs))}")
+            del tc, tv
+        print("   ".join(cells), flush=True)
+    for buffer in bufs.values():
+        buffer.destroy()
 
 
 def main(argv=None) -> int:

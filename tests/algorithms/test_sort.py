@@ -304,6 +304,14 @@ def test_segmented_sort_mixed_widths_with_gaps(device, direction):
     assert sort.node_ids == [f"g-width-{w}" for w in (2, 4, 8, 16, 32, 64, 128, 256)]
 
 
+def test_segmented_sort_checked_build(device):
+    """The one-workgroup kernel compiled with wgpu's runtime checks sorts the same (default: trusted)."""
+    rng = np.random.default_rng(12)
+    offsets, lengths, total = layout(rng, [int(m) for m in rng.integers(0, 257, 40)] + [1, 256])
+    keys = make_keys(rng, total + 3, "random")
+    segmented(device, keys, offsets, lengths, tuning=SortTuning(runtime_checks=True))
+
+
 def test_segmented_sort_long_segments(device):
     """Segments above 256 rows sort one per workgroup up to small_max, and by
     radix passes beyond it."""
