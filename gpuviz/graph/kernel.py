@@ -50,10 +50,11 @@ class ComputeKernel:
         Values for WGSL ``override`` declarations (structural constants such
         as capacity or a view's element offset).
     label : str, optional
-    runtime_checks : bool
-        False compiles the shader without Naga's bounds checks and forced
-        loop bounding (see :mod:`gpuviz.graph.shader_module`); only for
-        kernels whose indices are in range and loops finite by construction.
+    bounds_checks, loop_bounding : bool
+        False compiles the shader without wgpu's bounds checks (every index
+        is in range by construction) or without its forced loop bounding
+        (every loop ends by construction); see :mod:`gpuviz.graph.shader_module`.
+        Both default to True: a custom kernel keeps wgpu's protection.
 
     Notes
     -----
@@ -63,18 +64,19 @@ class ComputeKernel:
     """
 
     def __init__(self, device, *, code: str, entry_point: str = "main", constants=None, label: str | None = None,
-                 runtime_checks: bool = True):
+                 bounds_checks: bool = True, loop_bounding: bool = True):
         self.device = device
         self.entry_point = entry_point
         self.label = label or entry_point
         self.constants = dict(constants or {})
         modules = _device_cache(device, "_gpuviz_shader_modules")
-        module = modules.get((code, runtime_checks))
+        checks = (bounds_checks, loop_bounding)
+        module = modules.get((code, checks))
         if module is None:
-            module = modules[(code, runtime_checks)] = create_shader_module(device, code=code, label=self.label,
-                                                                            runtime_checks=runtime_checks)
+            module = modules[(code, checks)] = create_shader_module(
+                device, code=code, label=self.label, bounds_checks=bounds_checks, loop_bounding=loop_bounding)
         pipelines = _device_cache(device, "_gpuviz_compute_pipelines")
-        key = (code, runtime_checks, entry_point, tuple(sorted(self.constants.items())))
+        key = (code, checks, entry_point, tuple(sorted(self.constants.items())))
         pipeline = pipelines.get(key)
         if pipeline is None:
             compute = {"module": module, "entry_point": entry_point}

@@ -1,11 +1,11 @@
-"""Trusted shader modules: the same results without Naga's runtime checks."""
+"""Shader modules without wgpu's runtime checks: the same results, cached apart."""
 
 import numpy as np
 import pytest
 import wgpu
 
 from gpuviz.graph import ComputeKernel
-from gpuviz.graph.shader_module import create_shader_module, trusted_modules_available
+from gpuviz.graph.shader_module import create_shader_module, runtime_checks_forced, trusted_modules_available
 
 SQUARE_PLUS_LOOP = """
 @group(0) @binding(0) var<storage, read> src: array<u32>;
@@ -19,13 +19,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     dst[i] = acc;
 }
 """
+CHECKS = [(True, True), (True, False), (False, True), (False, False)]
 
 
-def run_kernel(device, runtime_checks: bool, x: np.ndarray) -> np.ndarray:
+def run_kernel(device, x: np.ndarray, **checks) -> np.ndarray:
     usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
     src = device.create_buffer_with_data(data=x.tobytes(), usage=usage)
     dst = device.create_buffer(size=x.nbytes, usage=usage)
-    kernel = ComputeKernel(device, code=SQUARE_PLUS_LOOP, runtime_checks=runtime_checks)
+    kernel = ComputeKernel(device, code=SQUARE_PLUS_LOOP, **checks)
     encoder = device.create_command_encoder()
     compute_pass = encoder.begin_compute_pass()
     kernel.dispatch(compute_pass, None, bindings={0: src, 1: dst}, workgroups=-(-x.size // 64))
@@ -34,22 +35,33 @@ def run_kernel(device, runtime_checks: bool, x: np.ndarray) -> np.ndarray:
     return np.frombuffer(device.queue.read_buffer(dst), np.uint32)
 
 
-def test_trusted_module_matches_checked_module(device):
+@pytest.mark.parametrize("bounds_checks, loop_bounding", CHECKS)
+def test_every_check_combination_computes_the_same(device, bounds_checks, loop_bounding):
     assert trusted_modules_available(device)
     x = np.arange(1000, dtype=np.uint32)
-    expected = x * x + 3
-    assert np.array_equal(run_kernel(device, True, x), expected)
-    assert np.array_equal(run_kernel(device, False, x), expected)
+    got = run_kernel(device, x, bounds_checks=bounds_checks, loop_bounding=loop_bounding)
+    np.testing.assert_array_equal(got, x * x + 3)
 
 
-def test_kernels_cache_checked_and_trusted_modules_separately(device):
-    checked = ComputeKernel(device, code=SQUARE_PLUS_LOOP, runtime_checks=True)
-    trusted = ComputeKernel(device, code=SQUARE_PLUS_LOOP, runtime_checks=False)
-    assert checked.pipeline is not trusted.pipeline
-    assert ComputeKernel(device, code=SQUARE_PLUS_LOOP, runtime_checks=False).pipeline is trusted.pipeline
+def test_kernels_cache_modules_per_check_combination(device):
+    pipelines = {checks: ComputeKernel(device, code=SQUARE_PLUS_LOOP, bounds_checks=checks[0],
+                                       loop_bounding=checks[1]).pipeline for checks in CHECKS}
+    assert len({id(p) for p in pipelines.values()}) == len(CHECKS)
+    again = ComputeKernel(device, code=SQUARE_PLUS_LOOP, bounds_checks=False, loop_bounding=False)
+    assert again.pipeline is pipelines[(False, False)]
 
 
-@pytest.mark.parametrize("runtime_checks", [True, False])
-def test_compile_errors_raise(device, runtime_checks):
+@pytest.mark.parametrize("bounds_checks, loop_bounding", CHECKS)
+def test_compile_errors_raise(device, bounds_checks, loop_bounding):
     with pytest.raises(wgpu.GPUError, match="expected"):
-        create_shader_module(device, code="fn broken( {", label="broken", runtime_checks=runtime_checks)
+        create_shader_module(device, code="fn broken( {", label="broken", bounds_checks=bounds_checks,
+                             loop_bounding=loop_bounding)
+
+
+def test_environment_forces_the_checks(device, monkeypatch):
+    monkeypatch.setenv("GPUVIZ_RUNTIME_CHECKS", "1")
+    assert runtime_checks_forced()
+    module = create_shader_module(device, code=SQUARE_PLUS_LOOP, bounds_checks=False, loop_bounding=False)
+    assert isinstance(module, wgpu.GPUShaderModule)
+    monkeypatch.setenv("GPUVIZ_RUNTIME_CHECKS", "0")
+    assert not runtime_checks_forced()
