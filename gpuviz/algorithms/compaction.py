@@ -31,7 +31,7 @@ def add_count_clear(graph, node_id: str, count) -> str:
     def compile_clear(ctx):
         offset = ComputeKernel.element_offset(count, ctx.device)
         kernel = ComputeKernel(ctx.device, code=render("clear.wgsl"), constants={"OFF": offset, "WORDS": 1},
-                               label=ctx.node_id, loop_bounding=False)
+                               label=ctx.node_id)
 
         def encode(compute_pass, frame):
             kernel.dispatch(compute_pass, frame, bindings={0: count}, workgroups=1)
@@ -209,7 +209,7 @@ class _RangePlan:
                     parts.append(render("view_none.wgsl", NAME=name))
             parts.append(render("range_compaction.wgsl"))
             parts.append(f"fn kernel_main(g: Group, wg: u32) {{ {phase}_phase(g, wg); }}\n")
-            kernel = ComputeKernel(ctx.device, code="\n".join(parts), label=ctx.node_id, loop_bounding=False)
+            kernel = ComputeKernel(ctx.device, code="\n".join(parts), label=ctx.node_id)
             uniform = ctx.own(ctx.device.create_buffer_with_data(
                 label=f"{ctx.node_id}-params", data=np.asarray(params, np.uint32).tobytes(),
                 usage=wgpu.BufferUsage.UNIFORM))
@@ -230,7 +230,7 @@ class _RangePlan:
 
     def _clear(self, graph, node_id, view):
         def compile_clear(ctx):
-            kernel = ComputeKernel(ctx.device, code=render("clear.wgsl"), label=ctx.node_id, loop_bounding=False)
+            kernel = ComputeKernel(ctx.device, code=render("clear.wgsl"), label=ctx.node_id)
 
             def encode(compute_pass, frame):
                 kernel.dispatch(compute_pass, frame, bindings={0: view},

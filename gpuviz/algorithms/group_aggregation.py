@@ -500,7 +500,7 @@ class _KeyedAggregation:
         elif entry_point == "init":
             constants.update(self._clear_constants(ctx.device))
         return ComputeKernel(ctx.device, code=_shader_text(self._snippet, flags), entry_point=entry_point,
-                             constants=constants, label=f"{self.id}-{entry_point}", loop_bounding=False)
+                             constants=constants, label=f"{self.id}-{entry_point}")
 
     def _state_bindings(self, *, init):
         bindings = {5: self.output}

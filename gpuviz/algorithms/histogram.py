@@ -187,7 +187,7 @@ class GPUHistogram(_KeyedAggregation):
             kernel = ComputeKernel(ctx.device, code=_source("histogram_edges.wgsl"), entry_point="validate",
                                    constants={"EDGE_COUNT": count,
                                               "AUX_OFFSET": ComputeKernel.element_offset(edges, ctx.device)},
-                                   label=f"{self.id}-validate-edges", loop_bounding=False)
+                                   label=f"{self.id}-validate-edges")
             bindings = {0: edges, 1: state}
             return lambda p, frame: kernel.dispatch(p, frame, bindings=bindings, workgroups=1)
 

@@ -111,8 +111,7 @@ class GPUMask:
                 parts.append("fn combine(e: u32) -> vec4<u32> {\n    var r = first(load_in0(e));\n" + folds
                              + "    return r;\n}\n")
                 parts.append(render("mask.wgsl"))
-                kernel = ComputeKernel(ctx.device, code="\n".join(parts), constants={"OP": op}, label=ctx.node_id,
-                                       loop_bounding=False)
+                kernel = ComputeKernel(ctx.device, code="\n".join(parts), constants={"OP": op}, label=ctx.node_id)
                 dispatches.append((kernel, bindings, (uniform, row * slot, 16), ceil_div(lengths[c], 4 * WORKGROUP)))
 
             def encode(compute_pass, frame):

@@ -170,7 +170,7 @@ class GPUReduction:
             for row, (chunk, count) in enumerate(zip(work, blocks)):
                 code, bindings = module(ctx, chunk)
                 kernel = ComputeKernel(ctx.device, code=code, entry_point="blocks", constants=constants,
-                                       label=ctx.node_id, loop_bounding=False)
+                                       label=ctx.node_id)
                 dispatches.append((kernel, bindings, (uniform, row * slot, 16), count))
 
             def encode(compute_pass, frame):
@@ -184,7 +184,7 @@ class GPUReduction:
             uniform, slot = params_buffer(ctx)
             code, bindings = module(ctx, None)
             kernel = ComputeKernel(ctx.device, code=code, entry_point="finish", constants=constants,
-                                   label=ctx.node_id, loop_bounding=False)
+                                   label=ctx.node_id)
 
             def encode(compute_pass, frame):
                 resolved = {b.binding: b.resolve(frame) for b in bindings}
@@ -216,7 +216,7 @@ class GPUReduction:
                 # only the last chunk's dispatch can hold the last arrival
                 code, bindings = module(ctx, chunk, with_out=row == last)
                 kernel = ComputeKernel(ctx.device, code=code, entry_point="single", constants=constants,
-                                       label=ctx.node_id, loop_bounding=False)
+                                       label=ctx.node_id)
                 dispatches.append((kernel, bindings, (uniform, row * slot, 16), count))
 
             def encode(compute_pass, frame):
@@ -234,7 +234,7 @@ class GPUReduction:
         def compile_clear(ctx):
             offset = ComputeKernel.element_offset(output, ctx.device)
             kernel = ComputeKernel(ctx.device, code=render("clear.wgsl"), constants={"OFF": offset, "WORDS": rows},
-                                   label=ctx.node_id, loop_bounding=False)
+                                   label=ctx.node_id)
 
             def encode(compute_pass, frame):
                 kernel.dispatch(compute_pass, frame, bindings={0: output}, workgroups=1)

@@ -75,10 +75,10 @@ class SortTuning:
         overlap); False ranks one row after another.
     runtime_checks : bool
         Compile the sort kernels (radix and one-workgroup) with wgpu's
-        bounds checks (True) or without them (False, the default: every
-        index is in range by construction, domains are validated on the
-        host). Loop bounding is off either way: every loop ends by
-        construction. See :mod:`gpuviz.graph.shader_module`.
+        bounds checks and forced loop bounding (True) or without them
+        (False, the default: every index is in range by construction,
+        domains are validated on the host, every loop ends). See
+        :mod:`gpuviz.graph.shader_module`.
     """
 
     items: int = 21
@@ -289,8 +289,8 @@ def add_small_node(graph, *, node_id, keys, values, out_keys, out_values, table,
                    key_bits, runtime_checks=True) -> str:
     """One node sorting every ``(offset, length)`` domain of ``table`` (rows
     relative to the views) inside workgroups of ``max(256, width)`` slots.
-    ``runtime_checks=False`` compiles it without wgpu's bounds checks: the
-    caller has validated every domain inside the views."""
+    ``runtime_checks=False`` compiles it without wgpu's bounds checks and
+    loop bounding: the caller has validated every domain inside the views."""
     slots = max(WORKGROUP, width)
     per_group = slots // width
     groups = ceil_div(len(table), per_group)
@@ -303,7 +303,8 @@ def add_small_node(graph, *, node_id, keys, values, out_keys, out_values, table,
     def compile(ctx):
         device = ctx.device
         kernel = ComputeKernel(device, code=small_source(slots, has_values=has_values), entry_point="sort_small",
-                               label=ctx.node_id, bounds_checks=runtime_checks, loop_bounding=False)
+                               label=ctx.node_id, bounds_checks=runtime_checks,
+                               loop_bounding=runtime_checks)
         table_buffer = ctx.own(device.create_buffer_with_data(label=f"{ctx.node_id}-segments",
                                                               data=np.ascontiguousarray(table, np.uint32).tobytes(),
                                                               usage=STORAGE))
@@ -341,7 +342,8 @@ def _add_radix(graph, prefix, keys, values, out_keys, out_values, descending, ke
         code = radix_source(tuning, subgroups=subgroups, has_values=has_values,
                             staging=tuning.resolved_staging(ctx.device))
         return ComputeKernel(ctx.device, code=code, entry_point=entry, label=ctx.node_id,
-                             bounds_checks=tuning.runtime_checks, loop_bounding=False)
+                             bounds_checks=tuning.runtime_checks,
+                             loop_bounding=tuning.runtime_checks)
 
     def params(ctx, pass_index, src_k=None, src_v=None, dst_k=None, dst_v=None, groups=0):
         d = ctx.device

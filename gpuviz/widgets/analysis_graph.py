@@ -180,8 +180,7 @@ class AnalysisGraph:
         chunks = [k for k, view in enumerate(positions.views) if view.length]
 
         def compile_interleave(ctx):
-            kernel = ComputeKernel(ctx.device, code=shader_source("interleave.wgsl"), label=ctx.node_id,
-                                   loop_bounding=False)
+            kernel = ComputeKernel(ctx.device, code=shader_source("interleave.wgsl"), label=ctx.node_id)
             slot = int(ctx.device.limits["min-uniform-buffer-offset-alignment"])
             table = np.zeros((max(len(chunks), 1), max(slot, 16) // 4), np.uint32)
             for row, k in enumerate(chunks):
@@ -208,7 +207,7 @@ class AnalysisGraph:
 
         def compile_select(ctx):
             kernel = ComputeKernel(ctx.device, code=shader_source("analysis_view.wgsl", "grid_select.wgsl"),
-                                   constants={"CELLS": cells}, label=ctx.node_id, loop_bounding=False)
+                                   constants={"CELLS": cells}, label=ctx.node_id)
             bindings = {0: view, **{i + 1: grids[name] for i, name in enumerate(order)}, 5: display}
             groups = -(-cells // _WG)
             return lambda compute_pass, frame: kernel.dispatch(compute_pass, frame, bindings=bindings,
