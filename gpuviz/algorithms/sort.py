@@ -205,7 +205,7 @@ def check_args(owner: str, id, direction, key_bits, tuning, device) -> None:
             or not isinstance(tuning.runtime_checks, bool)):
         raise GraphValidationError(f'{owner} "{id}" has invalid sort tuning {tuning} (items 1..64, lookback 1..32, '
                                    f"small_max 1..{MAX_SMALL_SLOTS}, spin_limit >= 0, staging one of {STAGINGS}, "
-                                   "rank_lanes 8/16/32/64/128, ballots_first a bool)")
+                                   "rank_lanes 8/16/32/64/128, ballots_first and runtime_checks bools)")
     limit = int(device.limits["max-compute-workgroup-storage-size"])
     shared = 4 * tuning.shared_words(tuning.resolved_staging(device))
     if shared > limit:

@@ -146,7 +146,7 @@ def test_staging_and_ranking_variants(device, tuning, dist):
 
 
 def test_staging_validation(device):
-    for bad in (SortTuning(staging="atomic"), SortTuning(rank_lanes=12)):
+    for bad in (SortTuning(staging="atomic"), SortTuning(rank_lanes=12), SortTuning(runtime_checks="no")):
         with pytest.raises(GraphValidationError, match="invalid sort tuning"):
             check_args("GPUSort", "s", "ascending", 32, bad, device)
     assert SortTuning(items=18).resolved_staging(device) in ("plain", "shared")
