@@ -10,8 +10,9 @@ GPUSort (target ≥ 2), torch pairs (stable sort + value gather), cupy pairs
 (argsort + take) and numpy (stable argsort + two takes, one run). A row is
 printed only after the GPU output matched numpy's stable argsort. With
 ``--variants`` also: tuning variants, keys-only and 16-bit keys, a per-node
-breakdown, the bitonic/radix crossover at small sizes, and GPUSegmentedSort
-of the smallest size cut into 256-row and 1..256-row segments.
+breakdown, the bitonic/radix crossover at small sizes, GPUSegmentedSort
+of the smallest size cut into 256-row and 1..256-row segments, and keys that
+share their top byte (a pass that only copies).
 """
 
 from __future__ import annotations
@@ -175,6 +176,8 @@ def bench_sort(device, sizes, runs, *, variants=False, peers: Peers):
     if variants:
         _bench_small(device, runs, rng)
         _bench_segmented(device, min(sizes), runs, rng, peers)
+        for n in sizes:
+            _bench_shared_top_byte(device, n, runs, rng, peers)
     if failures:
         raise Mismatch(f"variants with wrong output: {', '.join(failures)}")
 
@@ -198,6 +201,33 @@ def _bench_small(device, runs, rng):
             cells.append(f"{label} {fmt_time(t)}")
             compiled.destroy()
         print("  " + "   ".join(cells), flush=True)
+
+
+def _bench_shared_top_byte(device, n, runs, rng, peers: Peers):
+    """Keys that share their top byte (24 random bits under a constant one,
+    like timestamps in a window): the top digit's pass is the identity and
+    only copies."""
+    timer = GPUTimer(device, runs)
+    keys = rng.integers(0, 1 << 24, n, dtype=np.uint64).astype(np.uint32) | np.uint32(0xA5000000)
+    values = np.arange(n, dtype=np.uint32)
+    order = np.argsort(keys, kind="stable")
+    bufs = {"keys": upload(device, keys), "values": upload(device, values),
+            "out_keys": upload(device, np.zeros(n, np.uint32)), "out_values": upload(device, np.zeros(n, np.uint32))}
+    compiled = _sort_graph(device, n, bufs)
+    t = timer.median(lambda encoder: compiled.encode(encoder))
+    _check(f"shared top byte {n}", device, bufs, n, keys[order], values[order])
+    parts = _node_breakdown(compiled, device)
+    compiled.destroy()
+    line = (f"\n{size_label(n)} keys sharing their top byte: gpuviz {fmt_time(t)} (scatter passes "
+            + ", ".join(f"{v * 1e6:.0f}" for k, v in parts.items() if "scatter" in k) + " µs)")
+    if peers.torch is not None:
+        tk = peers.torch.from_numpy(keys.view(np.int32)).cuda()
+        torch_s = peers.time_torch(lambda: peers.torch.sort(tk, stable=True), runs)
+        line += f", torch.sort(stable) {fmt_time(torch_s)} (torch ÷ gpuviz {torch_s / t:.2f})"
+        del tk
+    print(line, flush=True)
+    for buffer in bufs.values():
+        buffer.destroy()
 
 
 def _segmented_graph(device, n, bufs, offsets, lengths, tuning):

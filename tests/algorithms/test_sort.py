@@ -175,6 +175,20 @@ def test_key_bits_order_only_low_bits(device, key_bits, tuning):
         assert sum(i.startswith("s-scatter") for i in sort.node_ids) == -(-key_bits // 8)
 
 
+@pytest.mark.parametrize("shared_byte", [0, 1, 3], ids=["low", "middle", "top"])
+@pytest.mark.parametrize("direction", ["ascending", "descending"])
+@pytest.mark.parametrize("tuning", [RADIX, PORTABLE], ids=["subgroups", "portable"])
+def test_trivial_passes_copy(device, shared_byte, direction, tuning):
+    """A digit every key shares makes its pass the identity: the tiles copy instead of scattering."""
+    rng = np.random.default_rng(shared_byte)
+    n = 2 * TILE + 321
+    keys = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+    keys = (keys & ~np.uint32(0xFF << (8 * shared_byte))) | np.uint32(0xA5 << (8 * shared_byte))
+    values = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+    check_sort(device, keys, values, direction=direction, tuning=tuning)
+    check_sort(device, keys, None, direction=direction, tuning=tuning)
+
+
 def test_lookback_fallback_and_many_tiles(device):
     """Tiles that never wait (spin limit 0) count late predecessors' digits
     themselves; 2-row-per-lane tiles give long look-back chains."""

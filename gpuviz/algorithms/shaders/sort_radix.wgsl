@@ -8,7 +8,8 @@
 //              workgroup memory (stably), publishes its digit counts, looks
 //              back over predecessor tiles for its global digit offsets
 //              (decoupled look-back), publishes inclusive offsets and writes
-//              its rows, grouped by digit, to their places.
+//              its rows, grouped by digit, to their places. A pass in which
+//              one digit holds every row (the histogram says so) only copies.
 //
 // Never hangs: a tile only waits on tiles that took their index earlier, and
 // a tile that polls one predecessor SPIN_LIMIT times in vain counts that
@@ -467,6 +468,21 @@ fn look_back(lid: u32, tile: u32, sg: u32, lane: u32) -> u32 {
     return prefix;
 }
 
+// A trivial pass: the tile's rows go to the same rows of the output.
+fn copy_tile(lid: u32, tile: u32) {
+    let base = tile * TILE;
+    let valid = min(TILE, P.n - base);
+    // unroll ITEMS {
+    {
+        let j = @I * WG + lid;
+        if (j < valid) {
+            key_out[P.key_out + base + j] = key_in[P.key_in + base + j];
+            if (HAS_VALUES) { val_out[P.val_out + base + j] = val_in[P.val_in + base + j]; }
+        }
+    }
+    // }
+}
+
 // ---------------------------------------------------------------- scatter
 // `sg_size`: subgroup size (0 in the portable variant), `lane`: subgroup lane
 // (0 for every invocation in the portable variant).
@@ -489,15 +505,23 @@ fn scatter_tile(lid: u32, sg_size: u32, lane: u32) {
     let tile = workgroupUniformLoad(&s_ctrl);
     if (tile >= P.tiles) { return; }
 
-    // Subgroup ranking needs 8..128 lanes numbered lid % size, and counters
-    // for WG / size subgroups.
-    var sg = 0u;
-    if (sg_size >= 8u && sg_size <= 128u) {
-        if (lane != lid % sg_size || (WG / sg_size) * 128u > CNT_WORDS) { atomicStore(&s_req, 1u); }
-        workgroupBarrier();
-        if (lid == 0u) { s_ctrl = atomicExchange(&s_req, 0u); }
-        if (workgroupUniformLoad(&s_ctrl) == 0u) { sg = sg_size; }
+    // One barrier settles two workgroup-uniform facts. Bit 1: subgroup
+    // ranking is impossible (it needs 8..128 lanes numbered lid % size and
+    // counters for WG / size subgroups). Bit 2: this digit pass is trivial
+    // (one digit holds all n rows, e.g. high bits every key shares): the
+    // stable pass is then the identity and every tile just copies its rows.
+    let sg_possible = sg_size >= 8u && sg_size <= 128u;
+    if (sg_possible && (lane != lid % sg_size || (WG / sg_size) * 128u > CNT_WORDS)) { atomicOr(&s_req, 1u); }
+    if (atomicLoad(&state[HIST + P.pass_index * 256u + lid]) == P.n) { atomicOr(&s_req, 2u); }
+    workgroupBarrier();
+    if (lid == 0u) { s_ctrl = atomicExchange(&s_req, 0u); }
+    let ctrl = workgroupUniformLoad(&s_ctrl);
+    if ((ctrl & 2u) != 0u) {
+        copy_tile(lid, tile);
+        return;
     }
+    var sg = 0u;
+    if (sg_possible && (ctrl & 1u) == 0u) { sg = sg_size; }
 
     let base = tile * TILE;
     let valid = min(TILE, P.n - base);
