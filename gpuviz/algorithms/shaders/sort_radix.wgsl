@@ -488,8 +488,11 @@ fn copy_tile(lid: u32, tile: u32) {
 // (0 for every invocation in the portable variant).
 //
 // Order of work, chosen so that successors are unblocked early and few
-// per-row values stay live (more tiles resident per multiprocessor):
-//   1. tile index, key loads (values too unless LATE_VALUES), ranking
+// per-row values stay live. Workgroup memory, not registers, limits the
+// tiles resident per multiprocessor on the H200 (a 1 KB larger tile costs
+// half the speed), so every per-digit array here earns its place.
+//   0. tile index; the ranking path; a trivial pass copies and returns
+//   1. key loads (values too unless LATE_VALUES), ranking
 //   2. publish the tile's digit counts (aggregate), stage the keys in
 //      workgroup memory in digit order; from here no key is held in registers
 //   3. look-back, publish the inclusive prefix at once
