@@ -38,11 +38,23 @@ def read(device, data):
 def run(graph):
     """Compile, encode once, submit; returns the compiled graph."""
     compiled = graph.compile()
-    device = graph.device
-    encoder = device.create_command_encoder()
-    compiled.encode(encoder)
-    device.queue.submit([encoder.finish()])
+    submit_encodings(graph.device, compiled, 1)
     return compiled
+
+
+def write_chunks(device, vector, arrays):
+    """Overwrite each chunk of a GPUVector with its array (empty chunks skipped)."""
+    for chunk, values in zip(vector.chunks, arrays):
+        if values.size:
+            device.queue.write_buffer(chunk.buffer, chunk.byte_offset, values.tobytes())
+
+
+def submit_encodings(device, compiled, times):
+    """Encode a compiled graph ``times`` times into one encoder and submit it."""
+    encoder = device.create_command_encoder()
+    for _ in range(times):
+        compiled.encode(encoder)
+    device.queue.submit([encoder.finish()])
 
 
 def new_graph(device, id="test"):

@@ -9,7 +9,7 @@ import gpuviz
 from gpuviz.algorithms import GPUReduction, ScanTuning
 from gpuviz.algorithms.reduction import ReductionTuning
 
-from .conftest import gpu_data, gpu_vector, new_graph, read, run
+from .conftest import gpu_data, gpu_vector, new_graph, read, run, submit_encodings, write_chunks
 
 BLOCK = 8192
 DTYPES = {"uint32": np.uint32, "sint32": np.int32, "float32": np.float32}
@@ -188,13 +188,8 @@ def test_single_pass_reuses_its_state(device):
     compiled = graph.compile()
     for per_submit in (1, 1, 2, 1, 3):
         xs = [values(rng, "sint32", k) for k in lengths]
-        for chunk, v in zip(src.chunks, xs):
-            if v.size:
-                device.queue.write_buffer(chunk.buffer, chunk.byte_offset, v.tobytes())
-        encoder = device.create_command_encoder()
-        for _ in range(per_submit):
-            compiled.encode(encoder)
-        device.queue.submit([encoder.finish()])
+        write_chunks(device, src, xs)
+        submit_encodings(device, compiled, per_submit)
         check(read(device, out), oracle(np.concatenate(xs), "sint32", "extent"), "sint32", "extent")
 
 

@@ -8,7 +8,8 @@ from hypothesis import given, settings, strategies as st
 import gpuviz
 from gpuviz.algorithms import GPUScan, ScanTuning
 
-from .conftest import TILE, gpu_data, gpu_vector, new_graph, read, run, scan_oracle
+from .conftest import (TILE, gpu_data, gpu_vector, new_graph, read, run, scan_oracle, submit_encodings,
+                       write_chunks)
 
 BOUNDARY_LENGTHS = [0, 1, 2, 3, 4, 5, TILE - 1, TILE, TILE + 1, 3 * TILE + 7]
 
@@ -127,14 +128,9 @@ def test_repeated_encodings_reuse_the_tile_state(device, tuning):
     for per_submit in (1, 1, 2, 1, 3):
         xs = [rng.integers(0, 1 << 32, k, dtype=np.uint64).astype(np.uint32) for k in lengths]
         fs = [(rng.random(k) < 0.0005).astype(np.uint32) for k in lengths]
-        for data, values in ((src, xs), (flags, fs)):
-            for chunk, v in zip(data.chunks, values):
-                if v.size:
-                    device.queue.write_buffer(chunk.buffer, chunk.byte_offset, v.tobytes())
-        encoder = device.create_command_encoder()
-        for _ in range(per_submit):
-            compiled.encode(encoder)
-        device.queue.submit([encoder.finish()])
+        write_chunks(device, src, xs)
+        write_chunks(device, flags, fs)
+        submit_encodings(device, compiled, per_submit)
         got = np.concatenate([read(device, c) for c in dst.chunks])
         np.testing.assert_array_equal(got, scan_oracle(np.concatenate(xs), np.concatenate(fs)))
 
