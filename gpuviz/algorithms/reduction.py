@@ -165,20 +165,8 @@ class GPUReduction:
             return self.node_ids
 
         def compile_blocks(ctx):
-            uniform, slot = params_buffer(ctx)
-            dispatches = []
-            for row, (chunk, count) in enumerate(zip(work, blocks)):
-                code, bindings = module(ctx, chunk)
-                kernel = ComputeKernel(ctx.device, code=code, entry_point="blocks", constants=constants,
-                                       label=ctx.node_id)
-                dispatches.append((kernel, bindings, (uniform, row * slot, 16), count))
-
-            def encode(compute_pass, frame):
-                for kernel, bindings, params, count in dispatches:
-                    resolved = {b.binding: b.resolve(frame) for b in bindings}
-                    resolved.update({0: params, 1: partials})
-                    kernel.dispatch(compute_pass, frame, bindings=resolved, workgroups=count)
-            return encode
+            dispatches = _chunk_dispatches(ctx, work, blocks, module, constants, "blocks", params_buffer)
+            return _encode_chunk_dispatches(dispatches, {1: partials})
 
         def compile_final(ctx):
             uniform, slot = params_buffer(ctx)
@@ -204,27 +192,15 @@ class GPUReduction:
     def _single_pass(self, graph, work, blocks, slots, output, module, params_buffer, constants):
         """One node, one dispatch per chunk; the last workgroup finishes."""
         words = 4 + 4 * slots
-        last = len(work) - 1
 
         def compile_single(ctx):
-            uniform, slot = params_buffer(ctx)
             # Private to this node and never cleared (reduction.wgsl: parity tags).
             state = ctx.own(ctx.device.create_buffer(label=f"{ctx.node_id}-state", size=4 * words,
                                                      usage=wgpu.BufferUsage.STORAGE))
-            dispatches = []
-            for row, (chunk, count) in enumerate(zip(work, blocks)):
-                # only the last chunk's dispatch can hold the last arrival
-                code, bindings = module(ctx, chunk, with_out=row == last)
-                kernel = ComputeKernel(ctx.device, code=code, entry_point="single", constants=constants,
-                                       label=ctx.node_id)
-                dispatches.append((kernel, bindings, (uniform, row * slot, 16), count))
-
-            def encode(compute_pass, frame):
-                for kernel, bindings, params, count in dispatches:
-                    resolved = {b.binding: b.resolve(frame) for b in bindings}
-                    resolved.update({0: params, 4: (state, 0, 4 * words)})
-                    kernel.dispatch(compute_pass, frame, bindings=resolved, workgroups=count)
-            return encode
+            # only the last chunk's dispatch can hold the last arrival, so only it binds the output
+            dispatches = _chunk_dispatches(ctx, work, blocks, module, constants, "single", params_buffer,
+                                           out_on_last=True)
+            return _encode_chunk_dispatches(dispatches, {4: (state, 0, 4 * words)})
 
         return graph.add_compute_node(id=f"{self.id}-reduce-single",
                                       resources=[(c, "storage-read") for c in work] + [(output, "storage-write")],
@@ -242,3 +218,26 @@ class GPUReduction:
 
         return graph.add_compute_node(id=f"{self.id}-reduce-clear", resources=[(output, "storage-write")],
                                       compile=compile_clear)
+
+
+def _chunk_dispatches(ctx, work, blocks, module, constants, entry_point, params_buffer, out_on_last=False) -> list:
+    """One ``(kernel, bindings, params range, workgroups)`` per input chunk."""
+    uniform, slot = params_buffer(ctx)
+    last = len(work) - 1
+    dispatches = []
+    for row, (chunk, count) in enumerate(zip(work, blocks)):
+        code, bindings = module(ctx, chunk, with_out=out_on_last and row == last)
+        kernel = ComputeKernel(ctx.device, code=code, entry_point=entry_point, constants=constants,
+                               label=ctx.node_id)
+        dispatches.append((kernel, bindings, (uniform, row * slot, 16), count))
+    return dispatches
+
+
+def _encode_chunk_dispatches(dispatches, shared: dict):
+    """The encode callback: every chunk's dispatch, its view bindings plus ``shared``."""
+    def encode(compute_pass, frame):
+        for kernel, bindings, params, count in dispatches:
+            resolved = {b.binding: b.resolve(frame) for b in bindings}
+            resolved.update({0: params, **shared})
+            kernel.dispatch(compute_pass, frame, bindings=resolved, workgroups=count)
+    return encode
