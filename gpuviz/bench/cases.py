@@ -11,9 +11,8 @@ import numpy as np
 
 from ..algorithms import GPUCompaction, GPUReduction, GPUScan, ScanTuning
 from ..algorithms.reduction import ReductionTuning
-from ..graph import GPUCommandGraph
 from .analysis import bench_analysis
-from .harness import BU, GPUTimer, Peers, ReferenceKernel, Table, cpu_median, read, rewarm, upload
+from .harness import BU, GPUTimer, Peers, ReferenceKernel, Table, cpu_median, import_graph, read, rewarm, upload
 from .sort import bench_sort
 
 #: Scan tunings tried with --variants (the first is the default).
@@ -45,15 +44,6 @@ class Mismatch(AssertionError):
     pass
 
 
-def _graph(device, buffers: dict):
-    graph = GPUCommandGraph(device, id="bench")
-    views = {}
-    for name, (buffer, fmt, length) in buffers.items():
-        handle = graph.import_buffer(id=name, byte_length=buffer.size, usage=buffer.usage, buffer=buffer)
-        views[name] = graph.create_data_view(handle, format=fmt, length=length)
-    return graph, views
-
-
 def _compiled_recorder(compiled):
     return lambda encoder: compiled.encode(encoder)
 
@@ -77,7 +67,7 @@ def bench_scan(device, sizes, runs, *, variants=False, peers: Peers):
         ref = timer.median(ReferenceKernel(device, "copy", n, src, dst).record)
         cases = SCAN_VARIANTS if variants else {"default": ScanTuning()}
         for label, tuning in cases.items():
-            graph, v = _graph(device, {"x": (src, "uint32", n), "y": (dst, "uint32", n)})
+            graph, v = import_graph(device, {"x": (src, "uint32", n), "y": (dst, "uint32", n)})
             GPUScan(id="scan", input=v["x"], output=v["y"], tuning=tuning).add_to_graph(graph)
             compiled = graph.compile()
             device.queue.write_buffer(dst, 0, np.zeros(n, np.uint32))
@@ -91,7 +81,7 @@ def bench_scan(device, sizes, runs, *, variants=False, peers: Peers):
         # segmented, for the record (no target)
         flags = (rng.random(n) < 0.001).astype(np.uint32)
         fbuf = upload(device, flags)
-        graph, v = _graph(device, {"x": (src, "uint32", n), "y": (dst, "uint32", n), "f": (fbuf, "uint32", n)})
+        graph, v = import_graph(device, {"x": (src, "uint32", n), "y": (dst, "uint32", n), "f": (fbuf, "uint32", n)})
         GPUScan(id="scan", input=v["x"], output=v["y"], segment_flags=v["f"]).add_to_graph(graph)
         compiled = graph.compile()
         ours = timer.median(_compiled_recorder(compiled))
@@ -140,7 +130,7 @@ def bench_compaction(device, sizes, runs, *, peers: Peers, **_):
         for density in (0.5, 0.01):
             flags = (rng.random(n) < density).astype(np.uint32)
             fbuf = upload(device, flags)
-            graph, v = _graph(device, {"x": (values, "uint32", n), "f": (fbuf, "uint32", n),
+            graph, v = import_graph(device, {"x": (values, "uint32", n), "f": (fbuf, "uint32", n),
                                        "y": (out, "uint32", n), "c": (count, "uint32", 1)})
             GPUCompaction(id="compact", input=v["x"], flags=v["f"], output=v["y"], count=v["c"]).add_to_graph(graph)
             compiled = graph.compile()
@@ -184,7 +174,7 @@ def bench_reduction(device, sizes, runs, *, variants=False, peers: Peers, **_):
             out = device.create_buffer(size=16, usage=BU.STORAGE | BU.COPY_SRC)
             tunings = REDUCTION_VARIANTS if variants else {"default": ReductionTuning()}
             for tuning_label, tuning in list(tunings.items())[1:]:
-                graph, v = _graph(device, {"x": (src, fmt, n), "y": (out, fmt, 2)})
+                graph, v = import_graph(device, {"x": (src, fmt, n), "y": (out, fmt, 2)})
                 GPUReduction(id="reduce", input=v["x"], output=v["y"], operation=op,
                              tuning=tuning).add_to_graph(graph)
                 compiled = graph.compile()
@@ -192,7 +182,7 @@ def bench_reduction(device, sizes, runs, *, variants=False, peers: Peers, **_):
                 _check_reduction(device, out, op, data)
                 compiled.destroy()
                 table.add(n, f"{label}, {tuning_label}", t, ref)
-            graph, v = _graph(device, {"x": (src, fmt, n), "y": (out, fmt, 2)})
+            graph, v = import_graph(device, {"x": (src, fmt, n), "y": (out, fmt, 2)})
             GPUReduction(id="reduce", input=v["x"], output=v["y"], operation=op).add_to_graph(graph)
             compiled = graph.compile()
             ours = timer.median(_compiled_recorder(compiled))

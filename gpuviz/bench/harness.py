@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 import wgpu
 
+from ..graph import GPUCommandGraph
+
 BU = wgpu.BufferUsage
 SHADERS = Path(__file__).with_name("shaders")
 
@@ -104,6 +106,17 @@ def rewarm(device, n: int) -> None:
     timing large sizes."""
     if n >= 1 << 20:
         warm_up(device, 0.3)
+
+
+def import_graph(device, buffers: dict, id: str = "bench"):
+    """A new GPUCommandGraph importing ``{name: (buffer, format, rows)}``;
+    returns ``(graph, {name: data view})``."""
+    graph = GPUCommandGraph(device, id=id)
+    views = {}
+    for name, (buffer, fmt, length) in buffers.items():
+        handle = graph.import_buffer(id=name, byte_length=buffer.size, usage=buffer.usage, buffer=buffer)
+        views[name] = graph.create_data_view(handle, format=fmt, length=length)
+    return graph, views
 
 
 def upload(device, array: np.ndarray, usage=BU.STORAGE | BU.COPY_SRC | BU.COPY_DST):

@@ -22,8 +22,7 @@ def main(argv=None) -> int:
     import gpuviz
     from gpuviz.algorithms import GPUScan, ScanTuning
 
-    from .cases import _graph
-    from .harness import BU, GPUTimer, ReferenceKernel, parse_sizes, read, size_label, upload, warm_up
+    from .harness import BU, GPUTimer, ReferenceKernel, import_graph, parse_sizes, read, size_label, upload, warm_up
 
     device = gpuviz.request_device()
     timer = GPUTimer(device, args.runs)
@@ -46,7 +45,7 @@ def main(argv=None) -> int:
         print(f"{size_label(n):>5}  {'copy kernel':<16} {ref * 1e6:8.1f}")
         for label, tuning in tunings.items():
             for diag in (False, True):
-                graph, v = _graph(device, {"x": (src, "uint32", n), "y": (dst, "uint32", n)})
+                graph, v = import_graph(device, {"x": (src, "uint32", n), "y": (dst, "uint32", n)})
                 scan = GPUScan(id="scan", input=v["x"], output=v["y"],
                                tuning=ScanTuning(**{**tuning.__dict__, "diagnostics": diag}))
                 scan.add_to_graph(graph)

@@ -24,9 +24,8 @@ import numpy as np
 
 from ..algorithms.segmented_sort import GPUSegmentedSort
 from ..algorithms.sort import GPUSort, SortTuning
-from ..graph import GPUCommandGraph
 from ..graph.errors import GraphError
-from .harness import GPUTimer, Peers, ReferenceKernel, fmt_time, read, rewarm, size_label, upload
+from .harness import GPUTimer, Peers, ReferenceKernel, fmt_time, import_graph, read, rewarm, size_label, upload
 
 __all__ = ["bench_sort", "main"]
 
@@ -47,12 +46,26 @@ class Mismatch(AssertionError):
     pass
 
 
+def upload_pairs(device, keys, values) -> dict:
+    """Input and (zeroed) output buffers of a paired sort: keys, values, out_keys, out_values."""
+    zeros = np.zeros(keys.size, np.uint32)
+    return {"keys": upload(device, keys), "values": upload(device, values),
+            "out_keys": upload(device, zeros), "out_values": upload(device, zeros)}
+
+
+def pair_copy_kernel(device, n):
+    """The reference: the WGSL vec4 copy kernel over the keys + values bytes
+    (2n words), and the two buffers it copies between."""
+    buffers = (upload(device, np.zeros(2 * n, np.uint32)), upload(device, np.zeros(2 * n, np.uint32)))
+    return ReferenceKernel(device, "copy", 2 * n - (2 * n) % 4, *buffers), buffers
+
+
+def _pair_views(device, n, bufs, id):
+    return import_graph(device, {name: (buffer, "uint32", n) for name, buffer in bufs.items()}, id=id)
+
+
 def _sort_graph(device, n, bufs, *, values=True, key_bits=32, tuning=None):
-    graph = GPUCommandGraph(device, id="bench-sort")
-    views = {}
-    for name, buffer in bufs.items():
-        handle = graph.import_buffer(id=name, byte_length=buffer.size, usage=buffer.usage, buffer=buffer)
-        views[name] = graph.create_data_view(handle, format="uint32", length=n)
+    graph, views = _pair_views(device, n, bufs, "bench-sort")
     sort = GPUSort(id="sort", keys=views["keys"], output_keys=views["out_keys"],
                    values=views["values"] if values else None, output_values=views["out_values"] if values else None,
                    key_bits=key_bits, tuning=tuning)
@@ -110,12 +123,9 @@ def bench_sort(device, sizes, runs, *, variants=False, peers: Peers):
         order = np.argsort(keys, kind="stable")
         expected_keys, expected_values = keys[order], values[order]
         numpy_s = time.perf_counter() - started
-        bufs = {"keys": upload(device, keys), "values": upload(device, values),
-                "out_keys": upload(device, np.zeros(n, np.uint32)), "out_values": upload(device, np.zeros(n, np.uint32))}
-        both = upload(device, np.zeros(2 * n, np.uint32))
-        copy_dst = upload(device, np.zeros(2 * n, np.uint32))
+        bufs = upload_pairs(device, keys, values)
+        copy_kernel, copy_buffers = pair_copy_kernel(device, n)
         rewarm(device, n)
-        copy_kernel = ReferenceKernel(device, "copy", 2 * n - (2 * n) % 4, both, copy_dst)
         ref = timer.median(copy_kernel.record)
         torch_s = torch_pairs = cupy_pairs = None
         if peers.torch is not None:
@@ -171,7 +181,7 @@ def bench_sort(device, sizes, runs, *, variants=False, peers: Peers):
                 print("      per node (own pass each): " + ", ".join(
                     f"{k.removeprefix('sort-')} {v * 1e6:.1f}" for k, v in parts.items()), flush=True)
             compiled.destroy()
-        for buffer in list(bufs.values()) + [both, copy_dst]:
+        for buffer in list(bufs.values()) + list(copy_buffers):
             buffer.destroy()
     if variants:
         _bench_small(device, runs, rng)
@@ -190,8 +200,7 @@ def _bench_small(device, runs, rng):
         keys = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
         values = np.arange(n, dtype=np.uint32)
         order = np.argsort(keys, kind="stable")
-        bufs = {"keys": upload(device, keys), "values": upload(device, values),
-                "out_keys": upload(device, np.zeros(n, np.uint32)), "out_values": upload(device, np.zeros(n, np.uint32))}
+        bufs = upload_pairs(device, keys, values)
         cells = [size_label(n)]
         for label, tuning in (("bitonic", SortTuning(small_max=2048)), ("radix", SortTuning(small_max=1))):
             compiled = _sort_graph(device, n, bufs, tuning=tuning)
@@ -211,8 +220,7 @@ def _bench_shared_top_byte(device, n, runs, rng, peers: Peers):
     keys = rng.integers(0, 1 << 24, n, dtype=np.uint64).astype(np.uint32) | np.uint32(0xA5000000)
     values = np.arange(n, dtype=np.uint32)
     order = np.argsort(keys, kind="stable")
-    bufs = {"keys": upload(device, keys), "values": upload(device, values),
-            "out_keys": upload(device, np.zeros(n, np.uint32)), "out_values": upload(device, np.zeros(n, np.uint32))}
+    bufs = upload_pairs(device, keys, values)
     compiled = _sort_graph(device, n, bufs)
     t = timer.median(lambda encoder: compiled.encode(encoder))
     _check(f"shared top byte {n}", device, bufs, n, keys[order], values[order])
@@ -231,11 +239,7 @@ def _bench_shared_top_byte(device, n, runs, rng, peers: Peers):
 
 
 def _segmented_graph(device, n, bufs, offsets, lengths, tuning):
-    graph = GPUCommandGraph(device, id="bench-segmented-sort")
-    views = {}
-    for name, buffer in bufs.items():
-        handle = graph.import_buffer(id=name, byte_length=buffer.size, usage=buffer.usage, buffer=buffer)
-        views[name] = graph.create_data_view(handle, format="uint32", length=n)
+    graph, views = _pair_views(device, n, bufs, "bench-segmented-sort")
     GPUSegmentedSort(id="seg", keys=views["keys"], values=views["values"], output_keys=views["out_keys"],
                      output_values=views["out_values"], offsets=offsets, lengths=lengths,
                      tuning=tuning).add_to_graph(graph)
@@ -251,8 +255,7 @@ def _bench_segmented(device, n, runs, rng, peers: Peers):
           "segment<<32|key + gather)")
     keys = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
     values = np.arange(n, dtype=np.uint32)
-    bufs = {"keys": upload(device, keys), "values": upload(device, values),
-            "out_keys": upload(device, np.zeros(n, np.uint32)), "out_values": upload(device, np.zeros(n, np.uint32))}
+    bufs = upload_pairs(device, keys, values)
     for label, lengths in (("256-row segments", np.full(n // 256, 256)),
                            ("1..256-row segments", rng.integers(1, 257, n // 128))):
         lengths = lengths[np.cumsum(lengths) <= n]

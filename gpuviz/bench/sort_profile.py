@@ -125,8 +125,8 @@ def main(argv=None) -> int:
     import gpuviz
     from gpuviz.algorithms.sort import SortTuning
 
-    from .harness import GPUTimer, Peers, ReferenceKernel, parse_sizes, read, rewarm, size_label, upload, warm_up
-    from .sort import _node_breakdown, _sort_graph
+    from .harness import GPUTimer, Peers, parse_sizes, read, rewarm, size_label, warm_up
+    from .sort import _node_breakdown, _sort_graph, pair_copy_kernel, upload_pairs
 
     device = gpuviz.request_device()
     timer = GPUTimer(device, args.runs)
@@ -138,12 +138,10 @@ def main(argv=None) -> int:
         keys = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
         values = np.arange(n, dtype=np.uint32)
         order = np.argsort(keys, kind="stable")
-        bufs = {"keys": upload(device, keys), "values": upload(device, values),
-                "out_keys": upload(device, np.zeros(n, np.uint32)), "out_values": upload(device, np.zeros(n, np.uint32))}
-        both = upload(device, np.zeros(2 * n, np.uint32))
-        copy_dst = upload(device, np.zeros(2 * n, np.uint32))
+        bufs = upload_pairs(device, keys, values)
+        copy_kernel, copy_buffers = pair_copy_kernel(device, n)
         rewarm(device, n)
-        ref = timer.median(ReferenceKernel(device, "copy", 2 * n - (2 * n) % 4, both, copy_dst).record)
+        ref = timer.median(copy_kernel.record)
         print(f"{size_label(n):>5}  {'copy kernel (keys + values)':<34} {ref * 1e6:8.1f}", flush=True)
         if peers.torch is not None:
             tk = peers.torch.from_numpy(keys.view(np.int32)).cuda()
@@ -172,7 +170,7 @@ def main(argv=None) -> int:
             print(f"{size_label(n):>5}  {label:<34} {t * 1e6:8.1f} {t / ref:6.2f} "
                   f"{np.mean(scatter) * 1e6:10.1f}", flush=True)
             compiled.destroy()
-        for buffer in list(bufs.values()) + [both, copy_dst]:
+        for buffer in list(bufs.values()) + list(copy_buffers):
             buffer.destroy()
     return 0
 
