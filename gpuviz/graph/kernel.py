@@ -21,20 +21,11 @@ import wgpu
 
 from .errors import GraphValidationError
 from .resources import GraphBufferHandle, GraphDataView
-from .shader_module import create_shader_module
+from .shaders import compute_pipeline
 
 __all__ = ["ComputeKernel"]
 
 _BIND_GROUP_CACHE_LIMIT = 64
-
-
-def _device_cache(device, name) -> dict:
-    """A per-device dict kept on the device object (dies with it)."""
-    cache = getattr(device, name, None)
-    if cache is None:
-        cache = {}
-        setattr(device, name, cache)
-    return cache
 
 
 class ComputeKernel:
@@ -53,14 +44,14 @@ class ComputeKernel:
     bounds_checks, loop_bounding : bool
         False compiles the shader without wgpu's bounds checks (every index
         is in range by construction) or without its forced loop bounding
-        (every loop ends by construction); see :mod:`gpuviz.graph.shader_module`.
+        (every loop ends by construction); see :mod:`gpuviz.graph.shaders`.
         Both default to True: a custom kernel keeps wgpu's protection.
 
     Notes
     -----
-    Shader modules and pipelines are cached per device by (code, entry point,
-    constants), so rebuilding a graph reuses them. Does not create buffers,
-    submit, or read back.
+    Shader modules and pipelines are cached per device by the shader builder
+    (:mod:`gpuviz.graph.shaders`), so rebuilding a graph reuses them. Does
+    not create buffers, submit, or read back.
     """
 
     def __init__(self, device, *, code: str, entry_point: str = "main", constants=None, label: str | None = None,
@@ -69,24 +60,10 @@ class ComputeKernel:
         self.entry_point = entry_point
         self.label = label or entry_point
         self.constants = dict(constants or {})
-        modules = _device_cache(device, "_gpuviz_shader_modules")
-        checks = (bounds_checks, loop_bounding)
-        module = modules.get((code, checks))
-        if module is None:
-            module = modules[(code, checks)] = create_shader_module(
-                device, code=code, label=self.label, bounds_checks=bounds_checks, loop_bounding=loop_bounding)
-        pipelines = _device_cache(device, "_gpuviz_compute_pipelines")
-        key = (code, checks, entry_point, tuple(sorted(self.constants.items())))
-        pipeline = pipelines.get(key)
-        if pipeline is None:
-            compute = {"module": module, "entry_point": entry_point}
-            if self.constants:
-                compute["constants"] = {k: float(v) if isinstance(v, float) else int(v)
-                                        for k, v in self.constants.items()}
-            pipeline = pipelines[key] = device.create_compute_pipeline(label=self.label, layout="auto",
-                                                                       compute=compute)
-        self.pipeline = pipeline
-        self._layout = pipeline.get_bind_group_layout(0)
+        self.pipeline = compute_pipeline(device, code, entry_point=entry_point, constants=self.constants,
+                                         label=self.label, bounds_checks=bounds_checks,
+                                         loop_bounding=loop_bounding)
+        self._layout = self.pipeline.get_bind_group_layout(0)
         self._bind_groups = {}
         limits = device.limits
         self._storage_alignment = int(limits["min-storage-buffer-offset-alignment"])

@@ -5,7 +5,7 @@ import pytest
 import wgpu
 
 from gpuviz.graph import ComputeKernel
-from gpuviz.graph.shader_module import create_shader_module, runtime_checks_forced, trusted_modules_available
+from gpuviz.graph.shaders import runtime_checks_forced, shader_module, trusted_modules_available
 
 SQUARE_PLUS_LOOP = """
 @group(0) @binding(0) var<storage, read> src: array<u32>;
@@ -54,14 +54,14 @@ def test_kernels_cache_modules_per_check_combination(device):
 @pytest.mark.parametrize("bounds_checks, loop_bounding", CHECKS)
 def test_compile_errors_raise(device, bounds_checks, loop_bounding):
     with pytest.raises(wgpu.GPUError, match="expected"):
-        create_shader_module(device, code="fn broken( {", label="broken", bounds_checks=bounds_checks,
+        shader_module(device, "fn broken( {", label="broken", bounds_checks=bounds_checks,
                              loop_bounding=loop_bounding)
 
 
 def test_environment_forces_the_checks(device, monkeypatch):
     monkeypatch.setenv("GPUVIZ_RUNTIME_CHECKS", "1")
     assert runtime_checks_forced()
-    module = create_shader_module(device, code=SQUARE_PLUS_LOOP, bounds_checks=False, loop_bounding=False)
+    module = shader_module(device, SQUARE_PLUS_LOOP, bounds_checks=False, loop_bounding=False)
     assert isinstance(module, wgpu.GPUShaderModule)
     monkeypatch.setenv("GPUVIZ_RUNTIME_CHECKS", "0")
     assert not runtime_checks_forced()
