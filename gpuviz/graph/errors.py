@@ -17,6 +17,10 @@ __all__ = [
     "GraphStateError",
     "OverrideError",
     "NodeCompileError",
+    "GraphTypeError",
+    "GraphLookupError",
+    "GraphKeyError",
+    "GraphIndexError",
 ]
 
 
@@ -64,3 +68,30 @@ class OverrideError(GraphValidationError):
 
 class NodeCompileError(GraphError):
     """A node's compile callback raised; the graph cleaned up what it had made."""
+
+
+class GraphTypeError(GraphError, TypeError):
+    """An argument has the wrong type (a tuning object of another primitive,
+    a non-integer index, an object that is not GPUData or GPUVector)."""
+
+
+class GraphLookupError(GraphError, LookupError):
+    """A name or index does not resolve to anything (an unknown adapter,
+    column, field or record); the base of :class:`GraphKeyError` and
+    :class:`GraphIndexError`."""
+
+
+class GraphKeyError(GraphLookupError, KeyError):
+    """A named entry does not exist (a table column, a schema field).
+
+    Also a ``KeyError`` so that mapping-style callers keep working; unlike a
+    plain ``KeyError``, ``str()`` gives the message without added quotes.
+    """
+
+    def __str__(self) -> str:
+        # KeyError.__str__ returns repr(key); the message is prose, not a key.
+        return Exception.__str__(self)
+
+
+class GraphIndexError(GraphLookupError, IndexError):
+    """An integer index is outside its range (a draw record past capacity)."""
