@@ -8,7 +8,10 @@ private wgpu-py attribute.
 
 from __future__ import annotations
 
-__all__ = ["native_api", "create_trusted_shader_module", "poll_device", "promise_settled"]
+import time
+
+__all__ = ["native_api", "create_trusted_shader_module", "owning_device", "poll_device", "promise_settled",
+           "wait_for_promise", "map_for_read"]
 
 
 def native_api():
@@ -45,3 +48,61 @@ def create_trusted_shader_module(device, *, code: str, label: str, bounds_checks
     if module_id == ffi.NULL:
         return None
     return api.GPUShaderModule(label, module_id, device)
+
+
+def owning_device(obj, default):
+    """The device ``obj`` (a buffer or texture) was created on; ``default``
+    where the backend does not say. WebGPU has no public ``buffer.device``."""
+    return getattr(obj, "_device", default)
+
+
+def poll_device(device) -> None:
+    """One non-blocking poll, so completed maps fire their callbacks even when
+    wgpu-py's per-device poll thread is stopped (after ``device.destroy()``)."""
+    poll = getattr(device, "_poll", None)
+    if poll is not None:
+        poll(False)
+
+
+def promise_settled(promise) -> bool:
+    """True once a ``GPUPromise`` has its outcome, before anything resolved it.
+
+    wgpu-py's map callback only moves the promise to "pending-fulfilled" (or
+    "pending-rejected"); the public ways of learning that do not serve a
+    synchronous caller in 0.32: ``then()`` raises RuntimeError outside an
+    event loop, and inside one its callbacks run only when the loop runs,
+    which a blocking Jupyter cell never lets it do. So the state is read.
+    """
+    return promise._state != "pending"
+
+
+def wait_for_promise(promise, timeout: float) -> None:
+    """Block up to ``timeout`` seconds, waking as soon as ``promise``'s
+    callback fires (wgpu-py sets a threading.Event then); sleeps where the
+    event is missing. Returns without saying which happened."""
+    event = getattr(promise, "_thread_event", None)
+    if event is not None:
+        event.wait(timeout)
+    else:  # pragma: no cover - a wgpu-py without the event
+        time.sleep(timeout)
+
+
+# wgpu-py's map_async(READ) first submits an empty command buffer (a
+# workaround for data written through a mapping, gfx-rs/wgpu-native#305). On
+# lavapipe a submit blocks until earlier work finishes, so that hidden submit
+# would make map_async wait for the GPU. Staging buffers are only written by
+# GPU copies the caller submitted, so they map with wgpu-py's internal
+# "READ_NOSYNC" mode (what its queue.read_buffer uses), or READ once it is gone.
+_read_mode = ["READ_NOSYNC"]
+
+
+def map_for_read(buffer, byte_length: int):
+    """``buffer.map_async`` for reading ``[0, byte_length)`` without the hidden
+    submit; returns the map's ``GPUPromise``."""
+    try:
+        return buffer.map_async(_read_mode[0], 0, byte_length)
+    except ValueError as error:
+        if _read_mode[0] == "READ" or "flag" not in str(error):
+            raise
+        _read_mode[0] = "READ"
+        return buffer.map_async("READ", 0, byte_length)

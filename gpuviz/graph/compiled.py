@@ -18,9 +18,9 @@ import wgpu
 from ..device import device_capabilities
 from .allocation import plan_transients
 from .errors import DependencyError, GraphError, GraphStateError, NodeCompileError, OverrideError
-from .graph import _check_physical_buffer, _check_physical_texture
 from .hazards import infer_edges, stable_order
 from .nodes import NodeCompileContext
+from .physical import check_physical_buffer, check_physical_texture
 from .readback_ring import GPUReadbackRing
 from .resources import GraphBufferHandle, GraphTextureHandle, GraphTextureView
 
@@ -57,10 +57,10 @@ class GraphStats:
         return dict(self.__dict__)
 
 
-def compile_graph(graph) -> "CompiledGPUCommandGraph":
-    """Compile a :class:`GPUCommandGraph` (called by ``graph.compile()``)."""
+def compile_graph(plan) -> "CompiledGPUCommandGraph":
+    """Compile the :class:`GraphPlan` of a :class:`GPUCommandGraph` (called by ``graph.compile()``)."""
     started = time.perf_counter()
-    nodes = list(graph._nodes)
+    nodes = list(plan.nodes)
     ids = [n.id for n in nodes]
     index = {node_id: i for i, node_id in enumerate(ids)}
 
@@ -70,7 +70,7 @@ def compile_graph(graph) -> "CompiledGPUCommandGraph":
             if dep not in index:
                 raise DependencyError(f'GPUCommandGraph node "{node.id}" depends on missing node "{dep}"')
             edges.append((index[dep], i, "explicit"))
-    order = [nodes[i] for i in stable_order(ids, edges, graph.id)]
+    order = [nodes[i] for i in stable_order(ids, edges, plan.graph_id)]
 
     intervals = {}
     for position, node in enumerate(order):
@@ -85,23 +85,23 @@ def compile_graph(graph) -> "CompiledGPUCommandGraph":
         [(h, a, b) for h, (a, b) in intervals.items() if isinstance(h, GraphTextureHandle)],
         key_of=lambda h: (h.size, h.format, h.mip_level_count, h.sample_count, h.dimension), size_of=lambda h: 0)
 
-    compiled = CompiledGPUCommandGraph(graph, order)
+    compiled = CompiledGPUCommandGraph(plan, order)
     try:
         for slot in buffer_slots:
-            slot.physical = graph.device.create_buffer(
-                label=f"{graph.id}/transient:{'+'.join(h.id for h in slot.tenants)}",
+            slot.physical = plan.device.create_buffer(
+                label=f"{plan.graph_id}/transient:{'+'.join(h.id for h in slot.tenants)}",
                 size=slot.byte_length, usage=slot.usage)
             compiled._physical.append(slot.physical)
         for slot in texture_slots:
             size, fmt, mips, samples, dim = slot.key
-            slot.physical = graph.device.create_texture(
-                label=f"{graph.id}/transient:{'+'.join(h.id for h in slot.tenants)}", size=size, format=fmt,
+            slot.physical = plan.device.create_texture(
+                label=f"{plan.graph_id}/transient:{'+'.join(h.id for h in slot.tenants)}", size=size, format=fmt,
                 usage=slot.usage, mip_level_count=mips, sample_count=samples, dimension=dim)
             compiled._physical.append(slot.physical)
         for handle, slot in {**buffer_assignment, **texture_assignment}.items():
             compiled._base_resources[handle] = slot.physical
         for node in order:
-            ctx = NodeCompileContext(graph.device, graph.id, node.id, compiled.capabilities, compiled._owned)
+            ctx = NodeCompileContext(plan.device, plan.graph_id, node.id, compiled.capabilities, compiled._owned)
             try:
                 encode = node.compile(ctx)
             except Exception as exc:
@@ -114,8 +114,8 @@ def compile_graph(graph) -> "CompiledGPUCommandGraph":
         compiled.destroy()
         raise
 
-    transient_buffers = [h for h in graph._buffers.values() if h.lifetime == "transient"]
-    imports = [h for h in graph._buffers.values() if h.lifetime == "imported"]
+    transient_buffers = plan.transients(plan.buffers)
+    imports = plan.imported(plan.buffers).values()
     logical = sum(h.byte_length for h in transient_buffers)
     physical = sum(s.byte_length for s in buffer_slots)
     reused = max(0, logical - physical)
@@ -131,7 +131,7 @@ def compile_graph(graph) -> "CompiledGPUCommandGraph":
         physical_transient_bytes=physical,
         reused_bytes=reused,
         reuse_percent=100.0 * reused / logical if logical else 0.0,
-        transient_texture_count=sum(1 for h in graph._textures.values() if h.lifetime == "transient"),
+        transient_texture_count=len(plan.transients(plan.textures)),
         physical_texture_count=len(texture_slots),
         compile_seconds=time.perf_counter() - started,
         capabilities=compiled.capabilities.as_dict(),
@@ -192,22 +192,19 @@ class CompiledGPUCommandGraph:
     per-encoding overrides are validated before anything is recorded.
     """
 
-    def __init__(self, graph, order):
-        self.id = graph.id
-        self.device = graph.device
-        self.capabilities = device_capabilities(graph.device)
+    def __init__(self, plan, order):
+        self.id = plan.graph_id
+        self.device = plan.device
+        self.capabilities = device_capabilities(plan.device)
         self.stats: GraphStats | None = None
-        self._graph = graph
         self._order = order
         self._encoders = {}
         self._owned = []
         self._physical = []
-        self._base_resources = {}
-        for handle in list(graph._buffers.values()) + list(graph._textures.values()):
-            if handle.lifetime == "imported":
-                self._base_resources[handle] = handle.buffer if isinstance(handle, GraphBufferHandle) else handle.texture
-        self._imports = {h.id: h for h in graph._buffers.values() if h.lifetime == "imported"}
-        self._texture_imports = {h.id: h for h in graph._textures.values() if h.lifetime == "imported"}
+        self._imports = plan.imported(plan.buffers)
+        self._texture_imports = plan.imported(plan.textures)
+        self._base_resources = {h: h.buffer for h in self._imports.values()}
+        self._base_resources.update({h: h.texture for h in self._texture_imports.values()})
         self._view_cache = {}
         self._timing = None  # created on the first timestamped encode
         self._pending_timings = []
@@ -309,13 +306,14 @@ class CompiledGPUCommandGraph:
             if handle is None:
                 raise OverrideError(f'CompiledGPUCommandGraph "{self.id}" has no imported buffer "{key}" to override '
                                     f"(imports: {', '.join(self._imports) or 'none'})")
-            _check_physical_buffer(self, key, buffer, handle.byte_length, handle.usage, "override")
+            check_physical_buffer(self.device, self.id, key, buffer, byte_length=handle.byte_length,
+                                  usage=handle.usage, where="override")
             resources[handle] = buffer
         for key, texture in textures.items():
             handle = self._texture_imports.get(key)
             if handle is None:
                 raise OverrideError(f'CompiledGPUCommandGraph "{self.id}" has no imported texture "{key}" to override')
-            _check_physical_texture(self, handle, texture, "override")
+            check_physical_texture(self.device, handle, texture, where="override")
             resources[handle] = texture
         for handle, physical in resources.items():
             if physical is None:

@@ -12,9 +12,12 @@ from __future__ import annotations
 import wgpu
 
 from ..formats import vector_format
-from .errors import (DeviceMismatchError, DuplicateIdError, GraphStateError, GraphValidationError,
-                     OverrideError, UsageError, ViewRangeError)
+from .compiled import compile_graph
+from .errors import (DeviceMismatchError, DuplicateIdError, GraphStateError, GraphValidationError, UsageError,
+                     ViewRangeError)
 from .nodes import GraphNode
+from .physical import check_physical_buffer, check_physical_texture
+from .plan import GraphPlan
 from .resources import (BUFFER_USES, NODE_USES, READ_USES, TEXTURE_USES, WRITE_USES, GraphBufferHandle,
                         GraphDataView, GraphTextureHandle, GraphTextureView, GraphVectorView)
 
@@ -69,7 +72,8 @@ class GPUCommandGraph:
         byte_length = self._check_byte_length("buffer", id, byte_length)
         usage = _check_usage_flags("buffer", id, usage)
         if buffer is not None:
-            _check_physical_buffer(self, id, buffer, byte_length, usage, "import")
+            check_physical_buffer(self.device, self.id, id, buffer, byte_length=byte_length, usage=usage,
+                                  where="import")
         handle = GraphBufferHandle(id, byte_length, usage, "imported", self.id, buffer)
         self._buffers[id] = handle
         return handle
@@ -158,7 +162,7 @@ class GPUCommandGraph:
         handle = GraphTextureHandle(id, _check_size(id, size), str(format), _check_usage_flags("texture", id, usage),
                                     "imported", self.id, mip_level_count, sample_count, dimension, texture)
         if texture is not None:
-            _check_physical_texture(self, handle, texture, "import")
+            check_physical_texture(self.device, handle, texture, where="import")
         self._textures[id] = handle
         return handle
 
@@ -277,10 +281,9 @@ class GPUCommandGraph:
         and :class:`NodeCompileError` is raised.
         """
         self._check_building("compile")
-        from .compiled import compile_graph
-
         self._state = "failed"  # stays so unless compile_graph returns
-        compiled = compile_graph(self)
+        compiled = compile_graph(GraphPlan(self.device, self.id, tuple(self._nodes), dict(self._buffers),
+                                           dict(self._textures)))
         self._state = "compiled"
         return compiled
 
@@ -363,34 +366,3 @@ def _check_use(kind, node_id, handle, use):
         raise UsageError(f'GPUCommandGraph node "{node_id}" declares "{use}" of "{handle.id}" but its usage '
                          f"{handle.usage:#x} lacks flag {int(flag):#x}")
 
-
-def _check_physical_buffer(graph, id, buffer, byte_length, usage, where):
-    """Validate a physical buffer against a logical descriptor (import or override)."""
-    error = GraphValidationError if where == "import" else OverrideError
-    if not isinstance(buffer, wgpu.GPUBuffer):
-        raise error(f'GPUCommandGraph buffer "{id}" {where} is not a wgpu.GPUBuffer (got {type(buffer).__name__})')
-    if getattr(buffer, "_device", graph.device) is not graph.device:
-        raise DeviceMismatchError(f'GPUCommandGraph buffer "{id}" {where} belongs to another device than graph '
-                                  f'"{graph.id}"')
-    if buffer.size < byte_length:
-        raise error(f'GPUCommandGraph buffer "{id}" is smaller than compiled capacity '
-                    f"(needs {byte_length} bytes, got {buffer.size})")
-    if buffer.usage & usage != usage:
-        raise error(f'GPUCommandGraph buffer "{id}" {where} lacks declared usage '
-                    f"(needs {usage:#x}, got {buffer.usage:#x})")
-
-
-def _check_physical_texture(graph, handle, texture, where):
-    error = GraphValidationError if where == "import" else OverrideError
-    if not isinstance(texture, wgpu.GPUTexture):
-        raise error(f'GPUCommandGraph texture "{handle.id}" {where} is not a wgpu.GPUTexture')
-    if getattr(texture, "_device", graph.device) is not graph.device:
-        raise DeviceMismatchError(f'GPUCommandGraph texture "{handle.id}" {where} belongs to another device')
-    size = tuple(texture.size)
-    if size != handle.size or str(texture.format) != handle.format or texture.sample_count != handle.sample_count:
-        raise error(f'GPUCommandGraph texture "{handle.id}" {where} does not match its descriptor (needs '
-                    f'{handle.size} {handle.format} x{handle.sample_count}, got {size} {texture.format} '
-                    f"x{texture.sample_count})")
-    if texture.usage & handle.usage != handle.usage:
-        raise error(f'GPUCommandGraph texture "{handle.id}" {where} lacks declared usage '
-                    f"(needs {handle.usage:#x}, got {texture.usage:#x})")
