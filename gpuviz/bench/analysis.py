@@ -1,6 +1,6 @@
-"""``python -m gpuviz.bench.analysis`` (``python -m gpuviz.bench analysis`` once
-registered: ``bench_analysis`` has the harness's case signature): one
-interactive parameter change of the data-analysis widget, on the GPU and in
+"""``python -m gpuviz.bench.analysis`` (or ``python -m gpuviz.bench analysis``:
+``bench_analysis`` has the harness's case signature): one interactive
+parameter change of the data-analysis widget, on the GPU and in
 its CPU / GPU peers.
 
 Workload (trip-like records, ``--rows`` rows in ``--batches`` Arrow record
@@ -31,10 +31,11 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 
 import numpy as np
+
+from .tables import Column
 
 BINS, GRID, GROUPS = 256, 512, 24
 DOMAIN, BOUNDS = (0.0, 100.0), (0.0, 0.0, 1.0, 1.0)
@@ -99,20 +100,27 @@ def oracle(data: dict, filter_range) -> dict:
 
 
 def check(result: dict, expected: dict) -> None:
-    """Raise AssertionError unless the GPU results match the oracle: counts,
-    empty cells and the overflow word exactly, means to float32 rounding of
-    sums accumulated in an unspecified order."""
-    np.testing.assert_array_equal(result["hist"], expected["hist"], err_msg="histogram")
-    grid, want = result["grid"].astype(np.float64), expected["grid"]
-    np.testing.assert_array_equal(np.isnan(grid), np.isnan(want), err_msg="grid empty cells")
-    np.testing.assert_allclose(grid, want, rtol=2e-3, atol=1e-3, equal_nan=True, err_msg="grid mean")
-    np.testing.assert_allclose(result["group"], expected["group"], rtol=1e-3, err_msg="group mean")
-    assert result["overflow"] == expected["overflow"], ("overflow", result["overflow"], expected["overflow"])
+    """Raise :class:`~gpuviz.bench.harness.Mismatch` unless the GPU results
+    match the oracle: counts, empty cells and the overflow word exactly, means
+    to float32 rounding of sums accumulated in an unspecified order."""
+    from .harness import Mismatch
+
+    try:
+        np.testing.assert_array_equal(result["hist"], expected["hist"], err_msg="histogram")
+        grid, want = result["grid"].astype(np.float64), expected["grid"]
+        np.testing.assert_array_equal(np.isnan(grid), np.isnan(want), err_msg="grid empty cells")
+        np.testing.assert_allclose(grid, want, rtol=2e-3, atol=1e-3, equal_nan=True, err_msg="grid mean")
+        np.testing.assert_allclose(result["group"], expected["group"], rtol=1e-3, err_msg="group mean")
+    except AssertionError as exc:
+        raise Mismatch(f"analysis: {exc}") from None
+    if result["overflow"] != expected["overflow"]:
+        raise Mismatch(f"analysis: overflow word {result['overflow']} != {expected['overflow']}")
 
 
 # ----------------------------------------------------------------------- GPU
-class AnalysisGraph:
-    """The three primitives over one uploaded table in one compiled graph."""
+class AnalysisWorkload:
+    """The benchmarked workload: the three primitives over one uploaded table,
+    in one compiled graph, and one parameter change of it."""
 
     def __init__(self, device, table, filter_range, tuning=None):
         from gpuviz import (GPUCommandGraph, GPUData, GPUGridAggregation, GPUGroupAggregation, GPUHistogram)
@@ -236,14 +244,6 @@ def _ranges(count, seed=3):
     return [(float(a), float(a + w)) for a, w in zip(lo, rng.uniform(3.0, 30.0, count))]
 
 
-def _x(ratio):
-    return f"{ratio:,.0f}x" if ratio >= 10 else f"{ratio:.2f}x"
-
-
-def _us(seconds):
-    return f"{seconds * 1e6:,.0f} µs" if seconds < 0.01 else f"{seconds * 1e3:,.1f} ms"
-
-
 def _upload_table(device, data, batches):
     import pyarrow as pa
 
@@ -257,48 +257,112 @@ def _upload_table(device, data, batches):
     return table_to_gpu(device, arrow)
 
 
-def bench_analysis(device, sizes, runs, *, variants=False, peers=None, batches=10, warmup=5, cpu_runs=3):
-    """The harness case: one table per size (rows), printed after the checks."""
+def _tunings(variants: bool) -> dict:
+    """The tunings timed: the default, and with ``--variants`` the others."""
     from gpuviz import AggregationTuning
 
-    from .harness import BU, GPUTimer, Peers, ReferenceKernel, cpu_median
+    if not variants:
+        return {"default": None}
+    return {
+        "default": None,
+        "16 rows/invocation, no adaptation": AggregationTuning(workgroups_per_chunk=0),
+        "4 rows/invocation, no adaptation": AggregationTuning(rows_per_invocation=4, workgroups_per_chunk=0),
+        "256 workgroups/chunk": AggregationTuning(workgroups_per_chunk=256),
+        "4096 workgroups/chunk": AggregationTuning(workgroups_per_chunk=4096),
+        "subgroup key combining up to 32 keys": AggregationTuning(subgroup_max_keys=32),
+        "portable (no subgroups)": AggregationTuning(subgroups=False),
+        "compare-exchange float adds (float_atomics=False)": AggregationTuning(float_atomics=False),
+    }
+
+
+#: One row per tuning: the whole encoding (timestamps around it), the sum of
+#: node passes over real range changes, and each primitive's share.
+CHANGE_COLUMNS = (Column("size", "rows", 9, "size"), Column("case", "tuning", 24),
+                  Column("gpu_s", "whole µs", 9, "us"), Column("nodes_s", "node passes µs", 9, "us"),
+                  Column("fare-hist_s", "fare-hist µs", 9, "us"), Column("fare-grid_s", "fare-grid µs", 9, "us"),
+                  Column("hour-fare_s", "hour-fare µs", 9, "us"), Column("float_adds", "grid float adds", 15))
+
+#: The default's whole encoding against the references and peers (brackets:
+#: multiples of gpuviz's time).
+PEER_COLUMNS = (Column("size", "rows", 9, "size"), Column("gpu_s", "gpuviz µs", 9, "us"),
+                Column("copy_s", "copy µs", 8, "us"), Column("over_copy", "÷copy", 6, "ratio"),
+                Column("read_s", "read µs", 8, "us"), Column("over_read", "÷read", 6, "ratio"),
+                Column("numpy_s", "numpy µs (×gpuviz)", 18, "us_ratio", of="gpu_s"),
+                Column("arrow_s", "pyarrow group-by µs (×)", 18, "us_ratio", of="gpu_s"),
+                Column("torch_s", "torch µs (×gpuviz)", 16, "us_ratio", of="gpu_s"))
+
+
+def _measure(device, timer, table, rows, ranges, warmup, tunings, expected, out):
+    """Time every tuning on ``table`` (checked before and after its changes)
+    into the ``out`` Table; returns the first (default) tuning's whole-encoding seconds."""
+    final = ranges[-1]
+    warm = AnalysisWorkload(device, table, final)  # bring clocks up before anything is timed
+    started = time.perf_counter()
+    while time.perf_counter() - started < 2.0:
+        warm.change(final, timestamps=False)
+        warm.results()
+    warm.destroy()
+    first = None
+    for label, tuning in tunings.items():
+        analysis = AnalysisWorkload(device, table, final, tuning)
+        whole = timer.median(analysis.compiled.encode)
+        check(analysis.results(), expected)
+        per_change, parts = analysis.timed(ranges, warmup)
+        check(analysis.results(), expected)
+        native = analysis.primitives[1].uses_float_atomics
+        analysis.destroy()
+        first = whole if first is None else first
+        out.add(size=rows, case=label, gpu_s=whole, nodes_s=per_change, **{f"{k}_s": v for k, v in parts.items()},
+                float_adds="native atomicAdd" if native else "compare-exchange")
+    return first
+
+
+def _peers(data, final, expected, peers, runs, cpu_runs) -> dict:
+    """numpy, pyarrow and torch times of one change, each checked against the oracle first."""
+    from .harness import Mismatch, cpu_median
+
+    hist, _grid, group = numpy_change(data, final)
+    # numpy bins float32 input against float32-rounded edges: a few values may move one bin
+    if hist.sum() != expected["hist"].sum() or np.abs(hist - expected["hist"]).sum() > hist.sum() // 1000:
+        raise Mismatch("analysis: numpy peer's histogram differs from the oracle")
+    arrow_run = arrow_group_by(data)
+    got = arrow_run(final).to_pydict()
+    got = dict(zip(got["hour"], got["fare_mean"]))
+    times = {"numpy_s": cpu_median(lambda: numpy_change(data, final), cpu_runs), "torch_s": None}
+    try:
+        np.testing.assert_allclose(group, expected["group"], rtol=1e-6)
+        np.testing.assert_allclose([got[h] for h in range(GROUPS)], expected["group"], rtol=1e-6)
+        times["arrow_s"] = cpu_median(lambda: arrow_run(final), cpu_runs)
+        if peers.torch is not None:
+            run = torch_change(peers.torch, data)
+            np.testing.assert_allclose(run(final)[2].cpu().numpy(), expected["group"], rtol=1e-3)
+            times["torch_s"] = peers.time_torch(lambda: run(final), runs)
+    except AssertionError as exc:
+        raise Mismatch(f"analysis peer: {exc}") from None
+    return times
+
+
+def bench_analysis(device, sizes, runs, *, variants=False, peers=None, report=None, batches=10, warmup=5,
+                   cpu_runs=3):
+    """The harness case: two tables (tunings; references and peers), rows
+    printed after their checks."""
+    from .harness import BU, GPUTimer, Peers, ReferenceKernel
+    from .tables import Report
 
     peers = peers or Peers()
+    report = report or Report()
     timer = GPUTimer(device, runs)
-    tunings = {"default": None}
-    if variants:
-        tunings.update({
-            "16 rows/invocation, no adaptation": AggregationTuning(workgroups_per_chunk=0),
-            "4 rows/invocation, no adaptation": AggregationTuning(rows_per_invocation=4, workgroups_per_chunk=0),
-            "256 workgroups/chunk": AggregationTuning(workgroups_per_chunk=256),
-            "4096 workgroups/chunk": AggregationTuning(workgroups_per_chunk=4096),
-            "subgroup key combining up to 32 keys": AggregationTuning(subgroup_max_keys=32),
-            "portable (no subgroups)": AggregationTuning(subgroups=False),
-            "compare-exchange float adds (float_atomics=False)": AggregationTuning(float_atomics=False),
-        })
+    tunings = _tunings(variants)
+    changes = report.table("analysis", f"Analysis: one filter-range change, rows in {batches} Arrow batches "
+                           f"(histogram {BINS} bins + {GRID}x{GRID} grid mean + {GROUPS} group means)", CHANGE_COLUMNS)
+    against = report.table("analysis-peers", "Analysis, default tuning against the references (WGSL vec4 copy and "
+                           "read kernels over the bytes the primitives read) and peers", PEER_COLUMNS)
     for rows in sizes:
         data = make_data(rows)
         table = _upload_table(device, data, batches)
         ranges = _ranges(warmup + runs)
-        final = ranges[-1]
-        expected = oracle(data, final)
-        measured, native = {}, {}  # native: the grid mean adds with float atomics
-        warm = AnalysisGraph(device, table, final)  # bring clocks up before anything is timed
-        started = time.perf_counter()
-        while time.perf_counter() - started < 2.0:
-            warm.change(final, timestamps=False)
-            warm.results()
-        warm.destroy()
-        for label, tuning in tunings.items():
-            analysis = AnalysisGraph(device, table, final, tuning)
-            whole = timer.median(analysis.compiled.encode)
-            check(analysis.results(), expected)
-            per_change, parts = analysis.timed(ranges, warmup)
-            check(analysis.results(), expected)
-            measured[label] = (whole, per_change, parts)
-            native[label] = analysis.primitives[1].uses_float_atomics
-            analysis.destroy()
-
+        expected = oracle(data, ranges[-1])
+        whole = _measure(device, timer, table, rows, ranges, warmup, tunings, expected, changes)
         words = rows * 9 // 4 * 4  # hist 2 columns, grid 4 words, group 3 columns per row
         src = device.create_buffer(size=4 * words, usage=BU.STORAGE)
         dst = device.create_buffer(size=4 * words, usage=BU.STORAGE)
@@ -306,54 +370,18 @@ def bench_analysis(device, sizes, runs, *, variants=False, peers=None, batches=1
         read_ref = timer.median(ReferenceKernel(device, "read", words, src, dst).record)
         src.destroy()
         dst.destroy()
-
-        hist, _grid, group = numpy_change(data, final)
-        # numpy bins float32 input against float32-rounded edges: a few values may move one bin
-        assert hist.sum() == expected["hist"].sum() and np.abs(hist - expected["hist"]).sum() <= hist.sum() // 1000
-        np.testing.assert_allclose(group, expected["group"], rtol=1e-6)
-        cpu = cpu_median(lambda: numpy_change(data, final), cpu_runs)
-        arrow_run = arrow_group_by(data)
-        got = arrow_run(final).to_pydict()
-        got = dict(zip(got["hour"], got["fare_mean"]))
-        np.testing.assert_allclose([got[h] for h in range(GROUPS)], expected["group"], rtol=1e-6)
-        arrow = cpu_median(lambda: arrow_run(final), cpu_runs)
-        torch_s = None
-        if peers.torch is not None:
-            run = torch_change(peers.torch, data)
-            torch_group = run(final)[2].cpu().numpy()
-            np.testing.assert_allclose(torch_group, expected["group"], rtol=1e-3)
-            torch_s = peers.time_torch(lambda: run(final), runs)
-
-        whole, per_change, parts = measured["default"]
-        print(f"\nAnalysis: one filter-range change over {rows:,} rows in {batches} Arrow batches "
-              f"(histogram {BINS} bins + {GRID}x{GRID} grid mean + {GROUPS} group means); grid float adds: "
-              f"{'native atomicAdd' if native['default'] else 'compare-exchange loop'}")
-        print("| what | GPU / CPU time | ratio |")
-        print("|---|---:|---:|")
-        print(f"| **gpuviz, whole encoding** (timestamps around it, median of {runs}) | **{_us(whole)}** | 1 |")
-        print(f"| gpuviz, sum of node passes over {runs} real range changes | {_us(per_change)} | |")
-        for pid, seconds in parts.items():
-            print(f"| &nbsp;&nbsp; {pid} | {_us(seconds)} | |")
-        print(f"| WGSL vec4 copy kernel over the {words * 4 / 1e6:,.0f} MB read | {_us(copy)} "
-              f"| gpuviz {_x(whole / copy)} copy |")
-        print(f"| WGSL vec4 read kernel over the same bytes | {_us(read_ref)} | gpuviz {_x(whole / read_ref)} read |")
-        print(f"| numpy: filter + np.histogram + bincount 2-D mean + grouped mean | {_us(cpu)} "
-              f"| {_x(cpu / whole)} slower |")
-        print(f"| pyarrow.compute: filter + group_by mean (grouped part only) | {_us(arrow)} "
-              f"| {_x(arrow / whole)} slower |")
-        if torch_s is not None:
-            print(f"| torch CUDA: the numpy steps on the GPU | {_us(torch_s)} | {_x(torch_s / whole)} slower |")
-        if len(measured) > 1:
-            print("\n| tuning variant | whole encoding | histogram / grid / groups (per change) |")
-            print("|---|---:|---|")
-            for label, (w, _, p) in measured.items():
-                print(f"| {label} | {_us(w)} | " + " / ".join(_us(v) for v in p.values()) + " |")
-        print(f"\ntargets: <= 2 ms GPU per change: {'met' if whole <= 2e-3 else 'MISSED'}; >= 50x numpy: "
-              f"{'met' if cpu / whole >= 50 else 'MISSED'} ({_x(cpu / whole)})", flush=True)
+        times = _peers(data, ranges[-1], expected, peers, runs, cpu_runs)
+        against.add(size=rows, gpu_s=whole, copy_s=copy, over_copy=whole / copy, read_s=read_ref,
+                    over_read=whole / read_ref, bytes_read=4 * words, **times)
+        against.note(f"targets at {rows:,} rows: <= 2 ms GPU per change: {'met' if whole <= 2e-3 else 'MISSED'}; "
+                     f">= 50x numpy: {'met' if times['numpy_s'] / whole >= 50 else 'MISSED'} "
+                     f"({times['numpy_s'] / whole:.1f}x)")
         table.destroy()
 
 
 def main(argv=None) -> int:
+    """``python -m gpuviz.bench.analysis``: the analysis benchmark with its own
+    knobs (batches, CPU runs), the shared header and ``--json``."""
     import os
 
     parser = argparse.ArgumentParser(prog="python -m gpuviz.bench.analysis", description=__doc__.split("\n")[0])
@@ -362,20 +390,28 @@ def main(argv=None) -> int:
     parser.add_argument("--runs", type=int, default=30, help="timed changes after warm-up")
     parser.add_argument("--cpu-runs", type=int, default=3, help="timed runs of the CPU peers")
     parser.add_argument("--variants", action="store_true", help="also time tuning variants")
+    parser.add_argument("--json", metavar="PATH", help="write the header and the tables' rows to PATH")
     args = parser.parse_args(argv)
     os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
 
     import gpuviz
 
-    from .harness import parse_sizes
+    from .harness import Mismatch, Peers, parse_sizes, print_run_header
+    from .tables import Report
 
     device = gpuviz.request_device()
-    caps = gpuviz.device_capabilities(device)
-    print(f"gpuviz.bench analysis {' '.join(sys.argv[1:] if argv is None else argv)}")
-    print(f"adapter: {caps.adapter} ({caps.backend}), subgroups {caps.subgroups}")
-    bench_analysis(device, parse_sizes(args.sizes), args.runs, variants=args.variants, batches=args.batches,
-                   cpu_runs=args.cpu_runs)
-    return 0
+    peers = Peers()
+    report = Report(print_run_header(device, prog="gpuviz.bench.analysis", argv=argv, peers=peers))
+    try:
+        bench_analysis(device, parse_sizes(args.sizes), args.runs, variants=args.variants, peers=peers,
+                       report=report, batches=args.batches, cpu_runs=args.cpu_runs)
+    except Mismatch as exc:
+        print(f"analysis: NOT PRINTED, output did not match numpy: {exc}")
+        report.failures.append({"benchmark": "analysis", "error": str(exc)})
+    if args.json:
+        report.write(args.json)
+        print(f"results: {args.json}")
+    return 1 if report.failures else 0
 
 
 if __name__ == "__main__":

@@ -12,8 +12,10 @@ import numpy as np
 from ..algorithms import GPUCompaction, GPUReduction, GPUScan, ScanTuning
 from ..algorithms.reduction import ReductionTuning
 from .analysis import bench_analysis
-from .harness import BU, GPUTimer, Peers, ReferenceKernel, Table, cpu_median, import_graph, read, rewarm, upload
+from .harness import (BU, GPUTimer, Mismatch, Peers, ReferenceKernel, check_equal, cpu_median, import_graph, read,
+                      rewarm, upload)
 from .sort import bench_sort
+from .tables import Column, Report, Table
 
 #: Scan tunings tried with --variants (the first is the default).
 SCAN_VARIANTS = {
@@ -40,22 +42,28 @@ REDUCTION_VARIANTS = {
 }
 
 
-class Mismatch(AssertionError):
-    pass
+#: The columns of the scan, compaction and reduction tables; peers in
+#: brackets as multiples of the reference.
+COLUMNS = (Column("size", "size", 5, "size"), Column("case", "case", 30), Column("gpu_s", "gpuviz µs", 10, "us"),
+           Column("ref_s", "ref µs", 9, "us"), Column("ratio", "ratio", 6, "ratio"),
+           Column("target", "target", 9, "target", of="ratio"),
+           Column("numpy_s", "numpy µs (×ref)", 18, "us_ratio", of="ref_s"),
+           Column("torch_s", "torch µs (×ref)", 16, "us_ratio", of="ref_s"),
+           Column("cupy_s", "cupy µs (×ref)", 16, "us_ratio", of="ref_s"))
+
+
+def _add(table: Table, n, case, ours, ref, target=None, numpy=None, torch=None, cupy=None):
+    table.add(size=n, case=case, gpu_s=ours, ref_s=ref, ratio=ours / ref, target=target, numpy_s=numpy,
+              torch_s=torch, cupy_s=cupy)
 
 
 def _compiled_recorder(compiled):
     return lambda encoder: compiled.encode(encoder)
 
 
-def _check(name, got, expected):
-    if not np.array_equal(got, expected):
-        bad = np.flatnonzero(got != expected)
-        raise Mismatch(f"{name}: output differs from numpy at {bad.size} rows (first {bad[:5].tolist()})")
-
-
-def bench_scan(device, sizes, runs, *, variants=False, peers: Peers):
-    table = Table("GPUScan, exclusive uint32 (reads n, writes n)", "vec4 copy kernel of n words")
+def bench_scan(device, sizes, runs, *, variants=False, peers: Peers, report: Report | None = None):
+    table = (report or Report()).table("scan", "GPUScan, exclusive uint32 (reads n, writes n)", COLUMNS,
+                                       reference="vec4 copy kernel of n words")
     rng = np.random.default_rng(1)
     timer = GPUTimer(device, runs)
     for n in sizes:
@@ -72,10 +80,10 @@ def bench_scan(device, sizes, runs, *, variants=False, peers: Peers):
             compiled = graph.compile()
             device.queue.write_buffer(dst, 0, np.zeros(n, np.uint32))
             ours = timer.median(_compiled_recorder(compiled))
-            _check(f"scan {label}", read(device, dst, np.uint32, n), expected)
+            check_equal(f"scan {label}", read(device, dst, np.uint32, n), expected)
             compiled.destroy()
             first = label == next(iter(cases))
-            table.add(n, label, ours, ref, target=1.25 if first else None,
+            _add(table, n, label, ours, ref, target=1.25 if first else None,
                       numpy=cpu_median(lambda: np.cumsum(x, dtype=np.uint32)) if first else None,
                       **(_scan_peers(peers, x, runs) if first else {}))
         # segmented, for the record (no target)
@@ -90,9 +98,9 @@ def bench_scan(device, sizes, runs, *, variants=False, peers: Peers):
         inclusive = np.cumsum(x, dtype=np.uint32)
         starts = np.flatnonzero(heads)
         base = (inclusive - x)[starts][np.cumsum(heads) - 1]
-        _check("segmented scan", read(device, dst, np.uint32, n), inclusive - x - base)
+        check_equal("segmented scan", read(device, dst, np.uint32, n), inclusive - x - base)
         compiled.destroy()
-        table.add(n, "segmented (0.1% starts)", ours, ref)
+        _add(table, n, "segmented (0.1% starts)", ours, ref)
         for b in (src, dst, fbuf):
             b.destroy()
     return table
@@ -111,9 +119,10 @@ def _scan_peers(peers, x, runs):
     return out
 
 
-def bench_compaction(device, sizes, runs, *, peers: Peers, **_):
-    table = Table("GPUCompaction, uint32 values by uint32 flags (reads 2n, writes survivors + count)",
-                  "vec4 copy kernel of 2n words")
+def bench_compaction(device, sizes, runs, *, peers: Peers, report: Report | None = None, **_):
+    table = (report or Report()).table(
+        "compaction", "GPUCompaction, uint32 values by uint32 flags (reads 2n, writes survivors + count)", COLUMNS,
+        reference="vec4 copy kernel of 2n words")
     rng = np.random.default_rng(2)
     timer = GPUTimer(device, runs)
     for n in sizes:
@@ -139,7 +148,7 @@ def bench_compaction(device, sizes, runs, *, peers: Peers, **_):
             got_count = int(read(device, count, np.uint32, 1)[0])
             if got_count != expected.size:
                 raise Mismatch(f"compaction count {got_count} != {expected.size}")
-            _check("compaction", read(device, out, np.uint32, expected.size), expected)
+            check_equal("compaction", read(device, out, np.uint32, expected.size), expected)
             compiled.destroy()
             mask = flags != 0
             extra = {}
@@ -152,15 +161,16 @@ def bench_compaction(device, sizes, runs, *, peers: Peers, **_):
                 cx, cf = peers.cupy.asarray(x), peers.cupy.asarray(flags)
                 extra["cupy"] = peers.time_cupy(lambda: cx[cf != 0], runs)
                 del cx, cf
-            table.add(n, f"density {density:g}", ours, ref, target=1.6, numpy=cpu_median(lambda: x[mask]), **extra)
+            _add(table, n, f"density {density:g}", ours, ref, target=1.6, numpy=cpu_median(lambda: x[mask]), **extra)
             fbuf.destroy()
         for b in (values, out, count):
             b.destroy()
     return table
 
 
-def bench_reduction(device, sizes, runs, *, variants=False, peers: Peers, **_):
-    table = Table("GPUReduction (reads n)", "vec4 read kernel of n words")
+def bench_reduction(device, sizes, runs, *, variants=False, peers: Peers, report: Report | None = None, **_):
+    table = (report or Report()).table("reduction", "GPUReduction (reads n)", COLUMNS,
+                                       reference="vec4 read kernel of n words")
     rng = np.random.default_rng(3)
     timer = GPUTimer(device, runs)
     for n in sizes:
@@ -181,7 +191,7 @@ def bench_reduction(device, sizes, runs, *, variants=False, peers: Peers, **_):
                 t = timer.median(_compiled_recorder(compiled))
                 _check_reduction(device, out, op, data)
                 compiled.destroy()
-                table.add(n, f"{label}, {tuning_label}", t, ref)
+                _add(table, n, f"{label}, {tuning_label}", t, ref)
             graph, v = import_graph(device, {"x": (src, fmt, n), "y": (out, fmt, 2)})
             GPUReduction(id="reduce", input=v["x"], output=v["y"], operation=op).add_to_graph(graph)
             compiled = graph.compile()
@@ -203,7 +213,7 @@ def bench_reduction(device, sizes, runs, *, variants=False, peers: Peers, **_):
                 fn = (lambda: c.sum()) if op == "sum" else (lambda: (c.min(), c.max()))
                 extra["cupy"] = peers.time_cupy(fn, runs)
                 del c
-            table.add(n, label, ours, ref, target=1.2, numpy=numpy_time, **extra)
+            _add(table, n, label, ours, ref, target=1.2, numpy=numpy_time, **extra)
             for b in (src, sink, out):
                 b.destroy()
     return table
@@ -211,9 +221,9 @@ def bench_reduction(device, sizes, runs, *, variants=False, peers: Peers, **_):
 
 def _check_reduction(device, out, op, data):
     if op == "sum":
-        _check("sum", read(device, out, np.uint32, 1), np.array([data.sum(dtype=np.uint64) % (1 << 32)], np.uint32))
+        check_equal("sum", read(device, out, np.uint32, 1), np.array([data.sum(dtype=np.uint64) % (1 << 32)], np.uint32))
     else:
-        _check("extent", read(device, out, np.float32, 2), np.array([data.min(), data.max()], np.float32))
+        check_equal("extent", read(device, out, np.float32, 2), np.array([data.min(), data.max()], np.float32))
 
 
 BENCHMARKS = {"scan": bench_scan, "compaction": bench_compaction, "reduction": bench_reduction,

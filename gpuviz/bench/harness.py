@@ -1,5 +1,5 @@
-"""Benchmark plumbing: GPU timestamps, the reference copy/read kernels, peers
-(numpy, torch, cupy) and the printed table.
+"""Benchmark plumbing: the run header, GPU timestamps, the reference copy/read
+kernels and peers (numpy, torch, cupy); the tables are in ``tables``.
 
 Every GPU time is the median over timestamped runs recorded into one command
 encoder after warm-up runs; the reference kernels are timed the same way in
@@ -8,7 +8,14 @@ the same process, so ratios compare like with like.
 
 from __future__ import annotations
 
+import datetime
+import hashlib
+import os
+import platform
+import shlex
 import statistics
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -16,9 +23,28 @@ import numpy as np
 import wgpu
 
 from ..graph import GPUCommandGraph
+from ..graph.shaders import compute_pipeline, wgsl
+from .tables import fmt_time, size_label
+
+__all__ = ["BU", "Mismatch", "check_equal", "GPUTimer", "ReferenceKernel", "Peers", "run_header", "format_header", "print_run_header", "command_line",
+           "warm_up", "rewarm", "import_graph", "upload", "read", "cpu_median", "parse_sizes", "fmt_time",
+           "size_label"]
 
 BU = wgpu.BufferUsage
-SHADERS = Path(__file__).with_name("shaders")
+PACKAGE = Path(__file__).resolve().parent.parent
+
+
+class Mismatch(AssertionError):
+    """A benchmark's GPU output differs from its numpy oracle: nothing is
+    printed for it."""
+
+
+def check_equal(label: str, got: np.ndarray, expected: np.ndarray) -> None:
+    """Raise :class:`Mismatch` unless ``got`` equals the oracle row for row."""
+    if not np.array_equal(got, expected):
+        bad = np.flatnonzero(got != expected) if got.shape == expected.shape else np.arange(0)
+        raise Mismatch(f"{label}: output differs from numpy at {bad.size} rows (first {bad[:5].tolist()}; "
+                       f"{got.size} rows, expected {expected.size})")
 
 
 class GPUTimer:
@@ -64,9 +90,8 @@ class ReferenceKernel:
             raise ValueError("reference kernels need a multiple of 4 words")
         items = 4 if kind == "copy" else 8
         vec4s = words // 4
-        module = device.create_shader_module(code=(SHADERS / f"{kind}.wgsl").read_text())
-        self.pipeline = device.create_compute_pipeline(layout="auto", compute={
-            "module": module, "entry_point": "main", "constants": {"VEC4S": vec4s}})
+        self.pipeline = compute_pipeline(device, wgsl(f"bench/shaders/{kind}.wgsl"), constants={"VEC4S": vec4s},
+                                         label=f"bench-{kind}")
         self.bind_group = device.create_bind_group(layout=self.pipeline.get_bind_group_layout(0), entries=[
             {"binding": 0, "resource": {"buffer": src, "offset": 0, "size": 4 * words}},
             {"binding": 1, "resource": {"buffer": dst, "offset": 0, "size": dst.size if kind == "read" else 4 * words}}])
@@ -191,13 +216,6 @@ class Peers:
         return statistics.median(times)
 
 
-def size_label(n: int) -> str:
-    for unit, scale in (("M", 1 << 20), ("K", 1 << 10)):
-        if n % scale == 0:
-            return f"{n // scale}{unit}"
-    return str(n)
-
-
 def parse_sizes(text: str) -> list:
     sizes = []
     for item in text.split(","):
@@ -207,40 +225,103 @@ def parse_sizes(text: str) -> list:
     return sizes
 
 
-def fmt_time(seconds) -> str:
-    if seconds is None:
-        return "-"
-    return f"{seconds * 1e6:.1f}" if seconds < 1e-2 else f"{seconds * 1e6:.0f}"
+# ------------------------------------------------------------------ header
+def _git_describe() -> tuple:
+    """``(describe, source)``: ``git describe --always --dirty`` of the checkout
+    gpuviz is imported from; else ``$GPUVIZ_GIT_DESCRIBE`` (a copy of the tree
+    without ``.git``, as on the lent GPU machine, can be told its commit);
+    else ``"unknown"``."""
+    root = PACKAGE.parent
+    if (root / ".git").exists():
+        try:
+            done = subprocess.run(["git", "-C", str(root), "describe", "--always", "--dirty"], capture_output=True,
+                                  text=True, timeout=20)
+            if done.returncode == 0 and done.stdout.strip():
+                return done.stdout.strip(), "git"
+        except (OSError, subprocess.SubprocessError):
+            pass
+    given = os.environ.get("GPUVIZ_GIT_DESCRIBE", "").strip()
+    return (given, "GPUVIZ_GIT_DESCRIBE") if given else ("unknown", "none")
 
 
-class Table:
-    """Rows printed as they are verified, in one fixed-width table."""
+def _source_digest() -> str:
+    """SHA-256 (16 hex digits) over the paths and bytes of every ``.py`` and
+    ``.wgsl`` file of the imported gpuviz package: what ran, checkable
+    against any commit even where ``git describe`` is unknown or dirty."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in PACKAGE.rglob("*") if p.suffix in (".py", ".wgsl") and "__pycache__" not in p.parts):
+        digest.update(path.relative_to(PACKAGE).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
 
-    COLUMNS = ("size", "case", "gpuviz µs", "ref µs", "ratio", "target", "numpy µs (×ref)", "torch µs (×ref)",
-               "cupy µs (×ref)")
-    WIDTHS = (5, 30, 10, 9, 6, 9, 18, 16, 16)
 
-    def __init__(self, title: str, reference: str):
-        self.title = title
-        self.reference = reference
-        self.header_printed = False
-        self.rows = []
+def _tunings() -> dict:
+    """The default tunings in effect (their reprs list every field)."""
+    from ..algorithms import AggregationTuning, ReductionTuning, ScanTuning, SortTuning
 
-    def _line(self, cells) -> str:
-        return "  ".join(str(c).rjust(w) if i != 1 else str(c).ljust(w) for i, (c, w) in enumerate(zip(cells, self.WIDTHS)))
+    return {cls.__name__: repr(cls()) for cls in (ScanTuning, SortTuning, ReductionTuning, AggregationTuning)}
 
-    def add(self, n, case, ours, ref, target=None, numpy=None, torch=None, cupy=None):
-        if not self.header_printed:
-            print(f"\n{self.title} (ref = {self.reference})")
-            print(self._line(self.COLUMNS))
-            self.header_printed = True
-        ratio = ours / ref
-        mark = "" if target is None else (f"≤{target:g} ok" if ratio <= target else f"≤{target:g} MISS")
 
-        def peer(t):
-            return "-" if t is None else f"{fmt_time(t)} ({t / ref:.2f})"
+def command_line(prog: str, argv=None) -> str:
+    """The command that started this run: the interpreter's own argv when the
+    benchmark was started from a shell (``argv`` None), else ``python -m prog argv``."""
+    if argv is None:
+        return shlex.join(getattr(sys, "orig_argv", [sys.executable, *sys.argv]))
+    return shlex.join(["python", "-m", prog, *argv])
 
-        cells = (size_label(n), case, fmt_time(ours), fmt_time(ref), f"{ratio:.2f}", mark, peer(numpy), peer(torch),
-                 peer(cupy))
-        self.rows.append(cells)
-        print(self._line(cells), flush=True)
+
+def run_header(device, *, command: str, peers: "Peers | None" = None) -> dict:
+    """What a result depends on, as data: the tree (``git describe --dirty``
+    and a digest of the package source), wgpu and wgpu-native versions, the
+    adapter's info (vendor, architecture, device, description: the driver),
+    backend and features that pick kernels, the default tunings, the
+    environment switches, the peers' versions and the command."""
+    from wgpu.backends import wgpu_native
+
+    from ..device import device_capabilities
+
+    caps = device_capabilities(device)
+    describe, source = _git_describe()
+    peer_versions = {"numpy": np.__version__}
+    if peers is not None and peers.torch is not None:
+        peer_versions["torch"] = f"{peers.torch.__version__} ({peers.torch.cuda.get_device_name()})"
+    if peers is not None and peers.cupy is not None:
+        peer_versions["cupy"] = peers.cupy.__version__
+    return {
+        "command": command,
+        "commit": describe, "commit_source": source, "source_digest": _source_digest(),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "python": platform.python_version(), "wgpu": wgpu.__version__, "wgpu_native": wgpu_native.__version__,
+        "adapter": {k: v for k, v in dict(device.adapter.info).items()},
+        "backend": caps.backend, "subgroups": caps.subgroups, "float32_atomics": caps.float32_atomics,
+        "tuning": _tunings(),
+        "env": {k: os.environ[k] for k in ("GPUVIZ_RUNTIME_CHECKS",) if k in os.environ},
+        "peers": peer_versions,
+    }
+
+
+def format_header(header: dict) -> str:
+    """The header as the lines every benchmark prints first."""
+    info = header["adapter"]
+    driver = ", ".join(f"{k} {info[k]!r}" for k in ("vendor", "architecture", "device", "description") if info.get(k))
+    lines = [f"command: {header['command']}",
+             f"tree: {header['commit']} (from {header['commit_source']}), source digest {header['source_digest']}; "
+             f"{header['date']}",
+             f"wgpu {header['wgpu']}, wgpu-native {header['wgpu_native']}, python {header['python']}",
+             f"adapter: {info.get('device', 'unknown')} ({header['backend']}, {info.get('adapter_type', '?')}); "
+             f"subgroups {header['subgroups']}, float32 atomics {header['float32_atomics']}",
+             f"driver: {driver}",
+             "peers: " + ", ".join(f"{k} {v}" for k, v in header["peers"].items())]
+    lines += [f"tuning: {text}" for text in header["tuning"].values()]
+    if header["env"]:
+        lines.append("env: " + " ".join(f"{k}={v}" for k, v in header["env"].items()))
+    return "\n".join(lines)
+
+
+def print_run_header(device, *, prog: str, argv=None, peers: "Peers | None" = None, command: str | None = None) -> dict:
+    """Print the run header (:func:`run_header`) and return it: the first
+    thing every benchmark entry point (``python -m gpuviz.bench ...``, the
+    profiles) prints. ``prog`` is the entry point's module, ``argv`` as given
+    to its ``main``; ``command`` overrides the recorded command line."""
+    header = run_header(device, command=command or command_line(prog, argv), peers=peers)
+    print(format_header(header), flush=True)
+    return header

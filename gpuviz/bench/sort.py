@@ -25,7 +25,8 @@ import numpy as np
 from ..algorithms.segmented_sort import GPUSegmentedSort
 from ..algorithms.sort import GPUSort, SortTuning
 from ..graph.errors import GraphError
-from .harness import GPUTimer, Peers, ReferenceKernel, fmt_time, import_graph, read, rewarm, size_label, upload
+from .harness import GPUTimer, Mismatch, Peers, ReferenceKernel, check_equal, import_graph, read, rewarm, upload
+from .tables import Column, Report, size_label
 
 __all__ = ["bench_sort", "main"]
 
@@ -41,9 +42,13 @@ SORT_VARIANTS = {
 }
 SMALL_SIZES = (256, 1024, 2048)
 
-
-class Mismatch(AssertionError):
-    pass
+#: The main sort table: the WGSL copy of keys + values is the reference; torch
+#: is ``torch.sort(int32 keys, stable=True)``, torch÷ its time over gpuviz's.
+COLUMNS = (Column("size", "size", 5, "size"), Column("case", "case", 22), Column("gpu_s", "gpuviz µs", 10, "us"),
+           Column("ref_s", "copy µs", 9, "us"), Column("ratio", "ratio", 6, "ratio"),
+           Column("target", "target", 8, "target", of="ratio"), Column("torch_s", "torch µs", 8, "us"),
+           Column("torch_over_gpu", "torch÷", 6, "ratio"), Column("torch_pairs_s", "torch pr µs", 11, "us"),
+           Column("cupy_pairs_s", "cupy pr µs", 10, "us"), Column("numpy_s", "numpy µs", 11, "us"))
 
 
 def upload_pairs(device, keys, values) -> dict:
@@ -77,24 +82,13 @@ def _check(label, device, bufs, n, expected_keys, expected_values):
     for name, expected in (("out_keys", expected_keys), ("out_values", expected_values)):
         if expected is None:
             continue
-        got = read(device, bufs[name], np.uint32, n)
-        if not np.array_equal(got, expected):
-            bad = np.flatnonzero(got != expected)
-            raise Mismatch(f"sort {label}: {name} differs from numpy at {bad.size} rows (first {bad[:5].tolist()})")
+        check_equal(f"sort {label}: {name}", read(device, bufs[name], np.uint32, n), expected)
 
 
 def _clear_outputs(device, bufs, n):
     zeros = np.zeros(n, np.uint32)
     for name in ("out_keys", "out_values"):
         device.queue.write_buffer(bufs[name], 0, zeros)
-
-
-def _line(cells, widths=(5, 22, 10, 9, 6, 8, 11, 8, 11, 11, 11)):
-    return "  ".join(str(c).rjust(w) if i != 1 else str(c).ljust(w) for i, (c, w) in enumerate(zip(cells, widths)))
-
-
-HEADER = ("size", "case", "gpuviz µs", "copy µs", "ratio", "≤5", "torch µs", "torch÷", "torch pr µs", "cupy pr µs",
-          "numpy µs")
 
 
 def _node_breakdown(compiled, device, samples=3):
@@ -108,14 +102,15 @@ def _node_breakdown(compiled, device, samples=3):
     return {node: float(np.median([r[node] for r in rows])) for node in rows[0]}
 
 
-def bench_sort(device, sizes, runs, *, variants=False, peers: Peers):
-    """The sort table (the signature of the harness's BENCHMARKS entries)."""
+def bench_sort(device, sizes, runs, *, variants=False, peers: Peers, report: Report | None = None):
+    """The sort tables (the signature of the harness's BENCHMARKS entries)."""
+    report = report or Report()
     rng = np.random.default_rng(4)
     timer = GPUTimer(device, runs)
     failures = []
-    print("\nGPUSort, random uint32 keys + uint32 values (copy = WGSL vec4 copy kernel over keys+values bytes; "
-          "torch = torch.sort(int32 keys, stable=True); torch÷ = torch / gpuviz, target ≥ 2)")
-    print(_line(HEADER), flush=True)
+    table = report.table("sort", "GPUSort, random uint32 keys + uint32 values (copy = WGSL vec4 copy kernel over "
+                         "keys+values bytes; torch = torch.sort(int32 keys, stable=True); torch÷ = torch / gpuviz, "
+                         "target ≥ 2)", COLUMNS, reference="vec4 copy kernel of 2n words")
     for n in sizes:
         keys = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
         values = np.arange(n, dtype=np.uint32)
@@ -153,7 +148,7 @@ def bench_sort(device, sizes, runs, *, variants=False, peers: Peers):
                 compiled = _sort_graph(device, n, bufs, values=mode != "keys-only", key_bits=key_bits,
                                        tuning=tuning)
             except GraphError as exc:  # e.g. a tile larger than this device's workgroup memory
-                print(f"{size_label(n):>5}  {label}: skipped ({exc})", flush=True)
+                table.note(f"{size_label(n):>5}  {label}: skipped ({exc})", size=n, case=label, skipped=str(exc))
                 continue
             _clear_outputs(device, bufs, n)
             ours = timer.median(lambda encoder: compiled.encode(encoder))
@@ -164,55 +159,63 @@ def bench_sort(device, sizes, runs, *, variants=False, peers: Peers):
                 else:
                     _check(label, device, bufs, n, expected_keys, None if mode == "keys-only" else expected_values)
             except Mismatch as exc:  # no time printed for a wrong sort; the others still run
-                print(f"{size_label(n):>5}  {label}: NOT PRINTED, {exc}", flush=True)
+                table.note(f"{size_label(n):>5}  {label}: NOT PRINTED, {exc}", size=n, case=label, mismatch=str(exc))
                 failures.append(label)
                 compiled.destroy()
                 continue
             first = label == "default"
             if first:  # the copy again, on buffers the sort has warmed: the faster copy is the stricter reference
                 ref = min(ref, timer.median(copy_kernel.record))
-            mark = ("ok" if ours / ref <= 5 else "MISS") if first else ""
-            print(_line((size_label(n), label, fmt_time(ours), fmt_time(ref), f"{ours / ref:.2f}", mark,
-                         fmt_time(torch_s) if first else "", f"{torch_s / ours:.2f}" if first and torch_s else "",
-                         fmt_time(torch_pairs) if first else "", fmt_time(cupy_pairs) if first else "",
-                         fmt_time(numpy_s) if first else "")), flush=True)
+            peer = {"torch_s": torch_s, "torch_over_gpu": torch_s / ours if torch_s else None,
+                    "torch_pairs_s": torch_pairs, "cupy_pairs_s": cupy_pairs, "numpy_s": numpy_s} if first else {}
+            table.add(size=n, case=label, gpu_s=ours, ref_s=ref, ratio=ours / ref, target=5 if first else None,
+                      **({c.key: None for c in COLUMNS[6:]} | peer))
             if first and variants:
                 parts = _node_breakdown(compiled, device)
-                print("      per node (own pass each): " + ", ".join(
-                    f"{k.removeprefix('sort-')} {v * 1e6:.1f}" for k, v in parts.items()), flush=True)
+                table.note("      per node (own pass each): " + ", ".join(
+                    f"{k.removeprefix('sort-')} {v * 1e6:.1f}" for k, v in parts.items()), size=n, nodes_s=parts)
             compiled.destroy()
         for buffer in list(bufs.values()) + list(copy_buffers):
             buffer.destroy()
     if variants:
-        _bench_small(device, runs, rng)
-        _bench_segmented(device, min(sizes), runs, rng, peers)
+        _bench_small(device, runs, rng, report)
+        _bench_segmented(device, min(sizes), runs, rng, peers, report)
+        shared = report.table("sort-shared-top-byte", "keys sharing their top byte (the top digit's pass only "
+                              "copies; torch = torch.sort(stable) of the same keys)", SHARED_COLUMNS)
         for n in sizes:
-            _bench_shared_top_byte(device, n, runs, rng, peers)
+            _bench_shared_top_byte(device, n, runs, rng, peers, shared)
     if failures:
         raise Mismatch(f"variants with wrong output: {', '.join(failures)}")
 
 
-def _bench_small(device, runs, rng):
+def _bench_small(device, runs, rng, report: Report):
     """Bitonic (one workgroup) against radix passes at small sizes."""
     timer = GPUTimer(device, runs)
-    print("\nsmall domains: one-workgroup bitonic vs radix passes (µs)")
+    table = report.table("sort-small", "small domains: one-workgroup bitonic vs radix passes",
+                         (Column("size", "size", 5, "size"), Column("bitonic_s", "bitonic µs", 10, "us"),
+                          Column("radix_s", "radix µs", 10, "us")))
     for n in SMALL_SIZES:
         keys = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
         values = np.arange(n, dtype=np.uint32)
         order = np.argsort(keys, kind="stable")
         bufs = upload_pairs(device, keys, values)
-        cells = [size_label(n)]
+        row = {"size": n}
         for label, tuning in (("bitonic", SortTuning(small_max=2048)), ("radix", SortTuning(small_max=1))):
             compiled = _sort_graph(device, n, bufs, tuning=tuning)
             _clear_outputs(device, bufs, n)
-            t = timer.median(lambda encoder: compiled.encode(encoder))
+            row[f"{label}_s"] = timer.median(lambda encoder: compiled.encode(encoder))
             _check(f"{label} {n}", device, bufs, n, keys[order], values[order])
-            cells.append(f"{label} {fmt_time(t)}")
             compiled.destroy()
-        print("  " + "   ".join(cells), flush=True)
+        table.add(**row)
 
 
-def _bench_shared_top_byte(device, n, runs, rng, peers: Peers):
+#: Keys sharing their top byte: the scatter passes' times, torch on the same keys.
+SHARED_COLUMNS = (Column("size", "size", 5, "size"), Column("gpu_s", "gpuviz µs", 10, "us"),
+                  Column("scatter", "scatter passes µs", 24), Column("torch_s", "torch µs", 9, "us"),
+                  Column("torch_over_gpu", "torch÷", 6, "ratio"))
+
+
+def _bench_shared_top_byte(device, n, runs, rng, peers: Peers, table):
     """Keys that share their top byte (24 random bits under a constant one,
     like timestamps in a window): the top digit's pass is the identity and
     only copies."""
@@ -226,14 +229,14 @@ def _bench_shared_top_byte(device, n, runs, rng, peers: Peers):
     _check(f"shared top byte {n}", device, bufs, n, keys[order], values[order])
     parts = _node_breakdown(compiled, device)
     compiled.destroy()
-    line = (f"\n{size_label(n)} keys sharing their top byte: gpuviz {fmt_time(t)} (scatter passes "
-            + ", ".join(f"{v * 1e6:.0f}" for k, v in parts.items() if "scatter" in k) + " µs)")
+    scatter = {k: v for k, v in parts.items() if "scatter" in k}
+    torch_s = None
     if peers.torch is not None:
         tk = peers.torch.from_numpy(keys.view(np.int32)).cuda()
         torch_s = peers.time_torch(lambda: peers.torch.sort(tk, stable=True), runs)
-        line += f", torch.sort(stable) {fmt_time(torch_s)} (torch ÷ gpuviz {torch_s / t:.2f})"
         del tk
-    print(line, flush=True)
+    table.add(size=n, gpu_s=t, scatter=", ".join(f"{v * 1e6:.0f}" for v in scatter.values()), scatter_s=scatter,
+              torch_s=torch_s, torch_over_gpu=torch_s / t if torch_s else None)
     for buffer in bufs.values():
         buffer.destroy()
 
@@ -246,13 +249,16 @@ def _segmented_graph(device, n, bufs, offsets, lengths, tuning):
     return graph.compile()
 
 
-def _bench_segmented(device, n, runs, rng, peers: Peers):
+def _bench_segmented(device, n, runs, rng, peers: Peers, report: Report):
     """GPUSegmentedSort of n rows cut into segments of 256 rows, or of 1..256
     rows (random lengths, no gaps); peer: torch.sort(stable) of int64
     (segment << 32 | key) plus a gather of the values."""
     timer = GPUTimer(device, runs)
-    print(f"\nsegmented sort of {size_label(n)} rows, keys + values (µs; torch = stable sort of int64 "
-          "segment<<32|key + gather)")
+    table = report.table("sort-segmented", f"segmented sort of {size_label(n)} rows, keys + values (torch = stable "
+                         "sort of int64 segment<<32|key + gather)",
+                         (Column("size", "size", 5, "size"), Column("segments", "segments", 30),
+                          Column("gpu_s", "default µs", 10, "us"), Column("checked_s", "bounds checks on µs", 10, "us"),
+                          Column("torch_s", "torch µs", 9, "us")))
     keys = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
     values = np.arange(n, dtype=np.uint32)
     bufs = upload_pairs(device, keys, values)
@@ -264,21 +270,20 @@ def _bench_segmented(device, n, runs, rng, peers: Peers):
         segment_of_row = np.repeat(np.arange(lengths.size, dtype=np.uint64), lengths)
         composite = (segment_of_row << np.uint64(32)) | keys[:rows].astype(np.uint64)
         order = np.argsort(composite, kind="stable")
-        cells = [f"  {label} ({lengths.size} segments):"]
-        for case, tuning in (("default", SortTuning()), ("bounds checks on", SortTuning(runtime_checks=True))):
+        row = {"size": n, "segments": f"{lengths.size} of {label}", "torch_s": None}
+        for key, tuning in (("gpu_s", SortTuning()), ("checked_s", SortTuning(runtime_checks=True))):
             compiled = _segmented_graph(device, n, bufs, offsets.tolist(), lengths.tolist(), tuning)
             _clear_outputs(device, bufs, n)
-            t = timer.median(lambda encoder: compiled.encode(encoder))
-            _check(f"segmented {label} {case}", device, bufs, rows, keys[:rows][order], values[:rows][order])
-            cells.append(f"{case} {fmt_time(t)}")
+            row[key] = timer.median(lambda encoder: compiled.encode(encoder))
+            _check(f"segmented {label} {key}", device, bufs, rows, keys[:rows][order], values[:rows][order])
             compiled.destroy()
         if peers.torch is not None:
             torch = peers.torch
             tc = torch.from_numpy(composite.view(np.int64)).cuda()
             tv = torch.from_numpy(values[:rows].view(np.int32)).cuda()
-            cells.append(f"torch {fmt_time(peers.time_torch(lambda: tv[torch.sort(tc, stable=True)[1]], runs))}")
+            row["torch_s"] = peers.time_torch(lambda: tv[torch.sort(tc, stable=True)[1]], runs)
             del tc, tv
-        print("   ".join(cells), flush=True)
+        table.add(**row)
     for buffer in bufs.values():
         buffer.destroy()
 
@@ -287,8 +292,10 @@ def main(argv=None) -> int:
     """``python -m gpuviz.bench.sort [--sizes ...] [--runs N] [--variants]``:
     the shared harness's ``sort`` benchmark."""
     from . import main as bench_main
+    from .harness import command_line
 
-    return bench_main(["sort", *(sys.argv[1:] if argv is None else argv)])
+    return bench_main(["sort", *(sys.argv[1:] if argv is None else argv)],
+                      command=command_line("gpuviz.bench.sort", argv))
 
 
 if __name__ == "__main__":
