@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 
 from .formats import GPUVectorFormat
-from .graph.errors import GraphValidationError
+from .graph.errors import GraphTypeError, GraphValidationError
 from .tables import GPUData, GPURecordBatch, GPUSchema, GPUTable, GPUVector
 from .tables.readback import read_many
 
@@ -63,8 +63,8 @@ def _column_format(what: str, dtype: pa.DataType) -> GPUVectorFormat:
                 f"uint8/16/32, int8/16/32, float16 or float32 (got {dtype.list_size} of {value})"
             )
         try:
-            return GPUVectorFormat.from_numpy(_SCALARS[value], dtype.list_size)
-        except ValueError:
+            return GPUVectorFormat.from_numpy(_SCALARS[value], components=dtype.list_size)
+        except GraphValidationError:
             raise GraphValidationError(
                 f"table_to_gpu {what} has type {dtype}; WebGPU has no {dtype.list_size}-component "
                 f"{value} format (pad the list to 4 values)"
@@ -151,9 +151,9 @@ def _to_gpu_table(device, arrow_schema: pa.Schema, batches, usage, container) ->
     uploaded = _upload(device, [pair for batch in staged for pair in batch], usage)
     gpu_batches, i = [], 0
     for batch in staged:
-        gpu_batches.append(GPURecordBatch(schema, dict(zip(names, uploaded[i : i + len(batch)]))))
+        gpu_batches.append(GPURecordBatch(schema, columns=dict(zip(names, uploaded[i : i + len(batch)]))))
         i += len(batch)
-    return GPUTable(schema, gpu_batches)
+    return GPUTable(schema, batches=gpu_batches)
 
 
 def table_to_gpu(device, obj, *, usage=None):
@@ -180,7 +180,7 @@ def table_to_gpu(device, obj, *, usage=None):
         An unsupported type (64-bit, variable-length, dictionary...) or a
         column with nulls, naming the column and its type; nothing is
         uploaded then.
-    TypeError
+    GraphTypeError
         ``obj`` is not one of the four pyarrow types.
 
     Notes
@@ -202,8 +202,8 @@ def table_to_gpu(device, obj, *, usage=None):
         if isinstance(obj, pa.RecordBatch):
             return _to_gpu_table(device, obj.schema, [obj.columns], usage, "record_batch")
         return _to_gpu_table(device, obj.schema, _table_batches(obj), usage, "table")
-    raise TypeError(
-        f"table_to_gpu expects a pyarrow Array, ChunkedArray, RecordBatch or Table, got {type(obj).__name__}"
+    raise GraphTypeError(
+        f"table_to_gpu expects a pyarrow Array, ChunkedArray, RecordBatch or Table (got {type(obj).__name__})"
     )
 
 
@@ -247,6 +247,11 @@ def gpu_to_arrow(device, gpu_obj):
         derived from the formats (multi-component -> fixed_size_list;
         normalized formats as their raw integers).
 
+    Raises
+    ------
+    GraphTypeError
+        ``gpu_obj`` is not one of the four GPU table types.
+
     Notes
     -----
     Produces no nulls and never concatenates, except a vector that came
@@ -262,13 +267,13 @@ def gpu_to_arrow(device, gpu_obj):
             return chunks[0] if len(chunks) == 1 else pa.concat_arrays(chunks)
         return pa.chunked_array(chunks, type=dtype)
     if isinstance(gpu_obj, GPURecordBatch):
-        gpu_obj = GPUTable(gpu_obj.schema, [gpu_obj])
+        gpu_obj = GPUTable(gpu_obj.schema, batches=[gpu_obj])
         container = "record_batch"
     elif isinstance(gpu_obj, GPUTable):
         container = gpu_obj.schema.metadata.get("arrow.container", "table")
     else:
-        raise TypeError(
-            f"gpu_to_arrow expects GPUData, GPUVector, GPURecordBatch or GPUTable, got {type(gpu_obj).__name__}"
+        raise GraphTypeError(
+            f"gpu_to_arrow expects GPUData, GPUVector, GPURecordBatch or GPUTable (got {type(gpu_obj).__name__})"
         )
     schema = gpu_obj.schema
     fields = []

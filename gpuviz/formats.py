@@ -12,12 +12,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .errors import GraphValidationError
+
 __all__ = ["GPUVectorFormat", "vector_format", "span_byte_length"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GPUVectorFormat:
     """One fixed-width row format.
+
+    Describes stored bytes only: does not say how a shader reads them (a
+    ``unorm8x4`` row is four bytes, read as ``vec4<f32>``) and holds no data.
 
     Attributes
     ----------
@@ -51,17 +56,26 @@ class GPUVectorFormat:
 
     @classmethod
     def get(cls, value: "GPUVectorFormat | str") -> "GPUVectorFormat":
-        """Look a format up by name (or pass one through); ValueError if unknown."""
+        """Look a format up by name (or pass one through).
+
+        Raises :class:`~gpuviz.GraphValidationError` (a ``ValueError``) for an
+        unknown name; never guesses a near match.
+        """
         return vector_format(value)
 
     @classmethod
-    def from_numpy(cls, dtype, components: int = 1) -> "GPUVectorFormat":
-        """The format storing ``components`` values of ``dtype`` per row."""
+    def from_numpy(cls, dtype, *, components: int = 1) -> "GPUVectorFormat":
+        """The format storing ``components`` values of ``dtype`` per row.
+
+        Never picks a normalized format. Raises
+        :class:`~gpuviz.GraphValidationError` (a ``ValueError``) when no
+        format stores that dtype and component count.
+        """
         dt = np.dtype(dtype)
         for fmt in _FORMATS.values():
             if fmt.dtype == dt and fmt.components == components and not fmt.normalized:
                 return fmt
-        raise ValueError(
+        raise GraphValidationError(
             f"GPUVectorFormat has no format for dtype {dt.name} with {components} components "
             f"(supported: {', '.join(sorted(_FORMATS))})"
         )
@@ -79,10 +93,10 @@ def _build() -> dict:
             if n == 3 and np.dtype(scalar).itemsize < 4:
                 continue
             fmt_name = name if n == 1 else f"{name}x{n}"
-            table[fmt_name] = GPUVectorFormat(fmt_name, scalar, n)
+            table[fmt_name] = GPUVectorFormat(name=fmt_name, scalar=scalar, components=n)
     for name, scalar in (("unorm8", "uint8"), ("snorm8", "int8"), ("unorm16", "uint16"), ("snorm16", "int16")):
         for n in (2, 4):
-            table[f"{name}x{n}"] = GPUVectorFormat(f"{name}x{n}", scalar, n, normalized=True)
+            table[f"{name}x{n}"] = GPUVectorFormat(name=f"{name}x{n}", scalar=scalar, components=n, normalized=True)
     return table
 
 
@@ -90,13 +104,18 @@ _FORMATS = _build()
 
 
 def vector_format(value: "GPUVectorFormat | str") -> GPUVectorFormat:
-    """Resolve a format name or object to a :class:`GPUVectorFormat`."""
+    """Resolve a format name or object to a :class:`GPUVectorFormat`.
+
+    Raises :class:`~gpuviz.GraphValidationError` (a ``ValueError``) for an
+    unknown name. Names are WebGPU-style (``"sint32"``, not ``"int32"``);
+    does not map numpy dtypes (see :meth:`GPUVectorFormat.from_numpy`).
+    """
     if isinstance(value, GPUVectorFormat):
         return value
     try:
         return _FORMATS[str(value)]
     except KeyError:
-        raise ValueError(
+        raise GraphValidationError(
             f'GPUVectorFormat "{value}" is unknown (supported: {", ".join(sorted(_FORMATS))})'
         ) from None
 

@@ -174,7 +174,7 @@ def test_hand_made_objects_get_types_from_their_formats(device):
     assert isinstance(chunked, pa.ChunkedArray) and chunk_lengths(chunked) == [3, 3]
     raw = GPUData(data.buffer, format="unorm16x2", length=3)
     assert gpu_to_arrow(device, raw).type == pa.list_(pa.uint16(), 2)
-    table = GPUTable(None, [gpuviz.GPURecordBatch(None, {"h": data})])
+    table = GPUTable(batches=[gpuviz.GPURecordBatch(columns={"h": data})])
     assert gpu_to_arrow(device, table).schema == pa.schema([("h", pa.list_(pa.uint16(), 2))])
 
 
@@ -227,10 +227,10 @@ def test_nulls_are_refused(device):
 
 
 def test_other_errors():
-    with pytest.raises(TypeError, match="got list"):
-        table_to_gpu(None, [1, 2])
-    with pytest.raises(TypeError, match="got ndarray"):
-        gpu_to_arrow(None, np.zeros(2))
+    for call, got in ((lambda: table_to_gpu(None, [1, 2]), "list"), (lambda: gpu_to_arrow(None, np.zeros(2)), "ndarray")):
+        with pytest.raises(gpuviz.GraphTypeError, match=rf"\(got {got}\)$") as info:
+            call()
+        assert isinstance(info.value, TypeError)
     with pytest.raises(gpuviz.GraphValidationError, match="duplicate column names"):
         table_to_gpu(None, pa.table([pa.array([1], pa.int8()), pa.array([2], pa.int8())], names=["a", "a"]))
     with pytest.raises(gpuviz.GraphValidationError, match="3 rows without columns"):

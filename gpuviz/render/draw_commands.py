@@ -15,7 +15,9 @@ import operator
 import numpy as np
 import wgpu
 
-from ..graph.errors import DeviceMismatchError, GraphStateError, GraphValidationError, UsageError, ViewRangeError
+from ..graph.compat import owning_device
+from ..graph.errors import (DeviceMismatchError, GraphIndexError, GraphStateError, GraphTypeError,
+                             GraphValidationError, UsageError, ViewRangeError)
 from ..tables.data import GPUData
 
 __all__ = ["DrawCommandBuffer", "DRAW_RECORD_FIELDS"]
@@ -116,7 +118,7 @@ class DrawCommandBuffer:
             self.buffer = device.create_buffer(label=self.label, size=self.byte_length, usage=_OWNED_USAGE)
             return
         self.owned = False
-        if getattr(buffer, "_device", device) is not device:
+        if owning_device(buffer, device) is not device:
             raise DeviceMismatchError(f"{name} buffer belongs to another device than the one given")
         if buffer.size < self.byte_length:
             raise ViewRangeError(
@@ -149,15 +151,20 @@ class DrawCommandBuffer:
     # -- offsets ----------------------------------------------------------
 
     def record_byte_offset(self, index) -> int:
-        """Byte offset of record ``index``; IndexError outside ``0..capacity-1``."""
+        """Byte offset of record ``index``; never reads the buffer.
+
+        Raises :class:`~gpuviz.GraphIndexError` (an ``IndexError``) outside
+        ``0..capacity-1`` and :class:`~gpuviz.GraphTypeError` (a
+        ``TypeError``) for a non-integer index.
+        """
         try:
             i = operator.index(index)
         except TypeError:
-            raise TypeError(
+            raise GraphTypeError(
                 f'DrawCommandBuffer "{self.label}" record index must be an integer (got {index!r})'
             ) from None
         if not 0 <= i < self.capacity:
-            raise IndexError(
+            raise GraphIndexError(
                 f'DrawCommandBuffer "{self.label}" record index {i} is out of range '
                 f"(capacity {self.capacity})"
             )
@@ -192,7 +199,7 @@ class DrawCommandBuffer:
 
         Raises
         ------
-        IndexError
+        GraphIndexError
             ``index`` outside the capacity.
         GraphValidationError
             A field of the other layout, a missing count, a value outside
@@ -242,7 +249,7 @@ class DrawCommandBuffer:
 
         Raises
         ------
-        IndexError
+        GraphIndexError
             The rows run past the capacity.
         GraphValidationError
             Wrong shape, a non-integer dtype, a value outside uint32 (int32
@@ -274,10 +281,10 @@ class DrawCommandBuffer:
         if len(array) == 0:
             self._check_alive()
             return
-        end = operator.index(first_record) + len(array) - 1
-        self.record_byte_offset(end)  # IndexError past the capacity
-        offset = self.record_byte_offset(first_record)
-        self._upload(array, offset, first_record=operator.index(first_record))
+        offset = self.record_byte_offset(first_record)  # GraphTypeError / GraphIndexError
+        first = offset // self.record_byte_length
+        self.record_byte_offset(first + len(array) - 1)  # GraphIndexError past the capacity
+        self._upload(array, offset, first_record=first)
 
     def _upload(self, rows, byte_offset, *, first_record):
         """Validate ``rows`` (n x fields, integer or object dtype) and queue one write."""

@@ -14,7 +14,8 @@ import numpy as np
 import wgpu
 
 from ..formats import GPUVectorFormat, span_byte_length, vector_format
-from ..graph.errors import GraphValidationError, ViewRangeError
+from ..graph.compat import owning_device
+from ..graph.errors import GraphTypeError, GraphValidationError, ViewRangeError
 
 __all__ = ["GPUData", "DEFAULT_USAGE", "format_for_array", "padded_size"]
 
@@ -46,8 +47,8 @@ def format_for_array(array: np.ndarray, *, what: str = "GPUData.from_numpy") -> 
             f"expected (n,) or (n, k) with k in 1..4"
         )
     try:
-        return GPUVectorFormat.from_numpy(array.dtype.newbyteorder("="), components)
-    except ValueError:
+        return GPUVectorFormat.from_numpy(array.dtype.newbyteorder("="), components=components)
+    except GraphValidationError:
         hint = ""
         if array.dtype.kind in "iuf" and array.dtype.itemsize == 8:
             hint = "; cast 64-bit values first, e.g. array.astype(np.float32) or np.int32"
@@ -84,6 +85,8 @@ class GPUData:
 
     Raises
     ------
+    GraphTypeError
+        A length, offset or stride that is not an integer.
     ViewRangeError
         Negative length or offset, a stride below the row size, or a range
         that ends past ``buffer.size``.
@@ -99,12 +102,18 @@ class GPUData:
     def __init__(self, buffer, *, format, length, byte_offset=0, byte_stride=None, owned=False):
         self.buffer = buffer
         self.format = vector_format(format)
-        self.length = operator.index(length)
-        self.byte_offset = operator.index(byte_offset)
-        self.byte_stride = self.format.byte_size if byte_stride is None else operator.index(byte_stride)
+        name = f'GPUData "{self.label}"'
+        try:
+            self.length = operator.index(length)
+            self.byte_offset = operator.index(byte_offset)
+            self.byte_stride = self.format.byte_size if byte_stride is None else operator.index(byte_stride)
+        except TypeError:
+            raise GraphTypeError(
+                f"{name} length, byte_offset and byte_stride must be integers "
+                f"(got {length!r}, {byte_offset!r}, {byte_stride!r})"
+            ) from None
         self.owned = bool(owned)
         self._destroyed = False
-        name = f'GPUData "{self.label}"'
         if self.length < 0:
             raise ViewRangeError(f"{name} has a negative length ({self.length} rows)")
         if self.byte_offset < 0:
@@ -168,7 +177,10 @@ class GPUData:
         given. Relies on WebGPU zero-initializing new buffers; writes nothing.
         """
         fmt = vector_format(format)
-        length = operator.index(length)
+        try:
+            length = operator.index(length)
+        except TypeError:
+            raise GraphTypeError(f'GPUData "{label or fmt.name}" length must be an integer (got {length!r})') from None
         if length < 0:
             raise ViewRangeError(f'GPUData "{label or fmt.name}" has a negative length ({length} rows)')
         usage = DEFAULT_USAGE if usage is None else usage
@@ -187,7 +199,7 @@ class GPUData:
     @property
     def device(self):
         """The ``wgpu.GPUDevice`` that owns the buffer."""
-        return self.buffer._device
+        return owning_device(self.buffer, None)
 
     @property
     def row_byte_length(self) -> int:

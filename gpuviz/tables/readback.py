@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import wgpu
 
-from ..graph.errors import DeviceMismatchError, GraphStateError, UsageError, ViewRangeError
+from ..graph.errors import DeviceMismatchError, GraphStateError, GraphTypeError, UsageError, ViewRangeError
 from .data import GPUData
 from .vector import GPUVector
 
@@ -36,6 +36,8 @@ def read_array(device, data_or_vector) -> np.ndarray:
 
     Raises
     ------
+    GraphTypeError
+        ``data_or_vector`` is neither GPUData nor GPUVector.
     DeviceMismatchError
         The data lives on another device.
     UsageError
@@ -59,7 +61,7 @@ def read_array(device, data_or_vector) -> np.ndarray:
         if not parts:
             return np.empty((0,) if fmt.components == 1 else (0, fmt.components), fmt.dtype)
         return np.concatenate(parts)
-    raise TypeError(f"read_array expects GPUData or GPUVector, got {type(data_or_vector).__name__}")
+    raise GraphTypeError(f"read_array expects GPUData or GPUVector (got {type(data_or_vector).__name__})")
 
 
 def read_many(device, datas) -> list:
@@ -93,7 +95,7 @@ def read_many(device, datas) -> list:
 
 def _check_readable(device, data) -> None:
     if not isinstance(data, GPUData):
-        raise TypeError(f"read_array expects GPUData chunks, got {type(data).__name__}")
+        raise GraphTypeError(f"read_array expects GPUData chunks (got {type(data).__name__})")
     if data.destroyed:
         raise GraphStateError(f'read_array cannot read GPUData "{data.label}": it was destroyed')
     if data.device is not device:

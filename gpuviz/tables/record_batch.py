@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from ..graph.errors import DeviceMismatchError, GraphValidationError
+from ..graph.errors import DeviceMismatchError, GraphKeyError, GraphValidationError
 from .data import GPUData
 from .schema import GPUSchema, quote_names
 
@@ -23,6 +23,7 @@ class GPURecordBatch:
         when omitted.
     columns : mapping of name to GPUData
         Exactly one GPUData per schema field; stored in schema order.
+        Keyword-only.
 
     Raises
     ------
@@ -38,7 +39,7 @@ class GPURecordBatch:
     frees the owned buffers of its columns. A batch without columns has 0 rows.
     """
 
-    def __init__(self, schema=None, columns=None):
+    def __init__(self, schema=None, *, columns=None):
         if not isinstance(columns, Mapping):
             raise GraphValidationError(
                 f"GPURecordBatch columns must be a mapping of name to GPUData, got {type(columns).__name__}"
@@ -103,12 +104,17 @@ class GPURecordBatch:
         return None
 
     def column(self, name: str) -> GPUData:
-        """The GPUData of column ``name``; KeyError naming the available columns."""
+        """The GPUData of column ``name``; no copy.
+
+        Raises :class:`~gpuviz.GraphKeyError` (a ``KeyError``) naming the
+        available columns.
+        """
         try:
             return self.columns[name]
         except KeyError:
-            raise KeyError(
-                f'GPURecordBatch has no column "{name}" (columns: {quote_names(self.schema.names)})'
+            raise GraphKeyError(
+                f'GPURecordBatch column "{name}" not found ({len(self.columns)} columns: '
+                f"{quote_names(self.schema.names)})"
             ) from None
 
     def destroy(self) -> None:

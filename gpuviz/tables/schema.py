@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from ..formats import vector_format
-from ..graph.errors import GraphValidationError
+from ..graph.errors import GraphKeyError, GraphValidationError
 
 __all__ = ["GPUSchema", "quote_names"]
 
@@ -14,7 +14,7 @@ _EMPTY = MappingProxyType({})
 
 
 def quote_names(names) -> str:
-    """``"a", "b"``: names for error messages (KeyError reprs keep double quotes readable)."""
+    """``"a", "b"``: names for error messages (``"none"`` when empty); never truncates."""
     return ", ".join(f'"{name}"' for name in names) or "none"
 
 
@@ -65,16 +65,25 @@ class GPUSchema(Mapping):
         return tuple(self._formats)
 
     def field_metadata(self, name: str) -> Mapping:
-        """Adapter-defined metadata of column ``name`` (empty when none was given)."""
+        """Adapter-defined metadata of column ``name`` (empty when none was given).
+
+        Raises :class:`~gpuviz.GraphKeyError` (a ``KeyError``) for an unknown
+        field; never interprets the metadata.
+        """
         if name not in self._formats:
-            raise KeyError(f'GPUSchema has no field "{name}" (fields: {quote_names(self._formats)})')
+            raise self._unknown(name)
         return self._field_metadata.get(name, _EMPTY)
 
     def __getitem__(self, name):
         try:
             return self._formats[name]
         except KeyError:
-            raise KeyError(f'GPUSchema has no field "{name}" (fields: {quote_names(self._formats)})') from None
+            raise self._unknown(name) from None
+
+    def _unknown(self, name) -> GraphKeyError:
+        return GraphKeyError(
+            f'GPUSchema field "{name}" not found ({len(self._formats)} fields: {quote_names(self._formats)})'
+        )
 
     def __iter__(self):
         return iter(self._formats)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..graph.errors import DeviceMismatchError, GraphValidationError
+from ..graph.errors import DeviceMismatchError, GraphKeyError, GraphValidationError
 from .record_batch import GPURecordBatch
 from .schema import GPUSchema, quote_names
 from .vector import GPUVector
@@ -18,7 +18,7 @@ class GPUTable:
     schema : GPUSchema or mapping, optional
         Defaults to the first batch's schema; required when ``batches`` is empty.
     batches : iterable of GPURecordBatch
-        The batches in row order; empty batches are kept.
+        The batches in row order; empty batches are kept. Keyword-only.
 
     Raises
     ------
@@ -35,7 +35,7 @@ class GPUTable:
     buffers of every batch.
     """
 
-    def __init__(self, schema=None, batches=None):
+    def __init__(self, schema=None, *, batches=None):
         self.batches = tuple(batches or ())
         for i, batch in enumerate(self.batches):
             if not isinstance(batch, GPURecordBatch):
@@ -88,10 +88,14 @@ class GPUTable:
         """Column ``name`` as a GPUVector with one chunk per batch (empty batches included).
 
         The vector carries the schema's metadata for that field. Raises
-        KeyError naming the column and the available ones. No copy.
+        :class:`~gpuviz.GraphKeyError` (a ``KeyError``) naming the column
+        and the available ones. No copy.
         """
         if name not in self.schema:
-            raise KeyError(f'GPUTable has no column "{name}" (columns: {quote_names(self.schema.names)})')
+            raise GraphKeyError(
+                f'GPUTable column "{name}" not found ({len(self.schema)} columns: '
+                f"{quote_names(self.schema.names)})"
+            )
         return GPUVector(
             [batch.columns[name] for batch in self.batches],
             format=self.schema[name],

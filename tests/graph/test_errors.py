@@ -72,7 +72,7 @@ def test_views_must_fit_and_align(device):
         graph.create_data_view(handle, format="uint32", length=1, byte_offset=2)
     with pytest.raises(ViewRangeError, match="byte_stride >= row_byte_length"):
         graph.create_data_view(handle, format="float32x2", length=2, byte_stride=4)
-    with pytest.raises(ValueError, match='GPUVectorFormat "uint64" is unknown'):
+    with pytest.raises(GraphValidationError, match='GPUVectorFormat "uint64" is unknown'):
         graph.create_data_view(handle, format="uint64", length=1)
 
 
@@ -197,3 +197,29 @@ def test_errors_are_one_family():
     for cls in (DuplicateIdError, UsageError, ViewRangeError, OverrideError, GraphStateError, NodeCompileError):
         assert issubclass(cls, GraphError)
     assert issubclass(ViewRangeError, ValueError)
+
+
+@pytest.mark.parametrize("name, builtin", [
+    ("GraphValidationError", ValueError), ("GraphTypeError", TypeError), ("GraphLookupError", LookupError),
+    ("GraphKeyError", KeyError), ("GraphIndexError", IndexError), ("GraphKeyError", LookupError),
+    ("GraphIndexError", LookupError),
+])
+def test_family_classes_are_also_the_matching_builtin(name, builtin):
+    cls = getattr(gpuviz, name)
+    assert cls is getattr(gpuviz.errors, name) is getattr(gpuviz.graph.errors, name)
+    assert issubclass(cls, GraphError) and issubclass(cls, builtin)
+    assert name in gpuviz.errors.__all__ and name in gpuviz.graph.errors.__all__
+    with pytest.raises(builtin):
+        raise cls(f'Thing "x" is wrong ({name})')
+
+
+def test_key_error_message_is_not_quoted_twice():
+    message = 'GPUTable column "fare" not found (2 columns: "a", "b")'
+    assert str(gpuviz.GraphKeyError(message)) == message
+    assert str(KeyError(message)) == repr(message)  # what the override avoids
+
+
+def test_graph_errors_reexports_the_whole_family():
+    assert set(gpuviz.errors.__all__) <= set(gpuviz.graph.errors.__all__)
+    for name in gpuviz.errors.__all__:
+        assert getattr(gpuviz, name) is getattr(gpuviz.errors, name)

@@ -39,14 +39,19 @@ def test_layouts_and_offsets(device, kind, record, fields):
     assert [dcb.instance_count_byte_offset(i) for i in range(5)] == [i * record + 4 for i in range(5)]
     assert not read_words(device, dcb).any()  # a fresh buffer draws nothing
     for bad in (-1, 5, 100):
-        with pytest.raises(IndexError, match=f'"groups" record index {bad} is out of range \\(capacity 5\\)'):
+        message = f'^DrawCommandBuffer "groups" record index {bad} is out of range \\(capacity 5\\)$'
+        with pytest.raises(gpuviz.GraphIndexError, match=message) as info:
             dcb.record_byte_offset(bad)
-    with pytest.raises(IndexError, match="capacity 5"):
+        assert isinstance(info.value, IndexError)
+    with pytest.raises(gpuviz.GraphIndexError, match="capacity 5"):
         dcb.instance_count_byte_offset(5)
-    with pytest.raises(IndexError):
+    with pytest.raises(gpuviz.GraphIndexError):
         dcb.get_instance_count_data(5)
-    with pytest.raises(TypeError, match="must be an integer"):
+    with pytest.raises(gpuviz.GraphTypeError, match="must be an integer") as info:
         dcb.record_byte_offset(1.5)
+    assert isinstance(info.value, TypeError)
+    with pytest.raises(gpuviz.GraphTypeError, match="must be an integer"):
+        dcb.write_records(np.zeros((1, len(dcb.fields)), np.uint32), first_record="0")
     dcb.destroy()
 
 
@@ -131,9 +136,9 @@ def test_write_and_write_records(device):
         dcb.write_records(np.zeros((2, 4), np.uint32))
     with pytest.raises(gpuviz.GraphValidationError, match="needs integer values \\(got dtype float32\\)"):
         dcb.write_records(np.zeros((1, 5), np.float32))
-    with pytest.raises(IndexError, match="record index 3 is out of range \\(capacity 3\\)"):
+    with pytest.raises(gpuviz.GraphIndexError, match="record index 3 is out of range \\(capacity 3\\)"):
         dcb.write_records(np.zeros((2, 5), np.uint32), first_record=2)
-    with pytest.raises(IndexError):
+    with pytest.raises(gpuviz.GraphIndexError):
         dcb.write(3, index_count=1)
     plain = wgpu.gpu.request_adapter_sync().request_device_sync()  # no optional features
     no_first_instance = DrawCommandBuffer(plain, capacity=2, label="plain")
@@ -338,7 +343,7 @@ def test_base_vertex_and_zero_records(device, scene):
         dcb.draw(render, index)
         render.end()
         assert scene.red_mask(encoder).sum() == expected
-    with pytest.raises(IndexError, match='"bv" record index 2'):
+    with pytest.raises(gpuviz.GraphIndexError, match='"bv" record index 2'):
         dcb.draw(object(), 2)
     dcb.destroy()
     with pytest.raises(gpuviz.GraphStateError):

@@ -29,7 +29,7 @@ def test_from_numpy_infers_format_and_round_trips(device, dtype, base, component
     data = GPUData.from_numpy(device, array)
     expected_name = base if components == 1 else f"{base}x{components}"
     assert data.format.name == expected_name
-    assert data.format == GPUVectorFormat.from_numpy(dtype, components)
+    assert data.format == GPUVectorFormat.from_numpy(dtype, components=components)
     assert (data.length, data.byte_offset, data.owned) == (rows, 0, True)
     assert data.byte_stride == data.row_byte_length == np.dtype(dtype).itemsize * components
     assert data.byte_length == rows * data.row_byte_length
@@ -81,8 +81,9 @@ def test_from_numpy_rejects_unsupported_dtype_or_shape(device, array, fragment):
 
 
 def test_64_bit_error_suggests_a_cast(device):
-    with pytest.raises(ValueError, match="cast"):
+    with pytest.raises(gpuviz.GraphValidationError, match="cast") as info:
         GPUData.from_numpy(device, np.zeros(3, np.float64))
+    assert isinstance(info.value, ValueError)
 
 
 @pytest.mark.parametrize("shape,fmt", [((0,), "float32"), ((0, 2), "float32x2"), ((0, 4), "float32x4")])
@@ -161,8 +162,19 @@ def test_range_errors_name_the_numbers(device):
 
 def test_unknown_format_name_is_rejected(device):
     buffer = device.create_buffer(size=16, usage=wgpu.BufferUsage.COPY_SRC)
-    with pytest.raises(ValueError, match='GPUVectorFormat "float64" is unknown'):
+    with pytest.raises(gpuviz.GraphValidationError, match='GPUVectorFormat "float64" is unknown') as info:
         GPUData(buffer, format="float64", length=1)
+    assert isinstance(info.value, ValueError)
+
+
+@pytest.mark.parametrize("field", ["length", "byte_offset", "byte_stride"])
+def test_non_integer_ranges_are_type_errors(device, field):
+    buffer = device.create_buffer(size=16, usage=wgpu.BufferUsage.COPY_SRC)
+    kwargs = {"length": 1, "byte_offset": 0, "byte_stride": None, field: 1.5}
+    with pytest.raises(gpuviz.GraphTypeError, match=r'GPUData "" length, byte_offset and byte_stride must be integers'):
+        GPUData(buffer, format="uint32", **kwargs)
+    with pytest.raises(TypeError, match='GPUData "n" length must be an integer'):
+        GPUData.allocate(device, format="uint32", length="4", label="n")
 
 
 def test_destroy_owned_is_idempotent(device):

@@ -120,5 +120,6 @@ def test_partial_last_word_of_odd_sized_buffer(device):
 
 
 def test_read_array_rejects_other_objects(device):
-    with pytest.raises(TypeError, match="GPUData or GPUVector"):
+    with pytest.raises(gpuviz.GraphTypeError, match=r"read_array expects GPUData or GPUVector \(got ndarray\)") as info:
         read_array(device, np.zeros(3))
+    assert isinstance(info.value, TypeError)

@@ -12,7 +12,7 @@ from gpuviz import GPUData, GPURecordBatch, GPUSchema, GPUTable, GPUVector, read
 def batch(device, n, offset=0):
     return GPURecordBatch(
         GPUSchema({"x": "float32", "pos": "float32x2"}),
-        {
+        columns={
             "pos": GPUData.from_numpy(device, (np.arange(2 * n, dtype=np.float32) + offset).reshape(n, 2)),
             "x": GPUData.from_numpy(device, np.arange(n, dtype=np.float32) + offset),
         },
@@ -32,14 +32,18 @@ def test_schema_is_an_ordered_mapping_of_formats():
     assert schema == GPUSchema({"b": "uint32", "a": "float16x4"}, metadata={"ignored": 1})
     assert schema != GPUSchema({"a": "float16x4", "b": "uint32"})  # order matters
     assert schema.field_metadata("a") == {}
-    with pytest.raises(KeyError, match=r'GPUSchema has no field "c" \(fields: "b", "a"\)'):
+    with pytest.raises(gpuviz.GraphKeyError, match=r'^GPUSchema field "c" not found \(2 fields: "b", "a"\)$') as info:
         schema["c"]
+    assert isinstance(info.value, KeyError)  # a Mapping: `in` and .get() rely on it
+    assert schema.get("c") is None and "c" not in schema
+    with pytest.raises(gpuviz.GraphKeyError, match='GPUSchema field "c" not found'):
+        schema.field_metadata("c")
 
 
 def test_schema_errors():
     with pytest.raises(gpuviz.GraphValidationError, match='field "a" appears twice'):
         GPUSchema([("a", "uint32"), ("a", "float32")])
-    with pytest.raises(ValueError, match='GPUVectorFormat "int64" is unknown'):
+    with pytest.raises(gpuviz.GraphValidationError, match='GPUVectorFormat "int64" is unknown'):
         GPUSchema({"a": "int64"})
     with pytest.raises(gpuviz.GraphValidationError, match="unknown fields"):
         GPUSchema({"a": "uint32"}, field_metadata={"b": {}})
@@ -51,8 +55,10 @@ def test_record_batch_basics(device):
     assert list(b.columns) == ["x", "pos"]  # schema order, not dict order
     assert b.column("pos").format.name == "float32x2"
     assert b.device is device
-    with pytest.raises(KeyError, match=r'GPURecordBatch has no column "y" \(columns: "x", "pos"\)'):
+    message = r'^GPURecordBatch column "y" not found \(2 columns: "x", "pos"\)$'
+    with pytest.raises(gpuviz.GraphKeyError, match=message) as info:
         b.column("y")
+    assert isinstance(info.value, KeyError)
 
 
 def test_record_batch_infers_schema_and_accepts_plain_mappings(device):
@@ -60,8 +66,8 @@ def test_record_batch_infers_schema_and_accepts_plain_mappings(device):
             "b": GPUData.from_numpy(device, np.zeros((3, 4), np.uint8))}
     inferred = GPURecordBatch(columns=cols)
     assert inferred.schema == GPUSchema({"a": "uint8", "b": "uint8x4"})
-    assert GPURecordBatch({"a": "uint8", "b": "uint8x4"}, cols).schema == inferred.schema
-    empty = GPURecordBatch(GPUSchema({}), {})
+    assert GPURecordBatch({"a": "uint8", "b": "uint8x4"}, columns=cols).schema == inferred.schema
+    empty = GPURecordBatch(GPUSchema({}), columns={})
     assert (empty.num_rows, empty.device) == (0, None)
 
 
@@ -69,20 +75,20 @@ def test_record_batch_validation(device):
     a3 = GPUData.from_numpy(device, np.zeros(3, np.float32))
     a5 = GPUData.from_numpy(device, np.zeros(5, np.float32))
     with pytest.raises(gpuviz.GraphValidationError, match=r'column "b" has 5 rows, column "a" has 3'):
-        GPURecordBatch(None, {"a": a3, "b": a5})
+        GPURecordBatch(columns={"a": a3, "b": a5})
     with pytest.raises(gpuviz.GraphValidationError, match=r'missing "b"; unexpected "c"; schema has 2 fields' ):
-        GPURecordBatch({"a": "float32", "b": "float32"}, {"a": a3, "c": a3})
+        GPURecordBatch({"a": "float32", "b": "float32"}, columns={"a": a3, "c": a3})
     with pytest.raises(gpuviz.GraphValidationError, match='column "a" has format float32, schema says uint32'):
-        GPURecordBatch({"a": "uint32"}, {"a": a3})
+        GPURecordBatch({"a": "uint32"}, columns={"a": a3})
     with pytest.raises(gpuviz.GraphValidationError, match='column "a" is a ndarray'):
-        GPURecordBatch(None, {"a": np.zeros(3)})
+        GPURecordBatch(columns={"a": np.zeros(3)})
     with pytest.raises(gpuviz.GraphValidationError, match="must be a mapping"):
         GPURecordBatch({"a": "float32"})
 
 
 def test_table_column_is_a_chunked_vector_with_empty_batches(device):
     batches = [batch(device, 3), batch(device, 0), batch(device, 2, offset=100), batch(device, 0)]
-    table = GPUTable(None, batches)
+    table = GPUTable(batches=batches)
     assert table.num_rows == 5 and table.num_columns == 2
     assert table.column_names == ("x", "pos") and table.batches == tuple(batches)
     assert table.device is device
@@ -95,16 +101,18 @@ def test_table_column_is_a_chunked_vector_with_empty_batches(device):
 
 
 def test_table_missing_column_names_the_available_ones(device):
-    table = GPUTable(None, [batch(device, 1)])
-    with pytest.raises(KeyError) as info:
+    table = GPUTable(batches=[batch(device, 1)])
+    with pytest.raises(gpuviz.GraphKeyError) as info:
         table.column("nope")
-    assert 'GPUTable has no column "nope" (columns: "x", "pos")' in str(info.value)
+    assert isinstance(info.value, KeyError)
+    # str() is the plain message: KeyError's own str() would wrap it in quotes.
+    assert str(info.value) == 'GPUTable column "nope" not found (2 columns: "x", "pos")'
 
 
 def test_table_without_batches(device):
     with pytest.raises(gpuviz.GraphValidationError, match="no batches and no schema"):
-        GPUTable(None, [])
-    table = GPUTable({"v": "uint32x4"}, [])
+        GPUTable(batches=[])
+    table = GPUTable({"v": "uint32x4"}, batches=[])
     assert table.num_rows == 0 and table.device is None
     vector = table.column("v")
     assert vector.chunks == () and vector.format.name == "uint32x4"
@@ -112,25 +120,26 @@ def test_table_without_batches(device):
 
 
 def test_table_rejects_other_schemas_and_devices(device):
-    odd = GPURecordBatch(None, {"x": GPUData.from_numpy(device, np.zeros(2, np.uint32))})
+    odd = GPURecordBatch(columns={"x": GPUData.from_numpy(device, np.zeros(2, np.uint32))})
     with pytest.raises(gpuviz.GraphValidationError, match=r"batch 1 has schema GPUSchema\(x: uint32\)"):
-        GPUTable(None, [batch(device, 1), odd])
+        GPUTable(batches=[batch(device, 1), odd])
     with pytest.raises(gpuviz.GraphValidationError, match="batch 0 is a dict"):
-        GPUTable({"x": "uint32"}, [{}])
+        GPUTable({"x": "uint32"}, batches=[{}])
     other = gpuviz.request_device(shared=False)
     with pytest.raises(gpuviz.DeviceMismatchError, match="batch 1"):
-        GPUTable(None, [batch(device, 1), batch(other, 1)])
+        GPUTable(batches=[batch(device, 1), batch(other, 1)])
 
 
 def test_column_carries_field_metadata(device):
     schema = GPUSchema({"x": "uint32"}, field_metadata={"x": {"unit": "ms"}})
-    table = GPUTable(schema, [GPURecordBatch(schema, {"x": GPUData.from_numpy(device, np.zeros(1, np.uint32))})])
+    column = GPUData.from_numpy(device, np.zeros(1, np.uint32))
+    table = GPUTable(schema, batches=[GPURecordBatch(schema, columns={"x": column})])
     assert table.column("x").metadata["unit"] == "ms"
 
 
 def test_destroy_releases_owned_buffers(device):
     batches = [batch(device, 2), batch(device, 0)]
-    table = GPUTable(None, batches)
+    table = GPUTable(batches=batches)
     table.destroy()
     table.destroy()
     assert all(data.destroyed for b in batches for data in b.columns.values())
