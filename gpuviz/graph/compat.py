@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 
 __all__ = ["native_api", "create_trusted_shader_module", "owning_device", "poll_device", "promise_settled",
-           "wait_for_promise", "map_for_read"]
+           "wait_for_promise", "map_for_read", "device_cache"]
 
 
 def native_api():
@@ -106,3 +106,20 @@ def map_for_read(buffer, byte_length: int):
             raise
         _read_mode[0] = "READ"
         return buffer.map_async("READ", 0, byte_length)
+
+
+def device_cache(device, name: str) -> dict:
+    """A dict that lives exactly as long as ``device`` (one per ``name``).
+
+    It hangs off the device object itself. A global
+    ``weakref.WeakKeyDictionary`` keyed by device would never let a device
+    go: the cached modules and pipelines hold their device strongly (wgpu-py's
+    ``_device``), so the dictionary's values would keep its keys alive. Kept
+    here, the cache and the device form one cycle that Python's collector
+    frees with the device.
+    """
+    caches = getattr(device, "_gpuviz_caches", None)
+    if caches is None:
+        caches = {}
+        device._gpuviz_caches = caches
+    return caches.setdefault(name, {})

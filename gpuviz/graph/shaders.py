@@ -15,9 +15,9 @@ One loader, one template mechanism, one cache:
   feature variants (``{% if subgroups %}``). Structural constants are
   ``override`` declarations given through pipeline ``constants``; offsets that
   differ per chunk are uniforms, so one pipeline serves every chunk.
-- **Cache.** Shader modules and compute pipelines are cached per device in a
-  :class:`weakref.WeakKeyDictionary` (they die with their device), keyed by
-  code, runtime checks, entry point and constants.
+- **Cache.** Shader modules and compute pipelines are cached per device
+  (:func:`gpuviz.graph.compat.device_cache`: they die with their device),
+  keyed by code, runtime checks, entry point and constants.
 
 Runtime checks: by default wgpu compiles every WGSL index into a clamped
 access and gives every loop a hidden 64-bit counter ("forced loop
@@ -34,7 +34,6 @@ Does not submit, record or read back anything.
 from __future__ import annotations
 
 import os
-import weakref
 from pathlib import Path
 
 import jinja2
@@ -108,10 +107,6 @@ def wgsl(name: str, **values) -> str:
 
 
 # ------------------------------------------------------------------ caches
-_MODULES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-_PIPELINES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
 def runtime_checks_forced() -> bool:
     """``GPUVIZ_RUNTIME_CHECKS=1``: every module keeps wgpu's checks."""
     return os.environ.get("GPUVIZ_RUNTIME_CHECKS", "") not in ("", "0")
@@ -132,7 +127,7 @@ def shader_module(device, code: str, *, label: str = "", bounds_checks: bool = T
     """
     trusted = not runtime_checks_forced() and not (bounds_checks and loop_bounding)
     checks = (bounds_checks, loop_bounding) if trusted else (True, True)
-    modules = _MODULES.setdefault(device, {})
+    modules = compat.device_cache(device, "shader-modules")
     module = modules.get((code, checks))
     if module is None:
         if trusted:
@@ -151,7 +146,7 @@ def compute_pipeline(device, code: str, *, entry_point: str = "main", constants=
     constants = {k: float(v) if isinstance(v, float) else int(v) for k, v in (constants or {}).items()}
     key = (code, bounds_checks, loop_bounding, runtime_checks_forced(), entry_point,
            tuple(sorted(constants.items())))
-    pipelines = _PIPELINES.setdefault(device, {})
+    pipelines = compat.device_cache(device, "compute-pipelines")
     pipeline = pipelines.get(key)
     if pipeline is None:
         module = shader_module(device, code, label=label, bounds_checks=bounds_checks, loop_bounding=loop_bounding)
