@@ -221,7 +221,8 @@ def bench_reduction(device, sizes, runs, *, variants=False, peers: Peers, report
 
 def _check_reduction(device, out, op, data):
     if op == "sum":
-        check_equal("sum", read(device, out, np.uint32, 1), np.array([data.sum(dtype=np.uint64) % (1 << 32)], np.uint32))
+        expected = np.array([data.sum(dtype=np.uint64) % (1 << 32)], np.uint32)
+        check_equal("sum", read(device, out, np.uint32, 1), expected)
     else:
         check_equal("extent", read(device, out, np.float32, 2), np.array([data.min(), data.max()], np.float32))
 

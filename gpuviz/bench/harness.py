@@ -26,9 +26,9 @@ from ..graph import GPUCommandGraph
 from ..graph.shaders import compute_pipeline, wgsl
 from .tables import fmt_time, size_label
 
-__all__ = ["BU", "Mismatch", "check_equal", "GPUTimer", "ReferenceKernel", "Peers", "run_header", "format_header", "print_run_header", "command_line",
-           "warm_up", "rewarm", "import_graph", "upload", "read", "cpu_median", "parse_sizes", "fmt_time",
-           "size_label"]
+__all__ = ["BU", "Mismatch", "check_equal", "GPUTimer", "ReferenceKernel", "Peers", "git_describe", "run_header",
+           "format_header", "print_run_header", "command_line", "warm_up", "rewarm", "import_graph", "upload",
+           "read", "cpu_median", "parse_sizes", "fmt_time", "size_label"]
 
 BU = wgpu.BufferUsage
 PACKAGE = Path(__file__).resolve().parent.parent
@@ -226,7 +226,7 @@ def parse_sizes(text: str) -> list:
 
 
 # ------------------------------------------------------------------ header
-def _git_describe() -> tuple:
+def git_describe() -> tuple:
     """``(describe, source)``: ``git describe --always --dirty`` of the checkout
     gpuviz is imported from; else ``$GPUVIZ_GIT_DESCRIBE`` (a copy of the tree
     without ``.git``, as on the lent GPU machine, can be told its commit);
@@ -280,7 +280,7 @@ def run_header(device, *, command: str, peers: "Peers | None" = None) -> dict:
     from ..device import device_capabilities
 
     caps = device_capabilities(device)
-    describe, source = _git_describe()
+    describe, source = git_describe()
     peer_versions = {"numpy": np.__version__}
     if peers is not None and peers.torch is not None:
         peer_versions["torch"] = f"{peers.torch.__version__} ({peers.torch.cuda.get_device_name()})"

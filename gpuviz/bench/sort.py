@@ -172,7 +172,7 @@ def bench_sort(device, sizes, runs, *, variants=False, peers: Peers, report: Rep
                       **({c.key: None for c in COLUMNS[6:]} | peer))
             if first and variants:
                 parts = _node_breakdown(compiled, device)
-                table.note("      per node (own pass each): " + ", ".join(
+                table.note(f"      {size_label(n)} per node (own pass each): " + ", ".join(
                     f"{k.removeprefix('sort-')} {v * 1e6:.1f}" for k, v in parts.items()), size=n, nodes_s=parts)
             compiled.destroy()
         for buffer in list(bufs.values()) + list(copy_buffers):
@@ -257,7 +257,8 @@ def _bench_segmented(device, n, runs, rng, peers: Peers, report: Report):
     table = report.table("sort-segmented", f"segmented sort of {size_label(n)} rows, keys + values (torch = stable "
                          "sort of int64 segment<<32|key + gather)",
                          (Column("size", "size", 5, "size"), Column("segments", "segments", 30),
-                          Column("gpu_s", "default µs", 10, "us"), Column("checked_s", "bounds checks on µs", 10, "us"),
+                          Column("gpu_s", "default µs", 10, "us"),
+                          Column("checked_s", "bounds checks on µs", 10, "us"),
                           Column("torch_s", "torch µs", 9, "us")))
     keys = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
     values = np.arange(n, dtype=np.uint32)

@@ -127,7 +127,8 @@ class Table:
         """The rows as a GitHub markdown table (text left, numbers right)."""
         lines = ["| " + " | ".join(c.title for c in self.columns) + " |",
                  "|" + "|".join("---" if c.format == "text" else "---:" for c in self.columns) + "|"]
-        lines += ["| " + " | ".join(cell(c, row) for c in self.columns) + " |" for row in self.rows]
+        lines += ["| " + " | ".join(cell(c, row).replace("|", "\\|") for c in self.columns) + " |"
+                  for row in self.rows]
         return "\n".join(lines)
 
     def to_dict(self) -> dict:
