@@ -1,4 +1,6 @@
-"""Jupyter widgets: the GPU canvas, the graph inspector and consumer widgets.
+"""Jupyter widgets: the GPU canvas and the graph inspector, shared by every
+consumer widget, and one subpackage per consumer (:mod:`.analysis`:
+:class:`DataAnalysis`).
 
 Importing this package imports ipywidgets, anywidget and jupyter_rfb (through
 rendercanvas's Jupyter backend); ``import gpuviz`` alone does not.
@@ -6,6 +8,6 @@ rendercanvas's Jupyter backend); ``import gpuviz`` alone does not.
 
 from .canvas import TEXTURE_FORMAT, GPUCanvas, draw_offscreen
 from .inspector import GraphInspector
-from .data_analysis import DataAnalysis
+from .analysis import DataAnalysis
 
 __all__ = ["GPUCanvas", "GraphInspector", "draw_offscreen", "TEXTURE_FORMAT", "DataAnalysis"]

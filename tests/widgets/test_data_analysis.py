@@ -8,7 +8,7 @@ import pytest
 
 from gpuviz import GraphValidationError
 from gpuviz.widgets import DataAnalysis
-from gpuviz.widgets.analysis_render import panel_rects
+from gpuviz.widgets.analysis.render import panel_rects
 
 GRID = (32, 24)
 UNIT = (0.0, 0.0, 1.0, 1.0)  # bounds on which float32 cell arithmetic is exact (power-of-two scaling)
@@ -262,6 +262,7 @@ def _event(canvas, kind, x, y, **extra):
 def test_drag_pans_and_wheel_zooms_the_heatmap(data):
     table, host = data
     widget = make(table, operation="count")
+    home = widget.bounds  # the x / y extents
     canvas = _canvas(widget)
     widget.set_bounds(UNIT)
     hx, hy, hw, hh = panel_rects(400, 240, True)["heatmap"]
@@ -284,9 +285,9 @@ def test_drag_pans_and_wheel_zooms_the_heatmap(data):
     _event(canvas, "wheel", hx + hw + 20, start[1], dx=0, dy=-200)  # outside the heatmap: ignored
     assert widget.bounds == (x0, y0, x1, y1)
     _event(canvas, "double_click", *start)
-    assert widget.bounds == widget._home_bounds()
+    assert widget.bounds == home
     _event(canvas, "pointer_move", *start)  # no drag in progress: nothing moves
-    assert widget.bounds == widget._home_bounds()
+    assert widget.bounds == home
     for _ in range(40):  # zooming out stops before float32 overflows; the view stays valid
         _event(canvas, "wheel", *start, dx=0, dy=5000)
     assert np.isfinite(np.float32(widget.bounds)).all() and widget.bounds[2] - widget.bounds[0] > 1e30

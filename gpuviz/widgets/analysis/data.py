@@ -3,8 +3,9 @@ upload of float32 columns and dense uint32 group codes, host-side column
 statistics, and the histogram edge arithmetic.
 
 Private to the widget. Everything here runs once at construction except
-:func:`histogram_edges`, which turns a bin count and a scale into literal
-edges for ``GPUHistogram.set_edges``.
+:func:`histogram_edges`, :func:`check_edges` and :func:`pad_edges`, which turn
+a bin count and a scale (or user edges) into literal edges for
+``GPUHistogram.set_edges``. Nothing here touches the GPU after the upload.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..arrow import table_to_gpu
-from ..graph.errors import GraphValidationError
+from ...arrow import table_to_gpu
+from ...errors import GraphValidationError
 
 __all__ = ["AnalysisData", "ColumnStats", "prepare_table", "to_arrow_table", "histogram_edges", "check_edges",
            "pad_edges", "MAX_GROUPS"]

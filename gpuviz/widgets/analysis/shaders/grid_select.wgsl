@@ -1,7 +1,9 @@
 // DataAnalysis: the heatmap grid of the current operation, from the count,
 // sum, min and max grids computed every encoding. Empty cells (count 0) are
 // NaN for every operation; mean = sum / count. Switching the operation is a
-// write of view.op, not a recompilation. Prepended: analysis_view.wgsl.
+// write of view.op, not a recompilation.
+
+{% include "widgets/analysis/shaders/view.wgsl" %}
 
 override CELLS: u32 = 1u;
 

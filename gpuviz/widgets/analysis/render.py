@@ -11,20 +11,17 @@ after the graph. Nothing here submits or reads back.
 
 from __future__ import annotations
 
-import functools
-import string
-from pathlib import Path
+import weakref
 
 import numpy as np
 import wgpu
 
-from .canvas import TEXTURE_FORMAT
+from ...graph.shaders import shader_module, wgsl
+from ..canvas import TEXTURE_FORMAT
 
-__all__ = ["panel_rects", "add_render_node", "PlotPresenter", "shader_source", "draw_shader",
-           "view_params", "css_color", "PANEL_COLOR", "EMPTY_COLOR", "BACKGROUND", "RAMP", "BAR_COLOR", "CDF_COLOR",
-           "GROUP_PALETTE"]
+__all__ = ["panel_rects", "add_render_node", "PlotPresenter", "draw_shader", "view_params", "css_color",
+           "PANEL_COLOR", "EMPTY_COLOR", "BACKGROUND", "RAMP", "BAR_COLOR", "CDF_COLOR", "GROUP_PALETTE"]
 
-_SHADERS = Path(__file__).with_name("shaders")
 BACKGROUND = (0.07, 0.07, 0.09, 1.0)   # between panels
 PANEL_COLOR = (0.13, 0.13, 0.16, 1.0)  # panel backgrounds
 EMPTY_COLOR = (0.10, 0.10, 0.12, 1.0)  # heatmap cells without rows
@@ -36,14 +33,9 @@ CDF_COLOR = (1.0, 0.62, 0.16)
 #: Colours of group bars, cycled (the shader's ``palette`` and the widget's legend).
 GROUP_PALETTE = ((0.90, 0.35, 0.35), (0.35, 0.75, 0.45), (0.60, 0.45, 0.85), (0.95, 0.75, 0.25),
                  (0.30, 0.75, 0.85), (0.90, 0.50, 0.75), (0.65, 0.80, 0.30), (0.85, 0.60, 0.40))
-_BLEND = {"color": {"src_factor": "src-alpha", "dst_factor": "one-minus-src-alpha", "operation": "add"},
-          "alpha": {"src_factor": "one", "dst_factor": "one-minus-src-alpha", "operation": "add"}}
-
-
-@functools.lru_cache(maxsize=None)
-def shader_source(*names: str) -> str:
-    """The concatenated text of ``shaders/<name>`` files, read once."""
-    return "\n".join((_SHADERS / name).read_text() for name in names)
+_BLENDED = {"format": TEXTURE_FORMAT, "blend": {
+    "color": {"src_factor": "src-alpha", "dst_factor": "one-minus-src-alpha", "operation": "add"},
+    "alpha": {"src_factor": "one", "dst_factor": "one-minus-src-alpha", "operation": "add"}}}
 
 
 def panel_rects(width: int, height: int, has_groups: bool) -> dict:
@@ -65,18 +57,12 @@ def panel_rects(width: int, height: int, has_groups: bool) -> dict:
     return {k: (x, y, max(w, 1), max(h, 1)) for k, (x, y, w, h) in rects.items()}
 
 
-def _vec3(colors) -> str:
-    return ", ".join("vec3<f32>({:.4f}, {:.4f}, {:.4f})".format(*c) for c in colors)
-
-
 def draw_shader() -> str:
-    """``analysis_draw.wgsl`` after its one template step: the colours
-    (``$RAMP``, ``$BAR_COLOR``, ``$CDF_COLOR``, ``$PALETTE``) come from this
-    module, so the shader and the widget's legend cannot disagree."""
-    text = string.Template(shader_source("analysis_draw.wgsl")).substitute(
-        RAMP=_vec3(RAMP), BAR_COLOR=_vec3([BAR_COLOR]), CDF_COLOR=_vec3([CDF_COLOR]),
-        PALETTE=_vec3(GROUP_PALETTE), PALETTE_SIZE=f"{len(GROUP_PALETTE)}u")
-    return shader_source("analysis_view.wgsl") + "\n" + text
+    """The WGSL of the render node (``shaders/draw.wgsl``). Its colours are
+    template values from this module (WGSL overrides are scalars only), so the
+    shader and the widget's legend cannot disagree."""
+    return wgsl("widgets/analysis/shaders/draw.wgsl", ramp=RAMP, bar_color=BAR_COLOR, cdf_color=CDF_COLOR,
+                palette=GROUP_PALETTE)
 
 
 def css_color(color) -> str:
@@ -84,26 +70,31 @@ def css_color(color) -> str:
     return "#" + "".join(f"{round(v * 255):02x}" for v in color[:3])
 
 
+# The render pipelines by name, per device (they die with it): five of the draw node, one of PlotPresenter.
+_RENDER_PIPELINES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
 def _pipelines(device) -> dict:
-    """The render pipelines of the draw shader, cached per device."""
-    cache = getattr(device, "_gpuviz_analysis_pipelines", None)
+    """The render pipelines of the draw shader and the presenter, created once per device."""
+    cache = _RENDER_PIPELINES.get(device)
     if cache is None:
-        module = device.create_shader_module(label="data-analysis-draw", code=draw_shader())
-        cache = {}
-        for name, vertex, fragment in (("fill", "vs_fill", "fs_color"), ("heat", "vs_heat", "fs_heat"),
-                                       ("bars", "vs_bars", "fs_color"), ("cdf", "vs_cdf", "fs_color"),
-                                       ("groups", "vs_groups", "fs_color")):
+        draw = shader_module(device, draw_shader(), label="data-analysis-draw")
+        blit = shader_module(device, wgsl("widgets/analysis/shaders/blit.wgsl"), label="data-analysis-blit")
+        cache = _RENDER_PIPELINES[device] = {}
+        for name, module, vertex, fragment, target in (
+                ("fill", draw, "vs_fill", "fs_color", _BLENDED), ("heat", draw, "vs_heat", "fs_heat", _BLENDED),
+                ("bars", draw, "vs_bars", "fs_color", _BLENDED), ("cdf", draw, "vs_cdf", "fs_color", _BLENDED),
+                ("groups", draw, "vs_groups", "fs_color", _BLENDED),
+                ("blit", blit, "vs_main", "fs_main", {"format": TEXTURE_FORMAT})):
             cache[name] = device.create_render_pipeline(
                 label=f"data-analysis-{name}", layout="auto",
                 vertex={"module": module, "entry_point": vertex, "buffers": []},
                 primitive={"topology": "triangle-list"},
-                fragment={"module": module, "entry_point": fragment,
-                          "targets": [{"format": TEXTURE_FORMAT, "blend": _BLEND}]})
-        device._gpuviz_analysis_pipelines = cache
+                fragment={"module": module, "entry_point": fragment, "targets": [target]})
     return cache
 
 
-# Bindings each pipeline reads (see analysis_draw.wgsl), by role in ``views``.
+# Bindings each pipeline reads (see shaders/draw.wgsl), by role in ``views``.
 _PIPELINE_BINDINGS = {
     "fill": {0: "view"},
     "heat": {0: "view", 1: "display", 2: "grid_extent"},
@@ -174,7 +165,7 @@ def add_render_node(graph, *, plot, views: dict, state) -> str:
 
 
 def view_params(*, grid_size, op: int, bins: int, groups: int, hist_rect) -> bytes:
-    """The 80-byte ``View`` uniform of ``analysis_view.wgsl``."""
+    """The 80-byte ``View`` uniform of ``shaders/view.wgsl``."""
     words = np.zeros(20, np.uint32)
     floats = words.view(np.float32)
     words[0:6] = (grid_size[0], grid_size[1], op, bins, groups, 0)
@@ -195,12 +186,7 @@ class PlotPresenter:
 
     def __init__(self, device, plot_texture):
         self.device = device
-        module = device.create_shader_module(label="data-analysis-blit", code=shader_source("blit.wgsl"))
-        self.pipeline = device.create_render_pipeline(
-            label="data-analysis-blit", layout="auto",
-            vertex={"module": module, "entry_point": "vs_main", "buffers": []},
-            primitive={"topology": "triangle-list"},
-            fragment={"module": module, "entry_point": "fs_main", "targets": [{"format": TEXTURE_FORMAT}]})
+        self.pipeline = _pipelines(device)["blit"]
         self.uniform = device.create_buffer(label="data-analysis-blit", size=16,
                                             usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST)
         self.bind_group = device.create_bind_group(layout=self.pipeline.get_bind_group_layout(0), entries=[

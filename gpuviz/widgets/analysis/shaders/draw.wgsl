@@ -1,7 +1,8 @@
 // DataAnalysis: the render node's pipelines, one viewport per panel.
-// Prepended: analysis_view.wgsl. The colour placeholders are filled in
-// from analysis_render.py (draw_shader), which the widget's legend shares. Every draw reads GPU-resident results only
-// (grid, extents, histogram counts, CDF, group means): no CPU readback.
+// The colours (ramp, bar_color, cdf_color, palette: RGB triples) are template
+// values from render.py (draw_shader), which the widget's legend shares. Every
+// draw reads GPU-resident results only (grid, extents, histogram counts, CDF,
+// group means): no CPU readback.
 //
 //   vs_fill   a quad over the viewport: instance 0 in the background colour,
 //             instance 1 in the panel colour
@@ -12,6 +13,11 @@
 //             linear bins on a linear axis, log bins on a log axis)
 //   vs_cdf    one thick segment per bin of the inclusive-scan CDF
 //   vs_groups one bar per group mean, from a zero baseline
+{% macro vec3(c) %}vec3<f32>({{ "%.4f" | format(c[0]) }}, {{ "%.4f" | format(c[1]) }}, {{ "%.4f" | format(c[2]) }}){% endmacro %}
+{% macro vec3s(colors) %}{% for c in colors %}{{ vec3(c) }}{% if not loop.last %}, {% endif %}{% endfor %}{% endmacro %}
+{% if ramp | length != 5 %}{{ error("draw.wgsl: ramp() interpolates five stops (got %d)" % (ramp | length)) }}{% endif %}
+
+{% include "widgets/analysis/shaders/view.wgsl" %}
 
 @group(0) @binding(1) var<storage, read> display: array<u32>;
 @group(0) @binding(2) var<storage, read> grid_extent: array<f32>;
@@ -59,9 +65,9 @@ fn vs_heat(@builtin(vertex_index) vi: u32) -> VOut {
     return VOut(clip(c), c, vec4<f32>(0.0));
 }
 
-// RAMP of analysis_render.py: five stops, dark to bright (monotonic luminance).
+// RAMP of render.py: five stops, dark to bright (monotonic luminance).
 fn ramp(t: f32) -> vec3<f32> {
-    var stops = array<vec3<f32>, 5>($RAMP);
+    var stops = array<vec3<f32>, 5>({{ vec3s(ramp) }});
     let s = clamp(t, 0.0, 1.0) * 4.0;
     let i = min(u32(s), 3u);
     return mix(stops[i], stops[i + 1u], s - f32(i));
@@ -99,7 +105,7 @@ fn vs_bars(@builtin(vertex_index) vi: u32, @builtin(instance_index) bin: u32) ->
     let gap = select(0.0, 0.12, view.bins <= 96u);
     let height = f32(counts[bin]) / f32(max(hist_max[0], 1u)) * TOP;
     let x = (f32(bin) + mix(gap, 1.0 - gap, c.x)) / n;
-    return VOut(clip(vec2<f32>(x, c.y * height)), c, vec4<f32>($BAR_COLOR, 1.0));
+    return VOut(clip(vec2<f32>(x, c.y * height)), c, vec4<f32>({{ vec3(bar_color) }}, 1.0));
 }
 
 fn cdf_point(k: u32) -> vec2<f32> {
@@ -123,14 +129,14 @@ fn vs_cdf(@builtin(vertex_index) vi: u32, @builtin(instance_index) k: u32) -> VO
         normal = normalize(vec2<f32>(-d.y, d.x));
     }
     let p = mix(a, b, c.x) + normal * (c.y - 0.5) * 3.0 * px;  // 3 px wide
-    return VOut(vec4<f32>(p, 0.0, 1.0), c, vec4<f32>($CDF_COLOR, 1.0));
+    return VOut(vec4<f32>(p, 0.0, 1.0), c, vec4<f32>({{ vec3(cdf_color) }}, 1.0));
 }
 
 // ------------------------------------------------------------------- groups
-// GROUP_PALETTE of analysis_render.py, filled in by its template step.
+// GROUP_PALETTE of render.py, cycled.
 fn palette(g: u32) -> vec3<f32> {
-    var colors = array<vec3<f32>, $PALETTE_SIZE>($PALETTE);
-    return colors[g % $PALETTE_SIZE];
+    var colors = array<vec3<f32>, {{ palette | length | u32 }}>({{ vec3s(palette) }});
+    return colors[g % {{ palette | length | u32 }}];
 }
 
 @vertex

@@ -12,7 +12,7 @@ Nodes, in the order the graph keeps them::
     histogram-max       GPUReduction "max" of the counts (bar heights)
     groups-count/-mean  GPUGroupAggregation (with a group column)
     groups-extent       GPUReduction "extent" of the group means
-    draw                render node into the plot texture (analysis_render)
+    draw                render node into the plot texture (:mod:`.render`)
 
 How parameters avoid recompiling:
 
@@ -21,8 +21,10 @@ How parameters avoid recompiling:
   every uploaded float32 column of one table has the same chunk lengths and
   buffer sizes, so any column satisfies the compiled descriptors;
 * bins and scale: ``GPUHistogram.set_edges`` on max_bins + 1 literal edges
-  (see :func:`~gpuviz.widgets.analysis_data.histogram_edges`);
+  (see :func:`~gpuviz.widgets.analysis.data.histogram_edges`);
 * operation, shown bins, group count: the ``view-params`` uniform;
+* chunk offsets: the interleave node reads each chunk's row count and
+  element offsets from one uniform table (one pipeline for every chunk);
 * value range: ``set_filter_range`` on every aggregation;
 * pan / zoom: ``set_bounds`` on the four grid aggregations.
 """
@@ -32,13 +34,14 @@ from __future__ import annotations
 import numpy as np
 import wgpu
 
-from ..algorithms import GPUGridAggregation, GPUGridBinning, GPUGroupAggregation, GPUHistogram, GPUReduction, GPUScan
-from ..formats import vector_format
-from ..graph import ComputeKernel, GPUCommandGraph, GraphVectorView
-from ..tables import GPUData
-from .analysis_render import add_render_node, panel_rects, shader_source, view_params
+from ...algorithms import GPUGridAggregation, GPUGridBinning, GPUGroupAggregation, GPUHistogram, GPUReduction, GPUScan
+from ...formats import vector_format
+from ...graph import ComputeKernel, GPUCommandGraph, GraphVectorView
+from ...graph.shaders import wgsl
+from ...tables import GPUData
+from .render import add_render_node, panel_rects, view_params
 
-__all__ = ["AnalysisGraph", "OPERATIONS", "PLOT_SIZE"]
+__all__ = ["DataAnalysisGraph", "OPERATIONS", "PLOT_SIZE"]
 
 #: Heatmap operations, in the order of ``View.op``.
 OPERATIONS = ("count", "sum", "mean", "min", "max")
@@ -48,8 +51,9 @@ BU = wgpu.BufferUsage
 _WG = 256
 
 
-class AnalysisGraph:
-    """Build and compile the widget's graph over an uploaded table.
+class DataAnalysisGraph:
+    """The compiled command graph of one DataAnalysis widget and the GPU
+    resources it draws from: built and compiled once over an uploaded table.
 
     Parameters
     ----------
@@ -65,8 +69,9 @@ class AnalysisGraph:
     Notes
     -----
     Owns the output buffers, the view uniform and the plot texture
-    (:meth:`destroy`). Does not encode or submit: the widget does, with
-    :attr:`compiled`.
+    (:meth:`destroy`). Parameter changes are buffer writes
+    (:meth:`write_parameters`, :meth:`write_view`), never a recompilation.
+    Does not encode or submit: the widget does, with :attr:`compiled`.
     """
 
     def __init__(self, device, data, *, columns, max_bins, grid_size, edges, bounds, value_range):
@@ -78,6 +83,9 @@ class AnalysisGraph:
         self.bins = max_bins
         self.group_count = len(data.group_labels)
         self._override_cache = {}
+        # What the parameter buffers hold now (write_parameters writes only what differs).
+        self._written = {"value_range": tuple(value_range), "bounds": tuple(bounds),
+                         "edges": np.array(edges, np.float32)}
         self.outputs, self.view_buffer, self.plot_texture, self.compiled = {}, None, None, None
         try:
             self._build(columns, edges, bounds, value_range)
@@ -180,7 +188,8 @@ class AnalysisGraph:
         chunks = [k for k, view in enumerate(positions.views) if view.length]
 
         def compile_interleave(ctx):
-            kernel = ComputeKernel(ctx.device, code=shader_source("interleave.wgsl"), label=ctx.node_id)
+            kernel = ComputeKernel(ctx.device, code=wgsl("widgets/analysis/shaders/interleave.wgsl"),
+                                   label=ctx.node_id)
             slot = int(ctx.device.limits["min-uniform-buffer-offset-alignment"])
             table = np.zeros((max(len(chunks), 1), max(slot, 16) // 4), np.uint32)
             for row, k in enumerate(chunks):
@@ -206,7 +215,7 @@ class AnalysisGraph:
         order = ("count", "sum", "min", "max")
 
         def compile_select(ctx):
-            kernel = ComputeKernel(ctx.device, code=shader_source("analysis_view.wgsl", "grid_select.wgsl"),
+            kernel = ComputeKernel(ctx.device, code=wgsl("widgets/analysis/shaders/grid_select.wgsl"),
                                    constants={"CELLS": cells}, label=ctx.node_id)
             bindings = {0: view, **{i + 1: grids[name] for i, name in enumerate(order)}, 5: display}
             groups = -(-cells // _WG)
@@ -238,13 +247,25 @@ class AnalysisGraph:
                            groups=self.group_count, hist_rect=hist)
         self.device.queue.write_buffer(self.view_buffer, 0, data)
 
-    def set_filter_range(self, value_range) -> None:
-        for primitive in self.filtered:
-            primitive.set_filter_range(value_range)
-
-    def set_bounds(self, bounds) -> None:
-        for grid in self.grids:
-            grid.set_bounds(bounds)
+    def write_parameters(self, parameters) -> None:
+        """Take the widget's :class:`~gpuviz.widgets.analysis.parameters.AnalysisParameters`
+        for the next encodings: the value range into every filtered primitive,
+        the bounds into the four grids, the padded edges into the histogram
+        (each ``queue.write_buffer``, and only when it changed); the shown bin
+        count is read when encoding."""
+        written = self._written
+        if parameters.value_range != written["value_range"]:
+            for primitive in self.filtered:
+                primitive.set_filter_range(parameters.value_range)
+            written["value_range"] = parameters.value_range
+        if parameters.bounds != written["bounds"]:
+            for grid in self.grids:
+                grid.set_bounds(parameters.bounds)
+            written["bounds"] = parameters.bounds
+        if not np.array_equal(parameters.padded_edges, written["edges"]):
+            self.histogram.set_edges(parameters.padded_edges)
+            written["edges"] = parameters.padded_edges
+        self.bins = parameters.bins
 
     @property
     def group_overflow_buffer(self):

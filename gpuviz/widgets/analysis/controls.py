@@ -1,0 +1,147 @@
+"""The ipywidgets of :class:`~gpuviz.widgets.DataAnalysis`: its controls, the
+status line for refused values and the legend of what each panel shows.
+
+Host-side only: a control calls the widget's setter, and the controls show
+the widget's :class:`~gpuviz.widgets.analysis.parameters.AnalysisParameters`
+again after every change (without calling the setters back).
+"""
+
+from __future__ import annotations
+
+import html
+
+import ipywidgets as widgets
+
+from .graph import OPERATIONS
+from .render import BAR_COLOR, CDF_COLOR, GROUP_PALETTE, RAMP, css_color
+
+__all__ = ["AnalysisControls"]
+
+_SWATCH = '<span style="color: {}">&#9632;</span>'
+
+
+class AnalysisControls:
+    """Dropdowns, sliders and buttons bound to a DataAnalysis, plus its
+    ``status`` and ``legend`` HTML.
+
+    Parameters
+    ----------
+    owner : DataAnalysis
+        Its ``set_columns``, ``set_bins``, ``set_scale``, ``set_operation``,
+        ``set_value_range`` and ``reset_view`` are what the controls call.
+    parameters : AnalysisParameters
+        What the controls show.
+    data : AnalysisData
+        The columns offered and the group labels of the legend.
+
+    Attributes
+    ----------
+    x_dropdown, y_dropdown, value_dropdown, bins_slider, scale_toggle,
+    operation_dropdown, range_slider, reset_button :
+        The controls.
+    status, legend : ipywidgets.HTML
+    rows : list of ipywidgets.HBox
+        The controls laid out in three rows.
+
+    Notes
+    -----
+    A setter's ValueError is shown in ``status`` (and the controls go back to
+    the parameters); it is never raised out of an ipywidgets callback.
+    Does not touch the GPU.
+    """
+
+    def __init__(self, owner, parameters, data):
+        self.parameters, self.data = parameters, data
+        self._syncing = False
+        columns, layout = parameters.columns, widgets.Layout(width="220px")
+        self.x_dropdown = widgets.Dropdown(options=data.columns, value=columns["x"], description="x", layout=layout)
+        self.y_dropdown = widgets.Dropdown(options=data.columns, value=columns["y"], description="y", layout=layout)
+        self.value_dropdown = widgets.Dropdown(options=data.columns, value=columns["value"], description="value",
+                                               layout=layout)
+        self.bins_slider = widgets.IntSlider(value=parameters.bins, min=1, max=parameters.max_bins,
+                                             description="bins", continuous_update=True)
+        self.scale_toggle = widgets.ToggleButtons(options=["linear", "log"], value="linear",
+                                                  style={"button_width": "64px"})
+        self.operation_dropdown = widgets.Dropdown(options=list(OPERATIONS), value=parameters.operation,
+                                                   description="heatmap", layout=layout)
+        self.range_slider = widgets.FloatRangeSlider(description="range", readout_format=".4g",
+                                                     layout=widgets.Layout(width="420px"))
+        self._sync_range_slider()
+        self.reset_button = widgets.Button(description="reset view", layout=widgets.Layout(width="100px"))
+        self.status = widgets.HTML()
+        self.legend = widgets.HTML()
+        for control, handler in ((self.x_dropdown, lambda c: owner.set_columns(x=c.new)),
+                                 (self.y_dropdown, lambda c: owner.set_columns(y=c.new)),
+                                 (self.value_dropdown, lambda c: owner.set_columns(value=c.new)),
+                                 (self.bins_slider, lambda c: owner.set_bins(c.new)),
+                                 (self.scale_toggle, lambda c: c.new is not None and owner.set_scale(c.new)),
+                                 (self.operation_dropdown, lambda c: owner.set_operation(c.new)),
+                                 (self.range_slider, lambda c: owner.set_value_range(c.new))):
+            control.observe(self._observer(handler), names="value")
+        self.reset_button.on_click(lambda _button: owner.reset_view())
+        self.rows = [widgets.HBox([self.x_dropdown, self.y_dropdown, self.value_dropdown]),
+                     widgets.HBox([self.bins_slider, self.scale_toggle]),
+                     widgets.HBox([self.operation_dropdown, self.range_slider, self.reset_button])]
+
+    def _observer(self, handler):
+        def observer(change):
+            if self._syncing:
+                return
+            try:
+                handler(change)
+                self.status.value = ""
+            except ValueError as exc:  # shown in the widget; the control goes back to the widget's state
+                self.status.value = f'<span style="color: #c33">{html.escape(str(exc))}</span>'
+                self.sync()
+        return observer
+
+    def sync(self) -> None:
+        """Make every control show the parameters (without re-triggering)."""
+        p = self.parameters
+        self._syncing = True
+        try:
+            self.x_dropdown.value, self.y_dropdown.value = p.columns["x"], p.columns["y"]
+            self.value_dropdown.value = p.columns["value"]
+            self.bins_slider.value = p.bins
+            self.scale_toggle.value = None if p.scale == "custom" else p.scale
+            self.operation_dropdown.value = p.operation
+            self._sync_range_slider()
+        finally:
+            self._syncing = False
+
+    def _sync_range_slider(self) -> None:
+        p, slider = self.parameters, self.range_slider
+        lo, hi = p.extent(p.columns["value"])
+        syncing, self._syncing = self._syncing, True
+        try:
+            if lo > slider.max:
+                slider.max, slider.min = hi, lo
+            else:
+                slider.min, slider.max = lo, hi
+            slider.step = (hi - lo) / 1000 if hi > lo else 1.0
+            slider.value = p.value_range
+        finally:
+            self._syncing = syncing
+
+    def update_legend(self) -> None:
+        """Show the columns, ranges, bins, colours and group labels of the parameters."""
+        p = self.parameters
+        x, y, value = (html.escape(p.columns[role]) for role in ("x", "y", "value"))
+        x0, y0, x1, y1 = p.bounds
+        ramp = ", ".join(css_color(c) for c in RAMP)
+        parts = [f"<b>heatmap</b> {p.operation} of <i>{value}</i>"
+                 f"{' (log colours)' if p.operation == 'count' else ''} · <i>{x}</i> {x0:.4g} … {x1:.4g} · "
+                 f"<i>{y}</i> {y0:.4g} … {y1:.4g} "
+                 f'<span style="display: inline-block; width: 64px; height: 9px; '
+                 f'background: linear-gradient(to right, {ramp})"></span>',
+                 f"{_SWATCH.format(css_color(BAR_COLOR))} <b>histogram</b> of <i>{value}</i>: {p.bins} "
+                 f"{p.scale} bins {p.edges[0]:.4g} … {p.edges[-1]:.4g} · "
+                 f"{_SWATCH.format(css_color(CDF_COLOR))} CDF · range {p.value_range[0]:.4g} … "
+                 f"{p.value_range[1]:.4g}"]
+        if self.data.group is not None:
+            labels = " ".join(f"{_SWATCH.format(css_color(GROUP_PALETTE[g % len(GROUP_PALETTE)]))} "
+                              f"{html.escape(label)}" for g, label in enumerate(self.data.group_labels))
+            parts.append(f"<b>mean <i>{value}</i> by {html.escape(self.data.group)}</b>: {labels}")
+        legend = '<div style="font: 12px sans-serif; line-height: 1.6">' + "<br>".join(parts) + "</div>"
+        if legend != self.legend.value:
+            self.legend.value = legend

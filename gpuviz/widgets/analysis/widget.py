@@ -1,0 +1,357 @@
+"""DataAnalysis: explore an Arrow table on the GPU in one notebook widget.
+
+A heatmap of a value over two position columns (grid aggregation), the
+value's histogram with its CDF (inclusive scan) on linear or log bins, and
+per-group means, all drawn by one compiled command graph into one
+:class:`~gpuviz.widgets.GPUCanvas`, with the :class:`GraphInspector` beside
+it. Every control is a parameter of that graph: none recompiles it (see
+:mod:`gpuviz.widgets.analysis.graph` for how each one is expressed).
+
+The widget composes the parts of this subpackage and owns the frame loop:
+:mod:`.data` (upload), :mod:`.parameters` (host-side view state),
+:mod:`.graph` (the GPU side), :mod:`.render` (drawing), :mod:`.controls`
+(ipywidgets) and :mod:`.interaction` (pan and zoom).
+"""
+
+from __future__ import annotations
+
+import time
+
+import ipywidgets as widgets
+import numpy as np
+
+from ...device import device_capabilities, request_device
+from ...errors import GraphValidationError
+from ...tables import GPUData
+from ...tables.readback import read_many
+from ..canvas import GPUCanvas, draw_offscreen
+from ..inspector import GraphInspector
+from .controls import AnalysisControls
+from .data import prepare_table
+from .graph import DataAnalysisGraph
+from .interaction import PanZoom
+from .parameters import AnalysisParameters, check_int, check_operation
+from .render import PlotPresenter, panel_rects
+
+__all__ = ["DataAnalysis"]
+
+_TIMESTAMP_INTERVAL = 0.5  # seconds between frames encoded with per-node GPU timestamps
+
+
+class DataAnalysis(widgets.HBox):
+    """Heatmap, histogram + CDF and group bars of an Arrow table, on the GPU.
+
+    Parameters
+    ----------
+    table : pyarrow.Table or RecordBatch, or a pandas / polars DataFrame
+        Converted through Arrow. Numeric columns (integers, floats,
+        booleans) are cast to float32 (nulls become NaN) and uploaded once,
+        one GPU chunk per record batch; they are never uploaded again.
+    x, y : str
+        Numeric columns giving each row's heatmap position.
+    value : str
+        Numeric column aggregated in the heatmap and groups, counted by the
+        histogram and filtered by the value-range mask.
+    group : str, optional
+        Integer, boolean, string or dictionary column: one bar per distinct
+        value (sorted), at most 256. Nulls belong to no group.
+    bins : int
+        Histogram bins shown, 1 to ``max_bins``.
+    max_bins : int
+        Bins compiled into the histogram (the upper limit of the bins slider).
+    grid_size : (int, int)
+        Heatmap cells ``(columns, rows)``.
+    operation : {"count", "sum", "mean", "min", "max"}
+        Heatmap statistic of ``value`` per cell.
+    device : wgpu.GPUDevice, optional
+        Defaults to :func:`gpuviz.request_device`.
+    size : (int, int)
+        Canvas size in CSS pixels.
+
+    Attributes
+    ----------
+    canvas : GPUCanvas
+    inspector : GraphInspector
+    x_dropdown, y_dropdown, value_dropdown, bins_slider, scale_toggle,
+    operation_dropdown, range_slider, reset_button :
+        The controls (ipywidgets); setting their values drives the widget
+        exactly like the ``set_*`` methods.
+    status, legend : ipywidgets.HTML
+        Messages for refused control values; what each panel shows (columns,
+        ranges, bins, colours and group labels), from host-side state only.
+
+    Notes
+    -----
+    Rows count only when their value is finite and inside the value range
+    (initially the column's finite extent): NaN and infinite values are
+    excluded from every view. The heatmap shows rows whose position lies in
+    the current bounds (initially the x / y extents; drag to pan, wheel to
+    zoom, double-click or ``reset_view`` to reset); empty cells are NaN.
+    Each parameter change writes parameters, encodes the graph once (CPU
+    encode times always, GPU timestamps at most every 0.5 s when the device
+    has them, for the inspector) and submits; the canvas frame copies the
+    rendered plot. No frame reads anything back; :meth:`results` does,
+    explicitly. Raises GraphValidationError (a ValueError) at construction for
+    a missing, non-numeric or all-NaN column, an unusable group column or an
+    empty table, naming the column and the available ones.
+    """
+
+
+    def __init__(self, table, *, x: str, y: str, value: str, group: str | None = None, bins: int = 64,
+                 max_bins: int = 256, grid_size=(256, 256), operation: str = "mean", device=None,
+                 size=(720, 420)):
+        super().__init__()
+        check_int("max_bins", max_bins, 1, 4096)
+        check_int("bins", bins, 1, max_bins)
+        try:
+            grid_size = tuple(int(v) for v in grid_size)
+        except (TypeError, ValueError):
+            grid_size = ()
+        if len(grid_size) != 2 or min(grid_size) < 1 or grid_size[0] * grid_size[1] > 4096 * 4096:
+            raise GraphValidationError(f"DataAnalysis grid_size must be two positive integers (got {grid_size!r})")
+        check_operation(operation)
+        self.device = device or request_device()
+        limit = int(self.device.limits["max-storage-buffer-binding-size"])
+        self.data = prepare_table(self.device, table, x=x, y=y, value=value, group=group,
+                                  max_chunk_rows=max(1024, (limit - 4096) // 8))
+        self.graph = None
+        try:
+            self._build(columns={"x": x, "y": y, "value": value}, bins=bins, max_bins=max_bins, grid_size=grid_size,
+                        operation=operation, size=size)
+        except BaseException:
+            if self.graph is not None:
+                self.graph.destroy()
+            self.data.table.destroy()
+            raise
+
+    def _build(self, *, columns, bins, max_bins, grid_size, operation, size) -> None:
+        """Parameters, graph, canvas, inspector and controls over the uploaded table."""
+        params = self._params = AnalysisParameters(self.data, columns=columns, bins=bins, max_bins=max_bins,
+                                                   operation=operation)
+        self.graph = DataAnalysisGraph(self.device, self.data, columns=dict(params.columns), max_bins=max_bins,
+                                       grid_size=grid_size, edges=params.padded_edges, bounds=params.bounds,
+                                       value_range=params.value_range)
+        self.graph.write_parameters(params)
+        self.graph.render_size = self._canvas_size = tuple(int(v) for v in size)
+        self._offscreen = False
+        self._timestamps = device_capabilities(self.device).timestamps
+        self._last_timestamps = float("-inf")
+        self._gpu_times = {}
+        self._dirty = True
+        self._pan_zoom = PanZoom()
+        self.frames = 0
+        self._presenter = PlotPresenter(self.device, self.graph.plot_texture)
+        self.inspector = GraphInspector(self.graph.compiled)
+        overflow = self.graph.group_overflow_buffer
+        if overflow is not None:  # a GPU-resident count, sampled at low frequency, never in the frame path
+            self.inspector.watch_counts({"rows with an unknown group": GPUData(overflow, format="uint32", length=1)})
+        self.canvas = GPUCanvas(self, device=self.device, size=tuple(size))
+        c = self._controls = AnalysisControls(self, params, self.data)
+        self.x_dropdown, self.y_dropdown, self.value_dropdown = c.x_dropdown, c.y_dropdown, c.value_dropdown
+        self.bins_slider, self.scale_toggle = c.bins_slider, c.scale_toggle
+        self.operation_dropdown, self.range_slider, self.reset_button = (c.operation_dropdown, c.range_slider,
+                                                                          c.reset_button)
+        self.status, self.legend = c.status, c.legend
+        # The canvas column keeps its size (a shrinking column would resize the canvas whenever the
+        # inspector's text changes); the inspector sits beside it, or below when the page is narrow.
+        left = widgets.VBox(c.rows + [self.status, self.canvas, self.legend], layout=widgets.Layout(flex="0 0 auto"))
+        self.inspector.layout.flex = "1 1 320px"
+        self.layout = widgets.Layout(flex_flow="row wrap", align_items="flex-start")
+        self.children = [left, self.inspector]
+        self._frame()
+
+    # ----------------------------------------------------------- parameters
+    @property
+    def compile_count(self) -> int:
+        """Graph compilations so far (1: parameters never recompile)."""
+        return self.inspector.compile_count
+
+    @property
+    def columns(self) -> dict:
+        """The current ``{"x", "y", "value"}`` column names."""
+        return dict(self._params.columns)
+
+    bins = property(lambda self: self._params.bins, doc="Histogram bins shown.")
+    scale = property(lambda self: self._params.scale, doc='Histogram bins: "linear", "log" or "custom" (set_edges).')
+    operation = property(lambda self: self._params.operation, doc="Heatmap statistic.")
+    value_range = property(lambda self: self._params.value_range, doc="The value-range mask (inclusive).")
+    bounds = property(lambda self: self._params.bounds, doc="Heatmap bounds (xmin, ymin, xmax, ymax).")
+
+    def set_columns(self, *, x: str | None = None, y: str | None = None, value: str | None = None) -> None:
+        """Switch the x, y and/or value column (per-encoding buffer overrides).
+
+        A new x or y resets the heatmap bounds to the columns' extents; a new
+        value resets the value range and the histogram edges to its extent.
+        """
+        self._params.set_columns(x=x, y=y, value=value)
+        self._apply()
+
+    def set_bins(self, bins: int) -> None:
+        """Show ``bins`` histogram bins (1 to ``max_bins``) through new literal
+        edges (custom edges give way to linear ones)."""
+        self._params.set_bins(bins)
+        self._apply()
+
+    def set_scale(self, scale: str) -> None:
+        """``"linear"`` (equal-width) or ``"log"`` (geometric from the smallest
+        positive value; rows <= 0 then fall outside the histogram)."""
+        self._params.set_scale(scale)
+        self._apply()
+
+    def set_edges(self, edges) -> None:
+        """Irregular bins: 2 to ``max_bins + 1`` finite, strictly increasing
+        edges; bin ``i`` is ``[e_i, e_i+1)`` and the last edge belongs to the
+        last bin (e.g. latency thresholds). :attr:`scale` becomes ``"custom"``;
+        bars are drawn at equal width, one per bin."""
+        self._params.set_edges(edges)
+        self._apply()
+
+    def set_operation(self, operation: str) -> None:
+        """Heatmap statistic: ``"count"``, ``"sum"``, ``"mean"``, ``"min"`` or ``"max"`` (a uniform write)."""
+        self._params.set_operation(operation)
+        self._apply()
+
+    def set_value_range(self, value_range) -> None:
+        """Keep only rows whose value lies in ``(lo, hi)`` (inclusive) in every view."""
+        self._params.set_value_range(value_range)
+        self._apply()
+
+    def set_bounds(self, bounds, *, frame: bool = True) -> None:
+        """Heatmap bounds ``(xmin, ymin, xmax, ymax)`` (what pan and zoom change)."""
+        self._params.set_bounds(bounds)
+        self.graph.write_parameters(self._params)
+        self._dirty = True
+        if frame:
+            self._frame()
+
+    def reset_view(self) -> None:
+        """Bounds back to the x / y columns' extents."""
+        self.set_bounds(self._params.home_bounds())
+
+    def _apply(self) -> None:
+        """After a control's parameter changed: write it into the graph, show it in the controls, render."""
+        self.graph.write_parameters(self._params)
+        self._controls.sync()
+        self._frame()
+
+    # --------------------------------------------------------------- frames
+    def _encode(self, encoder, render_size) -> None:
+        """Write the view parameters and record the whole graph into ``encoder``."""
+        self._collect_timings()
+        self.graph.render_size = render_size
+        self.graph.write_view(operation=self._params.operation)
+        now = time.perf_counter()
+        timestamps = self._timestamps and now - self._last_timestamps >= _TIMESTAMP_INTERVAL
+        if timestamps:
+            self._last_timestamps = now
+        self.inspector.poll()  # counts sampled by earlier, already submitted encodings
+        cpu = self.graph.compiled.encode(encoder, buffers=self.graph.overrides(self._params.columns),
+                                         timestamps=timestamps)
+        self.inspector.sample_counts(encoder)
+        self.inspector.record_encode(cpu, self._gpu_times)
+        self._dirty = False
+        self.frames += 1
+        self._controls.update_legend()
+
+    def _collect_timings(self) -> None:
+        """GPU timings of earlier, submitted encodings that are ready (never waits)."""
+        while True:
+            timings = self.graph.compiled.read_timings(wait=False)
+            if timings is None:
+                return
+            self._gpu_times = timings
+
+    def _frame(self) -> None:
+        """One parameter change: encode the graph, submit, ask the canvas for a frame."""
+        encoder = self.device.create_command_encoder(label="data-analysis-update")
+        self._encode(encoder, self._canvas_size)
+        self.device.queue.submit([encoder.finish()])
+        self.inspector.poll()
+        self.canvas.request_draw()
+
+    def draw(self, encoder, target_view, size) -> None:
+        """GPUCanvas drawable hook: re-encode the graph when a parameter changed
+        (pan / zoom events) or the size did, then copy the plot into the target."""
+        width, height = (max(1, int(v)) for v in size)
+        pw, ph = self.graph.plot_size
+        scale = min(1.0, pw / width, ph / height)
+        render_size = (max(1, int(width * scale)), max(1, int(height * scale)))
+        if not self._offscreen:
+            self._canvas_size = render_size  # what parameter changes render at from now on
+        if self._dirty or render_size != self.graph.render_size:
+            self._encode(encoder, render_size)
+        self._presenter.present(encoder, target_view, render_size, (width, height))
+
+    def handle_event(self, event) -> bool:
+        """GPUCanvas event hook: drag on the heatmap pans, the wheel zooms
+        around the pointer, a double click resets. Returns True to redraw.
+        A pan or zoom that would leave float32 (or collapse the view) is ignored."""
+        if event.get("event_type") == "resize":
+            return True
+        rect = panel_rects(*self.canvas.get_logical_size(), bool(self.graph.groups))["heatmap"]
+        bounds = self._pan_zoom.bounds_after(event, rect=rect, bounds=self._params.bounds,
+                                             home=self._params.home_bounds())
+        if bounds is None:
+            return False
+        try:
+            self.set_bounds(bounds, frame=False)
+        except GraphValidationError:
+            return False
+        return True
+
+    # -------------------------------------------------------------- outputs
+    def results(self) -> dict:
+        """The current aggregates as numpy, read back explicitly (one submit).
+
+        Returns
+        -------
+        dict
+            ``histogram_counts`` (int64, ``bins``), ``cdf`` (int64, inclusive
+            running count), ``edges`` (float32, ``bins + 1``: the real edges,
+            ``[e_i, e_i+1)`` with the last edge included), ``grid`` (float32
+            ``(rows, columns)`` of the current operation, row 0 at ymin, NaN
+            for empty cells), ``operation``, ``bounds``, ``value_range``,
+            ``columns``, ``scale``; with a group column ``group_labels``,
+            ``group_counts`` (int64), ``group_means`` (float32, NaN when empty)
+            and ``group_overflow`` (rows whose group is null).
+        """
+        if self._dirty:
+            self._frame()
+        p, out = self._params, self.graph.outputs
+        names = ["display", "counts", "cdf"] + (["group_counts", "group_means"] if self.graph.groups else [])
+        arrays = dict(zip(names, read_many(self.device, [out[n] for n in names])))
+        w, h = self.graph.grid_size
+        result = {
+            "histogram_counts": arrays["counts"][:p.bins].astype(np.int64),
+            "cdf": arrays["cdf"][:p.bins].astype(np.int64),
+            "edges": p.edges.copy(),
+            "grid": arrays["display"].reshape(h, w),
+            "operation": p.operation, "bounds": p.bounds, "value_range": p.value_range,
+            "columns": dict(p.columns), "scale": p.scale,
+        }
+        if self.graph.groups:
+            overflow = self.device.queue.read_buffer(self.graph.group_overflow_buffer)
+            result.update(group_labels=list(self.data.group_labels),
+                          group_counts=arrays["group_counts"].astype(np.int64),
+                          group_means=arrays["group_means"],
+                          group_overflow=int(np.frombuffer(overflow, np.uint32)[0]))
+        return result
+
+    def draw_offscreen(self, *, width: int, height: int) -> np.ndarray:
+        """The widget's canvas content rendered offscreen: ``(height, width, 4)`` uint8."""
+        self._offscreen = True
+        try:
+            return draw_offscreen(self, width=width, height=height, device=self.device)
+        finally:
+            self._offscreen = False
+
+    def close(self) -> None:
+        """Close the widgets and free the GPU table, graph and plot."""
+        if getattr(self, "graph", None) is not None:
+            self.canvas.close()
+            self.inspector.close()
+            self._presenter.destroy()
+            self.graph.destroy()
+            self.data.table.destroy()
+            self.graph = None
+        super().close()
