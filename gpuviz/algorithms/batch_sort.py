@@ -4,7 +4,8 @@ chunk its own domain."""
 from __future__ import annotations
 
 from ..graph.errors import GraphValidationError
-from .sort import DEFAULT_TUNING, SortTuning, add_sort_domain, check_args, check_fits, check_views
+from .sort import SortTuning, add_sort_domain, check_args, check_fits, check_views
+from .validation import checked_tuning
 
 __all__ = ["GPUBatchSort"]
 
@@ -45,7 +46,7 @@ class GPUBatchSort:
         self.output_keys, self.output_values = output_keys, output_values
         self.direction = direction
         self.key_bits = key_bits
-        self.tuning = tuning or DEFAULT_TUNING
+        self.tuning = checked_tuning("GPUBatchSort", id, tuning, SortTuning)
         self.node_ids: list = []
         self.algorithms: list = []
 

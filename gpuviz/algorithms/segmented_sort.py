@@ -7,8 +7,9 @@ import operator
 import numpy as np
 
 from ..graph.errors import GraphValidationError
-from .sort import (DEFAULT_TUNING, WORKGROUP, SortTuning, _next_pow2, add_small_node, add_sort_domain, check_args,
-                   check_fits, check_views)
+from .dispatch import WORKGROUP
+from .sort import SortTuning, add_small_node, add_sort_domain, check_args, check_fits, check_views, width_class
+from .validation import checked_tuning
 
 __all__ = ["GPUSegmentedSort"]
 
@@ -57,7 +58,7 @@ class GPUSegmentedSort:
         self.offsets, self.lengths = offsets, lengths
         self.direction = direction
         self.key_bits = key_bits
-        self.tuning = tuning or DEFAULT_TUNING
+        self.tuning = checked_tuning("GPUSegmentedSort", id, tuning, SortTuning)
         self.node_ids: list = []
 
     def _segments(self, rows: int) -> np.ndarray:
@@ -97,7 +98,7 @@ class GPUSegmentedSort:
         segs = self._segments(keys.length)
         descending = self.direction == "descending"
         small = max(WORKGROUP, self.tuning.small_max)
-        widths = np.array([_next_pow2(int(n)) for n in segs[:, 1]], np.int64)
+        widths = np.array([width_class(int(n)) for n in segs[:, 1]], np.int64)
         ids = []
         fits = segs[:, 1] <= small
         for width in sorted(set(widths[fits].tolist())):

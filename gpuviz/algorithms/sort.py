@@ -11,7 +11,6 @@ with a never-hang fallback). See ``shaders/sort_radix.wgsl`` and
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,17 +19,19 @@ import wgpu
 from ..graph import ComputeKernel
 from ..graph.errors import GraphValidationError
 from ..graph.resources import GraphDataView
-from ._common import ceil_div, check_topology, chunks_of, overlaps, shader_source
+from ..graph.shaders import wgsl
+from .dispatch import WORKGROUP, ceil_div, use_subgroups
+from .validation import check_topology, checked_tuning, chunks_of, overlaps
 
 __all__ = ["GPUSort", "SortTuning"]
 
 STORAGE = wgpu.BufferUsage.STORAGE
-WORKGROUP = 256
 DIRECTIONS = ("ascending", "descending")
 MAX_SMALL_SLOTS = 2048     # one-workgroup sort: 2 x 2048 words of workgroup memory
 MAX_ROWS = (1 << 30) - 1   # look-back words keep 30-bit counts
 _SCATTER_SHARED_WORDS = 2 * 256 + 2  # per-digit arrays and control words beside the tile (sort_radix.wgsl)
 STAGINGS = ("auto", "plain", "shared")
+PROBES = ("no-lookback", "no-ranking", "coalesced-writes", "lookup-writes")  # SortTuning.probes
 _STATE_HEADER_WORDS = 1056  # digit histograms (1024) + tile counters, see sort_radix.wgsl
 
 
@@ -78,7 +79,18 @@ class SortTuning:
         bounds checks and forced loop bounding (True) or without them
         (False, the default: every index is in range by construction,
         domains are validated on the host, every loop ends). See
-        :mod:`gpuviz.graph.shader_module`.
+        :mod:`gpuviz.graph.shaders`.
+    pad_words : int
+        Unused workgroup words added to the scatter pass (0): a benchmark
+        knob telling a workgroup-memory occupancy limit from a register one.
+    probes : tuple of str
+        Timing probes of ``gpuviz.bench.sort_profile``, each removing a part
+        of the scatter pass: "no-lookback" (offsets guessed from the digit
+        histogram, writes clamped), "no-ranking" (the subgroup ranking
+        replaced by a fixed split), "coalesced-writes" or "lookup-writes"
+        (each row written to its own row of the output, without or with
+        reading its digit's offset). Their output is wrong by design: they
+        bound what each part costs and are for that profiler only.
     """
 
     items: int = 21
@@ -91,6 +103,8 @@ class SortTuning:
     rank_lanes: int = 8
     ballots_first: bool = False
     runtime_checks: bool = False
+    pad_words: int = 0
+    probes: tuple = ()
 
     @property
     def tile(self) -> int:
@@ -102,8 +116,8 @@ class SortTuning:
     def shared_words(self, staging: str) -> int:
         """Workgroup words of a scatter pass with "plain" or "shared" staging."""
         if staging == "plain":
-            return self.tile + self.counter_words() + _SCATTER_SHARED_WORDS
-        return max(self.tile, self.counter_words()) + _SCATTER_SHARED_WORDS
+            return self.tile + self.counter_words() + _SCATTER_SHARED_WORDS + self.pad_words
+        return max(self.tile, self.counter_words()) + _SCATTER_SHARED_WORDS + self.pad_words
 
     def resolved_staging(self, device) -> str:
         if self.staging != "auto":
@@ -112,64 +126,20 @@ class SortTuning:
         return "plain" if 4 * self.shared_words("plain") <= limit else "shared"
 
 
-DEFAULT_TUNING = SortTuning()
-
-
 # ------------------------------------------------------------------ shaders
 HIST_ITEMS = 8  # keys per invocation per histogram step (loads issued together)
-_UNROLL = re.compile(r"^[ \t]*// unroll (\w+) \{[ \t]*\n(.*?)^[ \t]*// \}[ \t]*\n", re.S | re.M)
 
 
-def render_sort_shader(text: str, **consts) -> str:
-    """The template step: WGSL ``const`` declarations for ``consts``
-    prepended to ``text``, and every block between ``// unroll NAME {`` and
-    ``// }`` repeated ``consts[NAME]`` times with ``@I`` replaced by ``0u``,
-    ``1u``, ... (function-scope array sizes cannot be ``override`` constants,
-    and constant indices keep per-row arrays in registers)."""
-    lines = []
-    for name, value in consts.items():
-        if isinstance(value, bool):
-            lines.append(f"const {name}: bool = {str(value).lower()};")
-        else:
-            lines.append(f"const {name}: u32 = {int(value)}u;")
-    body = _UNROLL.sub(lambda m: "".join(m.group(2).replace("@I", f"{i}u") for i in range(consts[m.group(1)])),
-                       text)
-    return "\n".join(lines) + "\n" + body
-
-
-_LAYOUTS = {
-    "shared": """const CNT_WORDS: u32 = {counter_words}u;  // WG / rank_lanes subgroups x 128
-const SHM: u32 = max(TILE, CNT_WORDS);
-var<workgroup> shm: array<atomic<u32>, SHM>;  // counters, then keys, then values
-fn st_load(i: u32) -> u32 { return atomicLoad(&shm[i]); }
-fn st_store(i: u32, v: u32) { atomicStore(&shm[i], v); }
-fn cnt_add(i: u32, v: u32) -> u32 { return atomicAdd(&shm[i], v); }
-fn cnt_load(i: u32) -> u32 { return atomicLoad(&shm[i]); }
-fn cnt_store(i: u32, v: u32) { atomicStore(&shm[i], v); }
-""",
-    "plain": """const CNT_WORDS: u32 = {counter_words}u;
-var<workgroup> stage: array<u32, TILE>;                   // keys, then values (and portable ranking)
-var<workgroup> cnt: array<atomic<u32>, CNT_WORDS>;        // subgroup ranking counters
-fn st_load(i: u32) -> u32 { return stage[i]; }
-fn st_store(i: u32, v: u32) { stage[i] = v; }
-fn cnt_add(i: u32, v: u32) -> u32 { return atomicAdd(&cnt[i], v); }
-fn cnt_load(i: u32) -> u32 { return atomicLoad(&cnt[i]); }
-fn cnt_store(i: u32, v: u32) { atomicStore(&cnt[i], v); }
-""",
-}
-
-
-def radix_source(tuning: SortTuning, *, subgroups: bool, has_values: bool, staging: str = "shared") -> str:
-    layout = _LAYOUTS[staging].replace("{counter_words}", str(tuning.counter_words()))
-    text = shader_source("sort_radix.wgsl").replace("// LAYOUT\n", layout)
-    return render_sort_shader(text + shader_source("sort_subgroup.wgsl" if subgroups else "sort_portable.wgsl"),
-                              ITEMS=tuning.items, LOOKBACK=tuning.lookback, HIST_ITEMS=HIST_ITEMS,
-                              SPIN_LIMIT=tuning.spin_limit, HAS_VALUES=has_values,
-                              LATE_VALUES=tuning.late_values, BALLOTS_FIRST=tuning.ballots_first)
-
-
-def small_source(slots: int, *, has_values: bool) -> str:
-    return render_sort_shader(shader_source("sort_small.wgsl"), SLOTS=slots, HAS_VALUES=has_values)
+def radix_shader(tuning: SortTuning, *, subgroups: bool, has_values: bool, staging: str) -> tuple:
+    """``(code, constants)`` of the radix kernels (entry points ``clear``,
+    ``histogram``, ``scatter``): template values for what sizes function-scope
+    arrays or unrolls per-row code, ``override`` constants for the rest."""
+    code = wgsl("algorithms/shaders/sort_radix.wgsl", ITEMS=tuning.items, LOOKBACK=tuning.lookback,
+                HIST_ITEMS=HIST_ITEMS, staging=staging, subgroups=subgroups, pad_words=tuning.pad_words,
+                probes=tuning.probes)
+    constants = {"SPIN_LIMIT": tuning.spin_limit, "HAS_VALUES": has_values, "LATE_VALUES": tuning.late_values,
+                 "BALLOTS_FIRST": tuning.ballots_first, "CNT_WORDS": tuning.counter_words()}
+    return code, constants
 
 
 def _uniform(ctx, words) -> wgpu.GPUBuffer:
@@ -185,7 +155,9 @@ def _offset(view, device) -> int:
     return ComputeKernel.element_offset(view, device) if isinstance(view, GraphDataView) else 0
 
 
-def _next_pow2(n: int) -> int:
+def width_class(n: int) -> int:
+    """Slots a domain of ``n`` rows sorts in inside one workgroup: the next
+    power of two, at least 2 (domains of one class share a dispatch)."""
     return 1 << max(1, (n - 1).bit_length())
 
 
@@ -197,15 +169,18 @@ def check_args(owner: str, id, direction, key_bits, tuning, device) -> None:
         raise GraphValidationError(f'{owner} "{id}" direction must be "ascending" or "descending" (got {direction!r})')
     if not isinstance(key_bits, int) or isinstance(key_bits, bool) or not 1 <= key_bits <= 32:
         raise GraphValidationError(f'{owner} "{id}" key_bits must be an integer in 1..32 (got {key_bits!r})')
-    if not isinstance(tuning, SortTuning):
-        raise GraphValidationError(f'{owner} "{id}" tuning must be a SortTuning (got {type(tuning).__name__})')
+    checked_tuning(owner, id, tuning, SortTuning)
+    probes = tuning.probes
     if (not 1 <= tuning.items <= 64 or not 1 <= tuning.lookback <= 32 or not 1 <= tuning.small_max <= MAX_SMALL_SLOTS
             or tuning.spin_limit < 0 or tuning.staging not in STAGINGS
             or tuning.rank_lanes not in (8, 16, 32, 64, 128) or not isinstance(tuning.ballots_first, bool)
-            or not isinstance(tuning.runtime_checks, bool)):
+            or not isinstance(tuning.runtime_checks, bool) or not isinstance(tuning.pad_words, int)
+            or tuning.pad_words < 0 or not isinstance(probes, tuple) or not set(probes) <= set(PROBES)
+            or {"coalesced-writes", "lookup-writes"} <= set(probes)):
         raise GraphValidationError(f'{owner} "{id}" has invalid sort tuning {tuning} (items 1..64, lookback 1..32, '
                                    f"small_max 1..{MAX_SMALL_SLOTS}, spin_limit >= 0, staging one of {STAGINGS}, "
-                                   "rank_lanes 8/16/32/64/128, ballots_first and runtime_checks bools)")
+                                   "rank_lanes 8/16/32/64/128, ballots_first and runtime_checks bools, "
+                                   f"pad_words >= 0, probes a tuple of {PROBES} with one write probe at most)")
     limit = int(device.limits["max-compute-workgroup-storage-size"])
     shared = 4 * tuning.shared_words(tuning.resolved_staging(device))
     if shared > limit:
@@ -276,7 +251,7 @@ def add_sort_domain(graph, *, prefix: str, keys, values, out_keys, out_values, d
     if n <= tuning.small_max:
         table = np.array([[0, n]], np.uint32)
         return [add_small_node(graph, node_id=f"{prefix}-sort", keys=keys, values=values, out_keys=out_keys,
-                               out_values=out_values, table=table, width=_next_pow2(n), descending=descending,
+                               out_values=out_values, table=table, width=width_class(n), descending=descending,
                                key_bits=key_bits, runtime_checks=tuning.runtime_checks)]
     return _add_radix(graph, prefix, keys, values, out_keys, out_values, descending, key_bits, tuning)
 
@@ -302,9 +277,9 @@ def add_small_node(graph, *, node_id, keys, values, out_keys, out_values, table,
 
     def compile(ctx):
         device = ctx.device
-        kernel = ComputeKernel(device, code=small_source(slots, has_values=has_values), entry_point="sort_small",
-                               label=ctx.node_id, bounds_checks=runtime_checks,
-                               loop_bounding=runtime_checks)
+        kernel = ComputeKernel(device, code=wgsl("algorithms/shaders/sort_small.wgsl"), entry_point="sort_small",
+                               constants={"SLOTS": slots, "HAS_VALUES": has_values}, label=ctx.node_id,
+                               bounds_checks=runtime_checks, loop_bounding=runtime_checks)
         table_buffer = ctx.own(device.create_buffer_with_data(label=f"{ctx.node_id}-segments",
                                                               data=np.ascontiguousarray(table, np.uint32).tobytes(),
                                                               usage=STORAGE))
@@ -338,12 +313,10 @@ def _add_radix(graph, prefix, keys, values, out_keys, out_values, descending, ke
                                                         usage=STORAGE)
 
     def kernel(ctx, entry):
-        subgroups = bool(ctx.capabilities.subgroups) and tuning.subgroups is not False
-        code = radix_source(tuning, subgroups=subgroups, has_values=has_values,
-                            staging=tuning.resolved_staging(ctx.device))
-        return ComputeKernel(ctx.device, code=code, entry_point=entry, label=ctx.node_id,
-                             bounds_checks=tuning.runtime_checks,
-                             loop_bounding=tuning.runtime_checks)
+        code, constants = radix_shader(tuning, subgroups=use_subgroups(ctx, tuning.subgroups),
+                                       has_values=has_values, staging=tuning.resolved_staging(ctx.device))
+        return ComputeKernel(ctx.device, code=code, entry_point=entry, constants=constants, label=ctx.node_id,
+                             bounds_checks=tuning.runtime_checks, loop_bounding=tuning.runtime_checks)
 
     def params(ctx, pass_index, src_k=None, src_v=None, dst_k=None, dst_v=None, groups=0):
         d = ctx.device
@@ -430,7 +403,7 @@ class GPUSort:
         self.output_keys, self.output_values = output_keys, output_values
         self.direction = direction
         self.key_bits = key_bits
-        self.tuning = tuning or DEFAULT_TUNING
+        self.tuning = checked_tuning("GPUSort", id, tuning, SortTuning)
         self.node_ids: list = []
 
     def add_to_graph(self, graph) -> list:

@@ -4,10 +4,11 @@ Splits the radix sort's time between its parts on one device, in one run:
 
 * checked variants: real sorts (output compared with numpy's stable argsort
   before a time prints) under different ``SortTuning`` values;
-* timing probes: the scatter pass with parts of its work removed by text
-  substitution of the generated shader (no look-back: offsets guessed from
-  the digit histogram; no ranking; coalesced writes). Their output is wrong
-  by design and never checked: they bound what each part costs.
+* timing probes: the scatter pass with parts of its work removed by
+  ``SortTuning.probes`` (template flags that ``sort_radix.wgsl`` honours: no
+  look-back, offsets guessed from the digit histogram; no ranking; coalesced
+  writes). Their output is wrong by design and never checked: they bound
+  what each part costs.
 
 Every line gives the whole encoding (µs, median of timestamped encodings),
 its ratio to the same-run copy kernel over keys + values bytes, and the
@@ -19,100 +20,42 @@ from __future__ import annotations
 
 import argparse
 import os
-from contextlib import contextmanager
 from typing import NamedTuple
 
 import numpy as np
 
 
 class Case(NamedTuple):
-    """One profiled sort: its tuning, keys only or pairs, shader substitutions
-    (see below), and whether its output is checked (probes are not)."""
+    """One profiled sort: its tuning, keys only or pairs, and whether its
+    output is checked (probes are not)."""
 
     tuning: object
     values: bool = True
-    pairs: tuple = ()
     checked: bool = True
 
 
-def _variants(SortTuning):
-    """Checked variants (the first is the shipped default)."""
-    return {
+def _cases(SortTuning, *, probes: bool) -> dict:
+    """Checked variants (the first is the shipped default), then the timing probes."""
+    cases = {
         "default": Case(SortTuning()),
         "checks on": Case(SortTuning(runtime_checks=True)),
         "items 18": Case(SortTuning(items=18)),
         "items 20": Case(SortTuning(items=20)),
         "items 22": Case(SortTuning(items=22)),
         "ballots first": Case(SortTuning(ballots_first=True)),
-        "+1 KB workgroup memory": Case(SortTuning(), pairs=_pad(256)),
+        # unused workgroup memory tells a workgroup-memory occupancy limit from a register one
+        "+1 KB workgroup memory": Case(SortTuning(pad_words=256)),
         "keys only": Case(SortTuning(), values=False),
         "portable": Case(SortTuning(subgroups=False)),
     }
-
-
-def _pad(words):
-    """Unused workgroup memory, to tell a workgroup-memory occupancy limit from a register one."""
-    return (("var<workgroup> s_start: array<u32, 256>;",
-             f"var<workgroup> s_start: array<u32, 256>;\nvar<workgroup> s_pad: array<u32, {words}>;"),
-            ("if (tile >= P.tiles) { return; }", "if (tile >= P.tiles) { s_pad[lid] = tile; return; }"))
-
-
-# Substitutions of the generated scatter shader (each must match; unrolled
-# lines match once per row).
-_CLAMP_WRITES = [
-    ("key_out[P.key_out + s_start[d] + j] = key;",
-     "key_out[min(P.key_out + s_start[d] + j, P.key_out + P.n - 1u)] = key;"),
-    ("val_out[P.val_out + s_start[d] + j] = st_load(j);",
-     "val_out[min(P.val_out + s_start[d] + j, P.val_out + P.n - 1u)] = st_load(j);"),
-]
-_NO_LOOKBACK = [
-    ("prefix = look_back(lid, tile, sg, lane);",
-     "prefix = wg_scan(lid, atomicLoad(&state[HIST + P.pass_index * 256u + lid]), sg).x + tile * (TILE / 256u);"),
-]
-_NO_RANKING = [
-    ("count = rank_subgroup(lid, sg, &keys, &pos, valid);",
-     "count = TILE / 256u; s_start[lid] = lid * (TILE / 256u); workgroupBarrier();"),
-]
-_COALESCED = [
-    ("key_out[min(P.key_out + s_start[d] + j, P.key_out + P.n - 1u)] = key;",
-     "key_out[P.key_out + base + j] = key + s_start[d] * 0u;"),
-    ("val_out[min(P.val_out + s_start[d] + j, P.val_out + P.n - 1u)] = st_load(j);",
-     "val_out[P.val_out + base + j] = st_load(j);"),
-]
-_LOOKUP_COALESCED = [
-    ("key_out[min(P.key_out + s_start[d] + j, P.key_out + P.n - 1u)] = key;",
-     "key_out[P.key_out + base + j] = key ^ s_start[d];"),
-    ("val_out[min(P.val_out + s_start[d] + j, P.val_out + P.n - 1u)] = st_load(j);",
-     "val_out[P.val_out + base + j] = st_load(j) ^ s_start[d];"),
-]
-PROBES = {
-    "probe: no look-back": _CLAMP_WRITES + _NO_LOOKBACK,
-    "probe: no look-back, coalesced": _CLAMP_WRITES + _NO_LOOKBACK + _COALESCED,
-    "probe: ... with the offset lookups": _CLAMP_WRITES + _NO_LOOKBACK + _LOOKUP_COALESCED,
-    "probe: no look-back, no ranking, coalesced": _CLAMP_WRITES + _NO_LOOKBACK + _NO_RANKING + _COALESCED,
-}
-
-
-@contextmanager
-def _substituted(pairs):
-    """Patch the sort module's shader source generator for one graph build."""
-    from ..algorithms import sort as sort_module
-
-    original = sort_module.radix_source
-
-    def patched(*args, **kwargs):
-        text = original(*args, **kwargs)
-        for old, new in pairs:
-            if old not in text:
-                raise RuntimeError(f"probe substitution does not match the shader: {old!r}")
-            text = text.replace(old, new)
-        return text
-
-    sort_module.radix_source = patched
-    try:
-        yield
-    finally:
-        sort_module.radix_source = original
+    if probes:
+        for label, parts in (("no look-back", ("no-lookback",)),
+                             ("no look-back, coalesced", ("no-lookback", "coalesced-writes")),
+                             ("... with the offset lookups", ("no-lookback", "lookup-writes")),
+                             ("no look-back, no ranking, coalesced", ("no-lookback", "no-ranking",
+                                                                      "coalesced-writes"))):
+            cases[f"probe: {label}"] = Case(SortTuning(probes=parts), checked=False)
+    return cases
 
 
 def main(argv=None) -> int:
@@ -148,12 +91,8 @@ def main(argv=None) -> int:
             t = peers.time_torch(lambda: peers.torch.sort(tk, stable=True), args.runs)
             print(f"{size_label(n):>5}  {'torch.sort(stable=True)':<34} {t * 1e6:8.1f} {t / ref:6.2f}", flush=True)
             del tk
-        cases = dict(_variants(SortTuning))
-        if not args.no_probes:
-            cases.update({label: Case(SortTuning(), pairs=pairs, checked=False) for label, pairs in PROBES.items()})
-        for label, case in cases.items():
-            with _substituted(case.pairs):
-                compiled = _sort_graph(device, n, bufs, tuning=case.tuning, values=case.values)
+        for label, case in _cases(SortTuning, probes=not args.no_probes).items():
+            compiled = _sort_graph(device, n, bufs, tuning=case.tuning, values=case.values)
             for name in ("out_keys", "out_values"):
                 device.queue.write_buffer(bufs[name], 0, np.zeros(n, np.uint32))
             t = timer.median(lambda encoder: compiled.encode(encoder))

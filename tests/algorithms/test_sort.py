@@ -13,9 +13,10 @@ import wgpu
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpuviz.algorithms.sort import check_args
 from gpuviz import (GPUBatchSort, GPUCommandGraph, GPUData, GPUSegmentedSort, GPUSort, GPUVector, GraphError,
-                    GraphValidationError, SortTuning, read_array)
+                    GraphTypeError, GraphValidationError, ScanTuning, SortTuning, read_array)
+from gpuviz.algorithms.sort import PROBES, check_args, radix_shader, width_class
+from gpuviz.graph.shaders import ShaderTemplateError, compute_pipeline
 
 BU = wgpu.BufferUsage
 USAGE = BU.STORAGE | BU.COPY_SRC | BU.COPY_DST
@@ -146,7 +147,9 @@ def test_staging_and_ranking_variants(device, tuning, dist):
 
 
 def test_staging_validation(device):
-    for bad in (SortTuning(staging="atomic"), SortTuning(rank_lanes=12), SortTuning(runtime_checks="no")):
+    for bad in (SortTuning(staging="atomic"), SortTuning(rank_lanes=12), SortTuning(runtime_checks="no"),
+                SortTuning(pad_words=-1), SortTuning(probes=("faster",)), SortTuning(probes=["no-lookback"]),
+                SortTuning(probes=("coalesced-writes", "lookup-writes"))):
         with pytest.raises(GraphValidationError, match="invalid sort tuning"):
             check_args("GPUSort", "s", "ascending", 32, bad, device)
     assert SortTuning(items=18).resolved_staging(device) in ("plain", "shared")
@@ -225,6 +228,69 @@ def test_property_matches_numpy(device, n, distinct, direction, key_bits, radix,
     keys = rng.integers(0, distinct, n, dtype=np.uint64).astype(np.uint32) * np.uint32(2654435761 % (1 << 32))
     check_sort(device, keys, np.arange(n, dtype=np.uint32), direction=direction, key_bits=key_bits,
                tuning=RADIX if radix else None)
+
+
+def test_workgroup_padding_is_honoured(device):
+    """pad_words (the profiler's "+1 KB workgroup memory") declares and touches unused workgroup words and is
+    counted against the device's workgroup storage; the sort stays right."""
+    tuning = SortTuning(small_max=1, items=6, pad_words=256)
+    code, _ = radix_shader(tuning, subgroups=False, has_values=True, staging="shared")
+    assert "var<workgroup> s_pad: array<u32, 256>;" in code and "s_pad[lid] = tile;" in code
+    assert "s_pad" not in radix_shader(SortTuning(items=6), subgroups=False, has_values=True, staging="shared")[0]
+    assert tuning.shared_words("shared") == SortTuning(items=6).shared_words("shared") + 256
+    rng = np.random.default_rng(3)
+    n = 2 * tuning.tile + 5
+    check_sort(device, make_keys(rng, n, "random"), np.arange(n, dtype=np.uint32), tuning=tuning)
+
+
+PROFILE_PROBES = [("no-lookback",), ("no-lookback", "coalesced-writes"), ("no-lookback", "lookup-writes"),
+                  ("no-lookback", "no-ranking", "coalesced-writes")]
+
+
+@pytest.mark.parametrize("probes", PROFILE_PROBES, ids=["+".join(p) for p in PROFILE_PROBES])
+@pytest.mark.parametrize("subgroups", [True, False], ids=["subgroups", "portable"])
+def test_profile_probes_render_and_compile(device, probes, subgroups):
+    """Every probe the sort profiler times is a template flag: each changes the scatter code, and the result
+    compiles (the profile runs them only on the GPU machine)."""
+    if subgroups and not gpuviz_subgroups(device):
+        pytest.skip("the device has no subgroup feature")
+    tuning = SortTuning(probes=probes)
+    code, constants = radix_shader(tuning, subgroups=subgroups, has_values=True, staging="shared")
+    default, _ = radix_shader(SortTuning(), subgroups=subgroups, has_values=True, staging="shared")
+    assert code != default
+    assert ("prefix = look_back(" in code) == ("no-lookback" not in probes)
+    assert ("count = rank_subgroup(" in code) == ("no-ranking" not in probes)
+    writes = {"coalesced-writes": "= key + s_start[d] * 0u;", "lookup-writes": "= key ^ s_start[d];"}
+    for probe, line in writes.items():
+        assert (line in code) == (probe in probes)
+    assert "key_out[P.key_out + s_start[d] + j] = key;" not in code  # clamped or coalesced
+    compute_pipeline(device, code, entry_point="scatter", constants=constants, bounds_checks=False,
+                     loop_bounding=False)
+
+
+def gpuviz_subgroups(device):
+    return "subgroup" in device.features
+
+
+def test_radix_template_refuses_unknown_staging():
+    with pytest.raises(ShaderTemplateError, match='staging must be "shared" or "plain" \\(got "atomic"\\)'):
+        radix_shader(SortTuning(), subgroups=False, has_values=True, staging="atomic")
+    assert set(PROBES) == {"no-lookback", "no-ranking", "coalesced-writes", "lookup-writes"}
+
+
+def test_width_class():
+    assert [width_class(n) for n in (1, 2, 3, 255, 256, 257, 2048)] == [2, 2, 4, 256, 256, 512, 2048]
+
+
+@pytest.mark.parametrize("cls", [GPUSort, GPUBatchSort, GPUSegmentedSort])
+@pytest.mark.parametrize("bad", [ScanTuning(), 0, "fast"], ids=["scan-tuning", "zero", "str"])
+def test_tuning_is_type_checked(device, cls, bad):
+    """A tuning that is not a SortTuning raises at construction (a falsy one used to become the default)."""
+    extra = {"offsets": [0], "lengths": [1]} if cls is GPUSegmentedSort else {}
+    with pytest.raises(GraphTypeError) as err:
+        cls(id="t", keys=None, output_keys=None, tuning=bad, **extra)
+    assert f'{cls.__name__} "t" tuning must be a SortTuning (got {type(bad).__name__})' in str(err.value)
+    assert isinstance(err.value, GraphError) and isinstance(err.value, TypeError)
 
 
 # ------------------------------------------------------------- GPUBatchSort

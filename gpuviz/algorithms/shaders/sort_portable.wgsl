@@ -1,5 +1,6 @@
-// Portable variant of the radix scatter: no subgroup operations (the sg_*
-// wrappers are never called because the subgroup size passed is 0).
+// Portable variant of the radix scatter (included at the end of
+// sort_radix.wgsl): no subgroup operations (the sg_* wrappers are never
+// called because the subgroup size passed is 0).
 
 fn sg_inclusive_add(v: u32) -> u32 { return v; }
 fn sg_ballot(b: bool) -> vec4<u32> { return vec4<u32>(select(0u, 1u, b)); }

@@ -15,22 +15,33 @@
 // a tile that polls one predecessor SPIN_LIMIT times in vain counts that
 // predecessor's digits itself (reading its keys) and publishes them.
 //
-// Template (sort.py): a header of consts ITEMS (rows per invocation),
+// Template values (sort.py `radix_shader`), text because they size
+// function-scope arrays or unroll per-row code: ITEMS (rows per invocation),
 // LOOKBACK (predecessor tiles read per look-back step), HIST_ITEMS (keys per
-// invocation per histogram step), SPIN_LIMIT, HAS_VALUES and LATE_VALUES
-// (load values after the look-back instead of with the keys); then this file;
-// then the variant file (sort_subgroup.wgsl or sort_portable.wgsl) with the
-// sg_* wrappers and the scatter entry point. Blocks between `// unroll N {`
-// and `// }` are repeated N times with `@I` replaced by 0u, 1u, ...: per-row
-// arrays are then indexed by constants only and stay in registers, and the
-// loads of a block are all issued before their first use.
+// invocation per histogram step); `staging` (the workgroup layout below),
+// `subgroups` (which variant file ends this one), `pad_words` and `probes`
+// (benchmark knobs of SortTuning). The template's for-blocks over range(N)
+// repeat their body with constant indices: per-row arrays then stay in registers,
+// and the loads of a block are all issued before their first use.
+// Overrides (pipeline constants): SPIN_LIMIT, HAS_VALUES, LATE_VALUES (load
+// values after the look-back instead of with the keys), BALLOTS_FIRST and
+// CNT_WORDS.
 // Descending order sorts the complemented keys: ties keep source order in
 // both directions. Only `mask` bits of a key count; written keys are intact.
 
+const ITEMS: u32 = {{ ITEMS | u32 }};
+const LOOKBACK: u32 = {{ LOOKBACK | u32 }};
+const HIST_ITEMS: u32 = {{ HIST_ITEMS | u32 }};
+override SPIN_LIMIT: u32;
+override HAS_VALUES: bool;
+override LATE_VALUES: bool;
+override BALLOTS_FIRST: bool;
+// Per-subgroup packed digit counters: WG / rank_lanes subgroups x 128 words
+// holding two 16-bit digit counts each.
+override CNT_WORDS: u32;
+
 const WG: u32 = 256u;
 const TILE: u32 = WG * ITEMS;
-// Per-subgroup packed digit counters: WG / RANK_LANES subgroups x 128 words
-// holding two 16-bit digit counts each (CNT_WORDS, set by the layout below).
 
 const FLAG_AGG: u32 = 0x40000000u;   // status word: this tile's own digit count
 const FLAG_INC: u32 = 0x80000000u;   // status word: count of this digit in all tiles up to this one (+ base)
@@ -68,15 +79,35 @@ struct Params {
 @group(0) @binding(5) var<storage, read_write> state: array<atomic<u32>>;
 
 // Workgroup staging (the tile's keys, then its values, in digit order) and
-// the ranking counters: st_load/st_store and cnt_add/cnt_load/cnt_store, and
-// the const CNT_WORDS, come from the layout block sort.py inserts here:
-// "shared" keeps both in one atomic array, "plain" stages through a plain
-// array and keeps the counters in a separate atomic one.
-// LAYOUT
+// the ranking counters, behind st_load/st_store and cnt_add/cnt_load/cnt_store:
+// "shared" keeps both in one atomic array (less memory), "plain" stages
+// through a plain array and keeps the counters in a separate atomic one.
+{% if staging == "shared" %}
+override SHM: u32 = max(TILE, CNT_WORDS);
+var<workgroup> shm: array<atomic<u32>, SHM>;  // counters, then keys, then values
+fn st_load(i: u32) -> u32 { return atomicLoad(&shm[i]); }
+fn st_store(i: u32, v: u32) { atomicStore(&shm[i], v); }
+fn cnt_add(i: u32, v: u32) -> u32 { return atomicAdd(&shm[i], v); }
+fn cnt_load(i: u32) -> u32 { return atomicLoad(&shm[i]); }
+fn cnt_store(i: u32, v: u32) { atomicStore(&shm[i], v); }
+{% elif staging == "plain" %}
+var<workgroup> stage: array<u32, TILE>;                   // keys, then values (and portable ranking)
+var<workgroup> cnt: array<atomic<u32>, CNT_WORDS>;        // subgroup ranking counters
+fn st_load(i: u32) -> u32 { return stage[i]; }
+fn st_store(i: u32, v: u32) { stage[i] = v; }
+fn cnt_add(i: u32, v: u32) -> u32 { return atomicAdd(&cnt[i], v); }
+fn cnt_load(i: u32) -> u32 { return atomicLoad(&cnt[i]); }
+fn cnt_store(i: u32, v: u32) { atomicStore(&cnt[i], v); }
+{% else %}
+{{ error('sort_radix.wgsl staging must be "shared" or "plain" (got "%s")' % staging) }}
+{% endif %}
 // Local start of each digit inside the sorted tile; after the look-back, each
 // invocation turns its digit's entry into the run's global row minus that
 // start (one array, not two: less workgroup memory, more tiles resident).
 var<workgroup> s_start: array<u32, 256>;
+{% if pad_words %}
+var<workgroup> s_pad: array<u32, {{ pad_words | int }}>;  // unused (SortTuning.pad_words)
+{% endif %}
 // Scratch of three phases that never overlap (each ends on a barrier): the
 // scan in wg_scan, the run ends of the portable ranker, a slow predecessor's
 // digit counts in tile_count. One array, not three: workgroup memory decides
@@ -111,15 +142,15 @@ fn histogram(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
     let end = min(P.n, (g + 1u) * P.per_group);
     for (var i = g * P.per_group + lid; i < end; i += WG * HIST_ITEMS) {
         var k: array<u32, HIST_ITEMS>;
-        // unroll HIST_ITEMS {
-        k[@I] = 0xffffffffu;
-        if (i + @I * WG < end) { k[@I] = (key_in[P.key_in + i + @I * WG] ^ P.flip) & P.mask; }
-        // }
+        {% for i in range(HIST_ITEMS) %}
+        k[{{ i }}u] = 0xffffffffu;
+        if (i + {{ i }}u * WG < end) { k[{{ i }}u] = (key_in[P.key_in + i + {{ i }}u * WG] ^ P.flip) & P.mask; }
+        {% endfor %}
         for (var p = 0u; p < P.passes; p++) {
             let sh = 8u * p;
-            // unroll HIST_ITEMS {
-            if (i + @I * WG < end) { atomicAdd(&s_hist[p * 256u + ((k[@I] >> sh) & 255u)], 1u); }
-            // }
+            {% for i in range(HIST_ITEMS) %}
+            if (i + {{ i }}u * WG < end) { atomicAdd(&s_hist[p * 256u + ((k[{{ i }}u] >> sh) & 255u)], 1u); }
+            {% endfor %}
         }
     }
     workgroupBarrier();
@@ -235,28 +266,28 @@ fn rank_subgroup(lid: u32, sg: u32, keys: ptr<function, array<u32, ITEMS>>,
             // the rows' chains overlap instead of running one after another.
             // pos holds digit << 16 | rows before this one << 5 | leader lane.
             var pre: array<u32, ITEMS>;
-            // unroll ITEMS {
+            {% for i in range(ITEMS) %}
             {
-                let d = select(255u, digit_of((*keys)[@I]), (*pos)[@I] < valid);
+                let d = select(255u, digit_of((*keys)[{{ i }}u]), (*pos)[{{ i }}u] < valid);
                 let peers = same_digit_lanes(d, live);
-                (*pos)[@I] = (d << 16u) | (countOneBits(peers & below_me) << 5u) | countTrailingZeros(peers);
-                pre[@I] = countOneBits(peers);
+                (*pos)[{{ i }}u] = (d << 16u) | (countOneBits(peers & below_me) << 5u) | countTrailingZeros(peers);
+                pre[{{ i }}u] = countOneBits(peers);
             }
-            // }
-            // unroll ITEMS {
-            if ((((*pos)[@I] >> 5u) & 2047u) == 0u) {
-                let d = (*pos)[@I] >> 16u;
+            {% endfor %}
+            {% for i in range(ITEMS) %}
+            if ((((*pos)[{{ i }}u] >> 5u) & 2047u) == 0u) {
+                let d = (*pos)[{{ i }}u] >> 16u;
                 let sh = (d & 1u) * 16u;
-                pre[@I] = (cnt_add(w * 128u + (d >> 1u), pre[@I] << sh) >> sh) & 0xffffu;
+                pre[{{ i }}u] = (cnt_add(w * 128u + (d >> 1u), pre[{{ i }}u] << sh) >> sh) & 0xffffu;
             }
-            // }
-            // unroll ITEMS {
-            (*pos)[@I] = (sg_shuffle(pre[@I], (*pos)[@I] & 31u) + (((*pos)[@I] >> 5u) & 2047u)) | ((*pos)[@I] & 0xffff0000u);
-            // }
+            {% endfor %}
+            {% for i in range(ITEMS) %}
+            (*pos)[{{ i }}u] = (sg_shuffle(pre[{{ i }}u], (*pos)[{{ i }}u] & 31u) + (((*pos)[{{ i }}u] >> 5u) & 2047u)) | ((*pos)[{{ i }}u] & 0xffff0000u);
+            {% endfor %}
         } else {
-        // unroll ITEMS {
+        {% for i in range(ITEMS) %}
         {
-            let d = select(255u, digit_of((*keys)[@I]), (*pos)[@I] < valid);
+            let d = select(255u, digit_of((*keys)[{{ i }}u]), (*pos)[{{ i }}u] < valid);
             let peers = same_digit_lanes(d, live);
             let before = countOneBits(peers & below_me);
             var pre = 0u;
@@ -264,16 +295,16 @@ fn rank_subgroup(lid: u32, sg: u32, keys: ptr<function, array<u32, ITEMS>>,
                 let sh = (d & 1u) * 16u;
                 pre = (cnt_add(w * 128u + (d >> 1u), countOneBits(peers) << sh) >> sh) & 0xffffu;
             }
-            (*pos)[@I] = (sg_shuffle(pre, countTrailingZeros(peers)) + before) | (d << 16u);
+            (*pos)[{{ i }}u] = (sg_shuffle(pre, countTrailingZeros(peers)) + before) | (d << 16u);
         }
-        // }
+        {% endfor %}
         }
     } else {
         let below_me = lanes_below(lane);
         let live = lanes_below(sg);
-        // unroll ITEMS {
+        {% for i in range(ITEMS) %}
         {
-            let d = select(255u, digit_of((*keys)[@I]), (*pos)[@I] < valid);
+            let d = select(255u, digit_of((*keys)[{{ i }}u]), (*pos)[{{ i }}u] < valid);
             var peers = live;
             for (var b = 0u; b < 8u; b++) {  // subgroups over 32 lanes: rare, left a loop
                 let bit = ((d >> b) & 1u) != 0u;
@@ -286,9 +317,9 @@ fn rank_subgroup(lid: u32, sg: u32, keys: ptr<function, array<u32, ITEMS>>,
                 let sh = (d & 1u) * 16u;
                 pre = (cnt_add(w * 128u + (d >> 1u), popcount4(peers) << sh) >> sh) & 0xffffu;
             }
-            (*pos)[@I] = (sg_shuffle(pre, first_lane(peers)) + before) | (d << 16u);
+            (*pos)[{{ i }}u] = (sg_shuffle(pre, first_lane(peers)) + before) | (d << 16u);
         }
-        // }
+        {% endfor %}
     }
     workgroupBarrier();
     if (lid < 128u) {  // exclusive over subgroups, two digits per word
@@ -311,13 +342,13 @@ fn rank_subgroup(lid: u32, sg: u32, keys: ptr<function, array<u32, ITEMS>>,
         for (var v = 0u; v < warps; v++) { cnt_add(v * 128u + lid, add); }
     }
     workgroupBarrier();
-    // unroll ITEMS {
+    {% for i in range(ITEMS) %}
     {
-        let d = (*pos)[@I] >> 16u;
+        let d = (*pos)[{{ i }}u] >> 16u;
         let sh = (d & 1u) * 16u;
-        (*pos)[@I] = ((*pos)[@I] & 0xffffu) + ((cnt_load(w * 128u + (d >> 1u)) >> sh) & 0xffffu);
+        (*pos)[{{ i }}u] = ((*pos)[{{ i }}u] & 0xffffu) + ((cnt_load(w * 128u + (d >> 1u)) >> sh) & 0xffffu);
     }
-    // }
+    {% endfor %}
     workgroupBarrier();
     return count;
 }
@@ -327,52 +358,52 @@ fn rank_subgroup(lid: u32, sg: u32, keys: ptr<function, array<u32, ITEMS>>,
 // of invocation lid is row k*WG + lid.
 fn rank_split(lid: u32, keys: ptr<function, array<u32, ITEMS>>, pos: ptr<function, array<u32, ITEMS>>,
               valid: u32) -> u32 {
-    // unroll ITEMS {
-    st_store((*pos)[@I], (select(255u, digit_of((*keys)[@I]), (*pos)[@I] < valid) << 16u) | (*pos)[@I]);
-    // }
+    {% for i in range(ITEMS) %}
+    st_store((*pos)[{{ i }}u], (select(255u, digit_of((*keys)[{{ i }}u]), (*pos)[{{ i }}u] < valid) << 16u) | (*pos)[{{ i }}u]);
+    {% endfor %}
     workgroupBarrier();
     var e: array<u32, ITEMS>;
     for (var b = 16u; b < 24u; b++) {
         var zeros = 0u;
-        // unroll ITEMS {
-        e[@I] = st_load(lid * ITEMS + @I);
-        zeros += 1u - ((e[@I] >> b) & 1u);
-        // }
+        {% for i in range(ITEMS) %}
+        e[{{ i }}u] = st_load(lid * ITEMS + {{ i }}u);
+        zeros += 1u - ((e[{{ i }}u] >> b) & 1u);
+        {% endfor %}
         let sc = wg_scan(lid, zeros, 0u);  // its barriers order these reads before the writes below
         var z = sc.x;
-        // unroll ITEMS {
+        {% for i in range(ITEMS) %}
         {
-            var dst = sc.y + lid * ITEMS + @I - z;
-            if (((e[@I] >> b) & 1u) == 0u) {
+            var dst = sc.y + lid * ITEMS + {{ i }}u - z;
+            if (((e[{{ i }}u] >> b) & 1u) == 0u) {
                 dst = z;
                 z += 1u;
             }
-            st_store(dst, e[@I]);
+            st_store(dst, e[{{ i }}u]);
         }
-        // }
+        {% endfor %}
         workgroupBarrier();
     }
     s_start[lid] = 0u;
     atomicStore(&s_aux[lid], 0u);
     workgroupBarrier();
-    // unroll ITEMS {
+    {% for i in range(ITEMS) %}
     {
-        let j = lid * ITEMS + @I;
-        e[@I] = st_load(j);
-        let d = e[@I] >> 16u;
+        let j = lid * ITEMS + {{ i }}u;
+        e[{{ i }}u] = st_load(j);
+        let d = e[{{ i }}u] >> 16u;
         if (j == 0u || (st_load(j - 1u) >> 16u) != d) { s_start[d] = j; }
         if (j == TILE - 1u || (st_load(j + 1u) >> 16u) != d) { atomicStore(&s_aux[d], j + 1u); }
     }
-    // }
+    {% endfor %}
     workgroupBarrier();
     let count = atomicLoad(&s_aux[lid]) - s_start[lid];
-    // unroll ITEMS {
-    st_store(e[@I] & 0xffffu, lid * ITEMS + @I);
-    // }
+    {% for i in range(ITEMS) %}
+    st_store(e[{{ i }}u] & 0xffffu, lid * ITEMS + {{ i }}u);
+    {% endfor %}
     workgroupBarrier();
-    // unroll ITEMS {
-    (*pos)[@I] = st_load((*pos)[@I]);
-    // }
+    {% for i in range(ITEMS) %}
+    (*pos)[{{ i }}u] = st_load((*pos)[{{ i }}u]);
+    {% endfor %}
     workgroupBarrier();
     return count;
 }
@@ -382,13 +413,13 @@ fn rank_split(lid: u32, keys: ptr<function, array<u32, ITEMS>>, pos: ptr<functio
 fn tile_count(lid: u32, t: u32) -> u32 {
     atomicStore(&s_aux[lid], 0u);
     var k: array<u32, ITEMS>;
-    // unroll ITEMS {
-    k[@I] = key_in[P.key_in + t * TILE + @I * WG + lid];
-    // }
+    {% for i in range(ITEMS) %}
+    k[{{ i }}u] = key_in[P.key_in + t * TILE + {{ i }}u * WG + lid];
+    {% endfor %}
     workgroupBarrier();
-    // unroll ITEMS {
-    atomicAdd(&s_aux[digit_of(k[@I])], 1u);
-    // }
+    {% for i in range(ITEMS) %}
+    atomicAdd(&s_aux[digit_of(k[{{ i }}u])], 1u);
+    {% endfor %}
     workgroupBarrier();
     let c = atomicLoad(&s_aux[lid]);
     workgroupBarrier();
@@ -412,15 +443,15 @@ fn look_back(lid: u32, tile: u32, sg: u32, lane: u32) -> u32 {
     loop {
         if (!done) {
             var win: array<u32, LOOKBACK>;
-            // unroll LOOKBACK {
-            win[@I] = 0u;
-            if (@I <= t) { win[@I] = atomicLoad(&state[status_index(t - @I, lid)]); }
-            // }
+            {% for i in range(LOOKBACK) %}
+            win[{{ i }}u] = 0u;
+            if ({{ i }}u <= t) { win[{{ i }}u] = atomicLoad(&state[status_index(t - {{ i }}u, lid)]); }
+            {% endfor %}
             var open = true;
             var used = 0u;
-            // unroll LOOKBACK {
+            {% for i in range(LOOKBACK) %}
             if (open) {
-                let s = win[@I];
+                let s = win[{{ i }}u];
                 if (s < FLAG_AGG) {
                     open = false;
                 } else {
@@ -432,7 +463,7 @@ fn look_back(lid: u32, tile: u32, sg: u32, lane: u32) -> u32 {
                     }
                 }
             }
-            // }
+            {% endfor %}
             t -= used;
             if (!done) { waited = select(0u, waited + 1u, used == 0u); }
         }
@@ -472,15 +503,15 @@ fn look_back(lid: u32, tile: u32, sg: u32, lane: u32) -> u32 {
 fn copy_tile(lid: u32, tile: u32) {
     let base = tile * TILE;
     let valid = min(TILE, P.n - base);
-    // unroll ITEMS {
+    {% for i in range(ITEMS) %}
     {
-        let j = @I * WG + lid;
+        let j = {{ i }}u * WG + lid;
         if (j < valid) {
             key_out[P.key_out + base + j] = key_in[P.key_in + base + j];
             if (HAS_VALUES) { val_out[P.val_out + base + j] = val_in[P.val_in + base + j]; }
         }
     }
-    // }
+    {% endfor %}
 }
 
 // ---------------------------------------------------------------- scatter
@@ -500,13 +531,17 @@ fn copy_tile(lid: u32, tile: u32) {
 //      (consecutive invocations write consecutive rows of a digit run),
 //      keeping each row's digit packed four to a word
 //   5. stage the values in digit order and write them to the same places.
+// Timing probes (SortTuning.probes, for gpuviz.bench.sort_profile) replace
+// the look-back by offsets guessed from the histogram (writes then clamped),
+// the subgroup ranking by a fixed split, or the scattered writes by coalesced
+// ones: their output is wrong by design.
 fn scatter_tile(lid: u32, sg_size: u32, lane: u32) {
     if (lid == 0u) {
         s_ctrl = atomicAdd(&state[COUNTER + P.pass_index], 1u);
         atomicStore(&s_req, 0u);
     }
     let tile = workgroupUniformLoad(&s_ctrl);
-    if (tile >= P.tiles) { return; }
+    if (tile >= P.tiles) { {% if pad_words %}s_pad[lid] = tile; {% endif %}return; }
 
     // One barrier settles two workgroup-uniform facts. Bit 1: subgroup
     // ranking is impossible (it needs 8..128 lanes numbered lid % size and
@@ -537,19 +572,23 @@ fn scatter_tile(lid: u32, sg_size: u32, lane: u32) {
     var keys: array<u32, ITEMS>;
     var vals: array<u32, ITEMS>;
     var pos: array<u32, ITEMS>;  // rows past the end sort last (digit 255) and are never written
-    // unroll ITEMS {
-    pos[@I] = first + @I * step;
-    if (pos[@I] < valid) { keys[@I] = key_in[P.key_in + base + pos[@I]]; }
-    // }
+    {% for i in range(ITEMS) %}
+    pos[{{ i }}u] = first + {{ i }}u * step;
+    if (pos[{{ i }}u] < valid) { keys[{{ i }}u] = key_in[P.key_in + base + pos[{{ i }}u]]; }
+    {% endfor %}
     if (HAS_VALUES && !LATE_VALUES) {
-        // unroll ITEMS {
-        if (pos[@I] < valid) { vals[@I] = val_in[P.val_in + base + pos[@I]]; }
-        // }
+        {% for i in range(ITEMS) %}
+        if (pos[{{ i }}u] < valid) { vals[{{ i }}u] = val_in[P.val_in + base + pos[{{ i }}u]]; }
+        {% endfor %}
     }
 
     var count = 0u;
     if (sg != 0u) {
+{% if "no-ranking" in probes %}
+        count = TILE / 256u; s_start[lid] = lid * (TILE / 256u); workgroupBarrier();
+{% else %}
         count = rank_subgroup(lid, sg, &keys, &pos, valid);
+{% endif %}
     } else {
         count = rank_split(lid, &keys, &pos, valid);
     }
@@ -557,49 +596,74 @@ fn scatter_tile(lid: u32, sg_size: u32, lane: u32) {
     let status = status_index(tile, lid);
     if (tile != 0u) { atomicStore(&state[status], FLAG_AGG | count); }
     // The rankers end on a barrier: workgroup memory is free for the keys.
-    // unroll ITEMS {
-    st_store(pos[@I], keys[@I]);
-    // }
+    {% for i in range(ITEMS) %}
+    st_store(pos[{{ i }}u], keys[{{ i }}u]);
+    {% endfor %}
 
     var prefix = 0u;
     if (tile == 0u) {
         prefix = wg_scan(lid, atomicLoad(&state[HIST + P.pass_index * 256u + lid]), sg).x;
     } else {
+{% if "no-lookback" in probes %}
+        prefix = wg_scan(lid, atomicLoad(&state[HIST + P.pass_index * 256u + lid]), sg).x + tile * (TILE / 256u);
+{% else %}
         prefix = look_back(lid, tile, sg, lane);
+{% endif %}
     }
     atomicStore(&state[status], FLAG_INC | (prefix + count));
     s_start[lid] = prefix - s_start[lid];  // only this invocation reads entry lid before the barrier
     if (HAS_VALUES && LATE_VALUES) {  // in flight while the keys are written
-        // unroll ITEMS {
-        if (first + @I * step < valid) { vals[@I] = val_in[P.val_in + base + first + @I * step]; }
-        // }
+        {% for i in range(ITEMS) %}
+        if (first + {{ i }}u * step < valid) { vals[{{ i }}u] = val_in[P.val_in + base + first + {{ i }}u * step]; }
+        {% endfor %}
     }
     workgroupBarrier();
 
-    var digits: array<u32, (ITEMS + 3u) / 4u>;  // digit of row @I * WG + lid, four to a word
-    // unroll ITEMS {
+    var digits: array<u32, (ITEMS + 3u) / 4u>;  // digit of row i * WG + lid, four to a word
+    {% for i in range(ITEMS) %}
     {
-        let j = @I * WG + lid;
+        let j = {{ i }}u * WG + lid;
         let key = st_load(j);
         let d = digit_of(key);
         if (HAS_VALUES) {
-            if ((@I % 4u) == 0u) { digits[@I / 4u] = d; } else { digits[@I / 4u] |= d << (8u * (@I % 4u)); }
+            if (({{ i }}u % 4u) == 0u) { digits[{{ i }}u / 4u] = d; } else { digits[{{ i }}u / 4u] |= d << (8u * ({{ i }}u % 4u)); }
         }
+{% if "coalesced-writes" in probes %}
+        if (j < valid) { key_out[P.key_out + base + j] = key + s_start[d] * 0u; }
+{% elif "lookup-writes" in probes %}
+        if (j < valid) { key_out[P.key_out + base + j] = key ^ s_start[d]; }
+{% elif "no-lookback" in probes %}
+        if (j < valid) { key_out[min(P.key_out + s_start[d] + j, P.key_out + P.n - 1u)] = key; }
+{% else %}
         if (j < valid) { key_out[P.key_out + s_start[d] + j] = key; }
+{% endif %}
     }
-    // }
+    {% endfor %}
     if (HAS_VALUES) {
         workgroupBarrier();
-        // unroll ITEMS {
-        st_store(pos[@I], vals[@I]);
-        // }
+        {% for i in range(ITEMS) %}
+        st_store(pos[{{ i }}u], vals[{{ i }}u]);
+        {% endfor %}
         workgroupBarrier();
-        // unroll ITEMS {
+        {% for i in range(ITEMS) %}
         {
-            let j = @I * WG + lid;
-            let d = (digits[@I / 4u] >> (8u * (@I % 4u))) & 255u;
+            let j = {{ i }}u * WG + lid;
+            let d = (digits[{{ i }}u / 4u] >> (8u * ({{ i }}u % 4u))) & 255u;
+{% if "coalesced-writes" in probes %}
+            if (j < valid) { val_out[P.val_out + base + j] = st_load(j); }
+{% elif "lookup-writes" in probes %}
+            if (j < valid) { val_out[P.val_out + base + j] = st_load(j) ^ s_start[d]; }
+{% elif "no-lookback" in probes %}
+            if (j < valid) { val_out[min(P.val_out + s_start[d] + j, P.val_out + P.n - 1u)] = st_load(j); }
+{% else %}
             if (j < valid) { val_out[P.val_out + s_start[d] + j] = st_load(j); }
+{% endif %}
         }
-        // }
+        {% endfor %}
     }
 }
+{% if subgroups %}
+{% include "algorithms/shaders/sort_subgroup.wgsl" %}
+{% else %}
+{% include "algorithms/shaders/sort_portable.wgsl" %}
+{% endif %}

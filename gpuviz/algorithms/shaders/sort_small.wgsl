@@ -8,7 +8,11 @@
 // sorts `segments` domains of one width class. Rows outside the domains are
 // never read or written.
 //
-// Template header (sort.py): const SLOTS (a power of two >= 256), HAS_VALUES.
+// No template values: SLOTS (a power of two >= 256) and HAS_VALUES are
+// overrides, so one module serves every slot count.
+
+override SLOTS: u32;
+override HAS_VALUES: bool;
 
 const WG: u32 = 256u;
 

@@ -1,5 +1,5 @@
-// Subgroup variant of the radix scatter (appended to sort_radix.wgsl when the
-// device has the "subgroup" feature; no `enable` directive: Naga rejects it).
+// Subgroup variant of the radix scatter (included at the end of sort_radix.wgsl
+// when the device has the "subgroup" feature; no `enable` directive: Naga rejects it).
 
 fn sg_inclusive_add(v: u32) -> u32 { return subgroupInclusiveAdd(v); }
 fn sg_ballot(b: bool) -> vec4<u32> { return subgroupBallot(b); }
