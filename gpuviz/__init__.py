@@ -8,11 +8,10 @@ Jupyter widgets live in :mod:`gpuviz.widgets`, Arrow adapters in
 from .device import DeviceCapabilities, device_capabilities, request_device
 from .formats import GPUVectorFormat
 from .graph.errors import *  # noqa: F401,F403 - the error family is public
-from .graph import (CompiledGPUCommandGraph, ComputeKernel, GPUCommandGraph, GraphBufferHandle, GraphDataView,
-                    GraphFrame, GraphStats, GraphTextureHandle, GraphTextureView, GraphVectorView,
-                    NodeCompileContext)
-from .graph.readback_ring import (GPUReadbackRing, ReadbackMapError, ReadbackRingExhaustedError, ReadbackSlot,
-                                  ReadbackTimeoutError)
+from .graph import (CompiledGPUCommandGraph, ComputeKernel, GPUCommandGraph, GPUReadbackRing, GraphBufferHandle,
+                    GraphDataView, GraphFrame, GraphStats, GraphTextureHandle, GraphTextureView, GraphVectorView,
+                    NodeCompileContext, ReadbackMapError, ReadbackRingExhaustedError, ReadbackSlot,
+                    ReadbackTimeoutError)
 from .tables import GPUData, GPUVector, GPURecordBatch, GPUTable, GPUSchema, read_array
 from .render import DrawCommandBuffer
 from .algorithms import (AggregationTuning, GPUBatchSort, GPUCompaction, GPUGridAggregation, GPUGridBinning,

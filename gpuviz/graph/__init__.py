@@ -1,5 +1,6 @@
 """The command-graph core: logical resources, nodes, hazards, transient
-allocation, the compiled graph and the compute-kernel helper.
+allocation, the compiled graph, the compute-kernel helper, the shader
+builder and the readback ring.
 
 Knows nothing of tables, algorithms or widgets.
 """
@@ -9,6 +10,8 @@ from .errors import *  # noqa: F401,F403
 from .graph import GPUCommandGraph
 from .kernel import ComputeKernel
 from .nodes import NodeCompileContext
-from .readback_ring import GPUReadbackRing, ReadbackSlot
+from .readback_errors import ReadbackMapError, ReadbackRingExhaustedError, ReadbackTimeoutError
+from .readback_ring import GPUReadbackRing
+from .readback_slot import ReadbackSlot
 from .resources import (GraphBufferHandle, GraphDataView, GraphTextureHandle, GraphTextureView,
                         GraphVectorView)

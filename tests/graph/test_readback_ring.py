@@ -11,13 +11,8 @@ import wgpu
 from hypothesis import given, settings, strategies as st
 
 import gpuviz
-from gpuviz.graph.readback_ring import (
-    GPUReadbackRing,
-    ReadbackMapError,
-    ReadbackRingExhaustedError,
-    ReadbackSlot,
-    ReadbackTimeoutError,
-)
+from gpuviz import GPUReadbackRing, ReadbackMapError, ReadbackRingExhaustedError, ReadbackSlot, ReadbackTimeoutError
+from gpuviz.graph import compat
 
 BU = wgpu.BufferUsage
 
@@ -41,59 +36,58 @@ def words(data):
     return np.frombuffer(data, dtype=np.uint32).tolist()
 
 
-SPIN_WGSL = """
-@group(0) @binding(0) var<storage, read_write> out: array<u32>;
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-    // llvmpipe caps a loop at 65535 iterations, so the inner loop stays below
-    // that; the outer loop lengthens the serial chain on hardware GPUs
-    var x = out[0] + gid.x;
-    for (var r = 0u; r < out[3]; r++) {
-        for (var i = 0u; i < out[1]; i++) { x = x * 1664525u + 1013904223u; }
-    }
-    if (x == 7u) { out[2] = x; }
-}
-"""
+class HeldMaps:
+    """Makes every map started from now on look pending to the ring until
+    released, while the real copy and map run underneath.
 
-_spin_pipelines = {}
+    A map that is still in flight on the GPU cannot be produced on demand
+    (the device may finish any kernel before the next line runs), so the
+    tests stand in for wgpu-py's promise state at its one seam,
+    ``gpuviz.graph.compat``. ``release()`` then waits for the real maps.
+    """
+
+    def __init__(self, monkeypatch):
+        self._settled, self._wait = compat.promise_settled, compat.wait_for_promise
+        self.holding = False
+        self.release_on_wait = False  # the GPU "finishes" once the ring waits
+        self.seen = []
+        monkeypatch.setattr(compat, "promise_settled", self.settled)
+        monkeypatch.setattr(compat, "wait_for_promise", self.wait)
+
+    def settled(self, promise):
+        if self.holding:
+            self.seen.append(promise)
+            return False
+        return self._settled(promise)
+
+    def wait(self, promise, timeout):
+        if self.holding and self.release_on_wait:
+            self.holding = False
+        self._wait(promise, timeout)
+
+    def hold(self):
+        self.holding = True
+
+    def release(self, device):
+        """Stop holding; return once every map seen held has really settled."""
+        self.holding = False
+        for promise in self.seen:
+            while not self._settled(promise):
+                compat.poll_device(device)
+                self._wait(promise, 1.0)
 
 
-def submit_slow_copy(device, slot, *, workgroups, repeats):
-    """Submit a long-running kernel, then a copy into ``slot``, then map it."""
-    if device not in _spin_pipelines:
-        module = device.create_shader_module(code=SPIN_WGSL)
-        _spin_pipelines[device] = device.create_compute_pipeline(
-            layout="auto", compute={"module": module, "entry_point": "main"}
-        )
-    pipeline = _spin_pipelines[device]
-    buffer = source_buffer(device, [1, 60_000, 0, repeats])
-    group = device.create_bind_group(
-        layout=pipeline.get_bind_group_layout(0),
-        entries=[{"binding": 0, "resource": {"buffer": buffer}}],
-    )
-    encoder = device.create_command_encoder()
-    compute = encoder.begin_compute_pass()
-    compute.set_pipeline(pipeline)
-    compute.set_bind_group(0, group)
-    compute.dispatch_workgroups(workgroups)
-    compute.end()
-    slot.copy(encoder, buffer)
-    device.queue.submit([encoder.finish()])
-    slot.map_async()
+@pytest.fixture
+def held_maps(monkeypatch):
+    return HeldMaps(monkeypatch)
 
 
-def pending_slot(device, ring):
-    """A slot whose map is still pending 20 ms after map_async (the first
-    size takes ~0.3 s on the 2-core software driver); the kernel grows until
-    a faster device is slow enough too."""
-    for workgroups, repeats in ((16, 1), (64, 1), (64, 8), (256, 64), (1024, 1024)):
-        slot = ring.acquire()
-        submit_slow_copy(device, slot, workgroups=workgroups, repeats=repeats)
-        time.sleep(0.02)
-        if not slot.ready:
-            return slot
-        slot.read()
-    pytest.skip("the device finished the spin kernel before its map could be seen pending")
+def pending_slot(device, ring, held_maps):
+    """A slot whose map the ring sees pending until ``held_maps.release``."""
+    slot = ring.acquire()
+    held_maps.hold()
+    copy_and_map(device, slot, source_buffer(device, [1, 60_000]))
+    return slot
 
 
 def test_construction_and_attributes(device):
@@ -171,35 +165,35 @@ def test_out_of_order_completion(device):
     ring.destroy()
 
 
-def test_ready_is_non_blocking_and_read_without_wait(device):
+def test_ready_is_non_blocking_and_read_without_wait(device, held_maps):
     ring = GPUReadbackRing(device, byte_length=16, slot_count=1, label="poll")
-    slot = pending_slot(device, ring)
+    slot = pending_slot(device, ring, held_maps)
     start = time.perf_counter()
-    assert slot.ready is False  # the spin kernel is still running
+    assert slot.ready is False
     assert slot.read(wait=False) is None
-    assert time.perf_counter() - start < 0.05
+    assert time.perf_counter() - start < 0.5  # neither waited for the map
     assert slot.state == "pending" and ring.in_flight_count == 1
     with pytest.raises(ReadbackTimeoutError, match='"poll\\[0\\]" map did not resolve within 0.001'):
         slot.read(timeout=0.001)
-    deadline = time.monotonic() + 60
-    while not slot.ready:
-        assert time.monotonic() < deadline
-        time.sleep(0.001)
-    assert slot.state == "mapped"
-    assert words(slot.read(wait=False))[:2] == [1, 60_000]
+    assert slot.state == "pending"
+    held_maps.release(device)
+    assert slot.ready and slot.state == "mapped" and ring.in_flight_count == 0
+    assert words(slot.read(wait=False)) == [1, 60_000]
     ring.destroy()
 
 
-def test_cancel_pending_returns_slot_only_after_the_map_resolves(device):
+def test_cancel_pending_returns_slot_only_after_the_map_resolves(device, held_maps):
     ring = GPUReadbackRing(device, byte_length=16, slot_count=1, label="cancel")
-    slot = pending_slot(device, ring)
+    slot = pending_slot(device, ring, held_maps)
     buffer = slot.buffer
     slot.cancel()
     assert slot.state == "released"
     slot.cancel()  # idempotent
     assert ring.try_acquire() is None  # the buffer's map is still pending
     assert ring.in_flight_count == 1
+    held_maps.release_on_wait = True
     again = ring.acquire(timeout=60)  # waits for the cancelled map, then unmaps it
+    assert not held_maps.holding  # acquire did wait on the map
     assert again.buffer is buffer and buffer.map_state == "unmapped"
     assert ring.in_flight_count == 0
     with pytest.raises(gpuviz.GraphStateError, match='"cancel\\[0\\]" was already read or cancelled'):
@@ -256,9 +250,12 @@ def test_acquire_waits_for_a_read_on_another_thread(device):
     slot = ring.acquire()
     copy_and_map(device, slot, source_buffer(device, [42]))
     results = []
-    reader = threading.Timer(0.05, lambda: results.append(words(slot.read())))
-    reader.start()
-    again = ring.acquire(timeout=30)
+    reader = threading.Thread(target=lambda: results.append(words(slot.read())))
+    # The ring's lock is held here until acquire waits (a condition wait
+    # releases it), so the reader's read() can only land during that wait.
+    with ring._pool.lock:
+        reader.start()
+        again = ring.acquire(timeout=30)
     reader.join()
     assert results == [[42]] and again.index == slot.index
     ring.destroy()
@@ -275,7 +272,7 @@ def test_inside_a_running_event_loop(device):
         second = ring.acquire()
         copy_and_map(device, second, source_buffer(device, [4, 1]))
         while not second.ready:
-            await asyncio.sleep(0.001)
+            await asyncio.sleep(0)  # yield to the loop; no timed wait
         return words(second.read()), words(first.read(timeout=30))
 
     assert asyncio.run(cell()) == ([4, 1], [3, 1])
@@ -302,12 +299,14 @@ def test_destroy_is_idempotent_and_final(device):
     held.cancel()  # no-op after destroy
 
 
-def test_destroy_while_a_map_is_pending(device):
+def test_destroy_while_a_map_is_pending(device, held_maps):
     ring = GPUReadbackRing(device, byte_length=16, slot_count=1, label="abort")
-    slot = pending_slot(device, ring)
+    slot = pending_slot(device, ring, held_maps)
     ring.destroy()
-    with pytest.raises(gpuviz.GraphStateError):
+    assert slot.state == "released" and ring.in_flight_count == 0
+    with pytest.raises(gpuviz.GraphStateError, match='"abort\\[0\\]" belongs to a destroyed ring'):
         slot.read()
+    held_maps.release(device)
 
 
 def test_device_loss_surfaces_from_read():
