@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
 from dataclasses import dataclass, field
 
 import wgpu
+
+from .errors import GraphLookupError
 
 __all__ = ["request_device", "device_capabilities", "DeviceCapabilities", "OPTIONAL_FEATURES"]
 
@@ -41,6 +44,9 @@ _RAISED_LIMITS = (
 
 _shared_device = None
 _shared_lock = threading.Lock()
+# The adapter each device came from, for capability reports; a side table
+# rather than an attribute set on wgpu's device object.
+_adapter_info = weakref.WeakKeyDictionary()
 
 
 def _pick_adapter(name: str | None):
@@ -55,7 +61,7 @@ def _pick_adapter(name: str | None):
         if name.lower() in label.lower():
             return adapter
     found = ", ".join(repr(a.info.get("device", "?")) for a in adapters) or "none"
-    raise RuntimeError(f'request_device: no adapter matches GPUVIZ_ADAPTER "{name}" (found {found})')
+    raise GraphLookupError(f'request_device: no adapter matches GPUVIZ_ADAPTER "{name}" (found {found})')
 
 
 def request_device(*, adapter_name: str | None = None, shared: bool = True) -> wgpu.GPUDevice:
@@ -75,6 +81,11 @@ def request_device(*, adapter_name: str | None = None, shared: bool = True) -> w
     Requests ``timestamp-query``, ``timestamp-query-inside-encoders``,
     ``subgroup``, ``indirect-first-instance`` and ``shader-float32-atomic``
     only where the adapter has them. Does not create a canvas, submit work or install error handlers.
+
+    Raises
+    ------
+    GraphLookupError
+        No adapter's name contains ``adapter_name`` (also a ``LookupError``).
     """
     global _shared_device
     os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")  # silences a wgpu-native warning
@@ -93,7 +104,7 @@ def _create_device(adapter_name: str | None) -> wgpu.GPUDevice:
     device = adapter.request_device_sync(
         label="gpuviz", required_features=features, required_limits=limits
     )
-    device._gpuviz_adapter_info = dict(adapter.info)
+    _adapter_info[device] = dict(adapter.info)
     return device
 
 
@@ -129,7 +140,7 @@ def device_capabilities(device: wgpu.GPUDevice) -> DeviceCapabilities:
     """Report the features and limits that graphs and kernels depend on."""
     feats = frozenset(device.features)
     lim = device.limits
-    info = getattr(device, "_gpuviz_adapter_info", None) or {}
+    info = _adapter_info.get(device, {})
     return DeviceCapabilities(
         adapter=str(info.get("device", "unknown")),
         backend=str(info.get("backend_type", "unknown")),
