@@ -26,9 +26,9 @@ from ..graph import GPUCommandGraph
 from ..graph.shaders import compute_pipeline, wgsl
 from .tables import fmt_time, size_label
 
-__all__ = ["BU", "Mismatch", "check_equal", "GPUTimer", "ReferenceKernel", "Peers", "git_describe", "run_header",
-           "format_header", "print_run_header", "command_line", "warm_up", "rewarm", "import_graph", "upload",
-           "read", "cpu_median", "parse_sizes", "fmt_time", "size_label"]
+__all__ = ["BU", "Mismatch", "check_equal", "GPUTimer", "ReferenceKernel", "Peers", "git_describe", "source_digest",
+           "run_header", "format_header", "print_run_header", "command_line", "warm_up", "rewarm", "import_graph",
+           "upload", "read", "cpu_median", "parse_sizes", "fmt_time", "size_label"]
 
 BU = wgpu.BufferUsage
 PACKAGE = Path(__file__).resolve().parent.parent
@@ -244,7 +244,7 @@ def git_describe() -> tuple:
     return (given, "GPUVIZ_GIT_DESCRIBE") if given else ("unknown", "none")
 
 
-def _source_digest() -> str:
+def source_digest() -> str:
     """SHA-256 (16 hex digits) over the paths and bytes of every ``.py`` and
     ``.wgsl`` file of the imported gpuviz package: what ran, checkable
     against any commit even where ``git describe`` is unknown or dirty."""
@@ -288,7 +288,7 @@ def run_header(device, *, command: str, peers: "Peers | None" = None) -> dict:
         peer_versions["cupy"] = peers.cupy.__version__
     return {
         "command": command,
-        "commit": describe, "commit_source": source, "source_digest": _source_digest(),
+        "commit": describe, "commit_source": source, "source_digest": source_digest(),
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "python": platform.python_version(), "wgpu": wgpu.__version__, "wgpu_native": wgpu_native.__version__,
         "adapter": {k: v for k, v in dict(device.adapter.info).items()},

@@ -1,4 +1,4 @@
-// Reference kernel: copy WORDS uint32 as vec4 words, ITEMS per lane, coalesced.
+// Reference kernel: copy VEC4S vec4<u32> words, ITEMS per lane, coalesced.
 override VEC4S: u32;
 const ITEMS: u32 = 4u;
 
