@@ -73,7 +73,9 @@ class AnalysisParameters:
         return (x0 - pad_x, y0 - pad_y, x1 + pad_x, y1 + pad_y)
 
     def set_columns(self, *, x=None, y=None, value=None) -> None:
-        """New column roles; see :meth:`DataAnalysis.set_columns`."""
+        """New column roles: a new x or y resets :attr:`bounds` home; a new value
+        resets :attr:`value_range` and the edges to its extent (custom edges,
+        and log bins of a column without positive values, become linear)."""
         new = dict(self.columns)
         for role, name in (("x", x), ("y", y), ("value", value)):
             if name is None:
@@ -93,6 +95,7 @@ class AnalysisParameters:
             self._compute_edges()
 
     def set_bins(self, bins) -> None:
+        """``bins`` (1 to ``max_bins``) new edges of the current scale (custom becomes linear)."""
         check_int("bins", bins, 1, self.max_bins)
         self.bins = int(bins)
         if self.scale == "custom":
@@ -100,6 +103,7 @@ class AnalysisParameters:
         self._compute_edges()
 
     def set_scale(self, scale) -> None:
+        """``"linear"`` or ``"log"`` edges (log needs a positive value in the column)."""
         if scale not in ("linear", "log"):
             raise GraphValidationError(f'DataAnalysis scale must be "linear" or "log" (got {scale!r})')
         previous, self.scale = self.scale, scale
@@ -110,15 +114,18 @@ class AnalysisParameters:
             raise
 
     def set_edges(self, edges) -> None:
+        """User edges (see :func:`~.data.check_edges`); the scale becomes ``"custom"``."""
         real = check_edges(edges, self.max_bins)
         self.padded_edges = pad_edges(real, self.max_bins)
         self.bins, self.scale, self.edges = len(real) - 1, "custom", real
 
     def set_operation(self, operation) -> None:
+        """The heatmap statistic, one of :data:`OPERATIONS`."""
         check_operation(operation)
         self.operation = operation
 
     def set_value_range(self, value_range) -> None:
+        """``(lo, hi)`` with ``lo <= hi``, inclusive."""
         try:
             lo, hi = (float(v) for v in value_range)
         except (TypeError, ValueError):
@@ -128,6 +135,7 @@ class AnalysisParameters:
         self.value_range = (lo, hi)
 
     def set_bounds(self, bounds) -> None:
+        """``(xmin, ymin, xmax, ymax)``, finite in float32 with ``xmin < xmax`` and ``ymin < ymax``."""
         try:
             x0, y0, x1, y1 = (float(v) for v in bounds)
         except (TypeError, ValueError):
