@@ -7,7 +7,8 @@ of them submits, maps or reads back.
 
 from .compaction import GPUCompaction, GPUIndexedRangeCompaction, GPUPartitionedIndexedRangeCompaction, IndexedRangeLayout
 from .grid_aggregation import GPUGridAggregation, GPUGridBinning
-from .group_aggregation import AggregationTuning, GPUGroupAggregation
+from .aggregation_tuning import AggregationTuning
+from .group_aggregation import GPUGroupAggregation
 from .histogram import GPUHistogram
 from .mask import GPUMask
 from .reduction import GPUReduction, ReductionTuning

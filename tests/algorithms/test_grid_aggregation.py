@@ -235,10 +235,10 @@ def test_float_atomics_true_needs_the_device_feature(device, monkeypatch):
     import dataclasses
 
     import gpuviz
-    from gpuviz.algorithms import group_aggregation
+    from gpuviz.algorithms import keyed_aggregation
 
     caps = dataclasses.replace(gpuviz.device_capabilities(device), float32_atomics=False)
-    monkeypatch.setattr(group_aggregation, "device_capabilities", lambda _device: caps)
+    monkeypatch.setattr(keyed_aggregation, "device_capabilities", lambda _device: caps)
     pos = np.zeros((4, 2), np.float32)
     with pytest.raises(GraphValidationError, match='GPUGridAggregation "g" tuning float_atomics=True needs the '
                                                    'device feature shader-float32-atomic'):
@@ -247,3 +247,10 @@ def test_float_atomics_true_needs_the_device_feature(device, monkeypatch):
     primitive, _, result = grid(device, pos, grid_size=(40, 40), bounds=(0, 0, 1, 1), operation="mean",
                                 weights=np.ones(4, np.float32))  # auto: falls back to compare-exchange
     assert not primitive.uses_float_atomics and result()[0] == 1
+
+
+@pytest.mark.parametrize("cls", [GPUGridBinning, GPUGridAggregation])
+def test_docstrings_are_literal_and_say_what_is_not_done(cls):
+    doc = cls.__doc__
+    assert doc is not None and "Does not submit, map or read back" in doc and "Parameters" in doc
+    assert "row-major" in doc

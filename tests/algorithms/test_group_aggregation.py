@@ -259,6 +259,38 @@ def test_validation_errors(device):
         GPUGroupAggregation(id="h", codes=codes, output=out_u).add_to_graph(other)
 
 
+def test_buffers_are_made_when_the_graph_compiles(device):
+    """add_to_graph creates no buffer: the parameter buffer and the own
+    overflow word come from node compile callbacks, and a filter range set
+    in between reaches the parameter buffer they start from."""
+    graph = GPUCommandGraph(device, id="lazy")
+    out = GPUData.allocate(device, format="uint32", length=2)
+    agg = GPUGroupAggregation(id="agg", codes=import_input(device, graph, "codes", np.uint32([0, 1, 1, 7])),
+                              output=graph.import_gpu_data("out", out),
+                              filter_values=import_input(device, graph, "f", np.float32([1, 2, 3, 4])),
+                              filter_range=(0, 10))
+    agg.add_to_graph(graph)
+    assert agg.params_buffer is None and agg.overflow_buffer is None
+    assert not any(i.endswith(("-params", "-overflow")) for i in graph.buffers)
+    agg.set_filter_range((1.5, 4.0))  # rows 1, 2, 3
+    compiled = graph.compile()
+    assert agg.params_buffer is not None and agg.overflow_buffer.size == 4
+    _encode(device, compiled)
+    assert read_array(device, out).tolist() == [0, 2]
+    assert int(np.frombuffer(device.queue.read_buffer(agg.overflow_buffer), np.uint32)[0]) == 1
+
+
+def test_tuning_is_type_checked(device):
+    from gpuviz import GraphTypeError, ScanTuning
+
+    graph = GPUCommandGraph(device, id="tuning")
+    codes = graph.import_gpu_data("codes", GPUData.from_numpy(device, np.zeros(4, np.uint32)))
+    out = graph.import_gpu_data("out", GPUData.allocate(device, format="uint32", length=2))
+    with pytest.raises(GraphTypeError, match=r'GPUGroupAggregation "g" tuning must be an AggregationTuning '
+                                             r'\(got ScanTuning\)'):
+        GPUGroupAggregation(id="g", codes=codes, output=out, tuning=ScanTuning())
+
+
 def test_params_buffer_is_destroyed_with_the_compiled_graph(device):
     agg, compiled, result = build(device, np.zeros(10, np.uint32), groups=1, operation="count")
     assert result()[0].tolist() == [10]
@@ -271,9 +303,9 @@ def test_params_buffer_is_destroyed_with_the_compiled_graph(device):
 @pytest.mark.parametrize("operation", ["sum", "mean"])
 def test_privatized_flush_without_partials(device, monkeypatch, operation):
     """Past the partials budget, privatized sum / mean flush each workgroup's totals with global float adds."""
-    from gpuviz.algorithms import group_aggregation
+    from gpuviz.algorithms import keyed_aggregation
 
-    monkeypatch.setattr(group_aggregation, "_MAX_PARTIAL_WORDS", 0)
+    monkeypatch.setattr(keyed_aggregation, "MAX_PARTIAL_WORDS", 0)
     rng = np.random.default_rng(8)
     codes = rng.integers(0, 40, 30000).astype(np.uint32)
     values = dyadic(rng, 30000)

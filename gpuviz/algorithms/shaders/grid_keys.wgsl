@@ -60,3 +60,4 @@ fn key_local_init(lid: u32) {}
 fn key_local_flush(lid: u32) {}
 fn key_clear() {}
 
+{% include "algorithms/shaders/keyed_aggregation.wgsl" %}

@@ -37,3 +37,4 @@ fn key_clear() {
     atomicStore(&overflow[OVERFLOW_OFFSET], 0u);
 }
 
+{% include "algorithms/shaders/keyed_aggregation.wgsl" %}

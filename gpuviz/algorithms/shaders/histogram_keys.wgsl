@@ -3,19 +3,20 @@
 // TABLE, aux holds KEYS + 1 edges (irregular ones, or the equal-width edges
 // rounded up to float32: the float32 estimate of an equal-width bin is then
 // corrected against them, exact whatever the division accuracy); without,
-// aux = (lo, hi) of a GPU-resident domain and the estimate stands. Bins are [e_i, e_i+1); the upper edge belongs to the
-// last bin. NaN, +-inf and values outside [lo, hi] are skipped; an invalid
-// domain (non-finite, lo > hi, infinite width) or invalid GPU edges (the
-// validation pass wrote 0 to edges_state) skip every row.
+// aux = (lo, hi) of a GPU-resident domain and the estimate stands. Bins are
+// [e_i, e_i+1); the upper edge belongs to the last bin. NaN, +-inf and values
+// outside [lo, hi] are skipped; an invalid domain (non-finite, lo > hi,
+// infinite width) or invalid GPU edges (the validation pass wrote 0 to
+// edges_state; template value checked) skip every row.
 
 override EDGES: bool = false;     // irregular edges instead of an equal-width domain
 override TABLE: bool = true;      // aux holds KEYS + 1 edges (else lo, hi)
 override AUX_OFFSET: u32 = 0u;    // element offset of the domain / edges in aux
 
 @group(0) @binding(7) var<storage, read> aux: array<f32>;
-//#if CHECKED
+{% if checked %}
 @group(0) @binding(8) var<storage, read> edges_state: array<u32>;
-//#endif
+{% endif %}
 
 var<private> lo: f32;
 var<private> hi: f32;
@@ -27,9 +28,9 @@ fn key_setup() {
         lo = aux[AUX_OFFSET];
         hi = aux[AUX_OFFSET + KEYS];
         valid = true;
-//#if CHECKED
+{% if checked %}
         valid = edges_state[0] == 1u;
-//#endif
+{% endif %}
     } else {
         lo = aux[AUX_OFFSET];
         hi = aux[AUX_OFFSET + select(1u, KEYS, TABLE)];
@@ -75,3 +76,4 @@ fn key_local_init(lid: u32) {}
 fn key_local_flush(lid: u32) {}
 fn key_clear() {}
 
+{% include "algorithms/shaders/keyed_aggregation.wgsl" %}

@@ -1,32 +1,30 @@
 // Keyed aggregation: the body shared by GPUGroupAggregation, GPUHistogram,
-// GPUGridBinning and GPUGridAggregation. Every accepted input row maps to one
-// output row ("key": a group, a bin or a cell) and adds 1 (count) or its
-// value (sum, min, max, mean) to it.
+// GPUGridBinning and GPUGridAggregation (gpuviz/algorithms/keyed_aggregation.py).
+// Every accepted input row maps to one output row ("key": a group, a bin or a
+// cell) and adds 1 (count) or its value (sum, min, max, mean) to it.
 //
-// A key snippet is prepended by the Python template step
-// (group_aggregation._shader_text): group_keys.wgsl, histogram_keys.wgsl or
-// grid_keys.wgsl. It defines
+// A key template (group_keys.wgsl, histogram_keys.wgsl, grid_keys.wgsl)
+// includes this file after defining
 //   key_setup()               once per invocation before any row (loads parameters)
 //   row_key(row) -> u32       the key of one row of the current chunk, or SKIP
-//   key_local_init(lid), key_local_flush(lid)   per-workgroup state of the snippet
+//   key_local_init(lid), key_local_flush(lid)   per-workgroup state of the template
 //   key_clear()               called once by the init kernel
-// The template step also keeps or drops blocks between "//#if FLAG" (or
-// "//#if !FLAG"), "//#else" and "//#endif": VALUES (the operation reads
-// values), ORDER (min or max), SUM, MEAN, MASK, FILTER, PARTIALS, SUBGROUP,
-// FLOAT_ATOMICS; so a variant declares only the bindings it uses.
+// Template values (booleans) keep only the bindings and code a variant uses:
+// values (the operation reads values), order (min or max), sum, mean, mask,
+// filtered (a value-range filter), partials, subgroups, float_atomics.
 //
 // Strategies. Privatized (LOCAL_KEYS == KEYS): a workgroup accumulates its
 // tile in workgroup memory, then flushes it: count/min/max with native
-// global atomics; sum/mean (PARTIALS) by writing one partial per key and
+// global atomics; sum/mean (partials) by writing one partial per key and
 // workgroup, which the reduce entry point sums per key in a fixed order
 // (no global float contention: compare-exchange on a few hot words serializes
-// badly). With SUBGROUP (sum/mean over few keys) the lanes of a subgroup first
+// badly). With subgroups (sum/mean over few keys) the lanes of a subgroup first
 // add up rows sharing a key, one key at a time, so one workgroup-memory
 // update stands for many rows. Global (LOCAL_KEYS == 1, large key counts such
 // as 512 x 512 grids): every row updates the output directly; mean keeps its
 // counts in cnt and divides in finalize.
 //
-// Float sums in global memory. With FLOAT_ATOMICS (sum and mean where the
+// Float sums in global memory. With float_atomics (sum and mean where the
 // device has shader-float32-atomic) the output is atomic<f32> and a row costs
 // one native atomicAdd, which the GPU can issue without waiting for a reply.
 // Otherwise (core WGSL has integer atomics only) sums add through a
@@ -42,7 +40,7 @@ override KEYS: u32 = 1u;        // output rows: groups, bins or cells
 override OUT_OFFSET: u32 = 0u;  // element offset of the output view in its binding
 override OP: u32 = 0u;          // 0 count, 1 sum, 2 min, 3 max, 4 mean
 override LOCAL_KEYS: u32 = 1u;  // workgroup-private accumulators: KEYS when privatized, else 1
-override TOTAL_WGS: u32 = 0u;   // PARTIALS: workgroups over all chunks (partials per key)
+override TOTAL_WGS: u32 = 0u;   // partials: workgroups over all chunks (partials per key)
 
 const WG: u32 = 256u;
 const SKIP: u32 = 0xffffffffu;
@@ -64,38 +62,36 @@ struct Chunk {
     filter_lo: f32,
     filter_hi: f32,
     items: u32,
-    wg_base: u32,  // PARTIALS: index of the chunk's first workgroup over all chunks
+    wg_base: u32,  // partials: index of the chunk's first workgroup over all chunks
 }
 
 @group(0) @binding(0) var<storage, read> keys: array<u32>;
-//#if VALUES
+{% if values %}
 @group(0) @binding(1) var<storage, read> vals: array<u32>;
-//#endif
-//#if MASK
+{% endif %}
+{% if mask %}
 @group(0) @binding(2) var<storage, read> mask: array<u32>;
-//#endif
-//#if FILTER
+{% endif %}
+{% if filtered %}
 @group(0) @binding(3) var<storage, read> filt: array<u32>;
-//#endif
+{% endif %}
 @group(0) @binding(4) var<storage, read> chunk: Chunk;
-//#if FLOAT_ATOMICS
+{% if float_atomics %}
 @group(0) @binding(5) var<storage, read_write> out: array<atomic<f32>>;
-//#else
+{% else %}
 @group(0) @binding(5) var<storage, read_write> out: array<atomic<u32>>;
-//#endif
-//#if PARTIALS
+{% endif %}
+{% if partials %}
 // [KEYS][TOTAL_WGS] partial sums (f32 bits), then for mean [KEYS][TOTAL_WGS] counts
 @group(0) @binding(6) var<storage, read_write> partials: array<u32>;
-//#else
-//#if MEAN
+{% elif mean %}
 @group(0) @binding(6) var<storage, read_write> cnt: array<atomic<u32>>;
-//#endif
-//#endif
+{% endif %}
 
 var<workgroup> acc: array<atomic<u32>, LOCAL_KEYS>;
-//#if MEAN
+{% if mean %}
 var<workgroup> acc_count: array<atomic<u32>, LOCAL_KEYS>;
-//#endif
+{% endif %}
 var<private> c: Chunk;
 
 fn finite(x: f32) -> bool {
@@ -122,7 +118,7 @@ fn identity() -> u32 {
 }
 
 // Output words as raw bits (any operation), and a float add into one.
-//#if FLOAT_ATOMICS
+{% if float_atomics %}
 fn out_get(i: u32) -> u32 {
     return bitcast<u32>(atomicLoad(&out[OUT_OFFSET + i]));
 }
@@ -134,7 +130,7 @@ fn out_set(i: u32, bits: u32) {
 fn add_global(i: u32, v: f32) {
     atomicAdd(&out[OUT_OFFSET + i], v);
 }
-//#else
+{% else %}
 fn out_get(i: u32) -> u32 {
     return atomicLoad(&out[OUT_OFFSET + i]);
 }
@@ -153,24 +149,24 @@ fn add_global(i: u32, v: f32) {
         old = r.old_value;
     }
 }
-//#endif
+{% endif %}
 
 fn row_accepted(row: u32) -> bool {
-//#if MASK
+{% if mask %}
     if (mask[c.mask_offset + row * c.mask_stride] == 0u) {
         return false;
     }
-//#endif
-//#if FILTER
+{% endif %}
+{% if filtered %}
     let f = bitcast<f32>(filt[c.filter_offset + row * c.filter_stride]);
     if (is_nan(f) || f < c.filter_lo || f > c.filter_hi) {
         return false;
     }
-//#endif
+{% endif %}
     return true;
 }
 
-//#if VALUES
+{% if values %}
 fn add_local(i: u32, v: f32) {
     var old = atomicLoad(&acc[i]);
     loop {
@@ -183,37 +179,35 @@ fn add_local(i: u32, v: f32) {
 }
 
 fn combine(key: u32, v: f32, local: bool) {
-//#if PARTIALS
+{% if partials %}
     add_local(key, v);
-//#if MEAN
+{% if mean %}
     atomicAdd(&acc_count[key], 1u);
-//#endif
-//#else
-//#if ORDER
+{% endif %}
+{% elif order %}
     if (OP == 2u) {
         if (local) { atomicMin(&acc[key], order_key(v)); } else { atomicMin(&out[OUT_OFFSET + key], order_key(v)); }
     } else {
         if (local) { atomicMax(&acc[key], order_key(v)); } else { atomicMax(&out[OUT_OFFSET + key], order_key(v)); }
     }
-//#else
+{% else %}
     if (local) { add_local(key, v); } else { add_global(key, v); }
-//#if MEAN
+{% if mean %}
     if (local) { atomicAdd(&acc_count[key], 1u); } else { atomicAdd(&cnt[key], 1u); }
-//#endif
-//#endif
-//#endif
+{% endif %}
+{% endif %}
 }
-//#endif
+{% endif %}
 
 fn accumulate_row(key: u32, v: f32, local: bool) {
-//#if VALUES
+{% if values %}
     combine(key, v, local);
-//#else
+{% else %}
     if (local) { atomicAdd(&acc[key], 1u); } else { atomicAdd(&out[OUT_OFFSET + key], 1u); }
-//#endif
+{% endif %}
 }
 
-//#if SUBGROUP
+{% if subgroups %}
 // All lanes of the subgroup call this together (skipped rows with key SKIP):
 // per distinct key present, one subgroup sum and one workgroup-memory update.
 fn subgroup_combine(key: u32, v: f32, lane: u32) {
@@ -225,58 +219,58 @@ fn subgroup_combine(key: u32, v: f32, lane: u32) {
         }
         let mine = pending && key == k;
         let s = subgroupAdd(select(0.0, v, mine));
-//#if MEAN
+{% if mean %}
         let n = subgroupAdd(select(0u, 1u, mine));
-//#endif
+{% endif %}
         if (lane == 0u) {
             add_local(k, s);
-//#if MEAN
+{% if mean %}
             atomicAdd(&acc_count[k], n);
-//#endif
+{% endif %}
         }
         pending = pending && !mine;
     }
 }
-//#endif
+{% endif %}
 
 fn flush(k: u32, slot: u32) {
     let a = atomicLoad(&acc[k]);
-//#if PARTIALS
+{% if partials %}
     partials[k * TOTAL_WGS + slot] = a;
-//#if MEAN
+{% if mean %}
     partials[(KEYS + k) * TOTAL_WGS + slot] = atomicLoad(&acc_count[k]);
-//#endif
-//#else
-//#if !VALUES
+{% endif %}
+{% else %}
+{% if not values %}
     if (a != 0u) { atomicAdd(&out[OUT_OFFSET + k], a); }
-//#endif
-//#if ORDER
+{% endif %}
+{% if order %}
     if (OP == 2u) {
         if (a != 0xffffffffu) { atomicMin(&out[OUT_OFFSET + k], a); }
     } else {
         if (a != 0u) { atomicMax(&out[OUT_OFFSET + k], a); }
     }
-//#endif
-//#if MEAN
+{% endif %}
+{% if mean %}
     let n = atomicLoad(&acc_count[k]);
     if (n != 0u) {
         atomicAdd(&cnt[k], n);
         add_global(k, bitcast<f32>(a));
     }
-//#endif
-//#if SUM
+{% endif %}
+{% if sum %}
     if (a != 0u) { add_global(k, bitcast<f32>(a)); }
-//#endif
-//#endif
+{% endif %}
+{% endif %}
 }
 
 // One workgroup per tile of 256 * items consecutive rows of one chunk.
 @compute @workgroup_size(256)
 fn accumulate(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
               @builtin(local_invocation_index) lid: u32
-//#if SUBGROUP
+{% if subgroups %}
               , @builtin(subgroup_invocation_id) lane: u32
-//#endif
+{% endif %}
               ) {
     c = chunk;
     key_setup();
@@ -284,9 +278,9 @@ fn accumulate(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     if (local) {
         for (var k = lid; k < LOCAL_KEYS; k += WG) {
             atomicStore(&acc[k], identity());
-//#if MEAN
+{% if mean %}
             atomicStore(&acc_count[k], 0u);
-//#endif
+{% endif %}
         }
     }
     key_local_init(lid);
@@ -300,21 +294,21 @@ fn accumulate(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
             key = row_key(row);
         }
         var v = 0.0;
-//#if VALUES
+{% if values %}
         if (key != SKIP) {
             v = bitcast<f32>(vals[c.value_offset + row * c.value_stride]);
             if (!finite(v)) {
                 key = SKIP;
             }
         }
-//#endif
-//#if SUBGROUP
+{% endif %}
+{% if subgroups %}
         subgroup_combine(key, v, lane);
-//#else
+{% else %}
         if (key != SKIP) {
             accumulate_row(key, v, local);
         }
-//#endif
+{% endif %}
     }
     workgroupBarrier();
     if (local) {
@@ -334,11 +328,9 @@ fn init(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
     if (i < KEYS) {
         out_set(i, identity());
-//#if MEAN
-//#if !PARTIALS
+{% if mean and not partials %}
         atomicStore(&cnt[i], 0u);
-//#endif
-//#endif
+{% endif %}
     }
 }
 
@@ -354,16 +346,14 @@ fn finalize(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
     if (OP == 2u || OP == 3u) {
         r = select(bitcast<u32>(order_value(a)), NAN_BITS, a == identity());
     }
-//#if MEAN
-//#if !PARTIALS
+{% if mean and not partials %}
     let n = atomicLoad(&cnt[i]);
     r = select(bitcast<u32>(bitcast<f32>(a) / f32(n)), NAN_BITS, n == 0u);
-//#endif
-//#endif
+{% endif %}
     out_set(i, r);
 }
 
-//#if PARTIALS
+{% if partials %}
 var<workgroup> red_sum: array<f32, 256>;
 var<workgroup> red_count: array<u32, 256>;
 
@@ -380,9 +370,9 @@ fn reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     var n = 0u;
     for (var w = lid; w < TOTAL_WGS; w += WG) {
         s += bitcast<f32>(partials[k * TOTAL_WGS + w]);
-//#if MEAN
+{% if mean %}
         n += partials[(KEYS + k) * TOTAL_WGS + w];
-//#endif
+{% endif %}
     }
     red_sum[lid] = s;
     red_count[lid] = n;
@@ -396,10 +386,10 @@ fn reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     }
     if (lid == 0u) {
         var r = bitcast<u32>(red_sum[0]);
-//#if MEAN
+{% if mean %}
         r = select(bitcast<u32>(red_sum[0] / f32(red_count[0])), NAN_BITS, red_count[0] == 0u);
-//#endif
+{% endif %}
         out_set(k, r);
     }
 }
-//#endif
+{% endif %}
