@@ -262,6 +262,12 @@ def _table(device):
     return GPUTable(batches=[gpuviz.GPURecordBatch(columns={"x": column})])
 
 
+def _arrow_table():
+    import pyarrow as pa
+
+    return pa.table({"a": np.arange(4, dtype=np.float32)})
+
+
 def _dcb(device):
     return gpuviz.DrawCommandBuffer(device, capacity=5, label="d")
 
@@ -323,6 +329,12 @@ BAD_CALLS = [
                                                      domain=(0.0, 1.0)), gpuviz.GraphValidationError, ValueError),
     ("readback-ring-no-slots", lambda d, g: gpuviz.GPUReadbackRing(d, byte_length=16, slot_count=0),
      gpuviz.GraphValidationError, ValueError),
+    ("graph-unknown-use", lambda d, g: g.add_compute_node(id="n", resources=[(u32(g, "x"), "storage-sideways")],
+                                                          compile=lambda ctx: None), gpuviz.UsageError, ValueError),
+    ("data-analysis-wrong-type", lambda d, g: gpuviz.widgets.DataAnalysis([1, 2], x="a", y="b", value="c", device=d),
+     GraphError, TypeError),
+    ("data-analysis-unknown-column", lambda d, g: gpuviz.widgets.DataAnalysis(
+        _arrow_table(), x="fare", y="a", value="a", device=d), gpuviz.GraphValidationError, ValueError),
     ("encode-after-destroy", lambda d, g: _destroyed(g).encode(d.create_command_encoder()), gpuviz.GraphStateError,
      None),
 ]
