@@ -17,6 +17,7 @@ import time
 
 import ipywidgets as widgets
 
+from ..graph import compat
 from ..graph.readback_ring import GPUReadbackRing
 
 __all__ = ["GraphInspector"]
@@ -91,7 +92,7 @@ class GraphInspector(widgets.VBox):
             self._pending_counts.clear()
         self._count_ring = None
         if counts:
-            device = next(iter(counts.values())).buffer._device
+            device = compat.owning_device(next(iter(counts.values())).buffer, None)
             self._count_ring = GPUReadbackRing(device, byte_length=4 * len(counts), slot_count=_COUNT_SLOTS,
                                                label="inspector-counts")
 
