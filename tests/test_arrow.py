@@ -227,7 +227,8 @@ def test_nulls_are_refused(device):
 
 
 def test_other_errors():
-    for call, got in ((lambda: table_to_gpu(None, [1, 2]), "list"), (lambda: gpu_to_arrow(None, np.zeros(2)), "ndarray")):
+    wrong = ((lambda: table_to_gpu(None, [1, 2]), "list"), (lambda: gpu_to_arrow(None, np.zeros(2)), "ndarray"))
+    for call, got in wrong:
         with pytest.raises(gpuviz.GraphTypeError, match=rf"\(got {got}\)$") as info:
             call()
         assert isinstance(info.value, TypeError)

@@ -25,6 +25,7 @@ import re
 import types
 
 import numpy as np
+import pyarrow as pa
 import pytest
 import wgpu
 
@@ -110,6 +111,11 @@ def members(cls):
                 yield name, func
 
 
+def name_id(value):
+    """Test IDs from qualified names (objects get pytest's default IDs)."""
+    return value if isinstance(value, str) else None
+
+
 def is_error(obj):
     return inspect.isclass(obj) and issubclass(obj, BaseException)
 
@@ -128,14 +134,14 @@ def test_the_walk_sees_the_api():
 
 
 # --------------------------------------------------------------- (a), (b)
-@pytest.mark.parametrize("qualname, obj", CLASSES_AND_FUNCTIONS + METHODS, ids=lambda v: v if isinstance(v, str) else None)
+@pytest.mark.parametrize("qualname, obj", CLASSES_AND_FUNCTIONS + METHODS, ids=name_id)
 def test_docstring_present(qualname, obj):
     doc = obj.__doc__ if inspect.isclass(obj) else inspect.getdoc(obj)
     assert doc and doc.strip(), f"{qualname} has no docstring"
 
 
 @pytest.mark.parametrize("qualname, obj", [(q, o) for q, o in CLASSES_AND_FUNCTIONS if not is_error(o)],
-                         ids=lambda v: v if isinstance(v, str) else None)
+                         ids=name_id)
 def test_docstring_says_what_it_does_not_do(qualname, obj):
     doc = obj.__doc__ or ""
     assert NEGATIVE.search(doc), f'{qualname} docstring never says what it does not do ("does not", "never", ...)'
@@ -161,7 +167,7 @@ def signature_cases():
 
 
 @pytest.mark.parametrize("qualname, func, bound", list(signature_cases()),
-                         ids=lambda v: v if isinstance(v, str) else None)
+                         ids=name_id)
 def test_keyword_only_beyond_the_first_parameter(qualname, func, bound):
     try:
         names = positional(func, bound=bound)
@@ -195,7 +201,8 @@ def vector(graph, name, lengths=(3, 5)):
 
 def range_args(graph):
     return dict(flags=u32(graph, "flags", 6), ranges=data_view(graph, "ranges", np.array([0, 3, 3, 3], np.uint32)),
-                range_count=2, range_layout=(2, 0, 1), active_range_ids=data_view(graph, "active", np.array([0, 1], np.uint32)),
+                range_count=2, range_layout=(2, 0, 1),
+                active_range_ids=data_view(graph, "active", np.array([0, 1], np.uint32)),
                 active_range_dispatch=data_view(graph, "dispatch", np.ones(3, np.uint32),
                                                 usage=BU.STORAGE | BU.INDIRECT | BU.COPY_DST),
                 maximum_range_length=3, output=u32(graph, "out", 6), count=u32(graph, "count", 1))
@@ -260,12 +267,6 @@ def test_wrong_tuning_type_is_a_type_error(device, primitive, wrong):
 def _table(device):
     column = GPUData.from_numpy(device, np.zeros(2, np.float32))
     return GPUTable(batches=[gpuviz.GPURecordBatch(columns={"x": column})])
-
-
-def _arrow_table():
-    import pyarrow as pa
-
-    return pa.table({"a": np.arange(4, dtype=np.float32)})
 
 
 def _dcb(device):
@@ -334,7 +335,7 @@ BAD_CALLS = [
     ("data-analysis-wrong-type", lambda d, g: gpuviz.widgets.DataAnalysis([1, 2], x="a", y="b", value="c", device=d),
      GraphError, TypeError),
     ("data-analysis-unknown-column", lambda d, g: gpuviz.widgets.DataAnalysis(
-        _arrow_table(), x="fare", y="a", value="a", device=d), gpuviz.GraphValidationError, ValueError),
+        pa.table({"a": np.arange(4, dtype=np.float32)}), x="fare", y="a", value="a", device=d), gpuviz.GraphValidationError, ValueError),
     ("encode-after-destroy", lambda d, g: _destroyed(g).encode(d.create_command_encoder()), gpuviz.GraphStateError,
      None),
 ]
