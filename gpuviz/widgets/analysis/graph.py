@@ -23,10 +23,13 @@ How parameters avoid recompiling:
 * bins and scale: ``GPUHistogram.set_edges`` on max_bins + 1 literal edges
   (see :func:`~gpuviz.widgets.analysis.data.histogram_edges`);
 * operation, shown bins, group count: the ``view-params`` uniform;
-* chunk offsets: the interleave node reads each chunk's row count and
-  element offsets from one uniform table (one pipeline for every chunk);
 * value range: ``set_filter_range`` on every aggregation;
-* pan / zoom: ``set_bounds`` on the four grid aggregations.
+* pan / zoom: ``set_bounds`` on the four grid aggregations
+  (the last three through :meth:`DataAnalysisGraph.write_parameters`).
+
+One pipeline per kernel serves every chunk: the interleave node reads each
+chunk's row count and element offsets from a uniform table, one aligned slot
+per chunk, rather than from per-chunk shader text or overrides.
 """
 
 from __future__ import annotations
