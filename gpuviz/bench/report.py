@@ -66,7 +66,7 @@ def render(report: Report, source: str, tables=None) -> str:
         lines += ([""] + [f"- {note['text'].strip()}" for note in table.notes]) if table.notes else []
     for failure in report.failures:
         lines += ["", f"**{failure['benchmark']}: not printed, output did not match numpy** ({failure['error']})"]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n\n"  # a blank line ends the last table before the closing marker
 
 
 def update(markdown_path, *, check: bool = False) -> bool:
@@ -77,6 +77,8 @@ def update(markdown_path, *, check: bool = False) -> bool:
 
     def regenerate(match) -> str:
         source = match["path"]
+        if not (path.parent / source).is_file():
+            raise FileNotFoundError(f'{path}: marked region names "{source}", which is not a file under {path.parent}')
         tables = match["tables"].split(",") if match["tables"] else None
         body = render(Report.load(path.parent / source), source, tables)
         return match["open"] + body + match["close"]

@@ -34,13 +34,15 @@ def test_sort_bench_tiny(capsys):
 
 
 def test_sort_profile_tiny(capsys):
-    """Every checked variant matches numpy and every probe still applies to the shader."""
+    """Every checked variant matches numpy and every probe (a SortTuning template flag) still builds."""
     from gpuviz.bench import sort_profile
 
     assert sort_profile.main(["--sizes", "12K", "--runs", "1"]) == 0
     out = capsys.readouterr().out
     assert "MISMATCH" not in out
-    for label in list(sort_profile.PROBES) + ["default", "portable", "keys only"]:
+    for label in ("default", "portable", "keys only", "+1 KB workgroup memory", "probe: no look-back",
+                  "probe: no look-back, coalesced", "probe: ... with the offset lookups",
+                  "probe: no look-back, no ranking, coalesced"):
         assert label in out
 
 
