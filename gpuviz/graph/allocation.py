@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["PhysicalSlot", "plan_transients"]
+from .resources import GraphBufferHandle, GraphTextureHandle
+
+__all__ = ["PhysicalSlot", "plan_transients", "plan_graph_transients"]
 
 
 @dataclass
@@ -63,3 +65,30 @@ def plan_transients(intervals, *, key_of=lambda h: None, size_of=lambda h: h.byt
         slot.free_after = last
         assignment[handle] = slot
     return slots, assignment
+
+
+def plan_graph_transients(order) -> tuple:
+    """Plan every transient of a compiled node ``order``.
+
+    Buffers are padded to whole words (at least 4 bytes); textures are
+    shared only between equal descriptors.
+
+    Returns
+    -------
+    (buffer_slots, texture_slots, assignment)
+        Physical slots of each kind and a dict handle -> slot over both.
+        Planning only: nothing is allocated here.
+    """
+    intervals = {}
+    for position, node in enumerate(order):
+        for handle, _use, _view in node.uses:
+            if handle.lifetime == "transient":
+                first, _last = intervals.get(handle, (position, position))
+                intervals[handle] = (first, position)
+    buffer_slots, buffers = plan_transients(
+        [(h, a, b) for h, (a, b) in intervals.items() if isinstance(h, GraphBufferHandle)],
+        size_of=lambda h: max(4, -(-h.byte_length // 4) * 4))
+    texture_slots, textures = plan_transients(
+        [(h, a, b) for h, (a, b) in intervals.items() if isinstance(h, GraphTextureHandle)],
+        key_of=lambda h: (h.size, h.format, h.mip_level_count, h.sample_count, h.dimension), size_of=lambda h: 0)
+    return buffer_slots, texture_slots, {**buffers, **textures}

@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 import wgpu
 
 from ..device import device_capabilities
-from .allocation import plan_transients
-from .errors import DependencyError, GraphError, GraphStateError, NodeCompileError, OverrideError
-from .hazards import infer_edges, stable_order
+from .allocation import plan_graph_transients
+from .errors import GraphError, GraphStateError, NodeCompileError, OverrideError
+from .hazards import order_nodes
 from .nodes import NodeCompileContext
 from .physical import check_physical_buffer, check_physical_texture
 from .readback_ring import GPUReadbackRing
-from .resources import GraphBufferHandle, GraphTextureHandle, GraphTextureView
+from .resources import GraphTextureView
 
 __all__ = ["CompiledGPUCommandGraph", "GraphFrame", "GraphStats", "compile_graph"]
 
@@ -60,30 +60,8 @@ class GraphStats:
 def compile_graph(plan) -> "CompiledGPUCommandGraph":
     """Compile the :class:`GraphPlan` of a :class:`GPUCommandGraph` (called by ``graph.compile()``)."""
     started = time.perf_counter()
-    nodes = list(plan.nodes)
-    ids = [n.id for n in nodes]
-    index = {node_id: i for i, node_id in enumerate(ids)}
-
-    edges = infer_edges(nodes)
-    for i, node in enumerate(nodes):
-        for dep in node.depends_on:
-            if dep not in index:
-                raise DependencyError(f'GPUCommandGraph node "{node.id}" depends on missing node "{dep}"')
-            edges.append((index[dep], i, "explicit"))
-    order = [nodes[i] for i in stable_order(ids, edges, plan.graph_id)]
-
-    intervals = {}
-    for position, node in enumerate(order):
-        for handle, _use, _view in node.uses:
-            if handle.lifetime == "transient":
-                first, _last = intervals.get(handle, (position, position))
-                intervals[handle] = (first, position)
-    buffer_slots, buffer_assignment = plan_transients(
-        [(h, a, b) for h, (a, b) in intervals.items() if isinstance(h, GraphBufferHandle)],
-        size_of=lambda h: max(4, -(-h.byte_length // 4) * 4))
-    texture_slots, texture_assignment = plan_transients(
-        [(h, a, b) for h, (a, b) in intervals.items() if isinstance(h, GraphTextureHandle)],
-        key_of=lambda h: (h.size, h.format, h.mip_level_count, h.sample_count, h.dimension), size_of=lambda h: 0)
+    order, edges = order_nodes(plan.nodes, plan.graph_id)
+    buffer_slots, texture_slots, assignment = plan_graph_transients(order)
 
     compiled = CompiledGPUCommandGraph(plan, order)
     try:
@@ -98,7 +76,7 @@ def compile_graph(plan) -> "CompiledGPUCommandGraph":
                 label=f"{plan.graph_id}/transient:{'+'.join(h.id for h in slot.tenants)}", size=size, format=fmt,
                 usage=slot.usage, mip_level_count=mips, sample_count=samples, dimension=dim)
             compiled._physical.append(slot.physical)
-        for handle, slot in {**buffer_assignment, **texture_assignment}.items():
+        for handle, slot in assignment.items():
             compiled._base_resources[handle] = slot.physical
         for node in order:
             ctx = NodeCompileContext(plan.device, plan.graph_id, node.id, compiled.capabilities, compiled._owned)
@@ -121,7 +99,7 @@ def compile_graph(plan) -> "CompiledGPUCommandGraph":
     reused = max(0, logical - physical)
     compiled.stats = GraphStats(
         node_order=[n.id for n in order],
-        edges=[(ids[a], ids[b], kind) for a, b, kind in edges],
+        edges=[(plan.nodes[a].id, plan.nodes[b].id, kind) for a, b, kind in edges],
         pass_count=len(compiled._passes(timestamps=False)),
         imported_buffer_count=len(imports),
         imported_bytes=sum(h.byte_length for h in imports),

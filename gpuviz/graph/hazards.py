@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import heapq
 
-from .errors import GraphCycleError
+from .errors import DependencyError, GraphCycleError
 
-__all__ = ["infer_edges", "stable_order"]
+__all__ = ["infer_edges", "stable_order", "order_nodes"]
 
 
 def infer_edges(nodes) -> list:
@@ -67,6 +67,26 @@ def stable_order(node_ids, edges, graph_id: str) -> list:
         names = " -> ".join(f'"{node_ids[i]}"' for i in cycle)
         raise GraphCycleError(f'GPUCommandGraph "{graph_id}" has a dependency cycle: {names}')
     return order
+
+
+def order_nodes(nodes, graph_id: str) -> tuple:
+    """The compiled order of ``nodes`` (in insertion order) and every edge.
+
+    Returns ``(order, edges)``: the nodes, and ``(before_index, after_index,
+    kind)`` triples over insertion indices, hazard edges first, then
+    ``"explicit"`` ones from ``depends_on``. Raises
+    :class:`DependencyError` for a missing dependency and
+    :class:`GraphCycleError` for a cycle.
+    """
+    ids = [n.id for n in nodes]
+    index = {node_id: i for i, node_id in enumerate(ids)}
+    edges = infer_edges(nodes)
+    for i, node in enumerate(nodes):
+        for dep in node.depends_on:
+            if dep not in index:
+                raise DependencyError(f'GPUCommandGraph node "{node.id}" depends on missing node "{dep}"')
+            edges.append((index[dep], i, "explicit"))
+    return [nodes[i] for i in stable_order(ids, edges, graph_id)], edges
 
 
 def _find_cycle(successors, remaining) -> list:

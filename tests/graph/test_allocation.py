@@ -3,11 +3,12 @@
 import wgpu
 
 from gpuviz import GPUCommandGraph
-from gpuviz.graph.allocation import plan_transients
+from gpuviz.graph.allocation import plan_graph_transients, plan_transients
 
 from .helpers import noop_compile
 
 BU = wgpu.BufferUsage
+TU = wgpu.TextureUsage
 
 
 def test_disjoint_lifetimes_share_one_allocation_with_max_size_and_union_usage(device):
@@ -72,3 +73,19 @@ def test_textures_share_only_identical_descriptors(device):
         graph.add_render_node(id=f"draw-{i}", compile=noop_compile, color_attachments=[{"view": tex}])
     stats = graph.compile().stats
     assert stats.transient_texture_count == 3 and stats.physical_texture_count == 2
+
+
+def test_plan_graph_transients_pads_buffers_and_keys_textures(device):
+    graph = GPUCommandGraph(device, id="plan")
+    a = graph.create_transient_buffer(id="a", byte_length=6, usage=BU.STORAGE)
+    b = graph.create_transient_buffer(id="b", byte_length=2, usage=BU.STORAGE)
+    t = graph.create_transient_texture(id="t", size=(4, 4), format="rgba8unorm", usage=TU.COPY_DST)
+    u = graph.create_transient_texture(id="u", size=(8, 4), format="rgba8unorm", usage=TU.COPY_DST)
+    graph.add_compute_node(id="use-a", resources=[(a, "storage-write")], compile=noop_compile)
+    graph.add_compute_node(id="use-b", resources=[(b, "storage-write")], compile=noop_compile)
+    graph.add_copy_node(id="use-t", resources=[(t, "copy-destination")], compile=noop_compile)
+    graph.add_copy_node(id="use-u", resources=[(u, "copy-destination")], compile=noop_compile)
+    buffer_slots, texture_slots, assignment = plan_graph_transients(graph.nodes)
+    assert len(buffer_slots) == 1 and buffer_slots[0].byte_length == 8  # 6 bytes padded to whole words
+    assert assignment[a] is assignment[b] is buffer_slots[0]
+    assert len(texture_slots) == 2 and assignment[t] is not assignment[u]  # different sizes never share

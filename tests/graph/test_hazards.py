@@ -3,6 +3,7 @@
 import pytest
 
 from gpuviz import GPUCommandGraph, GraphCycleError, DependencyError
+from gpuviz.graph.hazards import order_nodes
 
 from .helpers import STORAGE, noop_compile
 
@@ -85,3 +86,13 @@ def test_every_node_is_kept_even_without_resources(device):
     for name in ("x", "y", "z"):
         graph.add_compute_node(id=name, compile=noop_compile)
     assert graph.compile().stats.node_order == ["x", "y", "z"]
+
+
+def test_order_nodes_puts_explicit_dependencies_first_without_compiling(device):
+    graph, flags, offsets = _graph(device)
+    graph.add_compute_node(id="a", resources=[(flags, "storage-write")], compile=noop_compile)
+    graph.add_compute_node(id="b", resources=[(flags, "storage-read")], compile=noop_compile, depends_on="c")
+    graph.add_compute_node(id="c", resources=[(offsets, "storage-write")], compile=noop_compile)
+    order, edges = order_nodes(graph.nodes, "hazards")
+    assert [n.id for n in order] == ["a", "c", "b"]
+    assert edges == [(0, 1, "read-after-write"), (2, 1, "explicit")]
