@@ -33,6 +33,19 @@ def test_sort_bench_tiny(capsys):
     assert "GPUSort" in out and "12K  default" in out and "NOT PRINTED" not in out
 
 
+def test_analysis_bench_tiny(tmp_path, capsys):
+    """The analysis change (all three primitives checked against the oracle) and its peers, as two tables."""
+    pytest.importorskip("pyarrow")
+    path = tmp_path / "analysis.json"
+    assert main(["analysis", "--sizes", "16K", "--runs", "2", "--json", str(path)]) == 0
+    assert "NOT PRINTED" not in capsys.readouterr().out
+    tables = {t["name"]: t for t in json.loads(path.read_text())["tables"]}
+    assert [row["case"] for row in tables["analysis"]["rows"]] == ["default"]
+    (peers,) = tables["analysis-peers"]["rows"]
+    assert peers["size"] == 16384 and peers["numpy_s"] > 0 and "targets at 16,384 rows" in \
+        tables["analysis-peers"]["notes"][0]["text"]
+
+
 def test_sort_profile_tiny(capsys):
     """Every checked variant matches numpy and every probe (a SortTuning template flag) still builds."""
     from gpuviz.bench import sort_profile
