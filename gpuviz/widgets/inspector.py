@@ -75,7 +75,7 @@ class GraphInspector(widgets.VBox):
         self.cpu_times, self.gpu_times = {}, {}
         self.refresh(force=True)
 
-    def record_encode(self, cpu_times: dict, gpu_times: dict | None = None) -> None:
+    def record_encode(self, cpu_times: dict, *, gpu_times: dict | None = None) -> None:
         """Report one encode's per-node CPU seconds (and GPU seconds if known)."""
         self.frames += 1
         self.cpu_times = dict(cpu_times)

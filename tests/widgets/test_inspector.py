@@ -28,7 +28,7 @@ def test_panel_shows_passes_uses_memory_and_timings(device):
     cpu = compiled.encode(encoder, timestamps=compiled.capabilities.timestamps)
     device.queue.submit([encoder.finish()])
     gpu = compiled.read_timings() if compiled.capabilities.timestamps else None
-    inspector.record_encode(cpu, gpu)
+    inspector.record_encode(cpu, gpu_times=gpu)
     page = inspector.to_html()
     assert inspector._html.value == page
     for text in ("inspected", "double", "plus-one", "storage-read values",

@@ -248,7 +248,7 @@ class DataAnalysis(widgets.HBox):
         cpu = self.graph.compiled.encode(encoder, buffers=self.graph.overrides(self._params.columns),
                                          timestamps=timestamps)
         self.inspector.sample_counts(encoder)
-        self.inspector.record_encode(cpu, self._gpu_times)
+        self.inspector.record_encode(cpu, gpu_times=self._gpu_times)
         self._dirty = False
         self.frames += 1
         self._controls.update_legend()
