@@ -17,12 +17,17 @@ import wgpu
 from ..graph import ComputeKernel
 from ..graph.errors import GraphValidationError
 from ..graph.resources import GraphBufferHandle
-from ._common import (STORAGE, WORKGROUP, check_topology, chunks_of, overlaps, render, single_row, storage_alignment,
-                      view_accessor)
-from .scan import ChainedScan, ScanTuning, use_subgroups
+from ..graph.shaders import wgsl
+from .dispatch import WORKGROUP, use_subgroups
+from .scan import ChainedScan, ScanTuning
+from .validation import check_topology, checked_tuning, chunks_of, overlaps, single_row
+from .views import storage_alignment, view_binding
 
 __all__ = ["GPUCompaction", "GPUIndexedRangeCompaction", "GPUPartitionedIndexedRangeCompaction",
            "IndexedRangeLayout"]
+
+STORAGE = wgpu.BufferUsage.STORAGE
+RANGE_ROLES = ("flags", "ranges", "actives", "counts", "offsets", "output")  # range_compaction.wgsl bindings 1-6
 
 
 def add_count_clear(graph, node_id: str, count) -> str:
@@ -30,7 +35,7 @@ def add_count_clear(graph, node_id: str, count) -> str:
 
     def compile_clear(ctx):
         offset = ComputeKernel.element_offset(count, ctx.device)
-        kernel = ComputeKernel(ctx.device, code=render("clear.wgsl"), constants={"OFF": offset, "WORDS": 1},
+        kernel = ComputeKernel(ctx.device, code=wgsl("algorithms/shaders/clear.wgsl"), constants={"OFF": offset, "WORDS": 1},
                                label=ctx.node_id)
 
         def encode(compute_pass, frame):
@@ -76,6 +81,7 @@ class GPUCompaction:
     """
 
     def __init__(self, *, id: str, input, flags, output, count, tuning: ScanTuning | None = None):
+        checked_tuning("GPUCompaction", id, tuning, ScanTuning)
         self.id = id
         self.input = input
         self.flags = flags
@@ -192,27 +198,27 @@ class _RangePlan:
         else:
             roles += [("offsets", 5, offsets, "storage-read"), ("output", 6, output, "storage-write")]
         resources = [(view, use) for _, _, view, use in roles] + [(handle, "indirect")]
-        tuning = getattr(self, "tuning", None) or ScanTuning()
+        subgroups = (self.tuning or ScanTuning()).subgroups
 
         def compile_range(ctx):
             align = storage_alignment(ctx.device)
             written = {view.handle for _, _, view, use in roles if use == "storage-write"}
-            parts = [render("group_subgroup.wgsl" if use_subgroups(ctx, tuning) else "group_portable.wgsl")]
+            layouts = dict.fromkeys(RANGE_ROLES, "none")
+            access = dict.fromkeys(RANGE_ROLES, "read")
+            offsets = dict.fromkeys(RANGE_ROLES, 0)
             bindings = []
             for name, binding, view, use in roles:
-                access = "read_write" if view.handle in written else "read"
-                text, b = view_accessor(name, binding, view, access=access, alignment=align, vec4=False)
-                parts.append(text)
-                bindings.append(b)
-            for name in ("counts", "offsets", "output"):
-                if name not in {r[0] for r in roles}:
-                    parts.append(render("view_none.wgsl", NAME=name))
-            parts.append(render("range_compaction.wgsl"))
-            parts.append(f"fn kernel_main(g: Group, wg: u32) {{ {phase}_phase(g, wg); }}\n")
-            kernel = ComputeKernel(ctx.device, code="\n".join(parts), label=ctx.node_id)
+                vb = view_binding(binding, view, alignment=align, vec4=False)
+                layouts[name], offsets[name] = vb.layout, vb.offset
+                access[name] = "read_write" if view.handle in written else "read"
+                bindings.append(vb.storage)
+            code = wgsl("algorithms/shaders/range_compaction.wgsl", subgroups=use_subgroups(ctx, subgroups),
+                        layouts=layouts, access=access, phase=phase)
+            kernel = ComputeKernel(ctx.device, code=code, label=ctx.node_id)
+            data = np.zeros(16, np.uint32)  # range_compaction.wgsl: RangeParams
+            data[:15] = [*params, *offsets.values()]
             uniform = ctx.own(ctx.device.create_buffer_with_data(
-                label=f"{ctx.node_id}-params", data=np.asarray(params, np.uint32).tobytes(),
-                usage=wgpu.BufferUsage.UNIFORM))
+                label=f"{ctx.node_id}-params", data=data.tobytes(), usage=wgpu.BufferUsage.UNIFORM))
 
             def encode(compute_pass, frame):
                 resolved = {b.binding: b.resolve(frame) for b in bindings}
@@ -230,7 +236,7 @@ class _RangePlan:
 
     def _clear(self, graph, node_id, view):
         def compile_clear(ctx):
-            kernel = ComputeKernel(ctx.device, code=render("clear.wgsl"), label=ctx.node_id)
+            kernel = ComputeKernel(ctx.device, code=wgsl("algorithms/shaders/clear.wgsl"), label=ctx.node_id)
 
             def encode(compute_pass, frame):
                 kernel.dispatch(compute_pass, frame, bindings={0: view},
@@ -284,6 +290,7 @@ class GPUIndexedRangeCompaction(_RangePlan):
 
     def __init__(self, *, id: str, flags, ranges, range_count: int, range_layout, active_range_ids,
                  active_range_dispatch, maximum_range_length: int, output, count, tuning: ScanTuning | None = None):
+        checked_tuning(self.owner, id, tuning, ScanTuning)
         self.id = id
         self.flags = flags
         self.ranges = ranges
@@ -364,6 +371,7 @@ class GPUPartitionedIndexedRangeCompaction(_RangePlan):
     def __init__(self, *, id: str, flags, ranges, range_count: int, range_layout, partition_range_ends,
                  active_range_ids, active_range_dispatch, maximum_range_length: int, output, count,
                  partition_counts=None, tuning: ScanTuning | None = None):
+        checked_tuning(self.owner, id, tuning, ScanTuning)
         self.id = id
         self.flags = flags
         self.ranges = ranges

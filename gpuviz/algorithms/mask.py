@@ -7,7 +7,10 @@ import wgpu
 
 from ..graph import ComputeKernel
 from ..graph.errors import GraphValidationError
-from ._common import WORKGROUP, ceil_div, check_topology, chunks_of, render, storage_alignment, view_accessor
+from ..graph.shaders import wgsl
+from .dispatch import WORKGROUP, ceil_div
+from .validation import check_topology, chunks_of
+from .views import storage_alignment, uniform_slot, view_binding
 
 __all__ = ["GPUMask"]
 
@@ -89,30 +92,23 @@ class GPUMask:
 
         def compile_mask(ctx):
             align = storage_alignment(ctx.device)
-            slot = int(ctx.device.limits["min-uniform-buffer-offset-alignment"])
+            nbytes = 16 * ceil_div(2 + len(chunks), 4)  # mask.wgsl: MaskParams (n, out_off, in_k_off...)
+            slot = uniform_slot(ctx.device, nbytes)
             params = np.zeros((len(work), slot // 4), np.uint32)
-            params[:, 0] = [lengths[c] for c in work]
+            kernels = []
+            for row, c in enumerate(work):
+                # inputs at bindings 2.., the output at 1; MaskParams: n, out_off, in0_off...
+                views = [view_binding(k + 2, v[c], alignment=align) for k, v in enumerate(chunks)]
+                views.append(view_binding(1, outs[c], alignment=align))
+                params[row, :2 + len(chunks)] = (lengths[c], views[-1].offset, *(v.offset for v in views[:-1]))
+                code = wgsl("algorithms/shaders/mask.wgsl", inputs=len(chunks), layouts=[v.layout for v in views])
+                kernel = ComputeKernel(ctx.device, code=code, constants={"OP": op}, label=ctx.node_id)
+                kernels.append((kernel, [v.storage for v in views], row))
             uniform = ctx.own(ctx.device.create_buffer_with_data(label=f"{ctx.node_id}-params",
                                                                  data=params.tobytes(),
                                                                  usage=wgpu.BufferUsage.UNIFORM))
-            dispatches = []
-            for row, c in enumerate(work):
-                parts, bindings = [], []
-                for k, views in enumerate(chunks):
-                    text, b = view_accessor(f"in{k}", k + 2, views[c], access="read", alignment=align)
-                    parts.append(text)
-                    bindings.append(b)
-                text, b = view_accessor("out", 1, outs[c], access="read_write", alignment=align)
-                parts.append(text)
-                bindings.append(b)
-                for k in range(len(chunks)):
-                    parts.append(render("mask_input.wgsl", K=k))
-                folds = "".join(f"    r = fold(r, load_in{k}(e));\n" for k in range(1, len(chunks)))
-                parts.append("fn combine(e: u32) -> vec4<u32> {\n    var r = first(load_in0(e));\n" + folds
-                             + "    return r;\n}\n")
-                parts.append(render("mask.wgsl"))
-                kernel = ComputeKernel(ctx.device, code="\n".join(parts), constants={"OP": op}, label=ctx.node_id)
-                dispatches.append((kernel, bindings, (uniform, row * slot, 16), ceil_div(lengths[c], 4 * WORKGROUP)))
+            dispatches = [(kernel, bindings, (uniform, row * slot, nbytes), ceil_div(lengths[work[row]], 4 * WORKGROUP))
+                          for kernel, bindings, row in kernels]
 
             def encode(compute_pass, frame):
                 for kernel, bindings, params_range, groups in dispatches:

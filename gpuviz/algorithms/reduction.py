@@ -9,19 +9,17 @@ import wgpu
 
 from ..graph import ComputeKernel
 from ..graph.errors import GraphValidationError
-from ._common import STORAGE, ceil_div, chunks_of, render, single_row, storage_alignment, view_accessor
-from .scan import use_subgroups
+from ..graph.shaders import wgsl
+from .dispatch import ceil_div, use_subgroups
+from .validation import checked_tuning, chunks_of, single_row
+from .views import storage_alignment, uniform_slot, view_binding
 
 __all__ = ["GPUReduction", "ReductionTuning"]
 
 OPERATIONS = {"sum": 0, "min": 1, "max": 2, "extent": 3}
+FORMATS = ("uint32", "sint32", "float32")  # reduce_types.wgsl
 BLOCK = 256 * 4 * 8  # rows per first-level workgroup (reduction.wgsl: 256 lanes x ITEMS vec4)
-TYPES = {
-    "uint32": dict(TYPE="u32", MAXV="0xffffffffu", MINV="0u", VALID="true"),
-    "sint32": dict(TYPE="i32", MAXV="2147483647i", MINV="(-2147483647i - 1i)", VALID="true"),
-    "float32": dict(TYPE="f32", MAXV="bitcast<f32>(0x7f800000u)", MINV="bitcast<f32>(0xff800000u)",
-                    VALID="(bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u"),
-}
+PARAMS_BYTES = 32  # reduction.wgsl: ReduceParams
 
 
 SINGLE_PASS_MAX_ROWS = 1 << 25  # auto single pass up to 32M rows (see ReductionTuning.single_pass)
@@ -84,10 +82,11 @@ class GPUReduction:
     row won a min/max, submit, or read back.
     """
 
-    def __init__(self, *, id: str, input, output, operation: str = "sum", tuning=None):
+    def __init__(self, *, id: str, input, output, operation: str = "sum", tuning: ReductionTuning | None = None):
         if operation not in OPERATIONS:
             raise GraphValidationError(
                 f'GPUReduction "{id}" operation must be one of {", ".join(OPERATIONS)} (got {operation!r})')
+        checked_tuning("GPUReduction", id, tuning, ReductionTuning)
         self.id = id
         self.input = input
         self.output = output
@@ -98,7 +97,8 @@ class GPUReduction:
     def add_to_graph(self, graph) -> list:
         """Validate against ``graph`` and add the nodes; returns their IDs."""
         name, id = "GPUReduction", self.id
-        _, chunks = chunks_of(name, id, "input", self.input, graph, formats=tuple(TYPES))
+        tuning = checked_tuning(name, id, self.tuning, ReductionTuning)
+        _, chunks = chunks_of(name, id, "input", self.input, graph, formats=FORMATS)
         fmt = chunks[0].format.name
         rows = 2 if self.operation == "extent" else 1
         output = single_row(name, id, "output", self.output, graph, formats=(fmt,), rows=rows)
@@ -108,109 +108,62 @@ class GPUReduction:
             self.node_ids = [self._clear_output(graph, output, rows)]
             return self.node_ids
         work = [c for c in chunks if c.length]
-        group_blocks = int(getattr(self.tuning, "group_blocks", ReductionTuning.group_blocks))
+        group_blocks = int(tuning.group_blocks)
         if not 1 <= group_blocks <= 64:
             raise GraphValidationError(f'GPUReduction "{id}" group_blocks must be 1 to 64 (got {group_blocks})')
         blocks = [ceil_div(c.length, BLOCK * group_blocks) for c in work]
         slots = sum(blocks)
-        partials = graph.create_transient_buffer(id=f"{id}-reduce-partials", byte_length=8 * slots, usage=STORAGE)
-        op = OPERATIONS[self.operation]
-        types = TYPES[fmt]
-        state = {}
-
-        single = getattr(self.tuning, "single_pass", None)
+        single = tuning.single_pass
         if single is None:
             single = sum(c.length for c in work) <= SINGLE_PASS_MAX_ROWS and slots < 1 << 21
         if single and slots >= 1 << 21:  # reduction.wgsl: R_EPOCH_SHIFT
             raise GraphValidationError(f'GPUReduction "{id}" is too long for a single pass ({slots} partials)')
-
-        def module(ctx, chunk, with_out=False):
-            align = storage_alignment(ctx.device)
-            parts = [render("reduce_types.wgsl", **types)]
-            bindings = []
-            if chunk is None:
-                parts.append(render("view_none.wgsl", NAME="data"))
-            else:
-                text, b = view_accessor("data", 2, chunk, access="read", alignment=align)
-                parts.append(text)
-                bindings.append(b)
-            if chunk is None or with_out:
-                text, b = view_accessor("out", 3, output, access="read_write", alignment=align, vec4=False)
-                parts.append(text)
-                bindings.append(b)
-            else:
-                parts.append(render("view_none.wgsl", NAME="out"))
-            sg = use_subgroups(ctx, self.tuning) if self.tuning is not None else bool(ctx.capabilities.subgroups)
-            parts.append(render("reduce_subgroup.wgsl" if sg else "reduce_portable.wgsl"))
-            parts.append(render("reduction.wgsl"))
-            return "\n".join(parts), bindings
-
-        def params_buffer(ctx):
-            if "uniform" not in state:
-                slot = int(ctx.device.limits["min-uniform-buffer-offset-alignment"])
-                table = np.zeros((len(work) + 1, slot // 4), np.uint32)
-                base = 0
-                for row, (chunk, count) in enumerate(zip(work, blocks)):
-                    table[row, :4] = (chunk.length, base, slots, count)
-                    base += count
-                table[len(work), :4] = (0, 0, slots, 0)
-                state["uniform"] = ctx.own(ctx.device.create_buffer_with_data(
-                    label=f"{id}-reduce-params", data=table.tobytes(), usage=wgpu.BufferUsage.UNIFORM))
-                state["slot"] = slot
-            return state["uniform"], state["slot"]
-
-        constants = {"OP": op, "IS_FLOAT": int(fmt == "float32"), "GROUP_BLOCKS": group_blocks}
+        plan = _Plan(work, blocks, output, fmt, tuning.subgroups,
+                     {"OP": OPERATIONS[self.operation], "IS_FLOAT": int(fmt == "float32"), "GROUP_BLOCKS": group_blocks})
+        readers = [(c, "storage-read") for c in work]
         if single:
-            self.node_ids = [self._single_pass(graph, work, blocks, slots, output, module, params_buffer, constants)]
+            self.node_ids = [self._single_pass(graph, plan, readers, output)]
             return self.node_ids
-
-        def compile_blocks(ctx):
-            dispatches = _chunk_dispatches(ctx, work, blocks, module, constants, "blocks", params_buffer)
-            return _encode_chunk_dispatches(dispatches, {1: partials})
+        partials = graph.create_transient_buffer(id=f"{id}-reduce-partials", byte_length=8 * slots,
+                                                 usage=wgpu.BufferUsage.STORAGE)
 
         def compile_final(ctx):
-            uniform, slot = params_buffer(ctx)
-            code, bindings = module(ctx, None)
-            kernel = ComputeKernel(ctx.device, code=code, entry_point="finish", constants=constants,
-                                   label=ctx.node_id)
+            plan.compile(ctx)
+            kernel = plan.kernel(ctx, "finish", "none", with_out=True)
+            bindings = {0: (plan.uniform, len(work) * plan.slot, PARAMS_BYTES), 1: partials}
 
             def encode(compute_pass, frame):
-                resolved = {b.binding: b.resolve(frame) for b in bindings}
-                resolved.update({0: (uniform, len(work) * slot, 16), 1: partials})
-                kernel.dispatch(compute_pass, frame, bindings=resolved, workgroups=1)
+                kernel.dispatch(compute_pass, frame, bindings={3: plan.out.storage.resolve(frame), **bindings},
+                                workgroups=1)
             return encode
 
-        ids = [graph.add_compute_node(id=f"{id}-reduce-blocks",
-                                      resources=[(c, "storage-read") for c in work] + [(partials, "storage-write")],
-                                      compile=compile_blocks),
+        ids = [graph.add_compute_node(id=f"{id}-reduce-blocks", resources=readers + [(partials, "storage-write")],
+                                      compile=lambda ctx: plan.encoder(ctx, "blocks", {1: partials})),
                graph.add_compute_node(id=f"{id}-reduce-final",
                                       resources=[(partials, "storage-read"), (output, "storage-write")],
                                       compile=compile_final)]
         self.node_ids = ids
         return ids
 
-    def _single_pass(self, graph, work, blocks, slots, output, module, params_buffer, constants):
+    def _single_pass(self, graph, plan, readers, output):
         """One node, one dispatch per chunk; the last workgroup finishes."""
-        words = 4 + 4 * slots
+        words = 4 + 4 * sum(plan.blocks)
 
         def compile_single(ctx):
             # Private to this node and never cleared (reduction.wgsl: parity tags).
             state = ctx.own(ctx.device.create_buffer(label=f"{ctx.node_id}-state", size=4 * words,
                                                      usage=wgpu.BufferUsage.STORAGE))
             # only the last chunk's dispatch can hold the last arrival, so only it binds the output
-            dispatches = _chunk_dispatches(ctx, work, blocks, module, constants, "single", params_buffer,
-                                           out_on_last=True)
-            return _encode_chunk_dispatches(dispatches, {4: (state, 0, 4 * words)})
+            return plan.encoder(ctx, "single", {4: (state, 0, 4 * words)}, out_on_last=True)
 
-        return graph.add_compute_node(id=f"{self.id}-reduce-single",
-                                      resources=[(c, "storage-read") for c in work] + [(output, "storage-write")],
+        return graph.add_compute_node(id=f"{self.id}-reduce-single", resources=readers + [(output, "storage-write")],
                                       compile=compile_single)
 
     def _clear_output(self, graph, output, rows):
         def compile_clear(ctx):
             offset = ComputeKernel.element_offset(output, ctx.device)
-            kernel = ComputeKernel(ctx.device, code=render("clear.wgsl"), constants={"OFF": offset, "WORDS": rows},
-                                   label=ctx.node_id)
+            kernel = ComputeKernel(ctx.device, code=wgsl("algorithms/shaders/clear.wgsl"),
+                                   constants={"OFF": offset, "WORDS": rows}, label=ctx.node_id)
 
             def encode(compute_pass, frame):
                 kernel.dispatch(compute_pass, frame, bindings={0: output}, workgroups=1)
@@ -220,24 +173,56 @@ class GPUReduction:
                                       compile=compile_clear)
 
 
-def _chunk_dispatches(ctx, work, blocks, module, constants, entry_point, params_buffer, out_on_last=False) -> list:
-    """One ``(kernel, bindings, params range, workgroups)`` per input chunk."""
-    uniform, slot = params_buffer(ctx)
-    last = len(work) - 1
-    dispatches = []
-    for row, (chunk, count) in enumerate(zip(work, blocks)):
-        code, bindings = module(ctx, chunk, with_out=out_on_last and row == last)
-        kernel = ComputeKernel(ctx.device, code=code, entry_point=entry_point, constants=constants,
-                               label=ctx.node_id)
-        dispatches.append((kernel, bindings, (uniform, row * slot, 16), count))
-    return dispatches
+class _Plan:
+    """The chunk dispatches of one reduction: per-chunk view bindings and the
+    uniform table of their sizes and view offsets (one slot per chunk, then
+    the final pass's), shared by the nodes of the reduction."""
 
+    def __init__(self, work, blocks, output, fmt, subgroups, constants):
+        self.work, self.blocks, self.output = work, blocks, output
+        self.fmt, self.subgroups, self.constants = fmt, subgroups, constants
+        self.uniform = None
 
-def _encode_chunk_dispatches(dispatches, shared: dict):
-    """The encode callback: every chunk's dispatch, its view bindings plus ``shared``."""
-    def encode(compute_pass, frame):
-        for kernel, bindings, params, count in dispatches:
-            resolved = {b.binding: b.resolve(frame) for b in bindings}
-            resolved.update({0: params, **shared})
-            kernel.dispatch(compute_pass, frame, bindings=resolved, workgroups=count)
-    return encode
+    def compile(self, ctx):
+        """Bind the views and create the uniform table (once)."""
+        if self.uniform is not None:
+            return
+        align = storage_alignment(ctx.device)
+        self.out = view_binding(3, self.output, alignment=align, vec4=False)
+        self.views = [view_binding(2, c, alignment=align) for c in self.work]
+        self.slot = uniform_slot(ctx.device, PARAMS_BYTES)
+        slots = sum(self.blocks)
+        table = np.zeros((len(self.work) + 1, self.slot // 4), np.uint32)
+        base = 0
+        for row, (chunk, view, count) in enumerate(zip(self.work, self.views, self.blocks)):
+            table[row, :6] = (chunk.length, base, slots, count, view.offset, self.out.offset)
+            base += count
+        table[len(self.work), :6] = (0, 0, slots, 0, 0, self.out.offset)
+        self.uniform = ctx.own(ctx.device.create_buffer_with_data(
+            label=f"{ctx.node_id}-params", data=table.tobytes(), usage=wgpu.BufferUsage.UNIFORM))
+
+    def kernel(self, ctx, entry_point, layout, *, with_out):
+        """The kernel of ``entry_point`` for a data view of ``layout``."""
+        code = wgsl("algorithms/shaders/reduction.wgsl", type=self.fmt, data=layout, out=with_out,
+                    subgroups=use_subgroups(ctx, self.subgroups))
+        return ComputeKernel(ctx.device, code=code, entry_point=entry_point, constants=self.constants,
+                             label=ctx.node_id)
+
+    def encoder(self, ctx, entry_point, shared: dict, *, out_on_last=False):
+        """The encode callback: one ``entry_point`` dispatch per chunk, its
+        view bindings plus ``shared``."""
+        self.compile(ctx)
+        last = len(self.work) - 1
+        dispatches = []
+        for row, (view, count) in enumerate(zip(self.views, self.blocks)):
+            with_out = out_on_last and row == last
+            bindings = [view.storage] + ([self.out.storage] if with_out else [])
+            dispatches.append((self.kernel(ctx, entry_point, view.layout, with_out=with_out), bindings,
+                               (self.uniform, row * self.slot, PARAMS_BYTES), count))
+
+        def encode(compute_pass, frame):
+            for kernel, bindings, params, count in dispatches:
+                resolved = {b.binding: b.resolve(frame) for b in bindings}
+                resolved.update({0: params, **shared})
+                kernel.dispatch(compute_pass, frame, bindings=resolved, workgroups=count)
+        return encode

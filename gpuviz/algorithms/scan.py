@@ -15,8 +15,10 @@ import wgpu
 
 from ..graph import ComputeKernel
 from ..graph.errors import GraphValidationError
-from ._common import (STORAGE, WORKGROUP, StorageBinding, binding_range, ceil_div, check_topology, chunks_of,
-                      null_accessor, overlaps, render, storage_alignment, unroll, view_accessor)
+from ..graph.shaders import wgsl
+from .dispatch import WORKGROUP, ceil_div, use_subgroups
+from .validation import check_topology, checked_tuning, chunks_of, overlaps
+from .views import StorageBinding, binding_range, storage_alignment, uniform_slot, view_binding
 
 __all__ = ["GPUScan", "ScanTuning"]
 
@@ -61,7 +63,7 @@ class ScanTuning:
         without them (False; every index of this kernel is in range and
         every loop ends by construction). Measured no faster without them on
         the H200, so the default keeps them. See
-        :mod:`gpuviz.graph.shader_module`.
+        :mod:`gpuviz.graph.shaders`.
     """
 
     rows: int = 12
@@ -80,11 +82,9 @@ class ScanTuning:
         return WORKGROUP * 4 * self.rows
 
 
-DEFAULT_TUNING = ScanTuning()
 
-
-def use_subgroups(ctx, tuning: ScanTuning) -> bool:
-    return bool(ctx.capabilities.subgroups) and tuning.subgroups is not False
+STORAGE = wgpu.BufferUsage.STORAGE
+PARAMS_BYTES = 48  # scan.wgsl: ScanParams
 
 
 class ChainedScan:
@@ -119,32 +119,23 @@ class ChainedScan:
         self.scatter = list(scatter) if scatter is not None else None
         self.total = total
         self.inclusive = inclusive
-        self.tuning = tuning or DEFAULT_TUNING
+        self.tuning = checked_tuning(owner, self.owner_id, tuning, ScanTuning)
         self.diagnostics = None  # counters buffer when tuning.diagnostics
         if self.tuning.rows % 4 or self.tuning.rows < 4 or not 1 <= self.tuning.lookback <= WORKGROUP:
             raise GraphValidationError(f'{owner} "{self.owner_id}" has invalid scan tuning {self.tuning}')
 
-    def _scatter_handles(self, last_chunk: int) -> list:
-        handles = []
-        for view in self.scatter[: last_chunk + 1]:
-            if view.length and view.handle not in handles:
-                handles.append(view.handle)
-        return handles
-
     def add_to_graph(self, graph) -> list:
         tile = self.tuning.tile
         tiles = [ceil_div(v.length, tile) for v in self.data]
-        bases = [sum(tiles[:i]) for i in range(len(tiles))]
         total_tiles = sum(tiles)
         if total_tiles == 0:
             return []
-        last = max(i for i, t in enumerate(tiles) if t)
         if total_tiles >= 1 << 21:  # scan.wgsl: EPOCH_SHIFT
             raise GraphValidationError(f'{self.owner} "{self.owner_id}" is too long for one scan (needs '
                                        f"{total_tiles} tiles, at most {(1 << 21) - 1})")
         if self.scatter is not None:
             limit = int(graph.device.limits["max-storage-buffers-per-shader-stage"])
-            need = 5 + len(self._scatter_handles(last))
+            need = 5 + len({v.handle for v in self.scatter if v.length})
             if need > limit:
                 raise GraphValidationError(
                     f'{self.owner} "{self.owner_id}" output spans too many buffers for one kernel (needs {need} '
@@ -157,7 +148,7 @@ class ChainedScan:
             self._state = StorageBinding(0, state, 0, 4 * words)
 
             def compile_clear(ctx):
-                kernel = ComputeKernel(ctx.device, code=render("clear.wgsl"), label=ctx.node_id)
+                kernel = ComputeKernel(ctx.device, code=wgsl("algorithms/shaders/clear.wgsl"), label=ctx.node_id)
 
                 def encode(compute_pass, frame):
                     kernel.dispatch(compute_pass, frame, bindings={0: self._state.resolve(frame)},
@@ -180,111 +171,114 @@ class ChainedScan:
             resources.append((view, "storage-write"))
         if self.total is not None:
             resources.append((self.total, "storage-write"))
-
-        def compile_tiles(ctx):
-            # Per-dispatch sizes live in one small uniform buffer made now (not
-            # at encode), one aligned slot per chunk dispatch.
-            slot = int(ctx.device.limits["min-uniform-buffer-offset-alignment"])
-            chunks = [i for i, count in enumerate(tiles) if count]
-            params = np.zeros((len(chunks), slot // 4), np.uint32)
-            for row, i in enumerate(chunks):
-                has_total = self.total is not None and i == last
-                params[row, :5] = (self.data[i].length, bases[i], tiles[i],
-                                   total_tiles - 1 if has_total else 0xFFFFFFFF, total_tiles - 1)
-            uniform = ctx.own(ctx.device.create_buffer_with_data(
-                label=f"{ctx.node_id}-params", data=params.tobytes(), usage=wgpu.BufferUsage.UNIFORM))
-            owned = None
-            if self._state is None:
-                owned = ctx.own(ctx.device.create_buffer(label=f"{ctx.node_id}-tile-state", size=4 * words,
-                                                         usage=wgpu.BufferUsage.STORAGE))
-            dispatches = []
-            for row, i in enumerate(chunks):
-                kernel, bindings = self._kernel(ctx, i, is_last=(i == last))
-                fixed = {6: (uniform, row * slot, 32)}
-                if owned is not None:
-                    fixed[0] = (owned, 0, 4 * words)
-                dispatches.append((kernel, bindings, fixed, tiles[i]))
-
-            def encode(compute_pass, frame):
-                for kernel, bindings, fixed, count in dispatches:
-                    resolved = {b.binding: (self.diagnostics, 0, 64) if b.handle is None else b.resolve(frame)
-                                for b in bindings}
-                    resolved.update(fixed)
-                    kernel.dispatch(compute_pass, frame, bindings=resolved, workgroups=count)
-            return encode
-
-        node_ids.append(graph.add_compute_node(id=f"{self.id}-tiles", resources=resources, compile=compile_tiles))
+        node_ids.append(graph.add_compute_node(id=f"{self.id}-tiles", resources=resources,
+                                               compile=lambda ctx: self._compile_tiles(ctx, tiles, words)))
         return node_ids
 
-    def _kernel(self, ctx, i, *, is_last):
-        """The kernel and storage bindings of chunk ``i``'s dispatch."""
+    def _compile_tiles(self, ctx, tiles, words):
+        """The tiles node's encode callback: one dispatch per non-empty chunk."""
         align = storage_alignment(ctx.device)
+        # Per-dispatch sizes and view offsets live in one small uniform buffer
+        # made now (not at encode), one aligned slot per chunk dispatch.
+        slot = uniform_slot(ctx.device, PARAMS_BYTES)
+        chunks = [i for i, count in enumerate(tiles) if count]
+        last, total_tiles = chunks[-1], sum(tiles)
+        params = np.zeros((len(chunks), slot // 4), np.uint32)
+        scatter = self._scatter_plan(align)
+        kernels = []
+        for row, i in enumerate(chunks):
+            has_total = self.total is not None and i == last
+            kernel, offsets, bindings = self._kernel(ctx, i, align, has_total, scatter)
+            params[row, :10] = (self.data[i].length, sum(tiles[:i]), tiles[i],
+                                total_tiles - 1 if has_total else 0xFFFFFFFF, total_tiles - 1, *offsets)
+            kernels.append((kernel, bindings))
+        uniform = ctx.own(ctx.device.create_buffer_with_data(
+            label=f"{ctx.node_id}-params", data=params.tobytes(), usage=wgpu.BufferUsage.UNIFORM))
+        owned = None
+        if self._state is None:
+            owned = ctx.own(ctx.device.create_buffer(label=f"{ctx.node_id}-tile-state", size=4 * words,
+                                                     usage=wgpu.BufferUsage.STORAGE))
+        dispatches = []
+        for row, (i, (kernel, bindings)) in enumerate(zip(chunks, kernels)):
+            fixed = {6: (uniform, row * slot, PARAMS_BYTES)}
+            if owned is not None:
+                fixed[0] = (owned, 0, 4 * words)
+            dispatches.append((kernel, bindings, fixed, tiles[i]))
+
+        def encode(compute_pass, frame):
+            for kernel, bindings, fixed, count in dispatches:
+                resolved = {b.binding: (self.diagnostics, 0, 64) if b.handle is None else b.resolve(frame)
+                            for b in bindings}
+                resolved.update(fixed)
+                kernel.dispatch(compute_pass, frame, bindings=resolved, workgroups=count)
+        return encode
+
+    def _kernel(self, ctx, i, align, has_total, scatter):
+        """Chunk ``i``'s kernel, its view offsets (ScanParams order: data,
+        heads, out, vals, total) and its storage bindings."""
+        scatter_bindings, scatter_entries, scatter_constants = scatter
         written = {v.handle for v in (self.out[i], self.total) if v is not None}
-        if self.scatter is not None:
-            written |= set(self._scatter_handles(i))
-        parts = [render("group_subgroup.wgsl" if use_subgroups(ctx, self.tuning) else "group_portable.wgsl")]
-        bindings = []
+        written |= {b.handle for b in scatter_bindings}
+        layouts, access, offsets, bindings = {}, {}, [], []
         for binding, name, view, write in ((1, "data", self.data[i], False), (2, "heads", self.heads[i], False),
                                            (3, "out", self.out[i], True), (4, "vals", self.vals[i], False)):
-            if view is None:
-                parts.append(null_accessor(name))
-                continue
-            access = "read_write" if write or view.handle in written else "read"
-            text, b = view_accessor(name, binding, view, access=access, alignment=align)
-            parts.append(text)
-            bindings.append(b)
-        if self.total is not None and is_last:
-            text, b = view_accessor("total", 5, self.total, access="read_write", alignment=align, vec4=False)
-            parts.append(text + "fn store_total(v: u32) { total_set1(0u, v); }\n")
-            bindings.append(b)
-        else:
-            parts.append("fn store_total(v: u32) { }\n")
-        parts.append(self._scatter_code(i, align, bindings))
-        parts.append(unroll(render("scan.wgsl", ROWS=self.tuning.rows), self.tuning.rows))
+            access[name] = "read_write" if view is not None and (write or view.handle in written) else "read"
+            layouts[name] = "none"
+            offsets.append(0)
+            if view is not None:
+                vb = view_binding(binding, view, alignment=align)
+                layouts[name], offsets[-1] = vb.layout, vb.offset
+                bindings.append(vb.storage)
+        offsets.append(0)
+        if has_total:
+            vb = view_binding(5, self.total, alignment=align, vec4=False)
+            offsets[-1] = vb.offset
+            bindings.append(vb.storage)
+        bindings += scatter_bindings
+        tuning = self.tuning
+        code = wgsl("algorithms/shaders/scan.wgsl", subgroups=use_subgroups(ctx, tuning.subgroups), rows=tuning.rows,
+                    layouts=layouts, access=access, total=has_total, scatter=scatter_entries,
+                    diagnostics=tuning.diagnostics)
         constants = {
             "INCLUSIVE": int(self.inclusive), "SEGMENTED": int(self.heads[i] is not None),
-            "COMPACT": int(self.scatter is not None), "LOOKBACK": self.tuning.lookback,
-            "SPIN_LIMIT": self.tuning.spin_limit, "SPIN_WINDOW": self.tuning.spin_window,
-            "GROUP_LOOKBACK": int(self.tuning.group_lookback), "EARLY_PUBLISH": int(self.tuning.early_publish),
+            "COMPACT": int(self.scatter is not None), "LOOKBACK": tuning.lookback,
+            "SPIN_LIMIT": tuning.spin_limit, "SPIN_WINDOW": tuning.spin_window,
+            "GROUP_LOOKBACK": int(tuning.group_lookback), "EARLY_PUBLISH": int(tuning.early_publish),
+            **scatter_constants,
         }
-        if self.tuning.diagnostics:
-            parts.insert(1, "@group(0) @binding(31) var<storage, read_write> diag: array<atomic<u32>>;\n"
-                            "fn diag_add(g: Group, i: u32, v: u32) { if (g.lid == 0u) { atomicAdd(&diag[i], v); } }\n")
+        if tuning.diagnostics:
             if self.diagnostics is None:
                 self.diagnostics = ctx.own(ctx.device.create_buffer(
                     size=64, usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC))
             bindings.append(StorageBinding(31, None, 0, 64))
-        else:
-            parts.insert(1, "fn diag_add(g: Group, i: u32, v: u32) { }\n")
-        kernel = ComputeKernel(ctx.device, code="\n".join(parts), constants=constants, label=ctx.node_id,
-                               bounds_checks=self.tuning.runtime_checks,
-                               loop_bounding=self.tuning.runtime_checks)
-        return kernel, ([self._state] if self._state is not None else []) + bindings
+        kernel = ComputeKernel(ctx.device, code=code, constants=constants, label=ctx.node_id,
+                               bounds_checks=tuning.runtime_checks, loop_bounding=tuning.runtime_checks)
+        return kernel, offsets, ([self._state] if self._state is not None else []) + bindings
 
-    def _scatter_code(self, i, align, bindings) -> str:
-        """``scatter(k, v)``: write logical output row k, across output chunks."""
+    def _scatter_plan(self, align) -> tuple:
+        """``(bindings, entries, constants)`` of ``scatter(k, v)``: one dst
+        binding per output buffer (from 7 on), the dst binding of each
+        non-empty output chunk, and the overrides saying where chunk j ends in
+        the compacted sequence (SCATTER_END_j) and starts in its binding
+        (SCATTER_OFF_j). Every chunk dispatch binds every output chunk, so
+        they share one pipeline; a dispatch's k never reaches past its own
+        chunk, so it never runs the branches of later ones."""
         if self.scatter is None:
-            return "fn scatter(k: u32, v: u32) { }\n"
-        text = []
-        names = {}
-        for handle in self._scatter_handles(i):
-            views = [v for v in self.scatter[: i + 1] if v.handle is handle and v.length]
-            start, size = binding_range(views, align)
-            binding = 7 + len(names)
-            names[handle] = (f"dst{binding}", start)
-            text.append(f"@group(0) @binding({binding}) var<storage, read_write> dst{binding}: array<u32>;\n")
-            bindings.append(StorageBinding(binding, handle, start, size))
-        body = []
-        first = 0
-        used = [v for v in self.scatter[: i + 1] if v.length]
+            return [], [], {}
+        used = [v for v in self.scatter if v.length]
+        bindings = {}
+        for view in used:
+            if view.handle not in bindings:
+                start, size = binding_range([v for v in used if v.handle is view.handle], align)
+                bindings[view.handle] = StorageBinding(7 + len(bindings), view.handle, start, size)
+        entries, constants, end = [], {}, 0
         for j, view in enumerate(used):
-            name, start = names[view.handle]
-            offset = (view.byte_offset - start) // 4
-            store = f"{name}[{offset}u + (k - {first}u)] = v; return;"
-            # k never reaches past the rows scanned so far: the last chunk needs no test
-            body.append(f"    {store}" if j == len(used) - 1 else f"    if (k < {first + view.length}u) {{ {store} }}")
-            first += view.length
-        return "".join(text) + "fn scatter(k: u32, v: u32) {\n" + "\n".join(body) + "\n}\n"
+            b = bindings[view.handle]
+            end += view.length
+            entries.append(b.binding)
+            constants[f"SCATTER_END_{j}"] = end
+            constants[f"SCATTER_OFF_{j}"] = (view.byte_offset - b.start) // 4
+        return list(bindings.values()), entries, constants
 
 
 class GPUScan:
@@ -305,6 +299,8 @@ class GPUScan:
         chunk lengths). The first row always starts a segment; every later
         nonzero flag starts one, also on a chunk's first row. Must not share a
         buffer with output.
+    tuning : ScanTuning, optional
+        Structural knobs (anything else raises :class:`~gpuviz.GraphTypeError`).
 
     Notes
     -----
@@ -324,6 +320,7 @@ class GPUScan:
                  tuning: ScanTuning | None = None):
         if mode not in ("exclusive", "inclusive"):
             raise GraphValidationError(f'GPUScan "{id}" mode must be "exclusive" or "inclusive" (got {mode!r})')
+        checked_tuning("GPUScan", id, tuning, ScanTuning)
         self.id = id
         self.input = input
         self.output = output

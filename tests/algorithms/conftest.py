@@ -21,6 +21,36 @@ def gpu_vector(device, chunks, dtype=np.uint32):
     return GPUVector.from_numpy(device, [np.asarray(c, dtype) for c in chunks], USAGE, format=None)
 
 
+def shared_vector(device, arrays, offsets, dtype=np.uint32, fill=0):
+    """A GPUVector whose chunks share one buffer, chunk k starting ``offsets[k]``
+    elements in (views a kernel binds at different element offsets); the
+    words around the chunks hold ``fill``."""
+    arrays = [np.asarray(a, dtype) for a in arrays]
+    words = np.full(max(o + a.size for o, a in zip(offsets, arrays)) + 4, fill, dtype)
+    for o, a in zip(offsets, arrays):
+        words[o:o + a.size] = a
+    backing = GPUData.from_numpy(device, words, USAGE)
+    return GPUVector([GPUData(backing.buffer, format=backing.format, length=a.size, byte_offset=4 * o)
+                      for o, a in zip(offsets, arrays)])
+
+
+@pytest.fixture
+def compiled_pipelines(monkeypatch):
+    """The compute pipelines every ComputeKernel made from here on asks the
+    shader builder for, in order (the same object for a cached one)."""
+    from gpuviz.graph import kernel
+
+    pipelines = []
+
+    def spy(*args, **kwargs):
+        pipelines.append(compute_pipeline(*args, **kwargs))
+        return pipelines[-1]
+
+    compute_pipeline = kernel.compute_pipeline
+    monkeypatch.setattr(kernel, "compute_pipeline", spy)
+    return pipelines
+
+
 def import_input(device, graph, name, value):
     """A list of arrays -> a vector view (one chunk each); an array -> a data
     view; None -> None."""

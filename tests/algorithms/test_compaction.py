@@ -6,10 +6,11 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import gpuviz
-from gpuviz.algorithms import GPUCompaction, ScanTuning
+from gpuviz.algorithms import GPUCompaction, ReductionTuning, ScanTuning
 from gpuviz.render import DrawCommandBuffer
+from gpuviz.tables import GPUData
 
-from .conftest import TILE, gpu_data, gpu_vector, new_graph, read, run
+from .conftest import TILE, gpu_data, gpu_vector, new_graph, read, run, shared_vector
 
 SENTINEL = 0xDEADBEEF
 
@@ -59,12 +60,21 @@ def test_portable_and_fallback_paths(device, tuning):
 
 @pytest.mark.parametrize("chunks", [[3, 0, 5], [TILE + 3, 0, 1, 2 * TILE - 1], [0, 0], [7]])
 @pytest.mark.parametrize("density", [0.0, 0.4, 1.0])
-def test_vectors_fill_output_chunks_as_one_sequence(device, chunks, density):
+@pytest.mark.parametrize("output_buffers", ["one-per-chunk", "shared"])
+def test_vectors_fill_output_chunks_as_one_sequence(device, chunks, density, output_buffers):
+    """Survivors fill the output chunks in order, whether each chunk has its
+    own buffer (one binding each) or all share one buffer with guard words
+    between them (one binding, a different offset per chunk), and nothing is
+    written outside the chunks."""
     rng = np.random.default_rng(len(chunks))
     xs = [rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32) for n in chunks]
     fs = [flags_for(rng, n, density) for n in chunks]
     graph = new_graph(device)
-    yv = gpu_vector(device, [np.full(n, SENTINEL) for n in chunks])
+    starts = [3 * (k + 1) + sum(chunks[:k]) for k in range(len(chunks))]
+    if output_buffers == "shared":
+        yv = shared_vector(device, [np.full(n, SENTINEL) for n in chunks], starts, fill=SENTINEL)
+    else:
+        yv = gpu_vector(device, [np.full(n, SENTINEL) for n in chunks])
     count = gpu_data(device, [SENTINEL])
     GPUCompaction(id="v", input=graph.import_gpu_vector("x", gpu_vector(device, xs)),
                   flags=graph.import_gpu_vector("f", gpu_vector(device, fs)),
@@ -75,7 +85,13 @@ def test_vectors_fill_output_chunks_as_one_sequence(device, chunks, density):
     assert read(device, count).tolist() == [expected.size]
     np.testing.assert_array_equal(got[:expected.size], expected)
     assert (got[expected.size:] == SENTINEL).all()
-    assert [c.length for c in yv.chunks] == chunks
+    if output_buffers == "shared":
+        buffer = yv.chunks[0].buffer
+        words = read(device, GPUData(buffer, format="uint32", length=buffer.size // 4))
+        inside = np.zeros(words.size, bool)
+        for start, n in zip(starts, chunks):
+            inside[start:start + n] = True
+        assert (words[~inside] == SENTINEL).all(), "words between and after the chunks must stay untouched"
 
 
 @pytest.mark.parametrize("kind", ["draw", "draw-indexed"])
@@ -133,6 +149,8 @@ def test_errors(device, graph):
         GPUCompaction(id="c", input=x, flags=f, output=y, count=n).add_to_graph(graph)
     with pytest.raises(gpuviz.GraphValidationError, match="flags must be uint32"):
         GPUCompaction(id="c", input=x, flags=fl, output=ok, count=n).add_to_graph(graph)
+    with pytest.raises(gpuviz.GraphTypeError, match='GPUCompaction "c" tuning must be a ScanTuning'):
+        GPUCompaction(id="c", input=x, flags=f, output=ok, count=n, tuning=ReductionTuning())
     with pytest.raises(gpuviz.GraphValidationError, match='flags share buffer "ok" with output'):
         GPUCompaction(id="c", input=x, flags=ok, output=ok, count=n).add_to_graph(graph)
     empty = graph.create_data_view(n.handle, format="uint32", length=0)

@@ -7,8 +7,9 @@ import pytest
 
 import gpuviz
 from gpuviz.algorithms import GPUMask
+from gpuviz.tables import GPUData
 
-from .conftest import gpu_data, gpu_vector, new_graph, read, run
+from .conftest import gpu_data, gpu_vector, new_graph, read, run, shared_vector
 
 ORACLES = {
     "and": lambda bs: np.logical_and.reduce(bs),
@@ -52,20 +53,29 @@ def test_lengths(device, n):
     assert got[n:].tolist() == [9, 9]
 
 
-def test_vectors_keep_chunks(device):
-    chunks = [5, 0, 1030, 2]
+def test_vectors_keep_chunks(device, compiled_pipelines):
+    """Every chunk is composed in place (nothing written between chunks), and
+    chunks that differ only in their offsets share one pipeline (offsets are
+    uniforms)."""
+    chunks = [8, 0, 1032, 4]  # whole vec4 words at element offsets 0 or 4 of their bound ranges
     rng = np.random.default_rng(1)
     a = [rng.integers(0, 2, c).astype(np.uint32) for c in chunks]
     b = [rng.integers(0, 2, c).astype(np.uint32) for c in chunks]
+    out_starts = [4, 16, 20, 1060]
+    out = shared_vector(device, [np.zeros(c) for c in chunks], out_starts, fill=9)
     graph = new_graph(device)
-    out = gpu_vector(device, [np.zeros(c) for c in chunks])
-    ids = GPUMask(id="vm", inputs=[graph.import_gpu_vector("a", gpu_vector(device, a)),
+    ids = GPUMask(id="vm", inputs=[graph.import_gpu_vector("a", shared_vector(device, a, [0, 12, 12, 1048])),
                                    graph.import_gpu_vector("b", gpu_vector(device, b))],
                   output=graph.import_gpu_vector("o", out), operation="xor").add_to_graph(graph)
     assert ids == ["vm-mask"]
     run(graph)
-    assert [c.length for c in out.chunks] == chunks
-    np.testing.assert_array_equal(read(device, out), (np.concatenate(a) != np.concatenate(b)).astype(np.uint32))
+    assert len(compiled_pipelines) == 3 and len({id(p) for p in compiled_pipelines}) == 1
+    words = read(device, GPUData(out.chunks[0].buffer, format="uint32", length=out.chunks[0].buffer.size // 4))
+    inside = np.zeros(words.size, bool)
+    for start, n in zip(out_starts, chunks):
+        inside[start:start + n] = True
+    np.testing.assert_array_equal(words[inside], (np.concatenate(a) != np.concatenate(b)).astype(np.uint32))
+    assert (words[~inside] == 9).all(), "words between and after the chunks must stay untouched"
 
 
 def test_empty_adds_no_nodes(device, graph):

@@ -8,7 +8,8 @@ import wgpu
 from hypothesis import given, settings, strategies as st
 
 import gpuviz
-from gpuviz.algorithms import GPUIndexedRangeCompaction, GPUPartitionedIndexedRangeCompaction, IndexedRangeLayout
+from gpuviz.algorithms import (GPUIndexedRangeCompaction, GPUPartitionedIndexedRangeCompaction, IndexedRangeLayout,
+                               ReductionTuning)
 
 from .conftest import gpu_data, gpu_vector, new_graph, read
 
@@ -131,6 +132,9 @@ def test_errors(device, graph):
         GPUIndexedRangeCompaction(id="r", **{**base, "range_count": 3}).add_to_graph(graph)
     with pytest.raises(gpuviz.GraphValidationError, match="word offsets outside its stride"):
         GPUIndexedRangeCompaction(id="r", **{**base, "range_layout": (2, 0, 2)}).add_to_graph(graph)
+    with pytest.raises(gpuviz.GraphTypeError, match='GPUIndexedRangeCompaction "r" tuning must be a ScanTuning '
+                                                    r"\(got ReductionTuning\)"):
+        GPUIndexedRangeCompaction(id="r", **base, tuning=ReductionTuning())
     vec = graph.import_gpu_vector("fv", gpu_vector(device, [np.ones(3), np.ones(3)]))
     outv = graph.import_gpu_vector("ov", gpu_vector(device, [np.ones(3), np.ones(3)]))
     with pytest.raises(gpuviz.GraphValidationError, match="partition_range_ends \\[1\\] must be 2 non-decreasing"):

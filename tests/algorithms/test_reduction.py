@@ -6,10 +6,11 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import gpuviz
-from gpuviz.algorithms import GPUReduction, ScanTuning
+from gpuviz.algorithms import GPUReduction, ScanTuning, reduction
 from gpuviz.algorithms.reduction import ReductionTuning
+from gpuviz.graph import shaders
 
-from .conftest import gpu_data, gpu_vector, new_graph, read, run, submit_encodings, write_chunks
+from .conftest import gpu_data, gpu_vector, new_graph, read, run, shared_vector, submit_encodings, write_chunks
 
 BLOCK = 8192
 DTYPES = {"uint32": np.uint32, "sint32": np.int32, "float32": np.float32}
@@ -54,10 +55,14 @@ def values(rng, fmt, n):
     return rng.integers(info.min, info.max, n, dtype=np.int64, endpoint=True).astype(DTYPES[fmt])
 
 
+OPERATIONS = ["sum", "min", "max", "extent"]
+
+
 @pytest.mark.parametrize("fmt", list(DTYPES))
-@pytest.mark.parametrize("operation", ["sum", "min", "max", "extent"])
+@pytest.mark.parametrize("operation", OPERATIONS)
 def test_operations(device, fmt, operation):
-    rng = np.random.default_rng(hash((fmt, operation)) % 1000)
+    # seeded by position, not hash(): str hashes differ between processes
+    rng = np.random.default_rng([list(DTYPES).index(fmt), OPERATIONS.index(operation)])
     for n in (1, 5, BLOCK + 3, 3 * BLOCK):
         x = values(rng, fmt, n)
         check(reduce_on_gpu(device, [x], fmt, operation), oracle(x, fmt, operation), fmt, operation)
@@ -96,12 +101,25 @@ def test_vectors(device, chunks, seed):
     check(got, oracle(flat, "sint32", "sum"), "sint32", "sum")
 
 
-def test_portable_path(device):
+@pytest.mark.parametrize("subgroups", [None, False], ids=["default", "portable"])
+def test_portable_path(device, monkeypatch, subgroups):
+    """ReductionTuning(subgroups=False) builds the workgroup-memory variant
+    (checked on the template values, so ignoring the knob fails) and matches
+    numpy."""
+    variants = []
+
+    def spy(name, **values):
+        variants.append(values["subgroups"])
+        return shaders.wgsl(name, **values)
+
+    monkeypatch.setattr(reduction, "wgsl", spy)
     rng = np.random.default_rng(9)
     x = values(rng, "float32", 2 * BLOCK + 5)
     x[[3, 100]] = [np.nan, -np.inf]
-    got = reduce_on_gpu(device, [x], "float32", "extent", tuning=ScanTuning(subgroups=False))
+    got = reduce_on_gpu(device, [x], "float32", "extent", tuning=ReductionTuning(subgroups=subgroups))
     check(got, oracle(x, "float32", "extent"), "float32", "extent")
+    expected = subgroups is None and gpuviz.device_capabilities(device).subgroups
+    assert variants and set(variants) == {expected}
 
 
 @pytest.mark.parametrize("group_blocks", [1, 2, 4, 16])
@@ -127,6 +145,22 @@ def test_final_pass_rounds(device):
         check(reduce_on_gpu(device, [x], "sint32", "max", tuning=tuning), oracle(x, "sint32", "max"), "sint32", "max")
 
 
+def test_chunks_at_different_offsets_share_one_pipeline(device, compiled_pipelines):
+    """View offsets are uniforms: the block pass compiles one pipeline for
+    vector chunks at different element offsets of one buffer (the final
+    pass is the second)."""
+    rng = np.random.default_rng(4)
+    xs = [values(rng, "sint32", n) for n in (BLOCK, 8, 20)]
+    graph = new_graph(device)
+    out = gpu_data(device, np.zeros(2, np.int32), np.int32)
+    source = graph.import_gpu_vector("x", shared_vector(device, xs, [0, BLOCK + 4, BLOCK + 20], np.int32))
+    GPUReduction(id="r", input=source, output=graph.import_gpu_data("y", out), operation="extent",
+                 tuning=ReductionTuning(single_pass=False)).add_to_graph(graph)
+    run(graph)
+    check(read(device, out), oracle(np.concatenate(xs), "sint32", "extent"), "sint32", "extent")
+    assert len(compiled_pipelines) == 4 and len({id(p) for p in compiled_pipelines}) == 2
+
+
 def test_empty_writes_zeros(device):
     for fmt, op in (("uint32", "min"), ("float32", "extent"), ("sint32", "sum")):
         assert reduce_on_gpu(device, [np.zeros(0)], fmt, op).tolist()[: 2 if op == "extent" else 1] == [0] * (
@@ -146,6 +180,13 @@ def test_errors(device, graph):
         GPUReduction(id="r", input=halves, output=one).add_to_graph(graph)
     with pytest.raises(gpuviz.GraphValidationError, match="operation must be one of"):
         GPUReduction(id="r", input=x, output=one, operation="mean")
+    with pytest.raises(gpuviz.GraphTypeError, match='GPUReduction "r" tuning must be a ReductionTuning '
+                                                    r"\(got ScanTuning\)"):
+        GPUReduction(id="r", input=x, output=one, tuning=ScanTuning(subgroups=False))
+    assert issubclass(gpuviz.GraphTypeError, TypeError)
+    with pytest.raises(gpuviz.GraphValidationError, match='GPUReduction "r" group_blocks must be 1 to 64 '
+                                                          r"\(got 65\)"):
+        GPUReduction(id="r", input=x, output=one, tuning=ReductionTuning(group_blocks=65)).add_to_graph(graph)
 
 
 @pytest.mark.parametrize("single_pass", [True, False], ids=["single-pass", "two-pass"])
@@ -195,8 +236,6 @@ def test_single_pass_reuses_its_state(device):
 
 def test_single_pass_is_chosen_by_size(device, monkeypatch):
     """single_pass=None: one dispatch up to SINGLE_PASS_MAX_ROWS rows, two above."""
-    import gpuviz.algorithms.reduction as reduction
-
     def node_count(n):
         graph = new_graph(device)
         src = gpu_data(device, np.ones(n, np.uint32), np.uint32)

@@ -6,10 +6,11 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import gpuviz
-from gpuviz.algorithms import GPUScan, ScanTuning
+from gpuviz.algorithms import GPUScan, ReductionTuning, ScanTuning
+from gpuviz.tables import GPUData
 
-from .conftest import (TILE, gpu_data, gpu_vector, new_graph, read, run, scan_oracle, submit_encodings,
-                       write_chunks)
+from .conftest import (TILE, gpu_data, gpu_vector, new_graph, read, run, scan_oracle, shared_vector,
+                       submit_encodings, write_chunks)
 
 BOUNDARY_LENGTHS = [0, 1, 2, 3, 4, 5, TILE - 1, TILE, TILE + 1, 3 * TILE + 7]
 
@@ -69,14 +70,21 @@ def test_vectors_are_one_sequence(device, chunks, mode, segmented, flag_chunk_st
         if f.size:
             f[0] = int(flag_chunk_starts)
     graph = new_graph(device)
-    xv, yv, fv = gpu_vector(device, xs), gpu_vector(device, [np.zeros(n) for n in chunks]), gpu_vector(device, fs)
+    # output chunks share one buffer, three guard words before each
+    starts = [3 * (k + 1) + sum(chunks[:k]) for k in range(len(chunks))]
+    yv = shared_vector(device, [np.zeros(n) for n in chunks], starts, fill=0xDEADBEEF)
+    xv, fv = gpu_vector(device, xs), gpu_vector(device, fs)
     GPUScan(id="v", input=graph.import_gpu_vector("x", xv), output=graph.import_gpu_vector("y", yv), mode=mode,
             segment_flags=graph.import_gpu_vector("f", fv) if segmented else None).add_to_graph(graph)
     run(graph)
-    got = read(device, yv)
     flat_f = np.concatenate(fs) if segmented else None
-    np.testing.assert_array_equal(got, scan_oracle(np.concatenate(xs), flat_f, mode == "inclusive"))
-    assert [c.length for c in yv.chunks] == chunks
+    expected = scan_oracle(np.concatenate(xs), flat_f, mode == "inclusive")
+    words = read(device, GPUData(yv.chunks[0].buffer, format="uint32", length=yv.chunks[0].buffer.size // 4))
+    inside = np.zeros(words.size, bool)
+    for start, n in zip(starts, chunks):
+        inside[start:start + n] = True
+    np.testing.assert_array_equal(words[inside], expected)
+    assert (words[~inside] == 0xDEADBEEF).all(), "words between and after the chunks must stay untouched"
 
 
 def test_segment_flag_on_later_chunk_start_restarts(device):
@@ -188,6 +196,34 @@ def test_views_at_offsets_and_shared_buffers(device):
     assert out[n + 3] == 0 and out[2 * n + 4] == 0
 
 
+def test_chunks_at_different_offsets_share_one_pipeline(device, compiled_pipelines):
+    """View offsets are uniforms: vector chunks that differ only in where they
+    start inside their bound range compile ONE pipeline; a chunk read as
+    scalars instead of vec4 words is another structure (a second pipeline)."""
+    rng = np.random.default_rng(13)
+    lengths = [TILE + 4, 8, 2 * TILE, 12]  # whole vec4 words
+    xs = [rng.integers(0, 1000, n).astype(np.uint32) for n in lengths]
+
+    def scan(in_starts):
+        compiled_pipelines.clear()
+        out_starts = [4 * k + sum(lengths[:k]) + 8 for k in range(len(lengths))]
+        graph = new_graph(device)
+        yv = shared_vector(device, [np.zeros(n) for n in lengths], out_starts)
+        GPUScan(id="p", input=graph.import_gpu_vector("x", shared_vector(device, xs, in_starts)),
+                output=graph.import_gpu_vector("y", yv)).add_to_graph(graph)
+        run(graph)
+        np.testing.assert_array_equal(np.concatenate([read(device, c) for c in yv.chunks]),
+                                      scan_oracle(np.concatenate(xs)))
+        return compiled_pipelines
+
+    # element offsets 0 and 4 inside 32-byte (or coarser) aligned ranges, all vec4
+    vec4_starts = [0, TILE + 12, TILE + 40, 3 * TILE + 52]
+    pipelines = scan(vec4_starts)
+    assert len(pipelines) == 4 and len({id(p) for p in pipelines}) == 1
+    scalar_first = [vec4_starts[0] + 1] + vec4_starts[1:]
+    assert len({id(p) for p in scan(scalar_first)}) == 2
+
+
 def test_zero_length_adds_no_nodes(device, graph):
     x = graph.import_gpu_data("x", gpu_data(device, []))
     y = graph.import_gpu_data("y", gpu_data(device, []))
@@ -236,4 +272,6 @@ def test_errors(device, graph):
     strided = graph.create_data_view(handle, format="uint32", length=1000, byte_stride=8)
     with pytest.raises(gpuviz.ViewRangeError, match="must be packed"):
         GPUScan(id="e", input=strided, output=y).add_to_graph(graph)
+    with pytest.raises(gpuviz.GraphTypeError, match=r'GPUScan "e" tuning must be a ScanTuning \(got ReductionTuning\)'):
+        GPUScan(id="e", input=x, output=y, tuning=ReductionTuning())
     assert isinstance(gpuviz.GraphValidationError("x"), ValueError)

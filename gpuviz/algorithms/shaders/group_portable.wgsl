@@ -1,8 +1,8 @@
 // Group primitives without subgroups: the "group" is the whole 256-lane
 // workgroup and scans run through workgroup memory (Hillis-Steele).
 //
-// The kernel body (spliced after this file) defines `kernel_main(g, wg)` and
-// the override constant SEGMENTED.
+// Included by the kernel templates (scan.wgsl, range_compaction.wgsl), which
+// define `kernel_main(g, wg)` and the override constant SEGMENTED.
 
 struct Group {
     lid: u32,

@@ -1,7 +1,7 @@
 // Group primitives on hardware subgroups: a "group" is one subgroup.
 //
-// The kernel body (spliced after this file) defines `kernel_main(g, wg)` and
-// the override constant SEGMENTED. Lane order inside a workgroup is taken as
+// Included by the kernel templates (scan.wgsl, range_compaction.wgsl), which
+// define `kernel_main(g, wg)` and the override constant SEGMENTED. Lane order inside a workgroup is taken as
 // (subgroup_id, subgroup_invocation_id), which enumerates 0..255 exactly once
 // when subgroups are full (Vulkan compute with a workgroup size that is a
 // multiple of the subgroup size).

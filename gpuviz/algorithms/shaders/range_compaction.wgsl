@@ -6,9 +6,17 @@
 // counts into offsets, the scatter phase rescans the range's flags and
 // writes the global source IDs of selected rows in source order.
 //
-// Spliced before this file: group primitives and accessors for the roles
-// flags/ranges/actives/counts/offsets/output; after it, a one-line
-// kernel_main(g, wg) that calls count_phase or scatter_phase.
+// Template values: subgroups (which group primitives), layouts/access of
+// the roles flags/ranges/actives/counts/offsets/output (bindings 1-6; "none"
+// for the roles the other phase uses) and phase ("count" or "scatter").
+// View element offsets are RangeParams fields.
+
+{% import "algorithms/shaders/views.wgsl" as views %}
+{% include "algorithms/shaders/group_subgroup.wgsl" if subgroups else "algorithms/shaders/group_portable.wgsl" %}
+
+{% for name in ("flags", "ranges", "actives", "counts", "offsets", "output") %}
+{{ views.view(name, loop.index, access[name], layouts[name], "R." ~ name ~ "_off") }}
+{% endfor %}
 
 override SEGMENTED: bool = false;  // knob of the group primitives; ranges are not segmented
 
@@ -24,6 +32,13 @@ struct RangeParams {
     first_word: u32,
     count_word: u32,
     output_length: u32, // output rows bound here
+    flags_off: u32,     // element offsets of the views inside their bound ranges
+    ranges_off: u32,
+    actives_off: u32,
+    counts_off: u32,
+    offsets_off: u32,
+    output_off: u32,
+    pad0: u32,
 }
 
 @group(0) @binding(0) var<uniform> R: RangeParams;
@@ -96,3 +111,5 @@ fn scatter_phase(g: Group, wg: u32) {
         run += s.y;
     }
 }
+
+fn kernel_main(g: Group, wg: u32) { {{ phase }}_phase(g, wg); }

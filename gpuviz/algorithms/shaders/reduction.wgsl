@@ -11,8 +11,16 @@
 // +-inf serve as identities; a result still at its identity means "no
 // finite value" and is written as 0.
 //
-// Spliced before this file: an `alias T`, MAXV()/MINV()/is_valid() for T, the
-// `data`/`out` accessors, and the workgroup-reduce snippet (entry points).
+// Template values: type (the input format, reduce_types.wgsl), data (the
+// views.view layout of the input chunk; "none" for the final pass), out
+// (whether this variant writes the output) and subgroups (which workgroup
+// reduction and entry points). View element offsets are ReduceParams fields.
+
+{% import "algorithms/shaders/views.wgsl" as views %}
+{% include "algorithms/shaders/reduce_types.wgsl" %}
+{{ views.view("data", 2, "read", data, "RP.data_off") }}
+{{ views.view("out", 3, "read_write", "scalar" if out else "none", "RP.out_off") }}
+{% include "algorithms/shaders/reduce_subgroup.wgsl" if subgroups else "algorithms/shaders/reduce_portable.wgsl" %}
 
 override OP: u32;          // 0 sum, 1 min, 2 max, 3 extent
 override IS_FLOAT: bool = false;
@@ -25,6 +33,10 @@ struct ReduceParams {
     slot_base: u32,  // first partial slot of this chunk
     slots: u32,      // total partial slots (final pass)
     blocks: u32,     // workgroups of this chunk (past it: padding of a 2-D grid)
+    data_off: u32,   // element offsets of the views inside their bound ranges
+    out_off: u32,
+    pad0: u32,
+    pad1: u32,
 }
 
 @group(0) @binding(0) var<uniform> RP: ReduceParams;

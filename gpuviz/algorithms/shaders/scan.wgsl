@@ -9,10 +9,16 @@
 // its input by the waiting tile itself, so the walk finishes whatever the
 // scheduler does (WebGPU promises no forward progress between workgroups).
 //
-// Spliced before this file: group primitives (Group, Scan4, grp_scan4, the
-// entry point) and view accessors for the roles data/heads/out/vals plus
-// scatter(k, v) and store_total(v). ROWS (vec4 rows per lane, a multiple of
-// four) is substituted before compilation.
+// Template values (gpuviz.graph.shaders.wgsl): subgroups (which group
+// primitives: Group, Scan4, grp_scan4, the entry point), rows (vec4 rows per
+// lane, a multiple of four; per-row code is unrolled), layouts/access (the
+// views.view layout and access of the roles data/heads/out/vals; "none" for
+// a role this variant does not use), total (this dispatch stores the sum of
+// everything), scatter (the dst binding of each non-empty output chunk when
+// compacting; SCATTER_END_j / SCATTER_OFF_j overrides say where chunk j's
+// rows end in the sequence and start in its binding) and diagnostics.
+// View element offsets are ScanParams fields, so every chunk of one
+// structure shares a pipeline.
 //
 // State words (all zero when the state buffer is created; no clear pass runs
 // between encodings):
@@ -30,8 +36,50 @@
 // as unpublished. Zero words (a new buffer, or a clear pass) are unpublished
 // for either parity.
 
+{% import "algorithms/shaders/views.wgsl" as views %}
+{% include "algorithms/shaders/group_subgroup.wgsl" if subgroups else "algorithms/shaders/group_portable.wgsl" %}
+
+{% if diagnostics %}
+@group(0) @binding(31) var<storage, read_write> diag: array<atomic<u32>>;
+fn diag_add(g: Group, i: u32, v: u32) { if (g.lid == 0u) { atomicAdd(&diag[i], v); } }
+{% else %}
+fn diag_add(g: Group, i: u32, v: u32) { }
+{% endif %}
+
+{% for name in ("data", "heads", "out", "vals") %}
+{{ views.view(name, loop.index, access[name], layouts[name], "P." ~ name ~ "_off") }}
+{% endfor %}
+{% if total %}
+{{ views.view("total", 5, "read_write", "scalar", "P.total_off") }}
+fn store_total(v: u32) { total_set1(0u, v); }
+{% else %}
+fn store_total(v: u32) { }
+{% endif %}
+
+// scatter(k, v): write row k of the compacted sequence into the output chunk
+// holding it. k never reaches past the rows scanned so far: the last chunk
+// needs no test.
+{% for b in scatter | unique %}
+@group(0) @binding({{ b }}) var<storage, read_write> dst{{ b }}: array<u32>;
+{% endfor %}
+{% for b in scatter %}
+override SCATTER_END_{{ loop.index0 }}: u32;
+override SCATTER_OFF_{{ loop.index0 }}: u32;
+{% endfor %}
+fn scatter(k: u32, v: u32) {
+{% for b in scatter %}
+{% set first = "0u" if loop.first else "SCATTER_END_" ~ (loop.index0 - 1) %}
+{% set store = "dst%d[SCATTER_OFF_%d + (k - %s)] = v; return;" % (b, loop.index0, first) %}
+{% if loop.last %}
+    {{ store }}
+{% else %}
+    if (k < SCATTER_END_{{ loop.index0 }}) { {{ store }} }
+{% endif %}
+{% endfor %}
+}
+
 const WG: u32 = 256u;
-const ROWS: u32 = ${ROWS}u;
+const ROWS: u32 = {{ rows | u32 }};
 const QUADS: u32 = ROWS / 4u;
 const TILE: u32 = WG * ROWS * 4u;
 const READY: u32 = 0x80000000u;
@@ -58,9 +106,13 @@ struct ScanParams {
     num_tiles: u32,   // tiles of this chunk (= workgroups)
     total_tile: u32,  // global tile that writes the total (0xffffffff: none)
     last_tile: u32,   // global index of the sequence's last tile
+    data_off: u32,    // element offsets of the views inside their bound ranges
+    heads_off: u32,
+    out_off: u32,
+    vals_off: u32,
+    total_off: u32,
     pad0: u32,
     pad1: u32,
-    pad2: u32,
 }
 
 @group(0) @binding(0) var<storage, read_write> state: array<atomic<u32>>;
@@ -407,10 +459,9 @@ fn emit_row(e: u32, pre: Pair, carry: u32, x: vec4<u32>, h: vec4<u32>, v: vec4<u
     }
 }
 
-// Per-row code is written once between `//#rows` and `//#end` (@R is the
-// row) or `//#quads` and `//#end` (@Q is the quad, @A..@D its rows) and
-// unrolled before compilation: function-scope arrays indexed in loops can land in slow
-// local memory, separate variables stay in registers.
+// Per-row code is unrolled by the template ({% raw %}{% for r in range(rows) %}{% endraw %}; quads
+// of rows for the group scans): function-scope arrays indexed in loops can
+// land in slow local memory, separate variables stay in registers.
 fn kernel_main(g: Group, wg: u32) {
     if (wg >= P.num_tiles) { return; }
     if (g.lid == 0u) {
@@ -427,43 +478,44 @@ fn kernel_main(g: Group, wg: u32) {
     let lt = tile - P.tile_base;
     diag_add(g, 0u, 1u);
 
-//#rows
-    var x@R = vec4<u32>(0u);
-    var h@R = vec4<u32>(0u);
-    var v@R = vec4<u32>(0u);
-    let e@R = row_start(g, lt, @Ru);
-//#end
+{% for r in range(rows) %}
+    var x{{ r }} = vec4<u32>(0u);
+    var h{{ r }} = vec4<u32>(0u);
+    var v{{ r }} = vec4<u32>(0u);
+    let e{{ r }} = row_start(g, lt, {{ r | u32 }});
+{% endfor %}
     if ((lt + 1u) * TILE <= P.n) {
         // A full tile: unconditional loads, all in flight before the first use.
-//#rows
-        x@R = data_get4(e@R);
-        if (SEGMENTED) { h@R = canon4(heads_get4(e@R)); }
-        if (COMPACT) { v@R = vals_get4(e@R); x@R = canon4(x@R); }
-//#end
+{% for r in range(rows) %}
+        x{{ r }} = data_get4(e{{ r }});
+        if (SEGMENTED) { h{{ r }} = canon4(heads_get4(e{{ r }})); }
+        if (COMPACT) { v{{ r }} = vals_get4(e{{ r }}); x{{ r }} = canon4(x{{ r }}); }
+{% endfor %}
     } else {
-//#rows
-        x@R = load_data4(e@R);
-        h@R = load_heads4(e@R);
-        if (COMPACT) { v@R = load_vals4(e@R); }
-//#end
+{% for r in range(rows) %}
+        x{{ r }} = load_data4(e{{ r }});
+        h{{ r }} = load_heads4(e{{ r }});
+        if (COMPACT) { v{{ r }} = load_vals4(e{{ r }}); }
+{% endfor %}
     }
 
     // Scan the lanes' row totals across the group, chaining rows inside it.
-//#rows
-    let t@R = row_total(h@R, x@R);
-//#end
+{% for r in range(rows) %}
+    let t{{ r }} = row_total(h{{ r }}, x{{ r }});
+{% endfor %}
     var run = Pair(0u, 0u);
-//#quads
-    let s@Q = grp_scan4(g, vec4<u32>(t@A.h, t@B.h, t@C.h, t@D.h), vec4<u32>(t@A.v, t@B.v, t@C.v, t@D.v));
-    let p@A = combine(run, Pair(s@Q.ex_h.x, s@Q.ex_v.x));
-    run = combine(run, Pair(s@Q.tot_h.x, s@Q.tot_v.x));
-    let p@B = combine(run, Pair(s@Q.ex_h.y, s@Q.ex_v.y));
-    run = combine(run, Pair(s@Q.tot_h.y, s@Q.tot_v.y));
-    let p@C = combine(run, Pair(s@Q.ex_h.z, s@Q.ex_v.z));
-    run = combine(run, Pair(s@Q.tot_h.z, s@Q.tot_v.z));
-    let p@D = combine(run, Pair(s@Q.ex_h.w, s@Q.ex_v.w));
-    run = combine(run, Pair(s@Q.tot_h.w, s@Q.tot_v.w));
-//#end
+{% for q in range(rows // 4) %}
+{% set a, b, c, d = 4 * q, 4 * q + 1, 4 * q + 2, 4 * q + 3 %}
+    let s{{ q }} = grp_scan4(g, vec4<u32>(t{{ a }}.h, t{{ b }}.h, t{{ c }}.h, t{{ d }}.h), vec4<u32>(t{{ a }}.v, t{{ b }}.v, t{{ c }}.v, t{{ d }}.v));
+    let p{{ a }} = combine(run, Pair(s{{ q }}.ex_h.x, s{{ q }}.ex_v.x));
+    run = combine(run, Pair(s{{ q }}.tot_h.x, s{{ q }}.tot_v.x));
+    let p{{ b }} = combine(run, Pair(s{{ q }}.ex_h.y, s{{ q }}.ex_v.y));
+    run = combine(run, Pair(s{{ q }}.tot_h.y, s{{ q }}.tot_v.y));
+    let p{{ c }} = combine(run, Pair(s{{ q }}.ex_h.z, s{{ q }}.ex_v.z));
+    run = combine(run, Pair(s{{ q }}.tot_h.z, s{{ q }}.tot_v.z));
+    let p{{ d }} = combine(run, Pair(s{{ q }}.ex_h.w, s{{ q }}.ex_v.w));
+    run = combine(run, Pair(s{{ q }}.tot_h.w, s{{ q }}.tot_v.w));
+{% endfor %}
 
     // Chain the groups of the workgroup.
     if (g.lane == 0u) {
@@ -499,7 +551,7 @@ fn kernel_main(g: Group, wg: u32) {
         store_total(select(carry + tagg.v, tagg.v, tagg.h != 0u));
     }
 
-//#rows
-    emit_row(e@R, combine(gpre, p@R), carry, x@R, h@R, v@R);
-//#end
+{% for r in range(rows) %}
+    emit_row(e{{ r }}, combine(gpre, p{{ r }}), carry, x{{ r }}, h{{ r }}, v{{ r }});
+{% endfor %}
 }
