@@ -254,13 +254,6 @@ def source_digest() -> str:
     return digest.hexdigest()[:16]
 
 
-def _tunings() -> dict:
-    """The default tunings in effect (their reprs list every field)."""
-    from ..algorithms import AggregationTuning, ReductionTuning, ScanTuning, SortTuning
-
-    return {cls.__name__: repr(cls()) for cls in (ScanTuning, SortTuning, ReductionTuning, AggregationTuning)}
-
-
 def command_line(prog: str, argv=None) -> str:
     """The command that started this run: the interpreter's own argv when the
     benchmark was started from a shell (``argv`` None), else ``python -m prog argv``."""
@@ -277,6 +270,7 @@ def run_header(device, *, command: str, peers: "Peers | None" = None) -> dict:
     environment switches, the peers' versions and the command."""
     from wgpu.backends import wgpu_native
 
+    from ..algorithms import AggregationTuning, ReductionTuning, ScanTuning, SortTuning
     from ..device import device_capabilities
 
     caps = device_capabilities(device)
@@ -291,10 +285,11 @@ def run_header(device, *, command: str, peers: "Peers | None" = None) -> dict:
         "commit": describe, "commit_source": source, "source_digest": source_digest(),
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "python": platform.python_version(), "wgpu": wgpu.__version__, "wgpu_native": wgpu_native.__version__,
-        "adapter": {k: v for k, v in dict(device.adapter.info).items()},
+        "adapter": dict(device.adapter.info),
         "backend": caps.backend, "subgroups": caps.subgroups, "float32_atomics": caps.float32_atomics,
-        "tuning": _tunings(),
-        "env": {k: os.environ[k] for k in ("GPUVIZ_RUNTIME_CHECKS",) if k in os.environ},
+        # the defaults in effect; their reprs list every field
+        "tuning": {cls.__name__: repr(cls()) for cls in (ScanTuning, SortTuning, ReductionTuning, AggregationTuning)},
+        "env": {k: os.environ[k] for k in ("GPUVIZ_RUNTIME_CHECKS", "GPUVIZ_ADAPTER") if k in os.environ},
         "peers": peer_versions,
     }
 
