@@ -11,7 +11,7 @@ __all__ = ["AggregationTuning", "WORKGROUP_SIZE"]
 WORKGROUP_SIZE = 256
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AggregationTuning:
     """Structural knobs of keyed aggregation (benchmarks and tests vary them).
 
