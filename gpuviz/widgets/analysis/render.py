@@ -11,11 +11,10 @@ after the graph. Nothing here submits or reads back.
 
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 import wgpu
 
+from ...graph.compat import device_cache
 from ...graph.shaders import shader_module, wgsl
 from ..canvas import TEXTURE_FORMAT
 
@@ -70,17 +69,13 @@ def css_color(color) -> str:
     return "#" + "".join(f"{round(v * 255):02x}" for v in color[:3])
 
 
-# The render pipelines by name, per device (they die with it): five of the draw node, one of PlotPresenter.
-_RENDER_PIPELINES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
 def _pipelines(device) -> dict:
-    """The render pipelines of the draw shader and the presenter, created once per device."""
-    cache = _RENDER_PIPELINES.get(device)
-    if cache is None:
+    """The render pipelines by name, created once per device (and freed with
+    it): five of the draw node, one of PlotPresenter."""
+    cache = device_cache(device, "data-analysis-render-pipelines")
+    if not cache:
         draw = shader_module(device, draw_shader(), label="data-analysis-draw")
         blit = shader_module(device, wgsl("widgets/analysis/shaders/blit.wgsl"), label="data-analysis-blit")
-        cache = _RENDER_PIPELINES[device] = {}
         for name, module, vertex, fragment, target in (
                 ("fill", draw, "vs_fill", "fs_color", _BLENDED), ("heat", draw, "vs_heat", "fs_heat", _BLENDED),
                 ("bars", draw, "vs_bars", "fs_color", _BLENDED), ("cdf", draw, "vs_cdf", "fs_color", _BLENDED),
