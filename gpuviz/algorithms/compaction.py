@@ -18,7 +18,7 @@ from ..graph import ComputeKernel
 from ..graph.errors import GraphValidationError
 from ..graph.resources import GraphBufferHandle
 from ..graph.shaders import wgsl
-from .dispatch import WORKGROUP, use_subgroups
+from .dispatch import WORKGROUP, ceil_div, use_subgroups
 from .scan import ChainedScan, ScanTuning
 from .validation import check_topology, checked_tuning, chunks_of, overlaps, single_row
 from .views import storage_alignment, view_binding
@@ -35,8 +35,8 @@ def add_count_clear(graph, node_id: str, count) -> str:
 
     def compile_clear(ctx):
         offset = ComputeKernel.element_offset(count, ctx.device)
-        kernel = ComputeKernel(ctx.device, code=wgsl("algorithms/shaders/clear.wgsl"), constants={"OFF": offset, "WORDS": 1},
-                               label=ctx.node_id)
+        kernel = ComputeKernel(ctx.device, code=wgsl("algorithms/shaders/clear.wgsl"),
+                               constants={"OFF": offset, "WORDS": 1}, label=ctx.node_id)
 
         def encode(compute_pass, frame):
             kernel.dispatch(compute_pass, frame, bindings={0: count}, workgroups=1)
@@ -70,12 +70,15 @@ class GPUCompaction:
         Any one-row uint32 view, e.g. the instanceCount word of a
         DrawCommandBuffer record (``byte_offset`` 4 of the record); only that
         word is written, neighbours are untouched.
+    tuning : ScanTuning, optional
+        Knobs of the chained scan (anything else raises
+        :class:`~gpuviz.GraphTypeError`).
 
     Notes
     -----
     One pass reads flags and values once and writes only survivors and the
-    count (the chained scan of :class:`GPUScan` with the scatter fused in);
-    a tiny clear pass zeroes its tile-state transient first. Zero length
+    count (the chained scan of :class:`GPUScan` with the scatter fused in;
+    its tile state needs no clear pass, see :class:`GPUScan`). Zero length
     adds only a node that writes count = 0. Output rows past the count are
     left as they were. Never allocates during encode, submits, or reads back.
     """
@@ -240,7 +243,7 @@ class _RangePlan:
 
             def encode(compute_pass, frame):
                 kernel.dispatch(compute_pass, frame, bindings={0: view},
-                                workgroups=-(-view.length // WORKGROUP))
+                                workgroups=ceil_div(view.length, WORKGROUP))
             return encode
         return graph.add_compute_node(id=node_id, resources=[(view, "storage-write")], compile=compile_clear)
 
@@ -275,6 +278,9 @@ class GPUIndexedRangeCompaction(_RangePlan):
         grouped by range in canonical range order, source order inside a range.
     count : GraphDataView
         One uint32 row receiving the number of selected IDs.
+    tuning : ScanTuning, optional
+        Knobs of the chained scan (anything else raises
+        :class:`~gpuviz.GraphTypeError`).
 
     Notes
     -----
@@ -357,6 +363,9 @@ class GPUPartitionedIndexedRangeCompaction(_RangePlan):
     partition_counts : GraphDataView, optional
         At least one row per partition, receiving each partition's count;
         without it a graph transient holds them (``self.partition_counts``).
+    tuning : ScanTuning, optional
+        Knobs of the chained scan (anything else raises
+        :class:`~gpuviz.GraphTypeError`).
 
     Notes
     -----

@@ -69,6 +69,8 @@ class GPUReduction:
         Integer sums wrap to 32 bits. Float ``min``/``max``/``extent`` ignore
         NaN and infinities; float ``sum`` is plain IEEE (NaN propagates).
         Empty input, or no finite float, writes zeros.
+    tuning : ReductionTuning, optional
+        Structural knobs (anything else raises :class:`~gpuviz.GraphTypeError`).
 
     Notes
     -----
@@ -118,8 +120,8 @@ class GPUReduction:
             single = sum(c.length for c in work) <= SINGLE_PASS_MAX_ROWS and slots < 1 << 21
         if single and slots >= 1 << 21:  # reduction.wgsl: R_EPOCH_SHIFT
             raise GraphValidationError(f'GPUReduction "{id}" is too long for a single pass ({slots} partials)')
-        plan = _Plan(work, blocks, output, fmt, tuning.subgroups,
-                     {"OP": OPERATIONS[self.operation], "IS_FLOAT": int(fmt == "float32"), "GROUP_BLOCKS": group_blocks})
+        constants = {"OP": OPERATIONS[self.operation], "IS_FLOAT": int(fmt == "float32"), "GROUP_BLOCKS": group_blocks}
+        plan = _Plan(work, blocks, output, fmt, tuning.subgroups, constants)
         readers = [(c, "storage-read") for c in work]
         if single:
             self.node_ids = [self._single_pass(graph, plan, readers, output)]

@@ -82,9 +82,8 @@ class ScanTuning:
         return WORKGROUP * 4 * self.rows
 
 
-
 STORAGE = wgpu.BufferUsage.STORAGE
-PARAMS_BYTES = 48  # scan.wgsl: ScanParams
+PARAMS_BYTES = 48  # scan.wgsl: ScanParams (sizes, then the views' element offsets)
 
 
 class ChainedScan:

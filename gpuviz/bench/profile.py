@@ -8,6 +8,7 @@ tile). Outputs are checked against numpy before anything is printed.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 
 import numpy as np
@@ -47,7 +48,7 @@ def main(argv=None) -> int:
             for diag in (False, True):
                 graph, v = import_graph(device, {"x": (src, "uint32", n), "y": (dst, "uint32", n)})
                 scan = GPUScan(id="scan", input=v["x"], output=v["y"],
-                               tuning=ScanTuning(**{**tuning.__dict__, "diagnostics": diag}))
+                               tuning=dataclasses.replace(tuning, diagnostics=diag))
                 scan.add_to_graph(graph)
                 compiled = graph.compile()
                 device.queue.write_buffer(dst, 0, np.zeros(n, np.uint32))

@@ -272,6 +272,7 @@ def test_errors(device, graph):
     strided = graph.create_data_view(handle, format="uint32", length=1000, byte_stride=8)
     with pytest.raises(gpuviz.ViewRangeError, match="must be packed"):
         GPUScan(id="e", input=strided, output=y).add_to_graph(graph)
-    with pytest.raises(gpuviz.GraphTypeError, match=r'GPUScan "e" tuning must be a ScanTuning \(got ReductionTuning\)'):
+    with pytest.raises(gpuviz.GraphTypeError,
+                       match=r'GPUScan "e" tuning must be a ScanTuning \(got ReductionTuning\)'):
         GPUScan(id="e", input=x, output=y, tuning=ReductionTuning())
     assert isinstance(gpuviz.GraphValidationError("x"), ValueError)
