@@ -35,9 +35,12 @@ PROBES = ("no-lookback", "no-ranking", "coalesced-writes", "lookup-writes")  # S
 _STATE_HEADER_WORDS = 1056  # digit histograms (1024) + tile counters, see sort_radix.wgsl
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SortTuning:
     """Structural knobs of the sorts (benchmarks and tests vary them).
+
+    A frozen value checked where a sort uses it (``add_to_graph``); it holds
+    no device state and changes no sort already added to a graph.
 
     Attributes
     ----------
@@ -108,9 +111,11 @@ class SortTuning:
 
     @property
     def tile(self) -> int:
+        """Rows of one radix tile (``256 * items``)."""
         return WORKGROUP * self.items
 
     def counter_words(self) -> int:
+        """Words of the subgroup ranking counters (``128 * 256 / rank_lanes``)."""
         return 128 * WORKGROUP // self.rank_lanes
 
     def shared_words(self, staging: str) -> int:
@@ -120,6 +125,7 @@ class SortTuning:
         return max(self.tile, self.counter_words()) + _SCATTER_SHARED_WORDS + self.pad_words
 
     def resolved_staging(self, device) -> str:
+        """The staging a scatter pass uses on ``device`` ("auto" resolved by its workgroup storage limit)."""
         if self.staging != "auto":
             return self.staging
         limit = int(device.limits["max-compute-workgroup-storage-size"])

@@ -69,7 +69,7 @@ def _pair_views(device, n, bufs, id):
     return import_graph(device, {name: (buffer, "uint32", n) for name, buffer in bufs.items()}, id=id)
 
 
-def _sort_graph(device, n, bufs, *, values=True, key_bits=32, tuning=None):
+def sort_graph(device, n, bufs, *, values=True, key_bits=32, tuning=None):
     graph, views = _pair_views(device, n, bufs, "bench-sort")
     sort = GPUSort(id="sort", keys=views["keys"], output_keys=views["out_keys"],
                    values=views["values"] if values else None, output_values=views["out_values"] if values else None,
@@ -91,7 +91,7 @@ def _clear_outputs(device, bufs, n):
         device.queue.write_buffer(bufs[name], 0, zeros)
 
 
-def _node_breakdown(compiled, device, samples=3):
+def node_breakdown(compiled, device, samples=3):
     """Median GPU µs per node over a few timestamped encodings (one pass per node)."""
     rows = []
     for _ in range(samples):
@@ -145,7 +145,7 @@ def bench_sort(device, sizes, runs, *, variants=False, peers: Peers, report: Rep
                 mode, tuning = tuning
             key_bits = 16 if mode == "bits16" else 32
             try:
-                compiled = _sort_graph(device, n, bufs, values=mode != "keys-only", key_bits=key_bits,
+                compiled = sort_graph(device, n, bufs, values=mode != "keys-only", key_bits=key_bits,
                                        tuning=tuning)
             except GraphError as exc:  # e.g. a tile larger than this device's workgroup memory
                 table.note(f"{size_label(n):>5}  {label}: skipped ({exc})", size=n, case=label, skipped=str(exc))
@@ -171,7 +171,7 @@ def bench_sort(device, sizes, runs, *, variants=False, peers: Peers, report: Rep
             table.add(size=n, case=label, gpu_s=ours, ref_s=ref, ratio=ours / ref, target=5 if first else None,
                       **({c.key: None for c in COLUMNS[6:]} | peer))
             if first and variants:
-                parts = _node_breakdown(compiled, device)
+                parts = node_breakdown(compiled, device)
                 table.note(f"      {size_label(n)} per node (own pass each): " + ", ".join(
                     f"{k.removeprefix('sort-')} {v * 1e6:.1f}" for k, v in parts.items()), size=n, nodes_s=parts)
             compiled.destroy()
@@ -201,7 +201,7 @@ def _bench_small(device, runs, rng, report: Report):
         bufs = upload_pairs(device, keys, values)
         row = {"size": n}
         for label, tuning in (("bitonic", SortTuning(small_max=2048)), ("radix", SortTuning(small_max=1))):
-            compiled = _sort_graph(device, n, bufs, tuning=tuning)
+            compiled = sort_graph(device, n, bufs, tuning=tuning)
             _clear_outputs(device, bufs, n)
             row[f"{label}_s"] = timer.median(lambda encoder: compiled.encode(encoder))
             _check(f"{label} {n}", device, bufs, n, keys[order], values[order])
@@ -224,10 +224,10 @@ def _bench_shared_top_byte(device, n, runs, rng, peers: Peers, table):
     values = np.arange(n, dtype=np.uint32)
     order = np.argsort(keys, kind="stable")
     bufs = upload_pairs(device, keys, values)
-    compiled = _sort_graph(device, n, bufs)
+    compiled = sort_graph(device, n, bufs)
     t = timer.median(lambda encoder: compiled.encode(encoder))
     _check(f"shared top byte {n}", device, bufs, n, keys[order], values[order])
-    parts = _node_breakdown(compiled, device)
+    parts = node_breakdown(compiled, device)
     compiled.destroy()
     scatter = {k: v for k, v in parts.items() if "scatter" in k}
     torch_s = None

@@ -1,4 +1,4 @@
-"""Sort profile: ``python -m gpuviz.bench.sort_profile [--sizes 64M,16M]``.
+"""Sort profile: ``python -m gpuviz.bench.sort_profile [--sizes 64M,16M] [--json PATH]``.
 
 Splits the radix sort's time between its parts on one device, in one run:
 
@@ -63,20 +63,27 @@ def main(argv=None) -> int:
     parser.add_argument("--sizes", default="64M,16M")
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--no-probes", action="store_true")
+    parser.add_argument("--json", metavar="PATH", help="write the header and the table's rows to PATH")
     args = parser.parse_args(argv)
     os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
     import gpuviz
     from gpuviz.algorithms.sort import SortTuning
 
-    from .harness import GPUTimer, Peers, parse_sizes, read, rewarm, size_label, warm_up
-    from .sort import _node_breakdown, _sort_graph, pair_copy_kernel, upload_pairs
+    from .harness import GPUTimer, Peers, parse_sizes, print_run_header, read, rewarm, warm_up
+    from .sort import node_breakdown, pair_copy_kernel, sort_graph, upload_pairs
+    from .tables import Column, Report, size_label
 
     device = gpuviz.request_device()
     timer = GPUTimer(device, args.runs)
     peers = Peers()
+    report = Report(print_run_header(device, prog="gpuviz.bench.sort_profile", argv=argv, peers=peers))
+    table = report.table("sort_profile", "Radix sort parts: whole encoding, ratio to the copy kernel, mean scatter "
+                         "pass", (Column("size", "size", 5, "size"), Column("case", "case", 42),
+                                  Column("gpu_s", "µs", 8, "us"), Column("ratio", "×copy", 6, "ratio"),
+                                  Column("scatter_s", "scatter µs", 10, "us")),
+                         reference="vec4 copy kernel of keys + values")
     warm_up(device, 2.0)
     rng = np.random.default_rng(4)
-    print(f"{'size':>5}  {'case':<34} {'µs':>8} {'×copy':>6} {'scatter µs':>10}", flush=True)
     for n in parse_sizes(args.sizes):
         keys = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
         values = np.arange(n, dtype=np.uint32)
@@ -85,14 +92,14 @@ def main(argv=None) -> int:
         copy_kernel, copy_buffers = pair_copy_kernel(device, n)
         rewarm(device, n)
         ref = timer.median(copy_kernel.record)
-        print(f"{size_label(n):>5}  {'copy kernel (keys + values)':<34} {ref * 1e6:8.1f}", flush=True)
+        table.add(size=n, case="copy kernel (keys + values)", gpu_s=ref, ratio=None, scatter_s=None)
         if peers.torch is not None:
             tk = peers.torch.from_numpy(keys.view(np.int32)).cuda()
             t = peers.time_torch(lambda: peers.torch.sort(tk, stable=True), args.runs)
-            print(f"{size_label(n):>5}  {'torch.sort(stable=True)':<34} {t * 1e6:8.1f} {t / ref:6.2f}", flush=True)
+            table.add(size=n, case="torch.sort(stable=True)", gpu_s=t, ratio=t / ref, scatter_s=None)
             del tk
         for label, case in _cases(SortTuning, probes=not args.no_probes).items():
-            compiled = _sort_graph(device, n, bufs, tuning=case.tuning, values=case.values)
+            compiled = sort_graph(device, n, bufs, tuning=case.tuning, values=case.values)
             for name in ("out_keys", "out_values"):
                 device.queue.write_buffer(bufs[name], 0, np.zeros(n, np.uint32))
             t = timer.median(lambda encoder: compiled.encode(encoder))
@@ -101,17 +108,20 @@ def main(argv=None) -> int:
                       and (not case.values
                            or np.array_equal(read(device, bufs["out_values"], np.uint32, n), values[order])))
                 if not ok:
-                    print(f"{size_label(n):>5}  {label:<34} MISMATCH (not timed)", flush=True)
+                    table.note(f"{size_label(n):>5}  {label:<34} MISMATCH (not timed)")
+                    report.failures.append({"benchmark": "sort_profile", "error": f"{size_label(n)} {label}"})
                     compiled.destroy()
                     continue
-            parts = _node_breakdown(compiled, device)
-            scatter = [v for k, v in parts.items() if "scatter" in k]
-            print(f"{size_label(n):>5}  {label:<34} {t * 1e6:8.1f} {t / ref:6.2f} "
-                  f"{np.mean(scatter) * 1e6:10.1f}", flush=True)
+            scatter = [v for k, v in node_breakdown(compiled, device).items() if "scatter" in k]
+            table.add(size=n, case=label, gpu_s=t, ratio=t / ref, scatter_s=float(np.mean(scatter)),
+                      checked=case.checked)
             compiled.destroy()
         for buffer in list(bufs.values()) + list(copy_buffers):
             buffer.destroy()
-    return 0
+    if args.json:
+        report.write(args.json)
+        print(f"results: {args.json}")
+    return 1 if report.failures else 0
 
 
 if __name__ == "__main__":
