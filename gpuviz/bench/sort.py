@@ -1,4 +1,4 @@
-"""``python -m gpuviz.bench sort`` (or ``python -m gpuviz.bench.sort``):
+"""``python -m gpuviz.bench sort``:
 GPUSort of random uint32 key + uint32 value pairs.
 
 Prints one table per run: size, median GPU time of the compiled sort graph
@@ -17,7 +17,6 @@ share their top byte (a pass that only copies).
 
 from __future__ import annotations
 
-import sys
 import time
 
 import numpy as np
@@ -288,16 +287,3 @@ def _bench_segmented(device, n, runs, rng, peers: Peers, report: Report):
     for buffer in bufs.values():
         buffer.destroy()
 
-
-def main(argv=None) -> int:
-    """``python -m gpuviz.bench.sort [--sizes ...] [--runs N] [--variants]``:
-    the shared harness's ``sort`` benchmark."""
-    from . import main as bench_main
-    from .harness import command_line
-
-    return bench_main(["sort", *(sys.argv[1:] if argv is None else argv)],
-                      command=command_line("gpuviz.bench.sort", argv))
-
-
-if __name__ == "__main__":
-    sys.exit(main())
