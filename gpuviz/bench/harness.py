@@ -89,21 +89,30 @@ class ReferenceKernel:
         if words % 4:
             raise ValueError("reference kernels need a multiple of 4 words")
         items = 4 if kind == "copy" else 8
-        vec4s = words // 4
-        self.pipeline = compute_pipeline(device, wgsl(f"bench/shaders/{kind}.wgsl"), constants={"VEC4S": vec4s},
-                                         label=f"bench-{kind}")
-        self.bind_group = device.create_bind_group(layout=self.pipeline.get_bind_group_layout(0), entries=[
-            {"binding": 0, "resource": {"buffer": src, "offset": 0, "size": 4 * words}},
-            {"binding": 1, "resource": {"buffer": dst, "offset": 0, "size": dst.size if kind == "read" else 4 * words}}])
-        groups = -(-vec4s // (256 * items))
         limit = int(device.limits["max-compute-workgroups-per-dimension"])
-        self.grid = (groups, 1, 1) if groups <= limit else (limit, -(-groups // limit), 1)
+        # One dispatch per binding-sized piece: a single binding over more
+        # than the device's max storage binding (2 GiB on the H200) is refused.
+        piece = int(device.limits["max-storage-buffer-binding-size"]) // 256 * 256 // 4
+        self.dispatches = []
+        for start in range(0, words, piece):
+            count = min(piece, words - start)
+            vec4s = count // 4
+            pipeline = compute_pipeline(device, wgsl(f"bench/shaders/{kind}.wgsl"), constants={"VEC4S": vec4s},
+                                        label=f"bench-{kind}")
+            out = (0, dst.size) if kind == "read" else (4 * start, 4 * count)
+            bind_group = device.create_bind_group(layout=pipeline.get_bind_group_layout(0), entries=[
+                {"binding": 0, "resource": {"buffer": src, "offset": 4 * start, "size": 4 * count}},
+                {"binding": 1, "resource": {"buffer": dst, "offset": out[0], "size": out[1]}}])
+            groups = -(-vec4s // (256 * items))
+            grid = (groups, 1, 1) if groups <= limit else (limit, -(-groups // limit), 1)
+            self.dispatches.append((pipeline, bind_group, grid))
 
     def record(self, encoder):
         compute_pass = encoder.begin_compute_pass()
-        compute_pass.set_pipeline(self.pipeline)
-        compute_pass.set_bind_group(0, self.bind_group)
-        compute_pass.dispatch_workgroups(*self.grid)
+        for pipeline, bind_group, grid in self.dispatches:
+            compute_pass.set_pipeline(pipeline)
+            compute_pass.set_bind_group(0, bind_group)
+            compute_pass.dispatch_workgroups(*grid)
         compute_pass.end()
 
 
