@@ -99,7 +99,7 @@ class ReferenceKernel:
             vec4s = count // 4
             pipeline = compute_pipeline(device, wgsl(f"bench/shaders/{kind}.wgsl"), constants={"VEC4S": vec4s},
                                         label=f"bench-{kind}")
-            out = (0, dst.size) if kind == "read" else (4 * start, 4 * count)
+            out = (0, 4) if kind == "read" else (4 * start, 4 * count)  # the read kernel's sink is one word
             bind_group = device.create_bind_group(layout=pipeline.get_bind_group_layout(0), entries=[
                 {"binding": 0, "resource": {"buffer": src, "offset": 4 * start, "size": 4 * count}},
                 {"binding": 1, "resource": {"buffer": dst, "offset": out[0], "size": out[1]}}])
