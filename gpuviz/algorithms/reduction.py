@@ -205,7 +205,8 @@ class _Plan:
 
     def kernel(self, ctx, entry_point, layout, *, with_out):
         """The kernel of ``entry_point`` for a data view of ``layout``."""
-        code = wgsl("algorithms/shaders/reduction.wgsl", type=self.fmt, data=layout, out=with_out,
+        code = wgsl("algorithms/shaders/reduction.wgsl", type=self.fmt, data=layout,
+                    out=self.out.layout if with_out else "none",
                     subgroups=use_subgroups(ctx, self.subgroups))
         return ComputeKernel(ctx.device, code=code, entry_point=entry_point, constants=self.constants,
                              label=ctx.node_id)

@@ -229,14 +229,15 @@ class ChainedScan:
                 layouts[name], offsets[-1] = vb.layout, vb.offset
                 bindings.append(vb.storage)
         offsets.append(0)
+        total_layout = "none"
         if has_total:
             vb = view_binding(5, self.total, alignment=align, vec4=False)
-            offsets[-1] = vb.offset
+            total_layout, offsets[-1] = vb.layout, vb.offset
             bindings.append(vb.storage)
         bindings += scatter_bindings
         tuning = self.tuning
         code = wgsl("algorithms/shaders/scan.wgsl", subgroups=use_subgroups(ctx, tuning.subgroups), rows=tuning.rows,
-                    layouts=layouts, access=access, total=has_total, scatter=scatter_entries,
+                    layouts=layouts, access=access, total=total_layout, scatter=scatter_entries,
                     diagnostics=tuning.diagnostics)
         constants = {
             "INCLUSIVE": int(self.inclusive), "SEGMENTED": int(self.heads[i] is not None),

@@ -37,8 +37,9 @@ class ViewBinding:
 
     Attributes
     ----------
-    layout : {"vec4", "scalar"}
-        The accessor layout of ``views.view`` (a template value).
+    layout : {"vec4", "scalar", "vec4-start", "scalar-start"}
+        The accessor layout of ``views.view`` (a template value); "-start"
+        when the view begins its bound range (offset 0, folded into the code).
     offset : int
         The view's element offset inside its bound range (a uniform value).
     storage : StorageBinding
@@ -61,12 +62,14 @@ def view_binding(binding: int, view: GraphDataView, *, alignment: int, vec4: boo
 
     Rows are read as vec4 words when the view starts on a 16-byte boundary of
     its bound range and that range is whole vec4 words (and ``vec4`` allows
-    it); otherwise as scalars.
+    it); otherwise as scalars. A view at the start of its range gets a
+    "-start" layout (its offset folded to 0).
     """
     start, size = binding_range([view], alignment)
     offset = (view.byte_offset - start) // 4
     as_vec4 = vec4 and alignment % 16 == 0 and offset % 4 == 0 and size % 16 == 0
-    return ViewBinding("vec4" if as_vec4 else "scalar", offset, StorageBinding(binding, view.handle, start, size))
+    layout = ("vec4" if as_vec4 else "scalar") + ("-start" if offset == 0 else "")
+    return ViewBinding(layout, offset, StorageBinding(binding, view.handle, start, size))
 
 
 def storage_alignment(device) -> int:

@@ -148,12 +148,13 @@ def test_final_pass_rounds(device):
 def test_chunks_at_different_offsets_share_one_pipeline(device, compiled_pipelines):
     """View offsets are uniforms: the block pass compiles one pipeline for
     vector chunks at different element offsets of one buffer (the final
-    pass is the second)."""
+    pass is the second). Every chunk starts mid-range (element 4 of 32-byte
+    ranges): a chunk at the very start of its range is another structure."""
     rng = np.random.default_rng(4)
     xs = [values(rng, "sint32", n) for n in (BLOCK, 8, 20)]
     graph = new_graph(device)
     out = gpu_data(device, np.zeros(2, np.int32), np.int32)
-    source = graph.import_gpu_vector("x", shared_vector(device, xs, [0, BLOCK + 4, BLOCK + 20], np.int32))
+    source = graph.import_gpu_vector("x", shared_vector(device, xs, [4, BLOCK + 12, BLOCK + 28], np.int32))
     GPUReduction(id="r", input=source, output=graph.import_gpu_data("y", out), operation="extent",
                  tuning=ReductionTuning(single_pass=False)).add_to_graph(graph)
     run(graph)

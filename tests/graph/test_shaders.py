@@ -56,6 +56,8 @@ def test_views_macro_takes_the_offset_as_an_expression():
     assert "data[(params.off + i) >> 2u]" in vec4 and "fn data_set1" in vec4
     scalar = module.view("data", 1, "read", "scalar", "7u")
     assert "array<u32>" in scalar and "data[7u + i]" in scalar and "fn data_set1" not in scalar
+    start = module.view("data", 1, "read", "vec4-start", "params.off")  # the view begins its bound range
+    assert "params.off" not in start and "data[(0u + i) >> 2u]" in start
     none = module.view("data", 1, "read", "none", "0u")
     assert "@binding" not in none and "fn data_get4" in none and "fn data_set1" in none
     with pytest.raises(ShaderTemplateError, match="unknown layout bogus"):

@@ -13,13 +13,13 @@
 //
 // Template values: type (the input format, reduce_types.wgsl), data (the
 // views.view layout of the input chunk; "none" for the final pass), out
-// (whether this variant writes the output) and subgroups (which workgroup
+// (the layout of the output view; "none" where this variant does not write it) and subgroups (which workgroup
 // reduction and entry points). View element offsets are ReduceParams fields.
 
 {% import "algorithms/shaders/views.wgsl" as views %}
 {% include "algorithms/shaders/reduce_types.wgsl" %}
 {{ views.view("data", 2, "read", data, "RP.data_off") }}
-{{ views.view("out", 3, "read_write", "scalar" if out else "none", "RP.out_off") }}
+{{ views.view("out", 3, "read_write", out, "RP.out_off") }}
 {% include "algorithms/shaders/reduce_subgroup.wgsl" if subgroups else "algorithms/shaders/reduce_portable.wgsl" %}
 
 override OP: u32;          // 0 sum, 1 min, 2 max, 3 extent

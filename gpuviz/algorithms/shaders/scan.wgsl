@@ -13,8 +13,8 @@
 // primitives: Group, Scan4, grp_scan4, the entry point), rows (vec4 rows per
 // lane, a multiple of four; per-row code is unrolled), layouts/access (the
 // views.view layout and access of the roles data/heads/out/vals; "none" for
-// a role this variant does not use), total (this dispatch stores the sum of
-// everything), scatter (the dst binding of each non-empty output chunk when
+// a role this variant does not use), total (the layout of the total view
+// when this dispatch stores the sum of everything, else "none"), scatter (the dst binding of each non-empty output chunk when
 // compacting; SCATTER_END_j / SCATTER_OFF_j overrides say where chunk j's
 // rows end in the sequence and start in its binding) and diagnostics.
 // View element offsets are ScanParams fields, so every chunk of one
@@ -49,8 +49,8 @@ fn diag_add(g: Group, i: u32, v: u32) { }
 {% for name in ("data", "heads", "out", "vals") %}
 {{ views.view(name, loop.index, access[name], layouts[name], "P." ~ name ~ "_off") }}
 {% endfor %}
-{% if total %}
-{{ views.view("total", 5, "read_write", "scalar", "P.total_off") }}
+{% if total != "none" %}
+{{ views.view("total", 5, "read_write", total, "P.total_off") }}
 fn store_total(v: u32) { total_set1(0u, v); }
 {% else %}
 fn store_total(v: u32) { }
