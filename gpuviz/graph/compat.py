@@ -8,10 +8,14 @@ private wgpu-py attribute.
 
 from __future__ import annotations
 
+import logging
+import sys
 import time
+import weakref
 
 __all__ = ["native_api", "create_trusted_shader_module", "owning_device", "poll_device", "promise_settled",
-           "wait_for_promise", "map_for_read", "device_cache"]
+           "wait_for_promise", "map_for_read", "device_cache", "device_destroyed", "watch_device_loss",
+           "reported_device_loss"]
 
 
 def native_api():
@@ -123,3 +127,66 @@ def device_cache(device, name: str) -> dict:
         caches = {}
         device._gpuviz_caches = caches
     return caches.setdefault(name, {})
+
+
+def device_destroyed(device) -> bool:
+    """True once ``device.destroy()`` ran. wgpu-py records nothing public:
+    ``device.lost`` raises NotImplementedError in 0.32, but destroy stops and
+    drops the device's poll thread (``_poller``), which is set from creation on."""
+    return hasattr(device, "_poller") and device._poller is None
+
+
+# wgpu-py 0.32's device-lost callback only logs: "DEVICE LOST!" to the "wgpu"
+# logger, then the reason (deduplicated, hidden after 10 alike). A handler on
+# that logger reads the callback's arguments from its frame, which is on the
+# stack while the record is handled, to learn which device was lost.
+_watched = weakref.WeakValueDictionary()  # device handle address -> device
+
+
+def _address(pointer) -> int:
+    from wgpu.backends.wgpu_native import _api
+    return int(_api.ffi.cast("uintptr_t", pointer))
+
+
+class _DeviceLossHandler(logging.Handler):
+    def emit(self, record):
+        if record.msg != "DEVICE LOST!":
+            return
+        frame = sys._getframe()
+        while frame is not None and frame.f_code.co_name != "device_lost_callback":
+            frame = frame.f_back
+        if frame is None:  # pragma: no cover - a wgpu-py whose callback is named otherwise
+            return
+        try:
+            from wgpu.backends.wgpu_native import _api
+            args = frame.f_locals
+            device = _watched.get(_address(args["c_device"][0]))
+            if device is not None:
+                reason = _api.enum_int2str["DeviceLostReason"].get(args["c_reason"], "Unknown")
+                device._gpuviz_lost = f"{reason}: {_api.from_c_string_view(args['c_message'])}"
+        except Exception:  # pragma: no cover - never let a log record raise
+            pass
+
+
+_loss_handler = []
+
+
+def watch_device_loss(device) -> None:
+    """From now on, note a loss of ``device`` that wgpu-native reports (see
+    :func:`reported_device_loss`); idempotent and cheap. A no-op for a device
+    of another backend."""
+    internal = getattr(device, "_internal", None)
+    if internal is None or getattr(device, "_gpuviz_watched", False):
+        return
+    if not _loss_handler:
+        _loss_handler.append(_DeviceLossHandler(logging.ERROR))
+        logging.getLogger("wgpu").addHandler(_loss_handler[0])
+    _watched[_address(internal)] = device
+    device._gpuviz_watched = True
+
+
+def reported_device_loss(device):
+    """``"reason: message"`` of the device-lost callback for a watched
+    ``device`` (e.g. ``"destroyed: Device lost"``), or None. The callback
+    runs on a later call into wgpu-native, not at the loss itself."""
+    return getattr(device, "_gpuviz_lost", None)

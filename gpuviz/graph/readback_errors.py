@@ -11,10 +11,11 @@ class ReadbackTimeoutError(GraphError, TimeoutError):
 
 
 class ReadbackRingExhaustedError(GraphStateError):
-    """Every slot waits on the caller (recording, or submitted but unread),
-    so waiting for a free slot would never end."""
+    """Every slot is held by the calling thread and waits on it (recording,
+    or submitted but unread), so waiting for a free slot would never end."""
 
 
 class ReadbackMapError(GraphError):
-    """Mapping a staging buffer failed: the device was lost or the ring's
-    buffers were destroyed while a map was pending."""
+    """A readback cannot complete: a staging buffer failed to map, or the
+    device was lost (``device.destroy()`` included) at any point of a
+    slot's life; the ring is lost from then on."""

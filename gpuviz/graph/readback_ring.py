@@ -15,13 +15,16 @@ layer, because the compiled command graph reads timestamps through it.
 
 from __future__ import annotations
 
+import threading
 import time
 
-from ..errors import GraphStateError, GraphValidationError
+import wgpu
+
+from ..errors import GraphStateError, GraphTypeError, GraphValidationError
 from .compat import poll_device
 from .readback_errors import ReadbackMapError, ReadbackRingExhaustedError, ReadbackTimeoutError
 from .readback_slot import ReadbackSlot
-from .readback_staging import StagingPool, wait_settled
+from .readback_staging import StagingPool, deadline_after, wait_settled
 
 __all__ = ["GPUReadbackRing"]
 
@@ -34,10 +37,11 @@ class GPUReadbackRing:
     device : wgpu.GPUDevice
         The device whose buffers will be copied.
     byte_length : int
-        Bytes per slot; rounded up to a multiple of 4.
+        Bytes per slot; rounded up to a multiple of 4, at most the device's
+        ``max-buffer-size`` limit.
     slot_count : int
         Number of staging buffers (default 3: one being written, one in
-        flight, one being read).
+        flight, one being read), at most :attr:`MAX_SLOT_COUNT`.
     label : str
         The ring's ID, used in buffer labels and error messages.
 
@@ -60,22 +64,38 @@ class GPUReadbackRing:
     only into the caller's encoder and never creates, finishes or submits
     command buffers. It never waits for a mapped slot to be read: a slot is
     freed by ``ReadbackSlot.read`` or ``cancel``, or (for a slot cancelled
-    while its map was pending) when that map resolves. A map failure (device
-    loss) marks the ring lost; later acquisitions raise
-    :class:`ReadbackMapError`. Thread-safe: another thread may read or cancel
-    slots while ``acquire`` waits.
+    while its map was pending) when that map resolves. A map failure or a
+    lost device (``device.destroy()`` included) marks the ring lost: the
+    slot in use raises :class:`ReadbackMapError` and so do later
+    acquisitions; nothing aborts the process. Thread-safe: any thread may
+    acquire, read or cancel, and ``acquire`` waits for a slot another thread
+    releases.
     """
+
+    #: Most slots a ring may have: a ring needs one per readback in flight,
+    #: a handful; more is a mistake that would create that many buffers.
+    MAX_SLOT_COUNT = 256
 
     def __init__(self, device, *, byte_length, slot_count=3, label="readback-ring"):
         self.label = str(label)
+        if not isinstance(device, wgpu.GPUDevice):
+            raise GraphTypeError(f'GPUReadbackRing "{self.label}" needs a wgpu.GPUDevice (got {type(device).__name__})')
         if isinstance(byte_length, bool) or not isinstance(byte_length, int) or byte_length <= 0:
             raise GraphValidationError(
                 f'GPUReadbackRing "{self.label}" byte_length must be a positive integer (got {byte_length!r})')
         if isinstance(slot_count, bool) or not isinstance(slot_count, int) or slot_count < 1:
             raise GraphValidationError(
                 f'GPUReadbackRing "{self.label}" slot_count must be an integer >= 1 (got {slot_count!r})')
+        rounded, limit = (byte_length + 3) & ~3, int(device.limits["max-buffer-size"])
+        if rounded > limit:
+            raise GraphValidationError(
+                f'GPUReadbackRing "{self.label}" byte_length {byte_length} (rounded up to {rounded}) is over the '
+                f"device's max-buffer-size {limit}")
+        if slot_count > self.MAX_SLOT_COUNT:
+            raise GraphValidationError(
+                f'GPUReadbackRing "{self.label}" slot_count {slot_count} is over MAX_SLOT_COUNT {self.MAX_SLOT_COUNT}')
         self.device = device
-        self.byte_length = (byte_length + 3) & ~3
+        self.byte_length = rounded
         self.slot_count = slot_count
         self._pool = StagingPool(device, label=self.label, byte_length=self.byte_length, count=slot_count)
 
@@ -85,6 +105,7 @@ class GPUReadbackRing:
 
     @property
     def free_count(self) -> int:
+        """Staging buffers ready to acquire now (0 once destroyed); never waits."""
         pool = self._pool
         with pool.lock:
             if pool.destroyed:
@@ -94,6 +115,7 @@ class GPUReadbackRing:
 
     @property
     def in_flight_count(self) -> int:
+        """Maps requested whose promise has not settled yet; never polls the device."""
         with self._pool.lock:
             return sum(not stage.settled for stage in self._pool.in_flight)
 
@@ -121,56 +143,73 @@ class GPUReadbackRing:
     def acquire(self, timeout=None):
         """Return a free :class:`ReadbackSlot`, waiting until one is free.
 
-        A slot frees itself only if it was cancelled while its map was
-        pending; acquire waits for the oldest such map by polling the
-        device. Every other busy slot needs a ``read()`` or ``cancel()``:
-        with a ``timeout`` acquire waits that long for another thread to
-        make one; without one it raises at once rather than block forever.
+        Waits for a slot to be released by any thread (``read()`` or
+        ``cancel()``), and for maps of cancelled slots to resolve, which it
+        drives by polling the device.
 
         Parameters
         ----------
         timeout : float, optional
-            Seconds to wait at most; None waits only while a wait can end.
+            Seconds to wait at most; None waits as long as a wait can end.
+
+        Notes
+        -----
+        Never waits when no wait can end: it raises
+        :class:`ReadbackRingExhaustedError` at once when no cancelled map is
+        in flight, every slot is held by the calling thread (the thread that
+        acquired it), and either none is mapped yet (the caller still has to
+        record or ``map_async`` each) or no ``timeout`` is given. With a
+        ``timeout`` and a slot of this thread's that is pending or mapped, it
+        waits, since another thread may read it. A slot held by another
+        thread is always waited for, without a ``timeout`` for as long as
+        that thread holds it.
 
         Raises
         ------
         ReadbackRingExhaustedError
-            Every slot is acquired and not yet mapped (the caller holds all
-            of them un-submitted), or, without a timeout, no slot can become
-            free without a call from the caller.
+            Every slot is held by the calling thread and no wait can free one.
         ReadbackTimeoutError
             No slot became free within ``timeout`` seconds.
         GraphStateError
             The ring was destroyed.
         ReadbackMapError
-            The ring is lost (an earlier map failed).
+            The ring is lost (an earlier map failed, or the device was lost).
         """
         pool = self._pool
-        deadline = None if timeout is None else time.monotonic() + max(0.0, float(timeout))
+        deadline = deadline_after(timeout, f'GPUReadbackRing "{self.label}" acquire')
         while True:
             with pool.lock:
                 slot = self._take()
                 if slot is not None:
                     return slot
                 orphans = [stage for stage in pool.in_flight if stage.slot is None]
-                states = [stage.slot.state for stage in pool.stages if stage.slot is not None]
-                recording = states.count("acquired")
-                if not orphans and (recording == self.slot_count or timeout is None):
-                    raise ReadbackRingExhaustedError(
-                        f'GPUReadbackRing "{self.label}" has no slot that can become free without a read() or '
-                        f'cancel() ({recording} acquired and not mapped, {states.count("pending")} pending, '
-                        f'{states.count("mapped")} mapped and unread, of {self.slot_count})')
-            if deadline is not None and time.monotonic() >= deadline:
-                raise ReadbackTimeoutError(
-                    f'GPUReadbackRing "{self.label}" had no free slot within {timeout} s '
-                    f"({self.slot_count} slots, {self.in_flight_count} in flight)")
-            if orphans:
-                wait_settled(self.device, orphans[0].promise, deadline)
-            else:
-                with pool.released:
-                    remaining = deadline - time.monotonic()
-                    if remaining > 0:
-                        pool.released.wait(min(remaining, 0.01))
+                if not orphans:
+                    self._raise_if_only_the_caller_can_free(timeout)
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise ReadbackTimeoutError(
+                        f'GPUReadbackRing "{self.label}" had no free slot within {timeout} s '
+                        f"({self.slot_count} slots, {self.in_flight_count} in flight)")
+                if not orphans:
+                    # a release notifies; the bound re-checks a device loss or destroy, which do not
+                    remaining = 0.05 if deadline is None else deadline - time.monotonic()
+                    pool.released.wait(min(remaining, 0.05))
+                    continue
+            wait_settled(self.device, orphans[0].promise, deadline)  # outside the lock: others may release
+
+    def _raise_if_only_the_caller_can_free(self, timeout):
+        """Raise ReadbackRingExhaustedError where no wait can end (see
+        ``acquire``); the caller holds the lock and no orphaned map is in flight."""
+        pool, me = self._pool, threading.get_ident()
+        held = [stage for stage in pool.stages if stage.slot is not None]
+        if any(stage.owner != me for stage in held) or len(held) < self.slot_count:
+            return
+        states = [stage.slot.state for stage in held]
+        recording = states.count("acquired")
+        if recording == self.slot_count or timeout is None:
+            raise ReadbackRingExhaustedError(
+                f'GPUReadbackRing "{self.label}" has no slot that can become free without a read() or '
+                f"cancel(): all {self.slot_count} are held by this thread ({recording} acquired and not mapped, "
+                f'{states.count("pending")} pending, {states.count("mapped")} mapped and unread)')
 
     def cancel(self, slot) -> None:
         """Return ``slot`` without reading it; same as ``slot.cancel()``."""
@@ -193,9 +232,10 @@ class GPUReadbackRing:
         pool = self._pool
         if pool.destroyed:
             raise GraphStateError(f'GPUReadbackRing "{self.label}" was destroyed')
+        if pool.lost is None:
+            pool.device_lost()
         if pool.lost is not None:
-            raise ReadbackMapError(
-                f'GPUReadbackRing "{self.label}" is lost: a staging buffer failed to map ({pool.lost})') from pool.lost
+            raise ReadbackMapError(f'GPUReadbackRing "{self.label}" is lost: {pool.lost_reason}') from pool.lost
         if pool.in_flight:
             poll_device(self.device)
         pool.collect()
@@ -203,4 +243,5 @@ class GPUReadbackRing:
         if stage is None:
             return None
         stage.slot = ReadbackSlot(self, stage)
+        stage.owner = threading.get_ident()
         return stage.slot

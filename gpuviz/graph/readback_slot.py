@@ -6,18 +6,22 @@ Lifecycle of one slot (``ReadbackSlot.state``)::
         \\                        \\                   \\
          cancel() -> released     cancel(): released; the buffer returns to
                                   the ring only after its map resolves
+
+A lost device (``device.destroy()`` included) at any point moves the slot
+to ``"failed"``: ``copy`` raises :class:`ReadbackMapError` at once,
+``map_async`` keeps the failure for ``read``, which raises it, and
+``cancel`` releases quietly. Mapped memory is never touched once the device
+is lost (wgpu-native would abort the process).
 """
 
 from __future__ import annotations
-
-import time
 
 import wgpu
 
 from ..errors import DeviceMismatchError, GraphStateError, UsageError, ViewRangeError
 from .compat import map_for_read, owning_device, poll_device
 from .readback_errors import ReadbackMapError, ReadbackTimeoutError
-from .readback_staging import wait_settled
+from .readback_staging import deadline_after, wait_settled
 
 __all__ = ["ReadbackSlot"]
 
@@ -66,12 +70,16 @@ class ReadbackSlot:
 
     @property
     def state(self) -> str:
+        """``"acquired"``, ``"pending"``, ``"mapped"``, ``"failed"`` or ``"released"``
+        (see the module docstring); reading it never polls the device."""
         if self._pool.destroyed and self._state != "released":
             return "released"
         return self._state
 
     @property
     def buffer(self):
+        """The MAP_READ staging buffer this slot holds; GraphStateError once
+        released. Do not destroy it: the ring owns it."""
         self._check_held()
         return self._stage.buffer
 
@@ -120,8 +128,15 @@ class ReadbackSlot:
             The source buffer belongs to another device.
         GraphStateError
             The slot is not in the ``acquired`` state.
+        ReadbackMapError
+            The device was lost; the slot is failed and the ring lost.
         """
         self._check_held("acquired")
+        with self._pool.lock:
+            lost = self._pool.device_lost()
+            if lost is not None:
+                self._fail(lost)
+                raise ReadbackMapError(f'ReadbackSlot "{self.id}" cannot copy: {lost}') from lost
         source_size = int(source_buffer.size)
         numbers = {"source_offset": source_offset, "destination_offset": destination_offset}
         if byte_length is None and isinstance(source_offset, int):
@@ -158,6 +173,10 @@ class ReadbackSlot:
         """
         with self._pool.lock:
             self._check_held("acquired")
+            lost = self._pool.device_lost()
+            if lost is not None:
+                self._fail(lost)
+                return
             try:
                 promise = map_for_read(self._stage.buffer, self.byte_length)
             except Exception as error:  # wgpu raises at once on a lost device
@@ -191,14 +210,15 @@ class ReadbackSlot:
         Raises
         ------
         ReadbackMapError
-            The map failed (device lost, buffers destroyed); the slot is
-            released and the ring is lost.
+            The map failed, or the device was lost at any point before the
+            bytes were copied out (buffers destroyed, ``device.destroy()``);
+            the slot is released and the ring is lost.
         ReadbackTimeoutError
             The map did not resolve within ``timeout``; the slot stays pending.
         GraphStateError
             ``map_async`` was not called, or the slot was already released.
         """
-        deadline = None if timeout is None else time.monotonic() + max(0.0, float(timeout))
+        deadline = deadline_after(timeout, f'ReadbackSlot "{self.id}" read')
         with self._pool.lock:
             pending = not self.ready
             promise = self._stage.promise
@@ -214,10 +234,13 @@ class ReadbackSlot:
                 error = self._error
                 self._release()
                 raise ReadbackMapError(f'ReadbackSlot "{self.id}" could not be mapped ({error})') from error
-            buffer = self._stage.buffer
-            data = bytes(buffer.read_mapped(0, self.byte_length, copy=False))  # one copy
-            buffer.unmap()
+            error = self._pool.device_lost()  # checked first: read_mapped on a lost device aborts
+            if error is None:
+                data = bytes(self._stage.buffer.read_mapped(0, self.byte_length, copy=False))  # one copy
+                error = self._pool.unmap(self._stage)
             self._release()
+            if error is not None:
+                raise ReadbackMapError(f'ReadbackSlot "{self.id}" could not be read ({error})') from error
             return data
 
     def cancel(self) -> None:
@@ -232,7 +255,7 @@ class ReadbackSlot:
                 return
             self._settle()
             if self._state == "mapped":
-                self._stage.buffer.unmap()
+                self._pool.unmap(self._stage)  # a lost device leaves it mapped; the ring is lost then
             self._release()
 
     def _settle(self):

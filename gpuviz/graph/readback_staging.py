@@ -18,6 +18,12 @@ wgpu-py 0.32 notes that shaped this module:
 - A rejected map leaves wgpu-py's ``map_state`` at ``"pending"`` forever, so
   that buffer can never be mapped again; a map failure (device loss, or a
   destroyed ring) therefore marks the whole pool lost.
+- ``device.destroy()`` frees the staging buffers' memory, yet a map pending
+  at that moment may still *succeed*; reading it then panics inside
+  wgpu-native (``wgpuBufferGetMappedRange``: the buffer "has been
+  destroyed"), aborting the process, and unmapping raises wgpu's validation
+  error. So the pool checks :func:`~gpuviz.graph.device_loss.device_lost_reason`
+  before every mapped-memory or unmap call (:meth:`StagingPool.device_lost`).
 """
 
 from __future__ import annotations
@@ -27,11 +33,23 @@ import time
 
 import wgpu
 
+from ..errors import GraphTypeError
 from . import compat  # called through the module: tests stand in for wgpu-py's promise state there
+from .device_loss import device_lost_reason
 
-__all__ = ["STAGING_USAGE", "StagingBuffer", "StagingPool", "wait_settled"]
+__all__ = ["STAGING_USAGE", "StagingBuffer", "StagingPool", "wait_settled", "deadline_after"]
 
 STAGING_USAGE = wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST
+
+
+def deadline_after(timeout, what: str):
+    """The ``time.monotonic()`` deadline ``timeout`` seconds from now (None
+    for None); ``what`` names the caller in the error for a bad timeout."""
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout != timeout:
+        raise GraphTypeError(f"{what} timeout must be a number of seconds or None (got {timeout!r})")
+    return time.monotonic() + max(0.0, float(timeout))
 
 
 def wait_settled(device, promise, deadline) -> bool:
@@ -65,7 +83,7 @@ class StagingBuffer:
         The map's promise while a map is pending or not yet consumed.
     """
 
-    __slots__ = ("pool", "index", "buffer", "slot", "promise")
+    __slots__ = ("pool", "index", "buffer", "slot", "promise", "owner")
 
     def __init__(self, pool, index, buffer):
         self.pool = pool
@@ -73,6 +91,7 @@ class StagingBuffer:
         self.buffer = buffer
         self.slot = None
         self.promise = None
+        self.owner = None  # threading.get_ident() of the thread that acquired the slot
 
     @property
     def free(self) -> bool:
@@ -108,7 +127,9 @@ class StagingPool:
         Stages with a map started and not yet consumed, oldest first.
     destroyed : bool
     lost : Exception or None
-        The first map failure, once the pool is lost.
+        The first map failure (or device loss), once the pool is lost.
+    lost_reason : str or None
+        ``lost`` in words, for messages.
 
     Notes
     -----
@@ -125,6 +146,8 @@ class StagingPool:
         self.in_flight = []
         self.destroyed = False
         self.lost = None
+        self.lost_reason = None
+        device_lost_reason(device)  # starts watching the device for a reported loss
 
     def take_free(self):
         """The first free stage, or None (the caller attaches a slot to it)."""
@@ -135,10 +158,34 @@ class StagingPool:
         stage.promise = promise
         self.in_flight.append(stage)
 
-    def mark_lost(self, error) -> None:
+    def mark_lost(self, error, reason=None) -> None:
         """Keep the first map failure; later acquisitions raise it."""
         if self.lost is None and not self.destroyed:
             self.lost = error
+            self.lost_reason = reason or f"a staging buffer failed to map ({error})"
+
+    def device_lost(self):
+        """A RuntimeError saying the device was lost (the pool is then lost),
+        or None while the device is usable; no GPU call."""
+        reason = device_lost_reason(self.device)
+        if reason is None:
+            return None
+        error = RuntimeError(f"the device was lost ({reason})")
+        self.mark_lost(error, str(error))
+        return error
+
+    def unmap(self, stage) -> Exception | None:
+        """Unmap ``stage``'s buffer unless the device is lost (its memory is
+        gone); return the error that kept it mapped, or None."""
+        error = self.device_lost()
+        if error is not None:
+            return error
+        try:
+            stage.buffer.unmap()
+        except wgpu.GPUError as unmap_error:  # a loss not reported yet
+            self.mark_lost(unmap_error, f"unmapping a staging buffer failed ({unmap_error})")
+            return unmap_error
+        return None
 
     def settle(self, stage):
         """Finalize ``stage``'s settled map; return its error (and mark the
@@ -156,7 +203,7 @@ class StagingPool:
         for stage in list(self.in_flight):
             if stage.slot is None and stage.settled:
                 if self.settle(stage) is None and stage.buffer.map_state == "mapped":
-                    stage.buffer.unmap()
+                    self.unmap(stage)
                 stage.promise = None
                 self.released.notify_all()
 
@@ -164,6 +211,7 @@ class StagingPool:
         """Detach ``stage`` from its slot; a still-``pending`` map keeps it in
         flight until :meth:`collect` sees the map settle."""
         stage.slot = None
+        stage.owner = None
         if not pending:
             stage.promise = None
         self.released.notify_all()
@@ -172,13 +220,14 @@ class StagingPool:
         """Unmap and destroy every buffer; idempotent. Pending maps are aborted by the driver."""
         if self.destroyed:
             return
+        lost = device_lost_reason(self.device) is not None
         self.destroyed = True
         for stage in self.stages:
-            if stage.buffer.map_state == "mapped":
-                try:
+            try:
+                if stage.buffer.map_state == "mapped" and not lost:
                     stage.buffer.unmap()
-                except Exception:  # a lost device may refuse; destroy anyway
-                    pass
-            stage.buffer.destroy()
+                stage.buffer.destroy()
+            except wgpu.GPUError:  # a device lost since the check refuses; destroy the rest anyway
+                pass
         self.in_flight.clear()
         self.released.notify_all()
