@@ -10,6 +10,9 @@ The owner of the canvas is a *drawable*: any object with
 ``handle_event(event) -> bool`` (optional)
     Receive pointer, wheel, key and resize events; return True when the
     frame must be redrawn.
+``handle_device_lost(message)`` (optional)
+    Called once when the canvas finds its device lost
+    (``"GPU device lost: ..."``); the canvas draws nothing after that.
 
 Frame delivery, not the GPU, limits interactive notebooks: each frame is
 read back, JPEG-encoded and sent over the kernel's websocket while the
@@ -20,6 +23,7 @@ RGBA to RGB copy.
 
 from __future__ import annotations
 
+import operator
 import time
 
 import numpy as np
@@ -27,8 +31,10 @@ from rendercanvas.jupyter import JupyterRenderCanvas
 from rendercanvas.offscreen import OffscreenRenderCanvas
 
 from ..device import request_device
+from ..errors import GraphStateError, GraphTypeError, GraphValidationError
+from .device_loss import device_lost_message
 
-__all__ = ["GPUCanvas", "draw_offscreen", "TEXTURE_FORMAT"]
+__all__ = ["GPUCanvas", "draw_offscreen", "check_offscreen_size", "TEXTURE_FORMAT"]
 
 #: The target format every gpuviz drawable renders into.
 TEXTURE_FORMAT = "rgba8unorm"
@@ -55,18 +61,75 @@ def _render_into(context, device, drawable) -> None:
     device.queue.submit([encoder.finish()])
 
 
+def check_offscreen_size(device, *, width, height) -> tuple:
+    """``(width, height)`` as ints, each checked against 1 to the device's
+    ``max-texture-dimension-2d`` (rendercanvas would log a failed draw and
+    return a non-image).
+
+    Raises
+    ------
+    GraphTypeError
+        A size that is not an integer (bools and floats included).
+    GraphValidationError
+        A size below 1 or above the device limit.
+    """
+    limit = int(device.limits["max-texture-dimension-2d"])
+    sizes = []
+    for name, value in (("width", width), ("height", height)):
+        try:
+            if isinstance(value, bool):
+                raise TypeError
+            value = operator.index(value)
+        except TypeError:
+            raise GraphTypeError(f"draw_offscreen {name} must be an integer number of pixels (got {value!r})") from None
+        if not 1 <= value <= limit:
+            raise GraphValidationError(
+                f"draw_offscreen {name} must be from 1 to the device's max-texture-dimension-2d of {limit} "
+                f"pixels (got {value})")
+        sizes.append(value)
+    return tuple(sizes)
+
+
 def draw_offscreen(drawable, *, width: int, height: int, device=None) -> np.ndarray:
     """Render ``drawable`` once through rendercanvas's offscreen backend.
 
     Returns an ``(height, width, 4)`` uint8 RGBA array: the path for tests,
     documentation images and CI, with no browser or event loop.
+
+    Raises
+    ------
+    GraphTypeError, GraphValidationError
+        See :func:`check_offscreen_size`.
+    GraphStateError
+        The device is lost, or the backend produced no image.
+    Exception
+        Whatever ``drawable.draw`` raised (rendercanvas alone would only log it).
     """
     device = device or request_device()
-    canvas = OffscreenRenderCanvas(size=(int(width), int(height)), pixel_ratio=1.0)
-    context = _configure(canvas, device)
-    canvas.request_draw(lambda: _render_into(context, device, drawable))
-    image = np.asarray(canvas.draw())
-    canvas.close()
+    width, height = check_offscreen_size(device, width=width, height=height)
+    lost = device_lost_message(device)
+    if lost is not None:
+        raise GraphStateError(f"draw_offscreen cannot render: {lost}")
+    canvas = OffscreenRenderCanvas(size=(width, height), pixel_ratio=1.0)
+    failures = []
+
+    def frame():
+        try:
+            _render_into(context, device, drawable)
+        except Exception as error:  # raised below, after rendercanvas has finished its draw
+            failures.append(error)
+
+    try:
+        context = _configure(canvas, device)
+        canvas.request_draw(frame)
+        image = np.asarray(canvas.draw())
+    finally:
+        canvas.close()
+    if failures:
+        raise failures[0]
+    if image.shape != (height, width, 4) or image.dtype != np.uint8:
+        raise GraphStateError(f"draw_offscreen got no {width}x{height} image from the offscreen canvas "
+                              f"(shape {image.shape}, dtype {image.dtype})")
     return image
 
 
@@ -106,15 +169,32 @@ class GPUCanvas(JupyterRenderCanvas):
         self.max_buffered_frames = max_buffered_frames
         self.quality = quality
         self.frames_drawn = 0
+        #: ``"GPU device lost: ..."`` once a frame found the device lost, else None.
+        self.device_lost = None
         self._context = _configure(self, self.device)
         self.add_event_handler(self._route_event, "*")
         self.request_draw(self._draw_frame_now)
 
     def _draw_frame_now(self) -> None:
+        if self.device_lost is None:
+            lost = device_lost_message(self.device)
+            if lost is not None:
+                self._stop_drawing(lost)
+        if self.device_lost is not None:
+            return  # no texture taken: rendercanvas skips the present
         _render_into(self._context, self.device, self.drawable)
         self.frames_drawn += 1
 
+    def _stop_drawing(self, message: str) -> None:
+        """From now on draw nothing and route no events; tell the drawable once."""
+        self.device_lost = message
+        hook = getattr(self.drawable, "handle_device_lost", None)
+        if hook is not None:
+            hook(message)
+
     def _route_event(self, event) -> None:
+        if self.device_lost is not None:
+            return
         handler = getattr(self.drawable, "handle_event", None)
         if handler is not None and handler(event):
             self.request_draw()

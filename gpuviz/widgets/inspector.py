@@ -14,11 +14,17 @@ from __future__ import annotations
 
 import html
 import time
+from collections.abc import Mapping
 
 import ipywidgets as widgets
+import wgpu
 
+from ..errors import DeviceMismatchError, GraphStateError, GraphTypeError, GraphValidationError, UsageError
 from ..graph import compat
+from ..graph.compiled import CompiledGPUCommandGraph
 from ..graph.readback_ring import GPUReadbackRing
+from ..tables import GPUData
+from .device_loss import device_lost_message
 
 __all__ = ["GraphInspector"]
 
@@ -38,11 +44,19 @@ class GraphInspector(widgets.VBox):
     count_interval : float
         Minimum seconds between two count samples (see :meth:`watch_counts`).
 
+    Raises
+    ------
+    GraphTypeError
+        ``compiled`` is not a CompiledGPUCommandGraph (e.g. a graph not yet
+        compiled).
+
     Notes
     -----
     Does not encode, submit or wait. The owner calls :meth:`record_encode`
     after each encode, :meth:`sample_counts` with its encoder before
-    submitting, and :meth:`poll` after submitting.
+    submitting, and :meth:`poll` after submitting. A destroyed graph is
+    shown as destroyed, without its plan. Once the device of the watched
+    counts is lost, sampling stops and the panel says so.
     """
 
     def __init__(self, compiled=None, *, refresh_interval: float = 0.5, count_interval: float = 1.0):
@@ -60,6 +74,8 @@ class GraphInspector(widgets.VBox):
         self.frames = 0
         self._count_views: dict = {}
         self._count_ring = None
+        self._count_device = None
+        self.device_lost = None  # "GPU device lost: ..." once sampling found the device lost
         self._pending_counts = []
         self._last_count_sample = float("-inf")
         self._last_render = float("-inf")
@@ -68,7 +84,12 @@ class GraphInspector(widgets.VBox):
 
     # ------------------------------------------------------------ reporting
     def attach(self, compiled) -> None:
-        """Show ``compiled`` (after a rebuild); resets per-node timings."""
+        """Show ``compiled`` (after a rebuild); resets per-node timings.
+        Does not encode it; raises GraphTypeError for anything but a
+        CompiledGPUCommandGraph."""
+        if not isinstance(compiled, CompiledGPUCommandGraph):
+            raise GraphTypeError(f"GraphInspector shows a CompiledGPUCommandGraph (GPUCommandGraph.compile()), "
+                                 f"got {type(compiled).__name__}")
         self.compiled = compiled
         self.compile_count += 1
         self.compile_seconds_total += compiled.stats.compile_seconds
@@ -76,7 +97,11 @@ class GraphInspector(widgets.VBox):
         self.refresh(force=True)
 
     def record_encode(self, cpu_times: dict, *, gpu_times: dict | None = None) -> None:
-        """Report one encode's per-node CPU seconds (and GPU seconds if known)."""
+        """Report one encode's per-node CPU seconds (and GPU seconds if known);
+        does not read anything back."""
+        if not isinstance(cpu_times, Mapping) or not (gpu_times is None or isinstance(gpu_times, Mapping)):
+            raise GraphTypeError(f"GraphInspector record_encode takes {{node id: seconds}} mappings "
+                                 f"(got {type(cpu_times).__name__}, {type(gpu_times).__name__})")
         self.frames += 1
         self.cpu_times = dict(cpu_times)
         if gpu_times:
@@ -85,22 +110,55 @@ class GraphInspector(widgets.VBox):
 
     def watch_counts(self, counts: dict) -> None:
         """Sample these one-word uint32 ``GPUData`` (e.g. indirect instance
-        counts) at low frequency: ``{label: GPUData}``."""
-        self._count_views = dict(counts)
+        counts) at low frequency: ``{label: GPUData}``. Does not sample
+        until :meth:`sample_counts`; an empty mapping stops watching.
+
+        Raises
+        ------
+        GraphTypeError
+            ``counts`` is not a mapping, or a value is not a GPUData.
+        GraphValidationError
+            A count that is not one 4-byte-aligned uint32 word, whose buffer
+            lacks COPY_SRC (UsageError), or counts on two devices.
+        GraphStateError
+            A count that was destroyed.
+        """
+        if not isinstance(counts, Mapping):
+            raise GraphTypeError(f"GraphInspector watch_counts takes {{label: GPUData}} (got {type(counts).__name__})")
+        counts = {str(label): data for label, data in counts.items()}
+        devices = {id(_check_count(label, data)): label for label, data in counts.items()}
+        if len(devices) > 1:
+            raise DeviceMismatchError(f"GraphInspector counts {', '.join(map(repr, devices.values()))} "
+                                      f"belong to {len(devices)} devices; watch counts of one device")
+        self._count_views = counts
         if self._count_ring is not None:
             self._count_ring.destroy()
             self._pending_counts.clear()
-        self._count_ring = None
+        self._count_ring = self._count_device = None
         if counts:
-            device = compat.owning_device(next(iter(counts.values())).buffer, None)
-            self._count_ring = GPUReadbackRing(device, byte_length=4 * len(counts), slot_count=_COUNT_SLOTS,
-                                               label="inspector-counts")
+            self._count_device = compat.owning_device(next(iter(counts.values())).buffer, None)
+            self._count_ring = GPUReadbackRing(self._count_device, byte_length=4 * len(counts),
+                                               slot_count=_COUNT_SLOTS, label="inspector-counts")
 
     def sample_counts(self, encoder) -> bool:
         """Record copies of the watched counts into a free ring slot, if the
-        sampling interval elapsed and a slot is free. Returns True if recorded."""
+        sampling interval elapsed and a slot is free. Returns True if recorded.
+        Never submits; records nothing once the device is lost.
+
+        Raises
+        ------
+        GraphStateError
+            A watched count was destroyed since :meth:`watch_counts` (raised
+            before anything is recorded, naming its label).
+        """
         now = time.perf_counter()
         if self._count_ring is None or now - self._last_count_sample < self.count_interval:
+            return False
+        for label, data in self._count_views.items():
+            if data.destroyed:
+                raise GraphStateError(f'GraphInspector count "{label}" (GPUData "{data.label}") was destroyed; '
+                                      f"watch_counts() again without it")
+        if self._lost():
             return False
         slot = self._count_ring.try_acquire()
         if slot is None:
@@ -111,9 +169,25 @@ class GraphInspector(widgets.VBox):
         self._last_count_sample = now
         return True
 
+    def _lost(self) -> bool:
+        """True once the counts' device is lost: pending samples are dropped
+        unread (reading a map that was pending at the loss aborts the process)."""
+        if self.device_lost is None and self._count_device is not None:
+            self.device_lost = device_lost_message(self._count_device)
+        if self.device_lost is None:
+            return False
+        if self._count_ring is not None:
+            self._pending_counts.clear()
+            self._count_ring.destroy()
+            self._count_ring = None
+        return True
+
     def poll(self) -> None:
         """After submission: start maps of sampled counts and read the ones
         already mapped, never waiting."""
+        if self._pending_counts and self._lost():
+            self.refresh(force=True)
+            return
         still = []
         for slot in self._pending_counts:
             if slot.state == "acquired":
@@ -140,8 +214,11 @@ class GraphInspector(widgets.VBox):
         """The panel's current HTML (also what tests inspect)."""
         if self.compiled is None:
             return "<i>No graph attached.</i>"
-        stats = self.compiled.stats
         esc = html.escape
+        if self.compiled.destroyed:
+            return (f'<div style="font: 12px monospace"><b>CompiledGPUCommandGraph "{esc(self.compiled.id)}" was '
+                    f"destroyed</b>: its plan and resources are gone; attach() a compiled graph to inspect it.</div>")
+        stats = self.compiled.stats
         rows = []
         for index, gpu_pass in enumerate(self.compiled.describe()):
             for position, node in enumerate(gpu_pass["nodes"]):
@@ -167,14 +244,33 @@ class GraphInspector(widgets.VBox):
             f'<table style="border-collapse: collapse"><thead><tr><th>pass</th><th>node</th><th>declared uses</th>'
             f"<th>CPU µs</th><th>GPU µs{gpu_note}</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
             + (f"<div>GPU counts (sampled):<ul>{counts}</ul></div>" if counts else "")
+            + (f'<div style="color: #c33">{esc(self.device_lost)}: counts are no longer sampled</div>'
+               if self.device_lost else "")
             + "</div>"
         )
 
     def close(self) -> None:
+        """Free the count ring and close the panel; never waits for pending samples."""
         if self._count_ring is not None:
             self._count_ring.destroy()
             self._count_ring = None
         super().close()
+
+
+def _check_count(label, data):
+    """The device of one watched count, after checking it can be copied from."""
+    if not isinstance(data, GPUData):
+        raise GraphTypeError(f'GraphInspector count "{label}" must be a GPUData (got {type(data).__name__})')
+    if data.destroyed:
+        raise GraphStateError(f'GraphInspector count "{label}" (GPUData "{data.label}") was destroyed')
+    if data.format.name != "uint32" or data.length != 1 or data.byte_offset % 4:
+        raise GraphValidationError(f'GraphInspector count "{label}" must be one uint32 word at a 4-byte-aligned '
+                                   f"offset (got {data.length} rows of {data.format.name} at byte "
+                                   f"{data.byte_offset})")
+    if not data.buffer.usage & wgpu.BufferUsage.COPY_SRC:
+        raise UsageError(f'GraphInspector count "{label}" (GPUData "{data.label}") needs a COPY_SRC buffer '
+                         f"(usage {int(data.buffer.usage)})")
+    return compat.owning_device(data.buffer, None)
 
 
 def summarize_uses(uses) -> list:

@@ -12,6 +12,7 @@ import html
 
 import ipywidgets as widgets
 
+from ...errors import GraphError
 from .graph import OPERATIONS
 from .render import BAR_COLOR, CDF_COLOR, GROUP_PALETTE, RAMP, css_color
 
@@ -45,8 +46,9 @@ class AnalysisControls:
 
     Notes
     -----
-    A setter's ValueError is shown in ``status`` (and the controls go back to
-    the parameters); it is never raised out of an ipywidgets callback.
+    A setter's ValueError or GraphError (a closed widget, a lost device) is
+    shown in ``status`` (and the controls go back to the parameters); it is
+    never raised out of an ipywidgets callback.
     Does not touch the GPU.
     """
 
@@ -78,7 +80,8 @@ class AnalysisControls:
                                  (self.operation_dropdown, lambda c: owner.set_operation(c.new)),
                                  (self.range_slider, lambda c: owner.set_value_range(c.new))):
             control.observe(self._observer(handler), names="value")
-        self.reset_button.on_click(lambda _button: owner.reset_view())
+        reset = self._observer(lambda _change: owner.reset_view())
+        self.reset_button.on_click(lambda _button: reset(None))
         self.rows = [widgets.HBox([self.x_dropdown, self.y_dropdown, self.value_dropdown]),
                      widgets.HBox([self.bins_slider, self.scale_toggle]),
                      widgets.HBox([self.operation_dropdown, self.range_slider, self.reset_button])]
@@ -90,7 +93,7 @@ class AnalysisControls:
             try:
                 handler(change)
                 self.status.value = ""
-            except ValueError as exc:  # shown in the widget; the control goes back to the widget's state
+            except (ValueError, GraphError) as exc:  # shown in the widget; the control goes back to its state
                 self.status.value = f'<span style="color: #c33">{html.escape(str(exc))}</span>'
                 self.sync()
         return observer

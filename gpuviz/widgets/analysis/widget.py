@@ -15,16 +15,20 @@ The widget composes the parts of this subpackage and owns the frame loop:
 
 from __future__ import annotations
 
+import functools
+import html
 import time
+from collections.abc import Mapping
 
 import ipywidgets as widgets
 import numpy as np
 
 from ...device import device_capabilities, request_device
-from ...errors import GraphValidationError
+from ...errors import GraphStateError, GraphTypeError, GraphValidationError
 from ...tables import GPUData
 from ...tables.readback import read_many
 from ..canvas import GPUCanvas, draw_offscreen
+from ..device_loss import device_lost_message
 from ..inspector import GraphInspector
 from .controls import AnalysisControls
 from .data import prepare_table
@@ -36,6 +40,17 @@ from .render import PlotPresenter, panel_rects
 __all__ = ["DataAnalysis"]
 
 _TIMESTAMP_INTERVAL = 0.5  # seconds between frames encoded with per-node GPU timestamps
+
+
+def _guarded(method):
+    """The one guard of every public call that needs the graph or the GPU:
+    GraphStateError (before anything changes) once the widget is closed or
+    its device is lost; see :meth:`DataAnalysis._check_usable`."""
+    @functools.wraps(method)
+    def guarded(self, *args, **kwargs):
+        self._check_usable(method.__name__)
+        return method(self, *args, **kwargs)
+    return guarded
 
 
 class DataAnalysis(widgets.HBox):
@@ -94,6 +109,12 @@ class DataAnalysis(widgets.HBox):
     explicitly. Raises GraphValidationError (a ValueError) at construction for
     a missing, non-numeric or all-NaN column, an unusable group column or an
     empty table, naming the column and the available ones.
+
+    After :meth:`close`, every method but ``close`` raises GraphStateError.
+    When the device is lost, the widget stops drawing and encoding, shows
+    "GPU device lost: ..." in ``status`` and its methods raise
+    GraphStateError saying so (the canvas hooks ``draw`` and
+    ``handle_event`` report instead of raising).
     """
 
 
@@ -111,6 +132,7 @@ class DataAnalysis(widgets.HBox):
             raise GraphValidationError(f"DataAnalysis grid_size must be two positive integers (got {grid_size!r})")
         check_operation(operation)
         self.device = device or request_device()
+        self.device_lost = None  # "GPU device lost: ..." once found
         limit = int(self.device.limits["max-storage-buffer-binding-size"])
         self.data = prepare_table(self.device, table, x=x, y=y, value=value, group=group,
                                   max_chunk_rows=max(1024, (limit - 4096) // 8))
@@ -177,6 +199,7 @@ class DataAnalysis(widgets.HBox):
     value_range = property(lambda self: self._params.value_range, doc="The value-range mask (inclusive).")
     bounds = property(lambda self: self._params.bounds, doc="Heatmap bounds (xmin, ymin, xmax, ymax).")
 
+    @_guarded
     def set_columns(self, *, x: str | None = None, y: str | None = None, value: str | None = None) -> None:
         """Switch the x, y and/or value column (per-encoding buffer overrides).
 
@@ -186,18 +209,21 @@ class DataAnalysis(widgets.HBox):
         self._params.set_columns(x=x, y=y, value=value)
         self._apply()
 
+    @_guarded
     def set_bins(self, bins: int) -> None:
         """Show ``bins`` histogram bins (1 to ``max_bins``) through new literal
         edges (custom edges give way to linear ones)."""
         self._params.set_bins(bins)
         self._apply()
 
+    @_guarded
     def set_scale(self, scale: str) -> None:
         """``"linear"`` (equal-width) or ``"log"`` (geometric from the smallest
         positive value; rows <= 0 then fall outside the histogram)."""
         self._params.set_scale(scale)
         self._apply()
 
+    @_guarded
     def set_edges(self, edges) -> None:
         """Irregular bins: 2 to ``max_bins + 1`` finite, strictly increasing
         edges; bin ``i`` is ``[e_i, e_i+1)`` and the last edge belongs to the
@@ -206,16 +232,19 @@ class DataAnalysis(widgets.HBox):
         self._params.set_edges(edges)
         self._apply()
 
+    @_guarded
     def set_operation(self, operation: str) -> None:
         """Heatmap statistic: ``"count"``, ``"sum"``, ``"mean"``, ``"min"`` or ``"max"`` (a uniform write)."""
         self._params.set_operation(operation)
         self._apply()
 
+    @_guarded
     def set_value_range(self, value_range) -> None:
         """Keep only rows whose value lies in ``(lo, hi)`` (inclusive) in every view."""
         self._params.set_value_range(value_range)
         self._apply()
 
+    @_guarded
     def set_bounds(self, bounds, *, frame: bool = True) -> None:
         """Heatmap bounds ``(xmin, ymin, xmax, ymax)`` (what pan and zoom change)."""
         self._params.set_bounds(bounds)
@@ -224,9 +253,37 @@ class DataAnalysis(widgets.HBox):
         if frame:
             self._frame()
 
+    @_guarded
     def reset_view(self) -> None:
         """Bounds back to the x / y columns' extents."""
         self.set_bounds(self._params.home_bounds())
+
+    # ------------------------------------------------------------ lifecycle
+    def _check_usable(self, action: str) -> None:
+        """Raise GraphStateError if the widget is closed or its device is lost."""
+        if self.graph is None:
+            raise GraphStateError(f"{self._name()} is closed: {action}() needs an open widget")
+        lost = self._device_lost()
+        if lost is not None:
+            raise GraphStateError(f"{self._name()} cannot run {action}(): {lost}")
+
+    def _name(self) -> str:
+        columns = self._params.columns
+        return f'DataAnalysis (x "{columns["x"]}", y "{columns["y"]}", value "{columns["value"]}")'
+
+    def _device_lost(self):
+        """``"GPU device lost: ..."`` once the device is lost (shown in ``status`` once), else None."""
+        if self.device_lost is None:
+            lost = device_lost_message(self.device)
+            if lost is not None:
+                self.handle_device_lost(lost)
+        return self.device_lost
+
+    def handle_device_lost(self, message: str) -> None:
+        """GPUCanvas hook (and the widget's own probe): remember the loss and
+        show ``message`` in ``status``. Does not free anything: :meth:`close` does."""
+        self.device_lost = str(message)
+        self.status.value = f'<span style="color: #c33">{html.escape(self.device_lost)}</span>'
 
     def _apply(self) -> None:
         """After a control's parameter changed: write it into the graph, show it in the controls, render."""
@@ -271,7 +328,12 @@ class DataAnalysis(widgets.HBox):
 
     def draw(self, encoder, target_view, size) -> None:
         """GPUCanvas drawable hook: re-encode the graph when a parameter changed
-        (pan / zoom events) or the size did, then copy the plot into the target."""
+        (pan / zoom events) or the size did, then copy the plot into the target.
+        Records nothing once the device is lost; never submits."""
+        if self.graph is None:
+            raise GraphStateError(f"{self._name()} is closed: draw() needs an open widget")
+        if self._device_lost() is not None:
+            return
         width, height = (max(1, int(v)) for v in size)
         pw, ph = self.graph.plot_size
         scale = min(1.0, pw / width, ph / height)
@@ -285,7 +347,15 @@ class DataAnalysis(widgets.HBox):
     def handle_event(self, event) -> bool:
         """GPUCanvas event hook: drag on the heatmap pans, the wheel zooms
         around the pointer, a double click resets. Returns True to redraw.
-        A pan or zoom that would leave float32 (or collapse the view) is ignored."""
+        A pan or zoom that would leave float32 (or collapse the view) is ignored,
+        and so is every event once the device is lost (see ``status``)."""
+        if self.graph is None:
+            raise GraphStateError(f"{self._name()} is closed: handle_event() needs an open widget")
+        if not isinstance(event, Mapping):
+            raise GraphTypeError(f"{self._name()} handle_event() takes a rendercanvas event (a dict with "
+                                 f'"event_type"), got {type(event).__name__}')
+        if self._device_lost() is not None:
+            return False
         if event.get("event_type") == "resize":
             return True
         rect = panel_rects(*self.canvas.get_logical_size(), bool(self.graph.groups))["heatmap"]
@@ -300,6 +370,7 @@ class DataAnalysis(widgets.HBox):
         return True
 
     # -------------------------------------------------------------- outputs
+    @_guarded
     def results(self) -> dict:
         """The current aggregates as numpy, read back explicitly (one submit).
 
@@ -337,6 +408,7 @@ class DataAnalysis(widgets.HBox):
                           group_overflow=int(np.frombuffer(overflow, np.uint32)[0]))
         return result
 
+    @_guarded
     def draw_offscreen(self, *, width: int, height: int) -> np.ndarray:
         """The widget's canvas content rendered offscreen: ``(height, width, 4)`` uint8."""
         self._offscreen = True
