@@ -94,6 +94,8 @@ class DataAnalysis(widgets.HBox):
     status, legend : ipywidgets.HTML
         Messages for refused control values; what each panel shows (columns,
         ranges, bins, colours and group labels), from host-side state only.
+    device_lost : str or None
+        ``"GPU device lost: ..."`` once the widget found its device lost.
 
     Notes
     -----
@@ -259,13 +261,16 @@ class DataAnalysis(widgets.HBox):
         self.set_bounds(self._params.home_bounds())
 
     # ------------------------------------------------------------ lifecycle
-    def _check_usable(self, action: str) -> None:
-        """Raise GraphStateError if the widget is closed or its device is lost."""
+    def _check_usable(self, action: str, *, raise_lost: bool = True) -> bool:
+        """Raise GraphStateError if the widget is closed, or if its device is
+        lost and ``raise_lost``; returns whether the device is lost (the
+        canvas hooks report a loss instead of raising it)."""
         if self.graph is None:
             raise GraphStateError(f"{self._name()} is closed: {action}() needs an open widget")
         lost = self._device_lost()
-        if lost is not None:
+        if lost is not None and raise_lost:
             raise GraphStateError(f"{self._name()} cannot run {action}(): {lost}")
+        return lost is not None
 
     def _name(self) -> str:
         columns = self._params.columns
@@ -330,9 +335,7 @@ class DataAnalysis(widgets.HBox):
         """GPUCanvas drawable hook: re-encode the graph when a parameter changed
         (pan / zoom events) or the size did, then copy the plot into the target.
         Records nothing once the device is lost; never submits."""
-        if self.graph is None:
-            raise GraphStateError(f"{self._name()} is closed: draw() needs an open widget")
-        if self._device_lost() is not None:
+        if self._check_usable("draw", raise_lost=False):
             return
         width, height = (max(1, int(v)) for v in size)
         pw, ph = self.graph.plot_size
@@ -349,12 +352,11 @@ class DataAnalysis(widgets.HBox):
         around the pointer, a double click resets. Returns True to redraw.
         A pan or zoom that would leave float32 (or collapse the view) is ignored,
         and so is every event once the device is lost (see ``status``)."""
-        if self.graph is None:
-            raise GraphStateError(f"{self._name()} is closed: handle_event() needs an open widget")
+        lost = self._check_usable("handle_event", raise_lost=False)
         if not isinstance(event, Mapping):
             raise GraphTypeError(f"{self._name()} handle_event() takes a rendercanvas event (a dict with "
                                  f'"event_type"), got {type(event).__name__}')
-        if self._device_lost() is not None:
+        if lost:
             return False
         if event.get("event_type") == "resize":
             return True
