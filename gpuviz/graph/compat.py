@@ -8,14 +8,17 @@ private wgpu-py attribute.
 
 from __future__ import annotations
 
+import functools
 import logging
 import sys
 import time
 import weakref
 
+import wgpu
+
 __all__ = ["native_api", "create_trusted_shader_module", "owning_device", "poll_device", "promise_settled",
            "wait_for_promise", "map_for_read", "device_cache", "device_destroyed", "watch_device_loss",
-           "reported_device_loss"]
+           "reported_device_loss", "is_destroyed"]
 
 
 def native_api():
@@ -190,3 +193,50 @@ def reported_device_loss(device):
     ``device`` (e.g. ``"destroyed: Device lost"``), or None. The callback
     runs on a later call into wgpu-native, not at the loss itself."""
     return getattr(device, "_gpuviz_lost", None)
+
+
+# WebGPU has no "was this buffer destroyed?" query, and wgpu-native 0.32 panics
+# (aborting the process) on a submit that uses a destroyed buffer, and on
+# wgpuBufferGetMapState ("not implemented"). So every backend's destroy() is
+# wrapped to leave a mark on the object: the backend classes are subclasses of
+# wgpu.GPUBuffer / GPUTexture, wrapped when defined (the backend is imported
+# lazily, by the first request_adapter) or here when already imported. Only
+# objects destroyed before gpuviz was imported go unseen.
+_DESTROYED = "_gpuviz_destroyed"
+
+
+def is_destroyed(obj) -> bool:
+    """True once ``destroy()`` was called on ``obj`` (a wgpu buffer or texture),
+    by gpuviz or anyone else. Reads a Python attribute: no GPU call, O(1)."""
+    return getattr(obj, _DESTROYED, False)
+
+
+def _mark_destroys(cls) -> None:
+    destroy = cls.__dict__.get("destroy")
+    if destroy is None or getattr(destroy, "_gpuviz_marks", False):
+        return
+
+    @functools.wraps(destroy)
+    def marking_destroy(self, *args, **kwargs):
+        setattr(self, _DESTROYED, True)  # first: a destroy that raises still leaves the object unusable
+        return destroy(self, *args, **kwargs)
+
+    marking_destroy._gpuviz_marks = True
+    cls.destroy = marking_destroy
+
+
+def _track_destroys(base) -> None:
+    def __init_subclass__(cls, **kwargs):
+        super(base, cls).__init_subclass__(**kwargs)
+        _mark_destroys(cls)
+
+    base.__init_subclass__ = classmethod(__init_subclass__)
+    pending = [base]
+    while pending:
+        cls = pending.pop()
+        _mark_destroys(cls)
+        pending.extend(cls.__subclasses__())
+
+
+for _base in (wgpu.GPUBuffer, wgpu.GPUTexture):
+    _track_destroys(_base)

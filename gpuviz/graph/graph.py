@@ -9,12 +9,18 @@ compile callbacks. The builder never records, submits or reads back.
 
 from __future__ import annotations
 
+import operator
+
+import numpy as np
 import wgpu
 
 from ..formats import vector_format
+from .aliasing import check_node_writes
+from .checks import check_buffer_usage, check_count, check_id, check_texture_usage
 from .compiled import compile_graph
-from .errors import (DeviceMismatchError, DuplicateIdError, GraphStateError, GraphValidationError, UsageError,
-                     ViewRangeError)
+from .descriptors import check_attachment, check_texture_descriptor, check_texture_view_options
+from .errors import (DeviceMismatchError, DuplicateIdError, GraphStateError, GraphTypeError, GraphValidationError,
+                     UsageError, ViewRangeError)
 from .nodes import GraphNode
 from .physical import check_physical_buffer, check_physical_texture
 from .plan import GraphPlan
@@ -47,14 +53,19 @@ class GPUCommandGraph:
     """
 
     def __init__(self, device, *, id: str = "command-graph"):
+        if device is None:
+            raise GraphTypeError(f'GPUCommandGraph "{id}" needs a wgpu.GPUDevice (got None)')
         if not isinstance(device, wgpu.GPUDevice):
             raise DeviceMismatchError(
                 f'GPUCommandGraph "{id}" needs a wgpu.GPUDevice (got {type(device).__name__})')
-        _check_id("GPUCommandGraph", id, "graph")
+        check_id("GPUCommandGraph", id, kind="graph id")
         self.device = device
         self.id = id
         self._buffers: dict[str, GraphBufferHandle] = {}
         self._textures: dict[str, GraphTextureHandle] = {}
+        # id(physical object) -> first handle imported over it; the handle keeps
+        # the object alive, so its id() is not reused while the graph lives.
+        self._imported_objects: dict[int, object] = {}
         self._nodes: list[GraphNode] = []
         self._node_ids: set[str] = set()
         self._state = "building"  # -> "compiled" | "failed"
@@ -65,16 +76,19 @@ class GPUCommandGraph:
 
         ``byte_length`` and ``usage`` are a promise every buffer supplied later
         (the default ``buffer`` or a per-encoding override) must keep. The
-        graph borrows imports and never destroys them.
+        graph borrows imports and never destroys them. A buffer the graph
+        already imported under another ID gets a new handle that shares the
+        first one's hazard chain (``hazard_key``), so uses through either are
+        ordered.
         """
         self._check_building("import_buffer")
         self._check_resource_id(id)
         byte_length = self._check_byte_length("buffer", id, byte_length)
-        usage = _check_usage_flags("buffer", id, usage)
+        usage = check_buffer_usage(f'GPUCommandGraph buffer "{id}"', usage)
         if buffer is not None:
             check_physical_buffer(self.device, self.id, id, buffer, byte_length=byte_length, usage=usage,
                                   where="import")
-        handle = GraphBufferHandle(id, byte_length, usage, "imported", self.id, buffer)
+        handle = self._remember_import(GraphBufferHandle(id, byte_length, usage, "imported", self.id, buffer), buffer)
         self._buffers[id] = handle
         return handle
 
@@ -84,7 +98,7 @@ class GPUCommandGraph:
         self._check_building("create_transient_buffer")
         self._check_resource_id(id)
         byte_length = self._check_byte_length("transient buffer", id, byte_length)
-        usage = _check_usage_flags("transient buffer", id, usage)
+        usage = check_buffer_usage(f'GPUCommandGraph transient buffer "{id}"', usage)
         if usage & (wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.MAP_WRITE):
             raise UsageError(f'GPUCommandGraph transient buffer "{id}" cannot be mappable (usage {usage:#x})')
         handle = GraphBufferHandle(id, byte_length, usage, "transient", self.id)
@@ -93,8 +107,12 @@ class GPUCommandGraph:
 
     def create_data_view(self, handle: GraphBufferHandle, *, format, length: int, byte_offset: int = 0,
                          byte_stride: int | None = None, row_byte_length: int | None = None) -> GraphDataView:
-        """A typed range of ``handle``; it must fit inside the logical buffer."""
-        self._check_own_handle(handle)
+        """A typed range of ``handle``; it must fit inside the logical buffer.
+
+        Counts are integers (numpy integers too; ``bool`` and floats are
+        refused, never rounded).
+        """
+        self._check_own_handle(handle, GraphBufferHandle)
         fmt = vector_format(format)
         row = fmt.byte_size if row_byte_length is None else row_byte_length
         stride = row if byte_stride is None else byte_stride
@@ -102,6 +120,7 @@ class GPUCommandGraph:
                             ("row_byte_length", row)):
             if not _is_safe_int(value):
                 raise ViewRangeError(f'GPUCommandGraph view of "{handle.id}" has an invalid {name} ({value!r})')
+        length, byte_offset, stride, row = (operator.index(v) for v in (length, byte_offset, stride, row))
         if row < fmt.byte_size or stride < row:
             raise ViewRangeError(
                 f'GPUCommandGraph view of "{handle.id}" needs byte_stride >= row_byte_length >= '
@@ -121,7 +140,10 @@ class GPUCommandGraph:
         """Import one ``GPUData`` range: a handle over its whole backing buffer and
         a view of the range. Ownership does not transfer. ``data`` is taken
         structurally (``buffer``, ``format``, ``length``, ``byte_offset``,
-        ``byte_stride``)."""
+        ``byte_stride``). A buffer the graph already imported shares that
+        import's hazard chain (see :meth:`import_buffer`)."""
+        check_id("GPUCommandGraph import_gpu_data", id)
+        _check_data(f'GPUCommandGraph import_gpu_data "{id}"', data)
         buffer = data.buffer
         handle = self.import_buffer(id=id, byte_length=buffer.size, usage=buffer.usage, buffer=buffer)
         return self._view_of_data(handle, data)
@@ -131,7 +153,16 @@ class GPUCommandGraph:
         :class:`GraphVectorView`. Chunks sharing a physical buffer share one
         handle (one hazard chain); empty chunks keep their place. Nothing is
         concatenated, copied or dispatched."""
-        chunks = list(vector.chunks)
+        check_id("GPUCommandGraph import_gpu_vector", id)
+        chunks = getattr(vector, "chunks", None)
+        if isinstance(chunks, (str, bytes)) or not hasattr(chunks, "__iter__"):
+            raise GraphTypeError(f'GPUCommandGraph vector "{id}" needs a GPUVector (an object with chunks), '
+                                 f"got {type(vector).__name__}")
+        chunks = list(chunks)
+        for index, chunk in enumerate(chunks):
+            _check_data(f'GPUCommandGraph vector "{id}" chunk {index}', chunk)
+        if getattr(vector, "format", None) is None and not chunks:
+            raise GraphValidationError(f'GPUCommandGraph vector "{id}" has no chunks and no format')
         fmt = vector_format(vector.format if getattr(vector, "format", None) is not None else chunks[0].format)
         handles = {}
         views = []
@@ -156,33 +187,53 @@ class GPUCommandGraph:
 
     def import_texture(self, *, id: str, size, format: str, usage: int, texture=None, mip_level_count: int = 1,
                        sample_count: int = 1, dimension: str = "2d") -> GraphTextureHandle:
-        """Declare a caller-owned texture (never destroyed by the graph)."""
+        """Declare a caller-owned texture (never destroyed by the graph).
+
+        The descriptor is checked at this call: a known format, integer sizes
+        within the device's texture limits, valid mips and samples. A texture
+        the graph already imported shares that import's hazard chain.
+        """
         self._check_building("import_texture")
         self._check_resource_id(id)
-        handle = GraphTextureHandle(id, _check_size(id, size), str(format), _check_usage_flags("texture", id, usage),
-                                    "imported", self.id, mip_level_count, sample_count, dimension, texture)
+        owner = f'GPUCommandGraph texture "{id}"'
+        size = check_texture_descriptor(self.device, owner, size=size, format=format, dimension=dimension,
+                                        mip_level_count=mip_level_count, sample_count=sample_count)
+        handle = GraphTextureHandle(id, size, format, check_texture_usage(owner, usage), "imported", self.id,
+                                    int(mip_level_count), int(sample_count), dimension, texture)
         if texture is not None:
             check_physical_texture(self.device, handle, texture, where="import")
-        self._textures[id] = handle
+        self._textures[id] = self._remember_import(handle, texture)
         return handle
 
     def create_transient_texture(self, *, id: str, size, format: str, usage: int, mip_level_count: int = 1,
                                  sample_count: int = 1, dimension: str = "2d") -> GraphTextureHandle:
         """Declare a graph-owned texture, shared with identical transients
-        whose lifetimes do not overlap."""
+        whose lifetimes do not overlap. The descriptor is checked as in
+        :meth:`import_texture`; nothing is allocated before ``compile()``."""
         self._check_building("create_transient_texture")
         self._check_resource_id(id)
-        handle = GraphTextureHandle(id, _check_size(id, size), str(format),
-                                    _check_usage_flags("transient texture", id, usage), "transient", self.id,
-                                    mip_level_count, sample_count, dimension)
+        owner = f'GPUCommandGraph transient texture "{id}"'
+        size = check_texture_descriptor(self.device, owner, size=size, format=format, dimension=dimension,
+                                        mip_level_count=mip_level_count, sample_count=sample_count)
+        handle = GraphTextureHandle(id, size, format, check_texture_usage(owner, usage), "transient", self.id,
+                                    int(mip_level_count), int(sample_count), dimension)
         self._textures[id] = handle
         return handle
 
     def create_texture_view(self, handle: GraphTextureHandle, *, base_mip_level: int = 0, mip_level_count=None,
                             base_array_layer: int = 0, array_layer_count=None, aspect: str = "all",
                             dimension=None) -> GraphTextureView:
-        """A subresource selection of ``handle``; it must lie inside its mips and layers."""
-        self._check_own_handle(handle)
+        """A subresource selection of ``handle``; it must lie inside its mips and
+        layers, and ``aspect`` / ``dimension`` must be wgpu names."""
+        self._check_own_handle(handle, GraphTextureHandle)
+        owner = f'GPUCommandGraph texture view of "{handle.id}"'
+        check_texture_view_options(owner, aspect=aspect, dimension=dimension)
+        base_mip_level = check_count(owner, "base_mip_level", base_mip_level)
+        base_array_layer = check_count(owner, "base_array_layer", base_array_layer)
+        if mip_level_count is not None:
+            mip_level_count = check_count(owner, "mip_level_count", mip_level_count)
+        if array_layer_count is not None:
+            array_layer_count = check_count(owner, "array_layer_count", array_layer_count)
         mips = handle.mip_level_count - base_mip_level if mip_level_count is None else mip_level_count
         layers_total = handle.size[2] if handle.dimension != "3d" else 1
         layers = layers_total - base_array_layer if array_layer_count is None else array_layer_count
@@ -212,13 +263,16 @@ class GPUCommandGraph:
         ops. Attachments are declared uses (``render-attachment``).
         ``compile(ctx)`` returns ``encode(render_pass, frame)``.
         """
-        attachments = [dict(a) for a in color_attachments]
-        uses = list(resources)
-        for att in attachments + ([dict(depth_stencil_attachment)] if depth_stencil_attachment else []):
+        owner = f'GPUCommandGraph render node "{id}"'
+        attachments = [check_attachment(owner, a, depth=False) for a in _sequence(owner, "color_attachments",
+                                                                                   color_attachments)]
+        depth = None if depth_stencil_attachment is None else check_attachment(owner, depth_stencil_attachment,
+                                                                                depth=True)
+        uses = list(_sequence(owner, "resources", resources))
+        for att in attachments + ([depth] if depth else []):
             for key in ("view", "resolve_target"):
                 if att.get(key) is not None:
                     uses.append((att[key], "render-attachment"))
-        depth = dict(depth_stencil_attachment) if depth_stencil_attachment else None
         if not attachments and depth is None:
             raise GraphValidationError(f'GPUCommandGraph render node "{id}" has no attachments')
         node_id = self._add_node("render", id, uses, compile, depends_on)
@@ -232,14 +286,17 @@ class GPUCommandGraph:
 
     def _add_node(self, kind, id, resources, compile, depends_on) -> str:
         self._check_building(f"add_{kind}_node")
-        _check_id("GPUCommandGraph node", id, "node")
+        check_id("GPUCommandGraph node", id, kind="node id")
         if id in self._node_ids:
             raise DuplicateIdError(f'GPUCommandGraph "{self.id}" already has a node "{id}"')
         if not callable(compile):
             raise GraphValidationError(f'GPUCommandGraph node "{id}" needs a callable compile (got {compile!r})')
-        deps = (depends_on,) if isinstance(depends_on, str) else tuple(depends_on)
+        owner = f'GPUCommandGraph node "{id}"'
+        deps = (depends_on,) if isinstance(depends_on, str) else _sequence(owner, "depends_on", depends_on)
+        for dep in deps:
+            check_id(f"{owner} depends_on", dep, kind="node id")
         node = GraphNode(id, kind, [], compile, deps)
-        for entry in resources:
+        for entry in _sequence(owner, "resources", resources):
             try:
                 resource, use = entry
             except (TypeError, ValueError):
@@ -252,6 +309,9 @@ class GPUCommandGraph:
                 node.reads.add(handle)
             if use in WRITE_USES:
                 node.writes.add(handle)
+        check_node_writes(id, node.uses)
+        for handle in node.writes:  # after every check: a refused node marks nothing
+            handle.written = True
         self._nodes.append(node)
         self._node_ids.add(id)
         return id
@@ -290,14 +350,17 @@ class GPUCommandGraph:
     # -------------------------------------------------------------- helpers
     @property
     def nodes(self) -> tuple:
+        """The declared nodes in declaration order (a snapshot, not a live view)."""
         return tuple(self._nodes)
 
     @property
     def buffers(self) -> dict:
+        """Buffer handles by ID, imported and transient (a copy of the mapping)."""
         return dict(self._buffers)
 
     @property
     def textures(self) -> dict:
+        """Texture handles by ID, imported and transient (a copy of the mapping)."""
         return dict(self._textures)
 
     def _check_building(self, what):
@@ -306,11 +369,23 @@ class GPUCommandGraph:
                                   "(build a new graph instead)")
 
     def _check_resource_id(self, id):
-        _check_id("GPUCommandGraph resource", id, "resource")
+        check_id("GPUCommandGraph resource", id, kind="resource id")
         if id in self._buffers or id in self._textures:
             raise DuplicateIdError(f'GPUCommandGraph "{self.id}" already has a resource "{id}"')
 
-    def _check_own_handle(self, handle):
+    def _remember_import(self, handle, physical):
+        """Record ``handle`` as an import of ``physical``; a later import of the
+        same object joins the first one's hazard chain."""
+        if physical is not None:
+            first = self._imported_objects.setdefault(_identity(physical), handle)
+            if first is not handle:
+                handle.alias_of = first
+        return handle
+
+    def _check_own_handle(self, handle, kind=(GraphBufferHandle, GraphTextureHandle)):
+        if not isinstance(handle, kind):
+            names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+            raise GraphTypeError(f'GPUCommandGraph "{self.id}" needs a {names} (got {type(handle).__name__})')
         own = self._buffers.get(handle.id) if isinstance(handle, GraphBufferHandle) else self._textures.get(
             getattr(handle, "id", None))
         if own is not handle:
@@ -333,25 +408,34 @@ def _single_buffer(chunks) -> bool:
 
 
 def _is_safe_int(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_SAFE_INTEGER
+    """A non-negative integer (numpy integers too) below 2**53; never a bool."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        return False
+    return 0 <= int(value) <= MAX_SAFE_INTEGER
 
 
-def _check_id(what, id, kind):
-    if not isinstance(id, str) or not id:
-        raise GraphValidationError(f"{what} needs a non-empty string {kind} id (got {id!r})")
+def _sequence(owner, name, value) -> tuple:
+    """``value`` as a tuple if it is an iterable other than a string, else a
+    GraphTypeError naming ``owner`` (``None`` is not an empty list)."""
+    if value is None or isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise GraphTypeError(f"{owner} {name} must be a list or tuple (got {type(value).__name__} {value!r})")
+    return tuple(value)
 
 
-def _check_usage_flags(what, id, usage):
-    if not isinstance(usage, int) or isinstance(usage, bool) or usage <= 0:
-        raise UsageError(f'GPUCommandGraph {what} "{id}" needs nonzero usage flags (got {usage!r})')
-    return int(usage)
+#: What import_gpu_data reads from a GPUData-like object.
+_DATA_FIELDS = ("buffer", "format", "length", "byte_offset", "byte_stride")
 
 
-def _check_size(id, size):
-    dims = tuple(int(s) for s in size) + (1,) * (3 - len(tuple(size)))
-    if len(dims) != 3 or min(dims) < 1:
-        raise GraphValidationError(f'GPUCommandGraph texture "{id}" needs a positive size (got {size!r})')
-    return dims
+def _check_data(owner, data) -> None:
+    """Refuse, at the import, what is not GPUData-like or was destroyed."""
+    missing = [name for name in _DATA_FIELDS if not hasattr(data, name)]
+    if missing:
+        raise GraphTypeError(f"{owner} needs a GPUData (got {type(data).__name__}, which lacks "
+                             f"{', '.join(missing)})")
+    if not isinstance(data.buffer, wgpu.GPUBuffer):
+        raise GraphTypeError(f"{owner} has no wgpu.GPUBuffer (got {type(data.buffer).__name__})")
+    if getattr(data, "destroyed", False):
+        raise GraphStateError(f"{owner} was destroyed (its buffer cannot be used)")
 
 
 def _check_use(kind, node_id, handle, use):

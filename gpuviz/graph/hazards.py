@@ -1,6 +1,7 @@
 """Dependency inference and stable ordering.
 
-Per logical handle the compiler tracks the most recent writer and the readers
+Per hazard key (a logical handle, or the first handle imported over the same
+physical resource: two imports of one buffer share one chain) the compiler tracks the most recent writer and the readers
 since that write. A read depends on the writer (read-after-write); a write
 depends on the writer (write-after-write) and on every reader since
 (write-after-read), then becomes the writer. Explicit edges are added on top.
@@ -18,28 +19,35 @@ __all__ = ["infer_edges", "stable_order", "order_nodes"]
 
 def infer_edges(nodes) -> list:
     """Return hazard edges ``(before_index, after_index, kind)`` for nodes in
-    insertion order. ``node.reads`` / ``node.writes`` are sets of handles."""
+    insertion order. ``node.reads`` / ``node.writes`` are sets of handles,
+    tracked by their ``hazard_key``."""
     edges = []
     last_writer = {}
     readers_since = {}
     for index, node in enumerate(nodes):
-        for handle in node.reads:
+        reads = {_key(h) for h in node.reads}
+        writes = {_key(h) for h in node.writes}
+        for handle in reads:
             writer = last_writer.get(handle)
             if writer is not None and writer != index:
                 edges.append((writer, index, "read-after-write"))
-        for handle in node.writes:
+        for handle in writes:
             writer = last_writer.get(handle)
             if writer is not None and writer != index:
                 edges.append((writer, index, "write-after-write"))
             for reader in readers_since.get(handle, ()):
                 if reader != index:
                     edges.append((reader, index, "write-after-read"))
-        for handle in node.reads:
+        for handle in reads:
             readers_since.setdefault(handle, []).append(index)
-        for handle in node.writes:
+        for handle in writes:
             last_writer[handle] = index
             readers_since[handle] = []
     return edges
+
+
+def _key(handle):
+    return getattr(handle, "hazard_key", handle)
 
 
 def stable_order(node_ids, edges, graph_id: str) -> list:

@@ -4,7 +4,9 @@ declared uses that connect them to nodes.
 Handles are opaque descriptors made by :class:`GPUCommandGraph`; users never
 construct them. A handle names a whole logical allocation (imported or
 transient); a view names a typed range or subresource of one handle. Two views
-of one handle share one hazard chain, even when their byte ranges are disjoint.
+of one handle share one hazard chain, even when their byte ranges are disjoint,
+and so do two imported handles over one physical buffer or texture
+(``hazard_key``).
 """
 
 from __future__ import annotations
@@ -78,7 +80,11 @@ NODE_USES = {
 @dataclass(eq=False, repr=False)
 class GraphBufferHandle:
     """A complete logical buffer of one graph: ID, byte length, usage flags and
-    lifetime (``"imported"``: caller-owned; ``"transient"``: graph-owned scratch)."""
+    lifetime (``"imported"``: caller-owned; ``"transient"``: graph-owned scratch).
+
+    An opaque handle: it does not own or allocate memory itself (the compiled
+    graph binds a physical buffer to it).
+    """
 
     id: str
     byte_length: int
@@ -86,6 +92,14 @@ class GraphBufferHandle:
     lifetime: str
     graph_id: str
     buffer: object = None  # the default physical buffer of an import
+    alias_of: GraphBufferHandle | None = None  # the first import of the same physical buffer
+    written: bool = False  # some node declares a write
+
+    @property
+    def hazard_key(self) -> GraphBufferHandle:
+        """The handle whose hazard chain this one joins: itself, or the first
+        handle imported over the same physical buffer."""
+        return self.alias_of or self
 
     def __repr__(self) -> str:
         return f'<GraphBufferHandle "{self.id}" {self.lifetime} {self.byte_length} bytes>'
@@ -94,7 +108,10 @@ class GraphBufferHandle:
 @dataclass(eq=False, repr=False)
 class GraphTextureHandle:
     """A complete logical texture: ID, size, format, usage, sample count and
-    lifetime. Views select mips, layers and aspects of it."""
+    lifetime. Views select mips, layers and aspects of it.
+
+    An opaque handle: it does not own or allocate a texture itself.
+    """
 
     id: str
     size: tuple
@@ -106,6 +123,14 @@ class GraphTextureHandle:
     sample_count: int = 1
     dimension: str = "2d"
     texture: object = None
+    alias_of: GraphTextureHandle | None = None  # the first import of the same physical texture
+    written: bool = False  # some node declares a write
+
+    @property
+    def hazard_key(self) -> GraphTextureHandle:
+        """The handle whose hazard chain this one joins: itself, or the first
+        handle imported over the same physical texture."""
+        return self.alias_of or self
 
     def __repr__(self) -> str:
         return f'<GraphTextureHandle "{self.id}" {self.lifetime} {self.size} {self.format}>'
@@ -113,7 +138,11 @@ class GraphTextureHandle:
 
 @dataclass(eq=False, repr=False)
 class GraphTextureView:
-    """A subresource selection of a texture handle (mips, layers, aspect)."""
+    """A subresource selection of a texture handle (mips, layers, aspect).
+
+    Describes a selection only; it does not create a ``GPUTextureView`` until
+    the compiled graph binds one.
+    """
 
     handle: GraphTextureHandle
     base_mip_level: int = 0
@@ -126,6 +155,7 @@ class GraphTextureView:
 
     @property
     def id(self) -> str:
+        """The ID of the texture handle this view selects from."""
         return self.handle.id
 
     def descriptor(self) -> dict:
@@ -147,7 +177,8 @@ class GraphDataView:
 
     Preserves the table metadata an algorithm needs: format, logical length,
     byte offset, byte stride and row payload size. Binding adaptation (the
-    256-byte offset alignment of storage bindings) is the kernel's job.
+    256-byte offset alignment of storage bindings) is the kernel's job; the
+    view does not check alignment beyond what the graph validated.
     """
 
     handle: GraphBufferHandle
@@ -159,6 +190,7 @@ class GraphDataView:
 
     @property
     def id(self) -> str:
+        """The ID of the buffer handle this view lies in."""
         return self.handle.id
 
     @property
@@ -190,10 +222,12 @@ class GraphVectorView:
 
     @property
     def length(self) -> int:
+        """Rows over all chunks."""
         return sum(v.length for v in self.views)
 
     @property
     def chunk_lengths(self) -> tuple:
+        """Rows per chunk, in order (empty chunks included)."""
         return tuple(v.length for v in self.views)
 
     def __repr__(self) -> str:

@@ -8,13 +8,12 @@ Readback is explicit: :func:`gpuviz.read_array`.
 
 from __future__ import annotations
 
-import operator
-
 import numpy as np
 import wgpu
 
 from ..formats import GPUVectorFormat, span_byte_length, vector_format
-from ..graph.compat import owning_device
+from ..graph.checks import check_buffer_usage, check_count, check_device
+from ..graph.compat import is_destroyed, owning_device
 from ..graph.errors import GraphTypeError, GraphValidationError, ViewRangeError
 
 __all__ = ["GPUData", "DEFAULT_USAGE", "format_for_array", "padded_size"]
@@ -62,6 +61,15 @@ def format_for_array(array: np.ndarray, *, what: str = "GPUData.from_numpy") -> 
         ) from None
 
 
+def _checked_size(device, name: str, byte_length: int) -> int:
+    """The padded allocation size, refused past the device's buffer limit."""
+    size = padded_size(byte_length)
+    limit = device.limits["max-buffer-size"]
+    if size > limit:
+        raise GraphValidationError(f"{name} needs {size} bytes, over the device limit max-buffer-size {limit}")
+    return size
+
+
 class GPUData:
     """One contiguous typed range of a ``wgpu.GPUBuffer``: ``length`` rows of
     ``format``, the first at ``byte_offset``, consecutive rows ``byte_stride``
@@ -86,7 +94,8 @@ class GPUData:
     Raises
     ------
     GraphTypeError
-        A length, offset or stride that is not an integer.
+        ``buffer`` is not a ``wgpu.GPUBuffer``, or a length, offset or stride
+        is not an integer (numpy integers are; ``bool`` and floats are not).
     ViewRangeError
         Negative length or offset, a stride below the row size, or a range
         that ends past ``buffer.size``.
@@ -95,23 +104,20 @@ class GPUData:
     -----
     Checks only what the tables layer needs. Does not check alignment
     (storage bindings need 256-byte offsets, vertex buffers 4-byte strides;
-    the graph validates the uses it declares), usage flags, or whether the
-    buffer was destroyed elsewhere. Never copies, submits or reads back.
+    the graph validates the uses it declares) or usage flags. Never copies,
+    submits or reads back.
     """
 
     def __init__(self, buffer, *, format, length, byte_offset=0, byte_stride=None, owned=False):
+        if not isinstance(buffer, wgpu.GPUBuffer):
+            raise GraphTypeError(f"GPUData needs a wgpu.GPUBuffer (got {type(buffer).__name__})")
         self.buffer = buffer
         self.format = vector_format(format)
         name = f'GPUData "{self.label}"'
-        try:
-            self.length = operator.index(length)
-            self.byte_offset = operator.index(byte_offset)
-            self.byte_stride = self.format.byte_size if byte_stride is None else operator.index(byte_stride)
-        except TypeError:
-            raise GraphTypeError(
-                f"{name} length, byte_offset and byte_stride must be integers "
-                f"(got {length!r}, {byte_offset!r}, {byte_stride!r})"
-            ) from None
+        self.length = check_count(name, "length", length)
+        self.byte_offset = check_count(name, "byte_offset", byte_offset)
+        self.byte_stride = self.format.byte_size if byte_stride is None else check_count(name, "byte_stride",
+                                                                                          byte_stride)
         self.owned = bool(owned)
         self._destroyed = False
         if self.length < 0:
@@ -152,16 +158,27 @@ class GPUData:
         Notes
         -----
         Never casts: bool, 64-bit and 3-component 8/16-bit arrays raise a
-        GraphValidationError (a ValueError) naming dtype and shape. The buffer
-        size is rounded up to a multiple of 4 (at least 4 bytes); padding is zero.
-        The upload is queued, not waited for.
+        GraphValidationError (a ValueError) naming dtype and shape; a numpy
+        masked array is refused (the GPU copy would lose its mask: pass
+        ``array.filled(value)`` or the mask as its own column). Usage bits
+        outside wgpu.BufferUsage raise UsageError, and a size over the
+        device's ``max-buffer-size`` a GraphValidationError naming the limit.
+        The buffer size is rounded up to a multiple of 4 (at least 4 bytes);
+        padding is zero. The upload is queued, not waited for.
         """
+        check_device("GPUData.from_numpy", device)
+        if isinstance(array, np.ma.MaskedArray):
+            raise GraphValidationError(
+                f"GPUData.from_numpy cannot upload a masked array (shape {array.shape}, "
+                f"{int(np.ma.count_masked(array))} masked): the mask would be lost; pass array.filled(value) "
+                "and upload the mask as its own column")
         array = np.asarray(array)
         fmt = format_for_array(array)
         data = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("="))
         raw = data.view(np.uint8).reshape(-1)
-        usage = (DEFAULT_USAGE if usage is None else usage) | wgpu.BufferUsage.COPY_DST
-        size = padded_size(raw.nbytes)
+        name = f'GPUData "{label or f"gpuviz-{fmt.name}"}"'
+        usage = check_buffer_usage(name, (DEFAULT_USAGE if usage is None else usage) | wgpu.BufferUsage.COPY_DST)
+        size = _checked_size(device, name, raw.nbytes)
         buffer = device.create_buffer(label=label or f"gpuviz-{fmt.name}", size=size, usage=usage)
         if raw.nbytes:
             padded = np.zeros(size, np.uint8)
@@ -174,19 +191,19 @@ class GPUData:
         """A new owned, zero-filled buffer holding ``length`` packed rows of ``format``.
 
         Uses ``usage`` (default STORAGE | VERTEX | COPY_SRC | COPY_DST) as
-        given. Relies on WebGPU zero-initializing new buffers; writes nothing.
+        given; bits outside wgpu.BufferUsage raise UsageError, a size over the
+        device's ``max-buffer-size`` a GraphValidationError naming the limit.
+        Relies on WebGPU zero-initializing new buffers; writes nothing.
         """
+        check_device("GPUData.allocate", device)
         fmt = vector_format(format)
-        try:
-            length = operator.index(length)
-        except TypeError:
-            raise GraphTypeError(f'GPUData "{label or fmt.name}" length must be an integer (got {length!r})') from None
+        name = f'GPUData "{label or fmt.name}"'
+        length = check_count(name, "length", length)
         if length < 0:
-            raise ViewRangeError(f'GPUData "{label or fmt.name}" has a negative length ({length} rows)')
-        usage = DEFAULT_USAGE if usage is None else usage
-        buffer = device.create_buffer(
-            label=label or f"gpuviz-{fmt.name}", size=padded_size(length * fmt.byte_size), usage=usage
-        )
+            raise ViewRangeError(f"{name} has a negative length ({length} rows)")
+        usage = check_buffer_usage(name, DEFAULT_USAGE if usage is None else usage)
+        size = _checked_size(device, name, length * fmt.byte_size)
+        buffer = device.create_buffer(label=label or f"gpuviz-{fmt.name}", size=size, usage=usage)
         return cls(buffer, format=fmt, length=length, owned=True)
 
     # -- derived facts -------------------------------------------------------
@@ -218,8 +235,9 @@ class GPUData:
 
     @property
     def destroyed(self) -> bool:
-        """True after :meth:`destroy` was called."""
-        return self._destroyed
+        """True after :meth:`destroy` was called, or once the buffer itself was
+        destroyed (by another GPUData over it, or directly)."""
+        return self._destroyed or is_destroyed(self.buffer)
 
     def destroy(self) -> None:
         """Destroy the buffer if this data owns it; borrowed buffers are left alone.

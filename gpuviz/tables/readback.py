@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import wgpu
 
+from ..graph.checks import check_device
 from ..graph.errors import DeviceMismatchError, GraphStateError, GraphTypeError, UsageError, ViewRangeError
 from .data import GPUData
 from .vector import GPUVector
@@ -37,13 +38,15 @@ def read_array(device, data_or_vector) -> np.ndarray:
     Raises
     ------
     GraphTypeError
-        ``data_or_vector`` is neither GPUData nor GPUVector.
+        ``device`` is not a ``wgpu.GPUDevice``, or ``data_or_vector`` is
+        neither GPUData nor GPUVector.
     DeviceMismatchError
         The data lives on another device.
     UsageError
         A buffer lacks COPY_SRC usage.
     GraphStateError
-        The data was destroyed.
+        The data or its buffer was destroyed (also by another GPUData over the
+        same buffer): nothing is submitted.
 
     Notes
     -----
@@ -69,6 +72,7 @@ def read_many(device, datas) -> list:
 
     Same contract as :func:`read_array` for each element.
     """
+    check_device("read_array", device)
     datas = list(datas)
     copies = []  # (buffer, source offset, staging offset, size)
     leads = []  # byte offset of each data's first row inside the staging bytes, or None
@@ -96,8 +100,8 @@ def read_many(device, datas) -> list:
 def _check_readable(device, data) -> None:
     if not isinstance(data, GPUData):
         raise GraphTypeError(f"read_array expects GPUData chunks (got {type(data).__name__})")
-    if data.destroyed:
-        raise GraphStateError(f'read_array cannot read GPUData "{data.label}": it was destroyed')
+    if data.destroyed:  # a submit copying from a destroyed buffer aborts the process
+        raise GraphStateError(f'read_array cannot read GPUData "{data.label}": it or its buffer was destroyed')
     if data.device is not device:
         raise DeviceMismatchError(f'read_array: GPUData "{data.label}" belongs to another device')
     if data.length and not data.buffer.usage & wgpu.BufferUsage.COPY_SRC:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from ..formats import vector_format
-from ..graph.errors import DeviceMismatchError, GraphValidationError
+from ..graph.errors import DeviceMismatchError, GraphTypeError, GraphValidationError
 from .data import GPUData
 
 __all__ = ["GPUVector"]
@@ -31,6 +31,8 @@ class GPUVector:
 
     Raises
     ------
+    GraphTypeError
+        ``chunks`` is not an iterable (``None``, a single GPUData).
     GraphValidationError
         Chunks of different formats, a non-GPUData chunk, or no chunks and no
         format.
@@ -44,6 +46,8 @@ class GPUVector:
     """
 
     def __init__(self, chunks, *, format=None, metadata=None):
+        if chunks is None or isinstance(chunks, (str, bytes, GPUData)) or not hasattr(chunks, "__iter__"):
+            raise GraphTypeError(f"GPUVector needs an iterable of GPUData chunks (got {type(chunks).__name__})")
         self.chunks = tuple(chunks)
         for i, chunk in enumerate(self.chunks):
             if not isinstance(chunk, GPUData):
