@@ -9,18 +9,21 @@ readback ring).
 
 from __future__ import annotations
 
+import contextlib
 import struct
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import wgpu
 
 from ..device import device_capabilities
 from .allocation import plan_graph_transients
-from .errors import GraphError, GraphStateError, NodeCompileError, OverrideError
+from .compat import is_destroyed
+from .errors import GraphError, GraphStateError, GraphTypeError, NodeCompileError, OverrideError
 from .hazards import order_nodes
 from .nodes import NodeCompileContext
-from .physical import check_physical_buffer, check_physical_texture
+from .physical import check_physical_buffer, check_physical_texture, check_resolved_imports
 from .readback_ring import GPUReadbackRing
 from .resources import GraphTextureView
 
@@ -54,6 +57,7 @@ class GraphStats:
     capabilities: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
+        """The fields as a new plain dict (a shallow copy; lists are not copied)."""
         return dict(self.__dict__)
 
 
@@ -122,7 +126,8 @@ class GraphFrame:
 
     A node may only reach resources it declared; anything else is a
     :class:`GraphError`, because an undeclared use would escape hazard
-    ordering and transient planning.
+    ordering and transient planning. Valid during one encoding only; it
+    does not create, copy or free resources.
     """
 
     __slots__ = ("_resources", "_compiled", "node")
@@ -134,12 +139,17 @@ class GraphFrame:
 
     def _lookup(self, resource):
         handle = resource.handle if hasattr(resource, "handle") else resource
-        if self.node is not None and handle not in self.node.reads and handle not in self.node.writes:
-            raise GraphError(f'GPUCommandGraph node "{self.node.id}" did not declare "{getattr(handle, "id", handle)}"')
         try:
+            if self.node is not None and handle not in self.node.reads and handle not in self.node.writes:
+                raise GraphError(
+                    f'GPUCommandGraph node "{self.node.id}" did not declare "{getattr(handle, "id", handle)}"')
             return self._resources[handle]
         except KeyError:
             raise GraphError(f'GPUCommandGraph "{self._compiled.id}" has no resource {resource!r}') from None
+        except TypeError:  # unhashable: not a handle or view at all
+            owner = f'node "{self.node.id}"' if self.node is not None else f'"{self._compiled.id}"'
+            raise GraphTypeError(f"GPUCommandGraph {owner} asked for {resource!r}, not a buffer or texture "
+                                 "handle or view") from None
 
     def buffer(self, resource) -> wgpu.GPUBuffer:
         """The physical buffer behind a buffer handle or data view in this encoding."""
@@ -186,16 +196,20 @@ class CompiledGPUCommandGraph:
         self._view_cache = {}
         self._timing = None  # created on the first timestamped encode
         self._pending_timings = []
+        self._last_stamps = {}  # (ring, slot index) -> bytes last read from that staging buffer
+        self._retired_rings = []  # rings an unsubmitted encoding may still copy into; freed by destroy()
         self.dropped_timing_frames = 0
         self.encode_count = 0
         self._destroyed = False
 
     @property
     def node_order(self) -> list:
+        """Node IDs in the order ``encode`` records them (a new list)."""
         return [n.id for n in self._order]
 
     @property
     def destroyed(self) -> bool:
+        """True after :meth:`destroy`; encoding then raises GraphStateError."""
         return self._destroyed
 
     def describe(self) -> list:
@@ -237,45 +251,84 @@ class CompiledGPUCommandGraph:
         dict
             Node ID -> CPU seconds spent recording it.
         """
-        if self._destroyed:
-            raise GraphStateError(f'CompiledGPUCommandGraph "{self.id}" is destroyed and cannot encode')
-        resources = self._resolve_overrides(buffers or {}, textures or {})
-        timing = self._timing_slot() if timestamps else None
+        resources = self._prepare(encoder, buffers, textures)
+        timing = self._timing_slot() if timestamps and self._order else None
         frame = GraphFrame(self, resources)
         cpu = {}
         queries = {}  # node ID -> index of its begin timestamp
-        for kind, nodes in self._passes(timestamps=timestamps):
-            timed = timing is not None and (kind != "copy" or self.capabilities.timestamps_inside_encoders)
-            if timed:
-                begin = queries[nodes[0].id] = 2 * len(queries)
-            writes = None
-            if timed and kind != "copy":
+        try:
+            for kind, nodes in self._passes(timestamps=timestamps):
+                self._encode_pass(encoder, kind, nodes, frame, timing, cpu, queries)
+        except BaseException:
+            if timing is not None:  # nothing was copied into the slot: give it back
+                timing.cancel()
+            raise
+        if timing is not None:
+            self._finish_timing(encoder, timing, queries)
+        elif timestamps and not self._order:  # no node, no query set: the timings are simply empty
+            self._pending_timings.append((None, {}, 0))
+        self.encode_count += 1
+        return cpu
+
+    def _prepare(self, encoder, buffers, textures) -> dict:
+        """Everything encode checks before recording (O(imports + transients)):
+        its state and argument types, that no resource it binds was destroyed,
+        and the overrides. Returns the resources of this encoding."""
+        if self._destroyed:
+            raise GraphStateError(f'CompiledGPUCommandGraph "{self.id}" is destroyed and cannot encode')
+        if not isinstance(encoder, wgpu.GPUCommandEncoder):
+            raise GraphTypeError(f'CompiledGPUCommandGraph "{self.id}" encode needs a wgpu.GPUCommandEncoder '
+                                 f"(got {type(encoder).__name__})")
+        for name, value in (("buffers", buffers), ("textures", textures)):
+            if value is not None and not isinstance(value, Mapping):
+                raise GraphTypeError(f'CompiledGPUCommandGraph "{self.id}" encode {name} must be a mapping of '
+                                     f"import ID to replacement (got {type(value).__name__})")
+        for obj in (*self._physical, *self._owned):
+            if is_destroyed(obj):  # a submit using it would abort the process
+                raise GraphStateError(f'CompiledGPUCommandGraph "{self.id}" resource "{getattr(obj, "label", obj)}" '
+                                      "was destroyed outside the graph; compile the graph again")
+        resources = self._resolve_overrides(buffers or {}, textures or {})
+        check_resolved_imports(self.id, resources)
+        return resources
+
+    def _encode_pass(self, encoder, kind, nodes, frame, timing, cpu, queries) -> None:
+        """Record one pass; on any error the pass is ended before re-raising,
+        so the caller's encoder stays finishable."""
+        timed = timing is not None and (kind != "copy" or self.capabilities.timestamps_inside_encoders)
+        writes = None
+        if timed:
+            begin = queries[nodes[0].id] = 2 * len(queries)
+            if kind != "copy":
                 writes = {"query_set": self._timing["query_set"], "beginning_of_pass_write_index": begin,
                           "end_of_pass_write_index": begin + 1}
-            if kind == "compute":
-                target = encoder.begin_compute_pass(label="+".join(n.id for n in nodes), timestamp_writes=writes)
-            elif kind == "render":
-                target = self._begin_render_pass(encoder, nodes[0], frame, writes)
-            else:
-                target = encoder
-                if timed:
-                    self._write_timestamp(encoder, begin)
+        if kind == "compute":
+            target = encoder.begin_compute_pass(label="+".join(n.id for n in nodes), timestamp_writes=writes)
+        elif kind == "render":
+            target = self._begin_render_pass(encoder, nodes[0], frame, writes)
+        else:
+            target = encoder
+            if timed:
+                self._write_timestamp(encoder, begin)
+        pushed = False
+        try:
             for node in nodes:
                 frame.node = node
                 target.push_debug_group(node.id)
+                pushed = True
                 started = time.perf_counter()
                 self._encoders[node.id](target, frame)
                 cpu[node.id] = time.perf_counter() - started
                 target.pop_debug_group()
+                pushed = False
+        except BaseException:
+            _close_after_error(encoder, target, pushed)
+            raise
+        finally:
             frame.node = None
-            if target is not encoder:
-                target.end()
-            elif timed:
-                self._write_timestamp(encoder, begin + 1)
-        if timing is not None:
-            self._finish_timing(encoder, timing, queries)
-        self.encode_count += 1
-        return cpu
+        if target is not encoder:
+            target.end()
+        elif timed:
+            self._write_timestamp(encoder, begin + 1)
 
     def _resolve_overrides(self, buffers, textures) -> dict:
         resources = dict(self._base_resources)
@@ -293,10 +346,6 @@ class CompiledGPUCommandGraph:
                 raise OverrideError(f'CompiledGPUCommandGraph "{self.id}" has no imported texture "{key}" to override')
             check_physical_texture(self.device, handle, texture, where="override")
             resources[handle] = texture
-        for handle, physical in resources.items():
-            if physical is None:
-                raise OverrideError(f'CompiledGPUCommandGraph "{self.id}" import "{handle.id}" has no buffer or '
-                                    "texture: pass it in encode(buffers=...) or textures=...")
         return resources
 
     def _begin_render_pass(self, encoder, node, frame, timestamp_writes):
@@ -354,25 +403,56 @@ class CompiledGPUCommandGraph:
 
         Call after submitting that encoding. With ``wait=False`` returns None
         while the result is still in flight (the ring keeps later frames
-        encoding meanwhile). Returns None when nothing is pending. Nodes that
-        shared no pass of their own (copy nodes without
-        ``timestamp-query-inside-encoders``) are absent.
+        encoding meanwhile). Returns None when nothing is pending, and ``{}``
+        for a graph without nodes. Nodes that shared no pass of their own
+        (copy nodes without ``timestamp-query-inside-encoders``) are absent.
+
+        Raises
+        ------
+        GraphStateError
+            The graph was destroyed, or the oldest timestamped encoding was
+            not submitted (its timings are then discarded; the next call reads
+            the next encoding).
         """
+        if self._destroyed:
+            raise GraphStateError(f'CompiledGPUCommandGraph "{self.id}" is destroyed: it has no timings to read')
         if not self._pending_timings:
             return None
         slot, queries, count = self._pending_timings[0]
         if count == 0:
             self._pending_timings.pop(0)
-            slot.cancel()
+            if slot is not None:
+                slot.cancel()
             return {}
-        if slot.state == "acquired":  # submitted but not yet mapping
+        if slot.state == "acquired":  # submitted (we hope) but not yet mapping
             slot.map_async()
         data = slot.read(wait=wait)
         if data is None:
             return None
         self._pending_timings.pop(0)
+        self._check_submitted(slot, data)
         stamps = struct.unpack_from(f"<{count}Q", data)
         return {node_id: max(0, stamps[q + 1] - stamps[q]) * 1e-9 for node_id, q in queries.items()}
+
+    def _check_submitted(self, slot, data) -> None:
+        """Raise unless ``data`` holds timestamps the GPU wrote for this encoding.
+
+        The graph never sees the caller's submit, but an unsubmitted copy
+        leaves the staging buffer as it was: zero-initialised, or the bytes
+        last read from it (real timestamps only grow, so never repeat).
+        """
+        key = (slot.ring, slot.index)
+        previous, self._last_stamps[key] = self._last_stamps.get(key), data
+        if any(data) and data != previous:
+            return
+        # The caller may still submit that encoder; its copy must not land in a
+        # staging buffer a later frame has mapped, so later frames use a new ring.
+        ring = self._timing["ring"]
+        self._retired_rings.append(ring)
+        self._timing["ring"] = GPUReadbackRing(self.device, byte_length=ring.byte_length, slot_count=TIMING_RING_SLOTS,
+                                               label=f"{self.id}/timings")
+        raise GraphStateError(f'CompiledGPUCommandGraph "{self.id}" read_timings: the oldest timestamped encoding was '
+                              "not submitted (submit its encoder before reading its timings); they are discarded")
 
     # ------------------------------------------------------------ lifecycle
     def destroy(self) -> None:
@@ -385,6 +465,9 @@ class CompiledGPUCommandGraph:
             obj.destroy()
         for physical in self._physical:
             physical.destroy()
+        for ring in self._retired_rings:
+            ring.destroy()
+        self._retired_rings.clear()
         if self._timing is not None:
             self._timing["ring"].destroy()
             self._timing["resolve"].destroy()
@@ -394,3 +477,14 @@ class CompiledGPUCommandGraph:
         self._view_cache.clear()
         self._encoders.clear()
         self._pending_timings.clear()
+
+
+def _close_after_error(encoder, target, pushed) -> None:
+    """End what :meth:`CompiledGPUCommandGraph._encode_pass` opened, keeping
+    the original error: a failure here must not replace it."""
+    if pushed:
+        with contextlib.suppress(Exception):
+            target.pop_debug_group()
+    if target is not encoder:
+        with contextlib.suppress(Exception):
+            target.end()

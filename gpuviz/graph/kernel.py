@@ -16,10 +16,12 @@ and return past their real count.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import wgpu
 
-from .errors import GraphValidationError
+from .compat import is_destroyed
+from .errors import GraphError, GraphStateError, GraphTypeError, GraphValidationError
 from .resources import GraphBufferHandle, GraphDataView
 from .shaders import compute_pipeline
 
@@ -52,10 +54,26 @@ class ComputeKernel:
     Shader modules and pipelines are cached per device by the shader builder
     (:mod:`gpuviz.graph.shaders`), so rebuilding a graph reuses them. Does
     not create buffers, submit, or read back.
+
+    A destroyed buffer is refused (:class:`GraphStateError`) when a bind
+    group is made for it, and on every dispatch without a graph frame.
+    Inside a graph, bind groups are reused and the compiled graph's
+    ``encode`` checks its imports, transients and node-owned objects
+    instead, once per encoding; a raw buffer a node binds without declaring
+    or owning it is the node's own responsibility.
     """
 
     def __init__(self, device, *, code: str, entry_point: str = "main", constants=None, label: str | None = None,
                  bounds_checks: bool = True, loop_bounding: bool = True):
+        name = label or entry_point
+        if not isinstance(device, wgpu.GPUDevice):
+            raise GraphTypeError(f'ComputeKernel "{name}" needs a wgpu.GPUDevice (got {type(device).__name__})')
+        for arg, value in (("code", code), ("entry_point", entry_point)):
+            if not isinstance(value, str):
+                raise GraphTypeError(f'ComputeKernel "{name}" {arg} must be a str (got {type(value).__name__})')
+        if constants is not None and not isinstance(constants, Mapping):
+            raise GraphTypeError(f'ComputeKernel "{name}" constants must be a mapping of override name to value '
+                                 f"(got {type(constants).__name__})")
         self.device = device
         self.entry_point = entry_point
         self.label = label or entry_point
@@ -77,24 +95,55 @@ class ComputeKernel:
         start, _size = _aligned_range(view, int(device.limits["min-storage-buffer-offset-alignment"]))
         return (view.byte_offset - start) // 4
 
-    def bind_group(self, frame, bindings: dict):
+    def bind_group(self, frame, *, bindings: dict):
         """A bind group for ``{binding: view | handle | wgpu.GPUBuffer |
-        (buffer, offset, size)}``, cached by physical buffers and ranges."""
+        (buffer, offset, size)}``, cached by physical buffers and ranges.
+
+        ``frame`` (the graph's, or None outside a graph) resolves views and
+        handles. Raises :class:`GraphStateError` for a destroyed buffer and
+        :class:`GraphValidationError` / :class:`GraphTypeError` for what wgpu
+        refuses to bind, before anything is recorded.
+        """
         entries = []
         key = []
-        for binding, resource in sorted(bindings.items()):
-            buffer, offset, size = self._resolve(frame, resource)
-            entries.append({"binding": binding, "resource": {"buffer": buffer, "offset": offset, "size": size}})
-            key.append((binding, id(buffer), offset, size))
-        key = tuple(key)
-        cached = self._bind_groups.get(key)
-        if cached is not None and all(e["resource"]["buffer"] is b for e, b in zip(entries, cached[1])):
-            return cached[0]
+        try:
+            for binding, resource in sorted(bindings.items()):
+                buffer, offset, size = self._resolve(frame, resource)
+                entries.append({"binding": binding, "resource": {"buffer": buffer, "offset": offset, "size": size}})
+                # The buffer itself, not its id(): the key keeps it alive, so an
+                # id reused after garbage collection cannot hit a stale group.
+                key.append((binding, buffer, offset, size))
+            key = tuple(key)
+            cached = self._bind_groups.get(key)
+        except GraphError:
+            raise
+        except (AttributeError, TypeError, ValueError) as error:  # not a dict, or a view without a frame
+            raise GraphTypeError(f'ComputeKernel "{self.label}" bindings must map binding numbers to views, '
+                                 f"handles, buffers or (buffer, offset, size) ({error})") from None
+        if frame is None:  # outside a graph no encode checked for destroyed buffers
+            self._check_alive(entries)
+        if cached is not None:
+            return cached
+        self._check_alive(entries)
         if len(self._bind_groups) >= _BIND_GROUP_CACHE_LIMIT:
             self._bind_groups.clear()
-        group = self.device.create_bind_group(label=self.label, layout=self._layout, entries=entries)
-        self._bind_groups[key] = (group, [e["resource"]["buffer"] for e in entries])
+        try:
+            group = self.device.create_bind_group(label=self.label, layout=self._layout, entries=entries)
+        except wgpu.GPUError as error:
+            raise GraphValidationError(f'ComputeKernel "{self.label}" cannot bind {_describe(entries)}: '
+                                       f"{error}") from error
+        except (AttributeError, TypeError, ValueError, KeyError) as error:
+            raise GraphTypeError(f'ComputeKernel "{self.label}" cannot bind {_describe(entries)}: '
+                                 f"{error!r}") from error
+        self._bind_groups[key] = group
         return group
+
+    def _check_alive(self, entries) -> None:
+        for entry in entries:
+            buffer = entry["resource"]["buffer"]
+            if is_destroyed(buffer):  # binding it would abort the process at submit
+                raise GraphStateError(f'ComputeKernel "{self.label}" binding {entry["binding"]} uses destroyed '
+                                      f'buffer "{getattr(buffer, "label", "")}"')
 
     def _resolve(self, frame, resource):
         if isinstance(resource, GraphDataView):
@@ -130,17 +179,24 @@ class ComputeKernel:
         ``workgroups`` is a linear count (tiled past the per-dimension limit;
         zero records nothing) or an explicit ``(x, y, z)`` grid.
         """
-        grid = workgroups if isinstance(workgroups, tuple) else self.workgroup_grid(int(workgroups))
-        if min(grid) == 0:
+        try:
+            grid = workgroups if isinstance(workgroups, tuple) else self.workgroup_grid(int(workgroups))
+        except (TypeError, ValueError):
+            raise GraphTypeError(f'ComputeKernel "{self.label}" workgroups must be an int or an (x, y, z) '
+                                 f"tuple (got {workgroups!r})") from None
+        if min(grid) <= 0:  # one comparison on the hot path for both cases
+            if min(grid) < 0:
+                raise GraphValidationError(f'ComputeKernel "{self.label}" workgroups must be >= 0 '
+                                           f"(got {workgroups!r})")
             return
         compute_pass.set_pipeline(self.pipeline)
-        compute_pass.set_bind_group(0, self.bind_group(frame, bindings))
+        compute_pass.set_bind_group(0, self.bind_group(frame, bindings=bindings))
         compute_pass.dispatch_workgroups(*grid)
 
     def dispatch_indirect(self, compute_pass, frame, *, bindings: dict, indirect_buffer, indirect_offset: int = 0):
         """Record a dispatch whose workgroup counts a GPU buffer holds."""
         compute_pass.set_pipeline(self.pipeline)
-        compute_pass.set_bind_group(0, self.bind_group(frame, bindings))
+        compute_pass.set_bind_group(0, self.bind_group(frame, bindings=bindings))
         compute_pass.dispatch_workgroups_indirect(indirect_buffer, indirect_offset)
 
 
@@ -150,3 +206,9 @@ def _aligned_range(view: GraphDataView, alignment: int) -> tuple:
     end = view.byte_offset + view.byte_length
     size = max(4, -(-(end - start) // 4) * 4)
     return start, size
+
+
+def _describe(entries) -> str:
+    """``binding 0 = "label" [offset, +size]`` for messages."""
+    return ", ".join(f'binding {e["binding"]} = "{getattr(e["resource"]["buffer"], "label", e["resource"]["buffer"])}" '
+                     f'[{e["resource"]["offset"]}, +{e["resource"]["size"]}]' for e in entries)
