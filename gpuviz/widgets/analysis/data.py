@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...arrow import table_to_gpu
-from ...errors import GraphValidationError
+from ...errors import GraphTypeError, GraphValidationError
 
 __all__ = ["AnalysisData", "ColumnStats", "prepare_table", "to_arrow_table", "histogram_edges", "check_edges",
            "pad_edges", "MAX_GROUPS"]
@@ -101,7 +101,7 @@ def to_arrow_table(obj) -> pa.Table:
         return pa.Table.from_batches([out]) if isinstance(out, pa.RecordBatch) else out
     if hasattr(obj, "__arrow_c_stream__"):
         return pa.table(obj)
-    raise TypeError(f"DataAnalysis expects a pyarrow Table or RecordBatch, or a pandas / polars DataFrame "
+    raise GraphTypeError(f"DataAnalysis expects a pyarrow Table or RecordBatch, or a pandas / polars DataFrame "
                     f"(got {type(obj).__name__})")
 
 
