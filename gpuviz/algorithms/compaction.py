@@ -20,7 +20,8 @@ from ..graph.resources import GraphBufferHandle
 from ..graph.shaders import wgsl
 from .dispatch import WORKGROUP, ceil_div, use_subgroups
 from .scan import ChainedScan, ScanTuning
-from .validation import check_topology, checked_tuning, chunks_of, overlaps, single_row
+from .validation import (byte_span, check_topology, checked_id, checked_tuning, chunks_of, indirect_record,
+                         overlaps, refuse_overlaps, single_row)
 from .views import storage_alignment, view_binding
 
 __all__ = ["GPUCompaction", "GPUIndexedRangeCompaction", "GPUPartitionedIndexedRangeCompaction",
@@ -51,7 +52,8 @@ def _check_disjoint(owner, id, pairs):
             for b in views_b:
                 if overlaps(a, b):
                     raise GraphValidationError(
-                        f'{owner} "{id}" {name_a} overlaps {name_b} in buffer "{a.handle.id}"')
+                        f'{owner} "{id}" {name_a} overlaps {name_b} in buffer "{a.handle.id}" (bytes '
+                        f"{byte_span(a)} and {byte_span(b)})")
 
 
 class GPUCompaction:
@@ -85,7 +87,7 @@ class GPUCompaction:
 
     def __init__(self, *, id: str, input, flags, output, count, tuning: ScanTuning | None = None):
         checked_tuning("GPUCompaction", id, tuning, ScanTuning)
-        self.id = id
+        self.id = checked_id("GPUCompaction", id)
         self.input = input
         self.flags = flags
         self.output = output
@@ -112,6 +114,7 @@ class GPUCompaction:
             raise GraphValidationError(f'{name} "{self.id}" flags share buffer "{sorted(shared)[0]}" with output')
         _check_disjoint(name, self.id, [(("output", outs), ("input", ins)), (("count", [count]), ("output", outs)),
                                         (("count", [count]), ("input", ins)), (("count", [count]), ("flags", flags))])
+        refuse_overlaps(name, self.id, reads={"input": ins, "flags": flags}, writes={"output": outs, "count": count})
         if sum(v.length for v in ins) == 0:
             self.node_ids = [add_count_clear(graph, f"{self.id}-count-clear", count)]
             return self.node_ids
@@ -185,6 +188,14 @@ class _RangePlan:
             raise GraphValidationError(f'{owner} "{id}" active_range_dispatch needs 12 bytes at offset {offset} '
                                        f"(buffer has {handle.byte_length})")
         return ranges, active, count, (handle, offset)
+
+    # the scatter pass writes output in the dispatch that reads the record (wgpu: conflicting usages)
+    _SEPARATE = {("output", "active_range_dispatch")}
+
+    @staticmethod
+    def _range_reads(ranges, active, dispatch) -> dict:
+        """The range inputs every node reads, as roles for refuse_overlaps."""
+        return {"ranges": ranges, "active_range_ids": active, "active_range_dispatch": indirect_record(*dispatch)}
 
     def _transient(self, graph, name, rows):
         handle = graph.create_transient_buffer(id=f"{self.id}-{name}", byte_length=4 * rows, usage=STORAGE)
@@ -297,7 +308,7 @@ class GPUIndexedRangeCompaction(_RangePlan):
     def __init__(self, *, id: str, flags, ranges, range_count: int, range_layout, active_range_ids,
                  active_range_dispatch, maximum_range_length: int, output, count, tuning: ScanTuning | None = None):
         checked_tuning(self.owner, id, tuning, ScanTuning)
-        self.id = id
+        self.id = checked_id(self.owner, id)
         self.flags = flags
         self.ranges = ranges
         self.range_count = range_count
@@ -322,6 +333,8 @@ class GPUIndexedRangeCompaction(_RangePlan):
                                        f"got {output.length})")
         _check_disjoint(owner, id, [(("output", [output]), ("flags", [flags])),
                                     (("count", [count]), ("output", [output]))])
+        refuse_overlaps(owner, id, reads={"flags": flags, **self._range_reads(ranges, active, dispatch)},
+                        writes={"output": output, "count": count}, separate=self._SEPARATE)
         self.range_counts = self._transient(graph, "range-counts", self.range_count)
         self.range_offsets = self._transient(graph, "range-offsets", self.range_count)
         common = dict(flags=flags, ranges=ranges, active=active, counts=self.range_counts,
@@ -381,7 +394,7 @@ class GPUPartitionedIndexedRangeCompaction(_RangePlan):
                  active_range_ids, active_range_dispatch, maximum_range_length: int, output, count,
                  partition_counts=None, tuning: ScanTuning | None = None):
         checked_tuning(self.owner, id, tuning, ScanTuning)
-        self.id = id
+        self.id = checked_id(self.owner, id)
         self.flags = flags
         self.ranges = ranges
         self.range_count = range_count
@@ -418,6 +431,9 @@ class GPUPartitionedIndexedRangeCompaction(_RangePlan):
         pcounts = single_row(owner, id, "partition_counts", self.partition_counts, graph, rows=parts)
         _check_disjoint(owner, id, [(("output", outs), ("flags", flags)), (("count", [count]), ("output", outs)),
                                     (("partition_counts", [pcounts]), ("output", outs))])
+        refuse_overlaps(owner, id, reads={"flags": flags, **self._range_reads(ranges, active, dispatch)},
+                        writes={"output": outs, "count": count, "partition_counts": pcounts},
+                        separate=self._SEPARATE)
         self.range_counts = self._transient(graph, "range-counts", self.range_count)
         self.range_offsets = self._transient(graph, "range-offsets", self.range_count)
         ids = [self._clear(graph, f"{id}-range-counts-clear", self.range_counts)]

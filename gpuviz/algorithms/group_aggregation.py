@@ -81,6 +81,7 @@ class GPUGroupAggregation(KeyedAggregation):
                                            f"one row (got {overflow!r})")
             if overflow.handle is self.output.handle:
                 raise GraphValidationError(f"{self._owner} overflow must not share a buffer with output")
+            self._refuse_aliasing(overflow=overflow)
         self.overflow = overflow
         self._own_overflow = None if overflow is not None else CompiledBuffer(
             label=f"{id}-overflow", usage=BU.STORAGE | BU.COPY_SRC | BU.COPY_DST, data=lambda: bytes(4))

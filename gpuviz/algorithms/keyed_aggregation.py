@@ -43,6 +43,7 @@ from ..graph.resources import GraphDataView, GraphVectorView
 from ..graph.shaders import wgsl
 from .aggregation_tuning import WORKGROUP_SIZE as WG
 from .aggregation_tuning import AggregationTuning
+from .validation import checked_id, refuse_overlaps
 
 __all__ = ["AGGREGATIONS", "MAX_PARTIAL_WORDS", "KeySpec", "KeyBinding", "CompiledBuffer", "KeyedAggregation",
            "param_view"]
@@ -220,9 +221,7 @@ class KeyedAggregation:
 
     def __init__(self, *, id, spec: KeySpec, keys, values, output, key_count, operation, mask, filter_values,
                  filter_range, tuning, parameters=None):
-        if not isinstance(id, str) or not id:
-            raise GraphValidationError(f"{type(self).__name__} needs a non-empty string id (got {id!r})")
-        self.id = id
+        self.id = checked_id(type(self).__name__, id)
         self._spec = spec
         owner = self._owner
         if operation not in AGGREGATIONS:
@@ -257,9 +256,7 @@ class KeyedAggregation:
         self._parameters_view = parameters if isinstance(parameters, GraphDataView) else None
         self._parameters = None if parameters is None or self._parameters_view is not None else \
             np.asarray(parameters, np.float32)
-        inputs = [v for views in [self._keys, *self._roles.values()] for v in views]
-        if any(v.handle is self.output.handle for v in inputs + [self._parameters_view] if v is not None):
-            raise GraphValidationError(f'{owner} output "{self.output.id}" must not share a buffer with an input')
+        self._refuse_aliasing()
         if filter_range is not None and filter_values is None:
             raise GraphValidationError(f"{owner} filter_range needs filter_values")
         self._filter = (-math.inf, math.inf) if filter_range is None else self._filter_range(filter_range)
@@ -275,6 +272,14 @@ class KeyedAggregation:
     @property
     def _owner(self) -> str:
         return f'{type(self).__name__} "{self.id}"'
+
+    def _refuse_aliasing(self, **writes) -> None:
+        """Outputs (``output`` and ``writes``) may not share a buffer with an
+        input (inputs are bound read-only next to them) nor overlap each other."""
+        reads = {self._spec.keys_name: self._keys, "parameters": self._parameters_view}
+        reads.update((self._role_name(role), views) for role, views in self._roles.items())
+        refuse_overlaps(type(self).__name__, self.id, reads=reads, writes={"output": self.output, **writes},
+                        separate=True)
 
     def _role_name(self, role) -> str:
         return self._spec.values_name if role == "values" else role

@@ -9,7 +9,7 @@ from ..graph import ComputeKernel
 from ..graph.errors import GraphValidationError
 from ..graph.shaders import wgsl
 from .dispatch import WORKGROUP, ceil_div
-from .validation import check_topology, chunks_of
+from .validation import check_topology, checked_id, chunks_of, refuse_overlaps
 from .views import storage_alignment, uniform_slot, view_binding
 
 __all__ = ["GPUMask"]
@@ -46,7 +46,7 @@ class GPUMask:
         if operation not in OPERATIONS:
             raise GraphValidationError(
                 f'GPUMask "{id}" operation must be one of {", ".join(OPERATIONS)} (got {operation!r})')
-        self.id = id
+        self.id = checked_id("GPUMask", id)
         self.inputs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
         self.output = output
         self.operation = operation
@@ -81,6 +81,8 @@ class GPUMask:
         shared = {o.handle.id for o in outs} & {v.handle.id for views in chunks for v in views}
         if shared:
             raise GraphValidationError(f'GPUMask "{id}" output shares buffer "{sorted(shared)[0]}" with an input')
+        refuse_overlaps(name, id, reads={f"inputs[{k}]": views for k, views in enumerate(chunks)},
+                        writes={"output": outs}, separate=True)
         lengths = [v.length for v in first]
         work = [c for c, n in enumerate(lengths) if n]
         if not work:

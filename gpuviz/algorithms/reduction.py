@@ -11,7 +11,7 @@ from ..graph import ComputeKernel
 from ..graph.errors import GraphValidationError
 from ..graph.shaders import wgsl
 from .dispatch import ceil_div, use_subgroups
-from .validation import checked_tuning, chunks_of, single_row
+from .validation import checked_id, checked_tuning, chunks_of, refuse_overlaps, single_row
 from .views import storage_alignment, uniform_slot, view_binding
 
 __all__ = ["GPUReduction", "ReductionTuning"]
@@ -89,7 +89,7 @@ class GPUReduction:
             raise GraphValidationError(
                 f'GPUReduction "{id}" operation must be one of {", ".join(OPERATIONS)} (got {operation!r})')
         checked_tuning("GPUReduction", id, tuning, ReductionTuning)
-        self.id = id
+        self.id = checked_id("GPUReduction", id)
         self.input = input
         self.output = output
         self.operation = operation
@@ -106,6 +106,7 @@ class GPUReduction:
         output = single_row(name, id, "output", self.output, graph, formats=(fmt,), rows=rows)
         if output.handle in {c.handle for c in chunks}:
             raise GraphValidationError(f'GPUReduction "{id}" output shares buffer "{output.handle.id}" with input')
+        refuse_overlaps(name, id, reads={"input": chunks}, writes={"output": output}, separate=True)
         if sum(c.length for c in chunks) == 0:
             self.node_ids = [self._clear_output(graph, output, rows)]
             return self.node_ids

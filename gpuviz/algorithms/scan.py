@@ -17,7 +17,8 @@ from ..graph import ComputeKernel
 from ..graph.errors import GraphValidationError
 from ..graph.shaders import wgsl
 from .dispatch import WORKGROUP, ceil_div, use_subgroups
-from .validation import check_topology, checked_tuning, chunks_of, overlaps
+from .validation import (byte_span, check_topology, checked_id, checked_tuning, chunks_of, overlaps,
+                         refuse_overlaps)
 from .views import StorageBinding, binding_range, storage_alignment, uniform_slot, view_binding
 
 __all__ = ["GPUScan", "ScanTuning"]
@@ -321,7 +322,7 @@ class GPUScan:
         if mode not in ("exclusive", "inclusive"):
             raise GraphValidationError(f'GPUScan "{id}" mode must be "exclusive" or "inclusive" (got {mode!r})')
         checked_tuning("GPUScan", id, tuning, ScanTuning)
-        self.id = id
+        self.id = checked_id("GPUScan", id)
         self.input = input
         self.output = output
         self.mode = mode
@@ -359,7 +360,9 @@ class GPUScan:
             for b in outs:
                 if overlaps(a, b):
                     raise GraphValidationError(f'GPUScan "{self.id}" output overlaps input in buffer '
-                                               f'"{a.handle.id}" (in-place scans are not supported)')
+                                               f'"{a.handle.id}" (bytes {byte_span(b)} and {byte_span(a)}; '
+                                               "in-place scans are not supported)")
+        refuse_overlaps(name, self.id, reads={"input": ins, "segment_flags": heads}, writes={"output": outs})
         scan = ChainedScan(id=f"{self.id}-scan", data=ins, heads=heads, out=outs,
                            inclusive=self.mode == "inclusive", tuning=self.tuning, owner=name, owner_id=self.id)
         self.chained = scan

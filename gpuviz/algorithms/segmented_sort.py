@@ -9,7 +9,7 @@ import numpy as np
 from ..graph.errors import GraphValidationError
 from .dispatch import WORKGROUP
 from .sort import SortTuning, add_small_node, add_sort_domain, check_args, check_fits, check_views, width_class
-from .validation import checked_tuning
+from .validation import checked_id, checked_tuning
 
 __all__ = ["GPUSegmentedSort"]
 
@@ -52,23 +52,28 @@ class GPUSegmentedSort:
 
     def __init__(self, *, id: str, keys, output_keys, offsets, lengths, values=None, output_values=None,
                  direction: str = "ascending", key_bits: int = 32, tuning: SortTuning | None = None):
-        self.id = id
+        self.id = checked_id("GPUSegmentedSort", id)
         self.keys, self.values = keys, values
         self.output_keys, self.output_values = output_keys, output_values
-        self.offsets, self.lengths = offsets, lengths
+        # copied now (as the range compactions copy theirs): later changes to the caller's arrays do not
+        # reach the segment table the graph uploads
+        self.offsets, self.lengths = self._integers(offsets), self._integers(lengths)
         self.direction = direction
         self.key_bits = key_bits
         self.tuning = checked_tuning("GPUSegmentedSort", id, tuning, SortTuning)
         self.node_ids: list = []
 
-    def _segments(self, rows: int) -> np.ndarray:
-        """Validated ``(offset, length, index)`` rows sorted by offset, empty segments dropped."""
+    def _integers(self, values) -> tuple:
+        """A tuple copy of a sequence (or numpy array) of integers."""
         try:
-            offsets = [operator.index(v) for v in self.offsets]
-            lengths = [operator.index(v) for v in self.lengths]
+            return tuple(operator.index(v) for v in values)
         except TypeError:
             raise GraphValidationError(
                 f'GPUSegmentedSort "{self.id}" offsets and lengths must be sequences of integers') from None
+
+    def _segments(self, rows: int) -> np.ndarray:
+        """Validated ``(offset, length, index)`` rows sorted by offset, empty segments dropped."""
+        offsets, lengths = self.offsets, self.lengths
         if len(offsets) != len(lengths):
             raise GraphValidationError(f'GPUSegmentedSort "{self.id}" has {len(offsets)} offsets but '
                                        f"{len(lengths)} lengths")

@@ -21,7 +21,7 @@ from ..graph.errors import GraphValidationError
 from ..graph.resources import GraphDataView
 from ..graph.shaders import wgsl
 from .dispatch import WORKGROUP, ceil_div, use_subgroups
-from .validation import check_topology, checked_tuning, chunks_of, overlaps
+from .validation import check_topology, checked_id, checked_tuning, chunks_of, refuse_overlaps
 
 __all__ = ["GPUSort", "SortTuning"]
 
@@ -169,8 +169,7 @@ def width_class(n: int) -> int:
 
 # --------------------------------------------------------------- validation
 def check_args(owner: str, id, direction, key_bits, tuning, device) -> None:
-    if not isinstance(id, str) or not id:
-        raise GraphValidationError(f"{owner} needs a non-empty string id (got {id!r})")
+    checked_id(owner, id)
     if direction not in DIRECTIONS:
         raise GraphValidationError(f'{owner} "{id}" direction must be "ascending" or "descending" (got {direction!r})')
     if not isinstance(key_bits, int) or isinstance(key_bits, bool) or not 1 <= key_bits <= 32:
@@ -211,23 +210,10 @@ def check_views(owner: str, id: str, graph, keys, values, output_keys, output_va
         if kind == "data" and views[0].length != ref[0].length:
             raise GraphValidationError(
                 f'{owner} "{id}" {name} has {views[0].length} rows but keys has {ref[0].length}')
-    inputs = [(n, v) for n in ("keys", "values") if n in checked for v in checked[n][1]]
-    outputs = [(n, v) for n in ("output_keys", "output_values") if n in checked for v in checked[n][1]]
-    for out_name, out in outputs:
-        for in_name, view in inputs:
-            if out.handle is view.handle and out.length and view.length:
-                raise GraphValidationError(
-                    f'{owner} "{id}" {out_name} and {in_name} share buffer "{out.handle.id}" (output rows '
-                    f"{out.byte_offset}..{out.byte_offset + out.byte_length}, input rows "
-                    f"{view.byte_offset}..{view.byte_offset + view.byte_length} bytes): the output must be "
-                    "another buffer")
-    for i, (name_a, a) in enumerate(outputs):
-        for name_b, b in outputs[i + 1:]:
-            if overlaps(a, b):
-                raise GraphValidationError(
-                    f'{owner} "{id}" {name_a} and {name_b} overlap in buffer "{a.handle.id}" (bytes '
-                    f"{a.byte_offset}..{a.byte_offset + a.byte_length} and "
-                    f"{b.byte_offset}..{b.byte_offset + b.byte_length})")
+    # inputs are bound read-only next to the outputs: they may not share a buffer at all
+    by_role = {name: chunks for name, (_, chunks) in checked.items()}
+    refuse_overlaps(owner, id, reads={n: by_role.get(n) for n in ("keys", "values")},
+                    writes={n: by_role.get(n) for n in ("output_keys", "output_values")}, separate=True)
     get = lambda name: checked[name][1] if name in checked else [None] * len(ref)
     return kind, list(zip(get("keys"), get("values"), get("output_keys"), get("output_values")))
 
@@ -404,7 +390,7 @@ class GPUSort:
 
     def __init__(self, *, id: str, keys, output_keys, values=None, output_values=None,
                  direction: str = "ascending", key_bits: int = 32, tuning: SortTuning | None = None):
-        self.id = id
+        self.id = checked_id("GPUSort", id)
         self.keys, self.values = keys, values
         self.output_keys, self.output_values = output_keys, output_values
         self.direction = direction

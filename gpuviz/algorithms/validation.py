@@ -1,4 +1,5 @@
-"""Validation shared by the algorithms: the views they take and their tuning.
+"""Validation shared by the algorithms: their IDs, the views they take, how
+those views may alias (:func:`refuse_overlaps`), and their tuning.
 
 Every check raises at ``add_to_graph`` (or construction) time with the
 owner's class and quoted ID first; nothing here touches the device.
@@ -10,7 +11,27 @@ from ..formats import vector_format
 from ..graph.errors import GraphTypeError, GraphValidationError, ViewRangeError
 from ..graph.resources import GraphDataView, GraphVectorView
 
-__all__ = ["chunks_of", "check_topology", "overlaps", "single_row", "checked_tuning"]
+__all__ = ["byte_span", "chunks_of", "check_topology", "checked_id", "indirect_record", "overlaps",
+           "refuse_overlaps", "single_row", "checked_tuning"]
+
+_identity = id  # builtins.id; the functions here take an argument named ``id``
+
+
+def checked_id(owner: str, id) -> str:
+    """``id`` when it is a non-empty str (node and transient IDs derive from it).
+
+    Raises
+    ------
+    GraphTypeError
+        For anything but a str (None included).
+    GraphValidationError
+        For the empty string.
+    """
+    if not isinstance(id, str):
+        raise GraphTypeError(f"{owner} id must be a non-empty str (got {type(id).__name__} {id!r})")
+    if not id:
+        raise GraphValidationError(f"{owner} id must be a non-empty str (got '')")
+    return id
 
 
 def checked_tuning(owner: str, id: str, tuning, cls):
@@ -88,3 +109,122 @@ def single_row(owner: str, id: str, name: str, value, graph, *, formats=("uint32
         raise GraphValidationError(
             f'{owner} "{id}" {name} is shorter than needed (needs {rows} row{"s" * (rows > 1)}, got {view.length})')
     return view
+
+
+def indirect_record(handle, byte_offset: int) -> GraphDataView:
+    """The three uint32 words of an indirect dispatch record, as a view (for
+    :func:`refuse_overlaps`)."""
+    u32 = vector_format("uint32")
+    return GraphDataView(handle, u32, 3, byte_offset, u32.byte_size, u32.byte_size)
+
+
+def _physical(handle):
+    """What identifies the bytes behind a handle: an import's default buffer,
+    else the handle itself (transients, imports bound only by overrides)."""
+    return handle if handle.buffer is None else handle.buffer
+
+
+def _entries(roles: dict, written: bool) -> list:
+    """``(label, view, written, role)`` of every non-empty view of ``roles``;
+    a chunk of a multi-chunk role is labelled ``"{role} chunk {i}"``."""
+    out = []
+    for role, value in roles.items():
+        if value is None:
+            continue
+        views = [value] if isinstance(value, GraphDataView) else list(getattr(value, "views", value))
+        for i, view in enumerate(views):
+            if view is not None and view.length:
+                out.append((role if len(views) == 1 else f"{role} chunk {i}", view, written, role))
+    return out
+
+
+def byte_span(view) -> str:
+    """``"start..end"``: the bytes a view covers, for messages."""
+    return f"{view.byte_offset}..{_end(view)}"
+
+
+def refuse_overlaps(owner: str, id: str, *, reads: dict, writes: dict, separate=False) -> None:
+    """Refuse a primitive's views that alias: a written view whose bytes
+    overlap another written view (another chunk of the same output included)
+    or a read view, and one physical buffer reached through two handles when
+    either is written (the graph infers no hazard between two handles, and
+    wgpu refuses a buffer bound read-only and writable in one dispatch).
+
+    Parameters
+    ----------
+    owner, id : str
+        The primitive's class name and ID (the message starts with them).
+    reads, writes : dict
+        Role name -> a GraphDataView, a GraphVectorView or sequence of data
+        views (chunks), or None; empty views are ignored. Writes come first
+        in messages.
+    separate : bool or collection of (str, str)
+        True when written views may not share even a logical buffer with a
+        read view (kernels that bind inputs read-only next to outputs); or
+        the ``(write role, read role)`` pairs that may not (e.g. an output
+        next to an indirect dispatch record).
+
+    Raises
+    ------
+    GraphValidationError
+        Naming both roles, the buffer(s) and the byte ranges. Nothing here
+        touches the device; the cost is one sort of the views.
+    """
+    entries = _entries(writes, True) + _entries(reads, False)
+    if not any(e[2] for e in entries):
+        return
+    groups = {}  # physical buffer -> its entries
+    for entry in entries:
+        groups.setdefault(_identity(_physical(entry[1].handle)), []).append(entry)
+    for group in groups.values():
+        w = next((e for e in group if e[2]), None)
+        other = None if w is None else next((e for e in group if e[1].handle is not w[1].handle), None)
+        if other is not None:
+            raise GraphValidationError(
+                f'{owner} "{id}" {w[0]} and {other[0]} are one physical buffer imported twice (as '
+                f'"{w[1].handle.id}" and "{other[1].handle.id}", bytes {byte_span(w[1])} and '
+                f"{byte_span(other[1])}): import it once and take views of that handle")
+    if separate:
+        _refuse_shared_buffers(owner, id, entries, separate)
+    _refuse_byte_overlaps(owner, id, entries)
+
+
+def _refuse_shared_buffers(owner, id, entries, separate) -> None:
+    reads = {}  # handle -> its read entries, one per role
+    for entry in entries:
+        if not entry[2]:
+            reads.setdefault(entry[1].handle, {}).setdefault(entry[3], entry)
+    for label, view, written, role in entries:
+        candidates = reads.get(view.handle, {}).values() if written else ()
+        other = next((r for r in candidates if separate is True or (role, r[3]) in separate), None)
+        if other is not None:
+            raise GraphValidationError(
+                f'{owner} "{id}" {label} and {other[0]} share buffer "{view.handle.id}" (bytes {byte_span(view)} '
+                f"and {byte_span(other[1])}): {role} must not share a buffer with an input")
+
+
+def _refuse_byte_overlaps(owner, id, entries) -> None:
+    """Sweep each handle's views by start byte: a view overlaps an earlier one
+    exactly when it starts before the furthest end seen so far (of any view
+    for a written one, of a written view for a read one)."""
+    by_handle = {}
+    for k, entry in enumerate(entries):
+        by_handle.setdefault(entry[1].handle, []).append(k)
+    for ks in by_handle.values():
+        reach_any = reach_written = None
+        for k in sorted(ks, key=lambda k: entries[k][1].byte_offset):
+            label, view, written, _ = entries[k]
+            reach = reach_any if written else reach_written
+            if reach is not None and _end(entries[reach][1]) > view.byte_offset:
+                a, b = sorted((reach, k))
+                raise GraphValidationError(
+                    f'{owner} "{id}" {entries[a][0]} and {entries[b][0]} overlap in buffer "{view.handle.id}" '
+                    f"(bytes {byte_span(entries[a][1])} and {byte_span(entries[b][1])})")
+            if reach_any is None or _end(view) > _end(entries[reach_any][1]):
+                reach_any = k
+            if written and (reach_written is None or _end(view) > _end(entries[reach_written][1])):
+                reach_written = k
+
+
+def _end(view) -> int:
+    return view.byte_offset + view.byte_length
