@@ -19,7 +19,8 @@ A primitive tells the engine three things, all explicit:
 
 The parameter buffer holds the literal parameters, then one 64-byte record
 per chunk (rows, element offsets and strides, the filter range, rows per
-invocation, first workgroup), so one pipeline serves every chunk. The
+invocation, first workgroup, workgroups over all chunks), so one pipeline
+serves every chunk and every table size. The
 accumulate node's compile callback creates it from a host mirror
 (:class:`CompiledBuffer`: owned by the compiled graph); ``set_*`` methods
 update the mirror and, once the buffer exists, rewrite the changed bytes
@@ -52,7 +53,7 @@ __all__ = ["AGGREGATIONS", "MAX_PARTIAL_WORDS", "KeySpec", "KeyBinding", "Compil
 AGGREGATIONS = {"count": 0, "sum": 1, "min": 2, "max": 3, "mean": 4}
 #: Beyond this many partial words privatized sum/mean flush with global float adds.
 MAX_PARTIAL_WORDS = 1 << 22
-_RECORD_BYTES = 64  # one chunk record (the WGSL struct Chunk is 52 bytes)
+_RECORD_BYTES = 64  # one chunk record (the WGSL struct Chunk is 56 bytes)
 _DEFAULT_TUNING = AggregationTuning()
 BU = wgpu.BufferUsage
 
@@ -344,16 +345,18 @@ class KeyedAggregation:
         self._record_stride = max(_RECORD_BYTES, align)
         aux_bytes = 0 if self._parameters is None else self._parameters.nbytes
         self._header_bytes = max(1, -(-aux_bytes // self._record_stride)) * self._record_stride
-        self._mirror = np.zeros(self._header_bytes + self._record_stride * len(self._keys), np.uint8)
+        # at least one record: the reduce pass reads total_wgs from the first
+        self._mirror = np.zeros(self._header_bytes + self._record_stride * max(1, len(self._keys)), np.uint8)
         if self._parameters is not None:
             self._mirror[:aux_bytes] = self._parameters.view(np.uint8)
         for k, key_view in enumerate(self._keys):
             start = self._header_bytes + k * self._record_stride
-            words = self._mirror[start:start + 52].view(np.uint32)
-            floats = self._mirror[start:start + 52].view(np.float32)
+            words = self._mirror[start:start + 56].view(np.uint32)
+            floats = self._mirror[start:start + 56].view(np.float32)
             words[0] = key_view.length
             words[11] = self.tuning.items(key_view.length)
             words[12] = self._wg_base[k]
+            words[13] = self.workgroup_count  # a record field, not an override: sizes never make a new pipeline
             for slot, views in ((1, self._keys), (3, self._roles.get("values")), (5, self._roles.get("mask")),
                                 (7, self._roles.get("filter_values"))):
                 if views is not None:  # per-chunk element offsets: record fields, not shader text
@@ -510,6 +513,8 @@ class KeyedAggregation:
         def compile_finalize(ctx):
             kernel = self._kernel(ctx, entry)
             bindings = {5: self.output} if self._counts is None else {5: self.output, 6: self._counts}
+            if partials:  # reduce reads total_wgs from the first chunk record
+                bindings[4] = (self._params.get(ctx), self._header_bytes, _RECORD_BYTES)
             groups = self.key_count if partials else -(-self.key_count // WG)  # reduce: a workgroup per key
             return lambda p, frame: kernel.dispatch(p, frame, bindings=bindings, workgroups=groups)
 
@@ -526,8 +531,6 @@ class KeyedAggregation:
                     **self._spec.template_values)
         constants = {"KEYS": self.key_count, "OP": AGGREGATIONS[op],
                      "OUT_OFFSET": ComputeKernel.element_offset(self.output, ctx.device)}
-        if partials and entry_point in ("accumulate", "reduce"):
-            constants["TOTAL_WGS"] = self.workgroup_count
         if entry_point == "accumulate":
             constants.update(LOCAL_KEYS=self.key_count if self.privatized else 1, **self._spec.constants)
             if self._has_parameters:

@@ -8,7 +8,7 @@ GPUCompaction fuses its scatter into.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import wgpu
@@ -85,6 +85,19 @@ class ScanTuning:
 
 STORAGE = wgpu.BufferUsage.STORAGE
 PARAMS_BYTES = 48  # scan.wgsl: ScanParams (sizes, then the views' element offsets)
+SCATTER_TABLE_BINDING = 30  # scan.wgsl: scatter_chunks (31 is diag)
+
+
+def _dst_binding(j: int) -> int:
+    """scan.wgsl binding of a compaction's j-th output buffer: 7, 8, ...
+    skipping the table (30) and diagnostics (31) bindings."""
+    return 7 + j if 7 + j < SCATTER_TABLE_BINDING else 9 + j
+
+
+def _padded(count: int, most: int) -> int:
+    """``count`` rounded up to a power of two, but not past ``most`` (unless
+    ``count`` is): a bounded number of distinct binding counts."""
+    return max(count, min(1 << (count - 1).bit_length(), most))
 
 
 class ChainedScan:
@@ -135,7 +148,8 @@ class ChainedScan:
                                        f"{total_tiles} tiles, at most {(1 << 21) - 1})")
         if self.scatter is not None:
             limit = int(graph.device.limits["max-storage-buffers-per-shader-stage"])
-            need = 5 + len({v.handle for v in self.scatter if v.length})
+            used = [v for v in self.scatter if v.length]
+            need = 5 + len({v.handle for v in used}) + (len(used) > 1)  # + the chunk table
             if need > limit:
                 raise GraphValidationError(
                     f'{self.owner} "{self.owner_id}" output spans too many buffers for one kernel (needs {need} '
@@ -184,16 +198,20 @@ class ChainedScan:
         chunks = [i for i, count in enumerate(tiles) if count]
         last, total_tiles = chunks[-1], sum(tiles)
         params = np.zeros((len(chunks), slot // 4), np.uint32)
-        scatter = self._scatter_plan(align)
+        scatter_bindings, scatter, table, scatter_off = self._scatter_plan(ctx.device, align)
         kernels = []
         for row, i in enumerate(chunks):
             has_total = self.total is not None and i == last
-            kernel, offsets, bindings = self._kernel(ctx, i, align, has_total, scatter)
-            params[row, :10] = (self.data[i].length, sum(tiles[:i]), tiles[i],
-                                total_tiles - 1 if has_total else 0xFFFFFFFF, total_tiles - 1, *offsets)
+            kernel, offsets, bindings = self._kernel(ctx, i, align, has_total, scatter_bindings, scatter)
+            params[row, :11] = (self.data[i].length, sum(tiles[:i]), tiles[i],
+                                total_tiles - 1 if has_total else 0xFFFFFFFF, total_tiles - 1, *offsets,
+                                scatter_off)
             kernels.append((kernel, bindings))
         uniform = ctx.own(ctx.device.create_buffer_with_data(
             label=f"{ctx.node_id}-params", data=params.tobytes(), usage=wgpu.BufferUsage.UNIFORM))
+        if table is not None:
+            table = ctx.own(ctx.device.create_buffer_with_data(label=f"{ctx.node_id}-scatter-chunks",
+                                                               data=table.tobytes(), usage=STORAGE))
         owned = None
         if self._state is None:
             owned = ctx.own(ctx.device.create_buffer(label=f"{ctx.node_id}-tile-state", size=4 * words,
@@ -203,6 +221,8 @@ class ChainedScan:
             fixed = {6: (uniform, row * slot, PARAMS_BYTES)}
             if owned is not None:
                 fixed[0] = (owned, 0, 4 * words)
+            if table is not None:
+                fixed[SCATTER_TABLE_BINDING] = (table, 0, table.size)
             dispatches.append((kernel, bindings, fixed, tiles[i]))
 
         def encode(compute_pass, frame):
@@ -213,10 +233,9 @@ class ChainedScan:
                 kernel.dispatch(compute_pass, frame, bindings=resolved, workgroups=count)
         return encode
 
-    def _kernel(self, ctx, i, align, has_total, scatter):
+    def _kernel(self, ctx, i, align, has_total, scatter_bindings, scatter):
         """Chunk ``i``'s kernel, its view offsets (ScanParams order: data,
         heads, out, vals, total) and its storage bindings."""
-        scatter_bindings, scatter_entries, scatter_constants = scatter
         written = {v.handle for v in (self.out[i], self.total) if v is not None}
         written |= {b.handle for b in scatter_bindings}
         layouts, access, offsets, bindings = {}, {}, [], []
@@ -238,14 +257,13 @@ class ChainedScan:
         bindings += scatter_bindings
         tuning = self.tuning
         code = wgsl("algorithms/shaders/scan.wgsl", subgroups=use_subgroups(ctx, tuning.subgroups), rows=tuning.rows,
-                    layouts=layouts, access=access, total=total_layout, scatter=scatter_entries,
+                    layouts=layouts, access=access, total=total_layout, scatter=scatter,
                     diagnostics=tuning.diagnostics)
         constants = {
             "INCLUSIVE": int(self.inclusive), "SEGMENTED": int(self.heads[i] is not None),
             "COMPACT": int(self.scatter is not None), "LOOKBACK": tuning.lookback,
             "SPIN_LIMIT": tuning.spin_limit, "SPIN_WINDOW": tuning.spin_window,
             "GROUP_LOOKBACK": int(tuning.group_lookback), "EARLY_PUBLISH": int(tuning.early_publish),
-            **scatter_constants,
         }
         if tuning.diagnostics:
             if self.diagnostics is None:
@@ -256,30 +274,38 @@ class ChainedScan:
                                bounds_checks=tuning.runtime_checks, loop_bounding=tuning.runtime_checks)
         return kernel, offsets, ([self._state] if self._state is not None else []) + bindings
 
-    def _scatter_plan(self, align) -> tuple:
-        """``(bindings, entries, constants)`` of ``scatter(k, v)``: one dst
-        binding per output buffer (from 7 on), the dst binding of each
-        non-empty output chunk, and the overrides saying where chunk j ends in
-        the compacted sequence (SCATTER_END_j) and starts in its binding
-        (SCATTER_OFF_j). Every chunk dispatch binds every output chunk, so
-        they share one pipeline; a dispatch's k never reaches past its own
-        chunk, so it never runs the branches of later ones."""
+    def _scatter_plan(self, device, align) -> tuple:
+        """``(bindings, template value, table, offset)`` of ``scatter(k, v)``
+        (scan.wgsl): one dst binding per output buffer, padded with repeats of
+        the last to a power of two so that the number of distinct kernels
+        stays bounded whatever the chunk count. One non-empty output chunk is
+        written at its element ``offset`` (a ScanParams field; 0 folded into
+        the code); several go through ``table``: per chunk its end in the
+        compacted sequence, its offset minus its first row, its dst slot.
+        Every chunk dispatch binds every output buffer, so they share one
+        pipeline."""
         if self.scatter is None:
-            return [], [], {}
+            return [], None, None, 0
         used = [v for v in self.scatter if v.length]
-        bindings = {}
+        slots = {}
         for view in used:
-            if view.handle not in bindings:
-                start, size = binding_range([v for v in used if v.handle is view.handle], align)
-                bindings[view.handle] = StorageBinding(7 + len(bindings), view.handle, start, size)
-        entries, constants, end = [], {}, 0
+            slots.setdefault(view.handle, len(slots))
+        bindings = [StorageBinding(_dst_binding(j), h, *binding_range([v for v in used if v.handle is h], align))
+                    for h, j in slots.items()]
+        table = len(used) > 1
+        limit = int(device.limits["max-storage-buffers-per-shader-stage"]) - 5 - table
+        padded = _padded(len(slots), limit)
+        bindings += [replace(bindings[-1], binding=_dst_binding(j)) for j in range(len(slots), padded)]
+        value = {"dst": [b.binding for b in bindings], "table": table, "start": False}
+        if not table:
+            offset = (used[0].byte_offset - bindings[0].start) // 4
+            return bindings, {**value, "start": offset == 0}, None, offset
+        rows, end = np.zeros((len(used), 4), np.uint32), 0
         for j, view in enumerate(used):
-            b = bindings[view.handle]
+            b = bindings[slots[view.handle]]
+            rows[j, :3] = (end + view.length, ((view.byte_offset - b.start) // 4 - end) % (1 << 32), slots[view.handle])
             end += view.length
-            entries.append(b.binding)
-            constants[f"SCATTER_END_{j}"] = end
-            constants[f"SCATTER_OFF_{j}"] = (view.byte_offset - b.start) // 4
-        return list(bindings.values()), entries, constants
+        return bindings, value, rows, 0
 
 
 class GPUScan:

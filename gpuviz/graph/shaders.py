@@ -17,7 +17,13 @@ One loader, one template mechanism, one cache:
   differ per chunk are uniforms, so one pipeline serves every chunk.
 - **Cache.** Shader modules and compute pipelines are cached per device
   (:func:`gpuviz.graph.compat.device_cache`: they die with their device),
-  keyed by code, runtime checks, entry point and constants.
+  keyed by code, runtime checks, entry point and constants. Both caches are
+  LRU-bounded (:data:`MODULE_CACHE_SIZE` modules, :data:`PIPELINE_CACHE_SIZE`
+  pipelines per device): evicting drops only the cache's reference, so a
+  kernel holding a pipeline keeps it, and asking again compiles it anew.
+  The bound is a backstop: shader text and constants never depend on data
+  sizes (row counts, chunk lengths and counts, offsets go into uniforms), so
+  a working set of kernels stays far below it.
 
 Runtime checks: by default wgpu compiles every WGSL index into a clamped
 access and gives every loop a hidden 64-bit counter ("forced loop
@@ -34,6 +40,7 @@ Does not submit, record or read back anything.
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 import jinja2
@@ -42,7 +49,7 @@ from . import compat
 from .errors import GraphError
 
 __all__ = ["ShaderTemplateError", "wgsl", "shader_module", "compute_pipeline", "runtime_checks_forced",
-           "trusted_modules_available"]
+           "trusted_modules_available", "MODULE_CACHE_SIZE", "PIPELINE_CACHE_SIZE"]
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 
@@ -107,6 +114,36 @@ def wgsl(name: str, **values) -> str:
 
 
 # ------------------------------------------------------------------ caches
+#: Shader modules kept per device (least recently used evicted first).
+MODULE_CACHE_SIZE = 256
+#: Compute pipelines kept per device (least recently used evicted first).
+PIPELINE_CACHE_SIZE = 512
+_CACHE_LOCK = threading.Lock()  # graphs may compile on several threads
+
+
+def _cached(device, name: str, key):
+    """The value cached under ``key`` (now the most recently used), or None.
+    The per-device dict keeps insertion order, oldest use first."""
+    cache = compat.device_cache(device, name)
+    with _CACHE_LOCK:
+        value = cache.pop(key, None)
+        if value is not None:
+            cache[key] = value
+    return value
+
+
+def _store(device, name: str, key, value, capacity: int):
+    """Cache ``value`` under ``key``, dropping the least recently used
+    entries beyond ``capacity``; returns ``value``."""
+    cache = compat.device_cache(device, name)
+    with _CACHE_LOCK:
+        cache.pop(key, None)
+        cache[key] = value
+        while len(cache) > capacity:
+            del cache[next(iter(cache))]
+    return value
+
+
 def runtime_checks_forced() -> bool:
     """``GPUVIZ_RUNTIME_CHECKS=1``: every module keeps wgpu's checks."""
     return os.environ.get("GPUVIZ_RUNTIME_CHECKS", "") not in ("", "0")
@@ -127,31 +164,31 @@ def shader_module(device, code: str, *, label: str = "", bounds_checks: bool = T
     """
     trusted = not runtime_checks_forced() and not (bounds_checks and loop_bounding)
     checks = (bounds_checks, loop_bounding) if trusted else (True, True)
-    modules = compat.device_cache(device, "shader-modules")
-    module = modules.get((code, checks))
+    module = _cached(device, "shader-modules", (code, checks))
     if module is None:
         if trusted:
             module = compat.create_trusted_shader_module(device, code=code, label=label, bounds_checks=bounds_checks,
                                                          loop_bounding=loop_bounding)
         if module is None:
             module = device.create_shader_module(label=label, code=code)
-        modules[(code, checks)] = module
+        _store(device, "shader-modules", (code, checks), module, MODULE_CACHE_SIZE)
     return module
 
 
 def compute_pipeline(device, code: str, *, entry_point: str = "main", constants=None, label: str = "",
                      bounds_checks: bool = True, loop_bounding: bool = True):
     """The compute pipeline (``layout="auto"``) of one entry point of ``code``
-    with ``override`` ``constants``, created once per device."""
+    with ``override`` ``constants``, created once per device (while it stays
+    among the :data:`PIPELINE_CACHE_SIZE` most recently used)."""
     constants = {k: float(v) if isinstance(v, float) else int(v) for k, v in (constants or {}).items()}
     key = (code, bounds_checks, loop_bounding, runtime_checks_forced(), entry_point,
            tuple(sorted(constants.items())))
-    pipelines = compat.device_cache(device, "compute-pipelines")
-    pipeline = pipelines.get(key)
+    pipeline = _cached(device, "compute-pipelines", key)
     if pipeline is None:
         module = shader_module(device, code, label=label, bounds_checks=bounds_checks, loop_bounding=loop_bounding)
         compute = {"module": module, "entry_point": entry_point}
         if constants:
             compute["constants"] = constants
-        pipeline = pipelines[key] = device.create_compute_pipeline(label=label, layout="auto", compute=compute)
+        pipeline = device.create_compute_pipeline(label=label, layout="auto", compute=compute)
+        _store(device, "compute-pipelines", key, pipeline, PIPELINE_CACHE_SIZE)
     return pipeline

@@ -106,6 +106,39 @@ def test_kernels_cache_modules_per_check_combination(device):
     assert again.pipeline is pipelines[(False, False)]
 
 
+def test_caches_are_lru_bounded_and_evicting_keeps_kernels_working(monkeypatch):
+    """At most MODULE_CACHE_SIZE modules and PIPELINE_CACHE_SIZE pipelines
+    per device, least recently used evicted first; a kernel whose pipeline
+    was evicted still runs, and asking again compiles a new one."""
+    assert (shaders.MODULE_CACHE_SIZE, shaders.PIPELINE_CACHE_SIZE) == (256, 512)  # the documented caps
+    monkeypatch.setattr(shaders, "MODULE_CACHE_SIZE", 3)
+    monkeypatch.setattr(shaders, "PIPELINE_CACHE_SIZE", 4)
+    device = wgpu.gpu.request_adapter_sync().request_device_sync()
+    codes = [f"// variant {i}\n{SQUARE_PLUS_LOOP}" for i in range(6)]
+    first = ComputeKernel(device, code=codes[0])
+    for code in codes[1:4]:
+        compute_pipeline(device, code)
+    assert compute_pipeline(device, codes[0]) is first.pipeline  # a hit refreshes codes[0]...
+    compute_pipeline(device, codes[4])  # ...so codes[1], the least recently used, goes
+    pipelines, modules = compat.device_cache(device, "compute-pipelines"), compat.device_cache(device, "shader-modules")
+    assert [key[0] for key in pipelines] == [codes[2], codes[3], codes[0], codes[4]]
+    assert len(modules) == 3 and all(code in {c for c, _ in modules} for code in codes[2:5])
+    for code in codes[5:] + codes[1:4]:
+        compute_pipeline(device, code)
+    assert len(pipelines) == 4 and codes[0] not in {key[0] for key in pipelines}
+    x = np.arange(100, dtype=np.uint32)  # the evicted pipeline still computes through its kernel
+    usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC
+    src = device.create_buffer_with_data(data=x.tobytes(), usage=usage)
+    dst = device.create_buffer(size=x.nbytes, usage=usage)
+    encoder = device.create_command_encoder()
+    compute_pass = encoder.begin_compute_pass()
+    first.dispatch(compute_pass, None, bindings={0: src, 1: dst}, workgroups=2)
+    compute_pass.end()
+    device.queue.submit([encoder.finish()])
+    np.testing.assert_array_equal(np.frombuffer(device.queue.read_buffer(dst), np.uint32), x * x + 3)
+    assert compute_pipeline(device, codes[0]) is not first.pipeline
+
+
 # ----------------------------------------------------------- runtime checks
 @pytest.mark.parametrize("bounds_checks, loop_bounding", CHECKS)
 def test_every_check_combination_computes_the_same(device, bounds_checks, loop_bounding):

@@ -40,7 +40,6 @@ override KEYS: u32 = 1u;        // output rows: groups, bins or cells
 override OUT_OFFSET: u32 = 0u;  // element offset of the output view in its binding
 override OP: u32 = 0u;          // 0 count, 1 sum, 2 min, 3 max, 4 mean
 override LOCAL_KEYS: u32 = 1u;  // workgroup-private accumulators: KEYS when privatized, else 1
-override TOTAL_WGS: u32 = 0u;   // partials: workgroups over all chunks (partials per key)
 
 const WG: u32 = 256u;
 const SKIP: u32 = 0xffffffffu;
@@ -48,7 +47,8 @@ const NAN_BITS: u32 = 0x7fc00000u;
 
 // One chunk of aligned inputs: rows plus each role's element offset and
 // stride inside its binding, the value-range filter [filter_lo, filter_hi]
-// and the rows per invocation (a workgroup covers 256 * items rows).
+// and the rows per invocation (a workgroup covers 256 * items rows). Sizes
+// are record fields, not overrides, so one pipeline serves every table size.
 struct Chunk {
     rows: u32,
     key_offset: u32,
@@ -63,6 +63,7 @@ struct Chunk {
     filter_hi: f32,
     items: u32,
     wg_base: u32,  // partials: index of the chunk's first workgroup over all chunks
+    total_wgs: u32,  // partials: workgroups over all chunks (partials per key)
 }
 
 @group(0) @binding(0) var<storage, read> keys: array<u32>;
@@ -82,7 +83,7 @@ struct Chunk {
 @group(0) @binding(5) var<storage, read_write> out: array<atomic<u32>>;
 {% endif %}
 {% if partials %}
-// [KEYS][TOTAL_WGS] partial sums (f32 bits), then for mean [KEYS][TOTAL_WGS] counts
+// [KEYS][total_wgs] partial sums (f32 bits), then for mean [KEYS][total_wgs] counts
 @group(0) @binding(6) var<storage, read_write> partials: array<u32>;
 {% elif mean %}
 @group(0) @binding(6) var<storage, read_write> cnt: array<atomic<u32>>;
@@ -236,9 +237,9 @@ fn subgroup_combine(key: u32, v: f32, lane: u32) {
 fn flush(k: u32, slot: u32) {
     let a = atomicLoad(&acc[k]);
 {% if partials %}
-    partials[k * TOTAL_WGS + slot] = a;
+    partials[k * c.total_wgs + slot] = a;
 {% if mean %}
-    partials[(KEYS + k) * TOTAL_WGS + slot] = atomicLoad(&acc_count[k]);
+    partials[(KEYS + k) * c.total_wgs + slot] = atomicLoad(&acc_count[k]);
 {% endif %}
 {% else %}
 {% if not values %}
@@ -358,7 +359,8 @@ var<workgroup> red_sum: array<f32, 256>;
 var<workgroup> red_count: array<u32, 256>;
 
 // sum/mean after privatized accumulation: one workgroup per key adds its
-// TOTAL_WGS partials in a fixed tree order; empty mean -> NaN.
+// total_wgs partials (chunk: the first chunk's record) in a fixed tree order;
+// empty mean -> NaN.
 @compute @workgroup_size(256)
 fn reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
           @builtin(local_invocation_index) lid: u32) {
@@ -366,12 +368,13 @@ fn reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     if (k >= KEYS) {
         return;
     }
+    let total = chunk.total_wgs;
     var s = 0.0;
     var n = 0u;
-    for (var w = lid; w < TOTAL_WGS; w += WG) {
-        s += bitcast<f32>(partials[k * TOTAL_WGS + w]);
+    for (var w = lid; w < total; w += WG) {
+        s += bitcast<f32>(partials[k * total + w]);
 {% if mean %}
-        n += partials[(KEYS + k) * TOTAL_WGS + w];
+        n += partials[(KEYS + k) * total + w];
 {% endif %}
     }
     red_sum[lid] = s;

@@ -14,11 +14,11 @@
 // lane, a multiple of four; per-row code is unrolled), layouts/access (the
 // views.view layout and access of the roles data/heads/out/vals; "none" for
 // a role this variant does not use), total (the layout of the total view
-// when this dispatch stores the sum of everything, else "none"), scatter (the dst binding of each non-empty output chunk when
-// compacting; SCATTER_END_j / SCATTER_OFF_j overrides say where chunk j's
-// rows end in the sequence and start in its binding) and diagnostics.
-// View element offsets are ScanParams fields, so every chunk of one
-// structure shares a pipeline.
+// when this dispatch stores the sum of everything, else "none"), scatter
+// (compaction only, else None: see scatter() below) and diagnostics.
+// Sizes and view element offsets are ScanParams fields (and the output
+// chunks of a vector compaction a table), never shader text or overrides:
+// every chunk of one structure, whatever its length, shares a pipeline.
 //
 // State words (all zero when the state buffer is created; no clear pass runs
 // between encodings):
@@ -57,25 +57,43 @@ fn store_total(v: u32) { }
 {% endif %}
 
 // scatter(k, v): write row k of the compacted sequence into the output chunk
-// holding it. k never reaches past the rows scanned so far: the last chunk
-// needs no test.
-{% for b in scatter | unique %}
+// holding it. Template value scatter: dst (the bindings of the output
+// buffers, padded with repeats to a power of two so the number of kernels
+// stays bounded), table (several non-empty output chunks) and start (one
+// chunk that begins its binding: offset 0 folded in; else P.scatter_off).
+// With a table, entry j of scatter_chunks is (end of chunk j in the sequence,
+// chunk j's element offset in its binding minus its first row (wrapping),
+// dst slot, 0): a binary search finds the chunk. k never reaches past the
+// rows scanned so far: the last chunk needs no test.
+{% if scatter %}
+{% for b in scatter.dst %}
 @group(0) @binding({{ b }}) var<storage, read_write> dst{{ b }}: array<u32>;
 {% endfor %}
-{% for b in scatter %}
-override SCATTER_END_{{ loop.index0 }}: u32;
-override SCATTER_OFF_{{ loop.index0 }}: u32;
-{% endfor %}
-fn scatter(k: u32, v: u32) {
-{% for b in scatter %}
-{% set first = "0u" if loop.first else "SCATTER_END_" ~ (loop.index0 - 1) %}
-{% set store = "dst%d[SCATTER_OFF_%d + (k - %s)] = v; return;" % (b, loop.index0, first) %}
-{% if loop.last %}
-    {{ store }}
-{% else %}
-    if (k < SCATTER_END_{{ loop.index0 }}) { {{ store }} }
+{% if scatter.table %}
+@group(0) @binding(30) var<storage, read> scatter_chunks: array<vec4<u32>>;
 {% endif %}
+{% endif %}
+fn scatter(k: u32, v: u32) {
+{% if scatter and not scatter.table %}
+    dst{{ scatter.dst[0] }}[{{ "" if scatter.start else "P.scatter_off + " }}k] = v;
+{% elif scatter %}
+    var lo = 0u;
+    var hi = arrayLength(&scatter_chunks) - 1u;
+    while (lo < hi) {
+        let mid = (lo + hi) / 2u;
+        if (k < scatter_chunks[mid].x) { hi = mid; } else { lo = mid + 1u; }
+    }
+    let c = scatter_chunks[lo];
+{% if scatter.dst | length == 1 %}
+    dst{{ scatter.dst[0] }}[c.y + k] = v;
+{% else %}
+    switch (c.z) {
+{% for b in scatter.dst %}
+        {{ "default" if loop.last else "case %du" % loop.index0 }}: { dst{{ b }}[c.y + k] = v; }
 {% endfor %}
+    }
+{% endif %}
+{% endif %}
 }
 
 const WG: u32 = 256u;
@@ -111,7 +129,7 @@ struct ScanParams {
     out_off: u32,
     vals_off: u32,
     total_off: u32,
-    pad0: u32,
+    scatter_off: u32, // one-chunk compaction: the output element offset in its binding
     pad1: u32,
 }
 
