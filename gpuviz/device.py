@@ -110,7 +110,11 @@ def _create_device(adapter_name: str | None) -> wgpu.GPUDevice:
 
 @dataclass(frozen=True)
 class DeviceCapabilities:
-    """Graph-relevant facts about a device: optional features and key limits."""
+    """Graph-relevant facts about a device: optional features and key limits.
+
+    A frozen snapshot taken by :func:`device_capabilities`; it does not
+    follow later changes and does not hold the device.
+    """
 
     adapter: str
     backend: str
@@ -137,7 +141,11 @@ class DeviceCapabilities:
 
 
 def device_capabilities(device: wgpu.GPUDevice) -> DeviceCapabilities:
-    """Report the features and limits that graphs and kernels depend on."""
+    """Report the features and limits that graphs and kernels depend on.
+
+    Reads what the device already knows; does not request features or
+    limits, and does not touch the GPU.
+    """
     feats = frozenset(device.features)
     lim = device.limits
     info = _adapter_info.get(device, {})

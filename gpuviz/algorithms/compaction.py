@@ -15,7 +15,7 @@ import numpy as np
 import wgpu
 
 from ..graph import ComputeKernel
-from ..graph.errors import GraphValidationError
+from ..graph.errors import GraphTypeError, GraphValidationError
 from ..graph.resources import GraphBufferHandle
 from ..graph.shaders import wgsl
 from .dispatch import WORKGROUP, ceil_div, use_subgroups
@@ -128,9 +128,12 @@ class GPUCompaction:
         return self.node_ids
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class IndexedRangeLayout:
     """Where a range record keeps its fields, in uint32 words.
+
+    Describes the layout only; it does not validate the records themselves
+    (the range compactions check offsets against the stride).
 
     Attributes
     ----------
@@ -148,11 +151,19 @@ class IndexedRangeLayout:
 
     @classmethod
     def get(cls, value) -> "IndexedRangeLayout":
+        """A layout from an IndexedRangeLayout (passed through), a dict of
+        fields, or a ``(word_stride, first_index_word_offset,
+        count_word_offset)`` tuple (missing trailing words take the
+        defaults); does not check the words against the stride."""
         if isinstance(value, cls):
             return value
-        if isinstance(value, dict):
+        names = ("word_stride", "first_index_word_offset", "count_word_offset")
+        if isinstance(value, dict) and set(value) <= set(names) and "word_stride" in value:
             return cls(**value)
-        return cls(*value)
+        if isinstance(value, (tuple, list)) and 1 <= len(value) <= 3:
+            return cls(**dict(zip(names, value)))
+        raise GraphTypeError(f"IndexedRangeLayout needs an IndexedRangeLayout, a dict of {', '.join(names)} or a "
+                             f"1-3 word tuple (got {value!r})")
 
 
 class _RangePlan:

@@ -25,7 +25,7 @@ PARAMS_BYTES = 32  # reduction.wgsl: ReduceParams
 SINGLE_PASS_MAX_ROWS = 1 << 25  # auto single pass up to 32M rows (see ReductionTuning.single_pass)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ReductionTuning:
     """Structural knobs of the reduction (benchmarks and tests vary them).
 

@@ -24,7 +24,7 @@ from .views import StorageBinding, binding_range, storage_alignment, uniform_slo
 __all__ = ["GPUScan", "ScanTuning"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ScanTuning:
     """Structural knobs of the chained scan (benchmarks and tests vary them).
 
@@ -80,6 +80,7 @@ class ScanTuning:
 
     @property
     def tile(self) -> int:
+        """Rows one scan workgroup handles (``WORKGROUP * 4 * rows``)."""
         return WORKGROUP * 4 * self.rows
 
 

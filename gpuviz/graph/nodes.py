@@ -35,6 +35,10 @@ class GraphNode:
 class NodeCompileContext:
     """What a node's compile callback receives (once, at ``compile()``).
 
+    Valid only during that callback: it does not record, submit or reach
+    another node's resources; :meth:`own` ties objects the callback creates
+    to the compiled graph's lifetime.
+
     Attributes
     ----------
     device : wgpu.GPUDevice
