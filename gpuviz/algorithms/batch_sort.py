@@ -3,9 +3,10 @@ chunk its own domain."""
 
 from __future__ import annotations
 
+from ..graph.checks import check_id
 from ..graph.errors import GraphValidationError
 from .sort import SortTuning, add_sort_domain, check_args, check_fits, check_views
-from .validation import checked_id, checked_tuning
+from .validation import checked_tuning
 
 __all__ = ["GPUBatchSort"]
 
@@ -41,7 +42,7 @@ class GPUBatchSort:
 
     def __init__(self, *, id: str, keys, output_keys, values=None, output_values=None,
                  direction: str = "ascending", key_bits: int = 32, tuning: SortTuning | None = None):
-        self.id = checked_id("GPUBatchSort", id)
+        self.id = check_id("GPUBatchSort", id)
         self.keys, self.values = keys, values
         self.output_keys, self.output_values = output_keys, output_values
         self.direction = direction

@@ -15,12 +15,13 @@ import numpy as np
 import wgpu
 
 from ..graph import ComputeKernel
+from ..graph.checks import check_id
 from ..graph.errors import GraphTypeError, GraphValidationError
 from ..graph.resources import GraphBufferHandle
 from ..graph.shaders import wgsl
 from .dispatch import WORKGROUP, ceil_div, use_subgroups
 from .scan import ChainedScan, ScanTuning
-from .validation import (byte_span, check_topology, checked_id, checked_tuning, chunks_of, indirect_record,
+from .validation import (byte_span, check_topology, checked_tuning, chunks_of, indirect_record,
                          overlaps, refuse_overlaps, single_row)
 from .views import storage_alignment, view_binding
 
@@ -87,7 +88,7 @@ class GPUCompaction:
 
     def __init__(self, *, id: str, input, flags, output, count, tuning: ScanTuning | None = None):
         checked_tuning("GPUCompaction", id, tuning, ScanTuning)
-        self.id = checked_id("GPUCompaction", id)
+        self.id = check_id("GPUCompaction", id)
         self.input = input
         self.flags = flags
         self.output = output
@@ -319,7 +320,7 @@ class GPUIndexedRangeCompaction(_RangePlan):
     def __init__(self, *, id: str, flags, ranges, range_count: int, range_layout, active_range_ids,
                  active_range_dispatch, maximum_range_length: int, output, count, tuning: ScanTuning | None = None):
         checked_tuning(self.owner, id, tuning, ScanTuning)
-        self.id = checked_id(self.owner, id)
+        self.id = check_id(self.owner, id)
         self.flags = flags
         self.ranges = ranges
         self.range_count = range_count
@@ -405,7 +406,7 @@ class GPUPartitionedIndexedRangeCompaction(_RangePlan):
                  active_range_ids, active_range_dispatch, maximum_range_length: int, output, count,
                  partition_counts=None, tuning: ScanTuning | None = None):
         checked_tuning(self.owner, id, tuning, ScanTuning)
-        self.id = checked_id(self.owner, id)
+        self.id = check_id(self.owner, id)
         self.flags = flags
         self.ranges = ranges
         self.range_count = range_count

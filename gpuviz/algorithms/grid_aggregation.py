@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..graph.checks import check_id
 from ..graph.errors import GraphStateError, GraphValidationError
 from ..graph.resources import GraphDataView
 from .bin_edges import edge_table, finite_range
 from .keyed_aggregation import KeyedAggregation, KeySpec, param_view
-from .validation import checked_id
 
 __all__ = ["GPUGridBinning", "GPUGridAggregation"]
 
@@ -47,7 +47,7 @@ class _GridAggregation(KeyedAggregation):
 
     def __init__(self, *, id, positions, weights, output, grid_size, bounds, operation, mask, filter_values,
                  filter_range, tuning):
-        owner = f'{type(self).__name__} "{checked_id(type(self).__name__, id)}"'
+        owner = f'{type(self).__name__} "{check_id(type(self).__name__, id)}"'
         self.grid_size = _grid_size(owner, grid_size)
         parameters = _bounds(owner, bounds, self.grid_size)
         spec = KeySpec(template="algorithms/shaders/grid_keys.wgsl", keys_name="positions",

@@ -8,12 +8,12 @@ import numpy as np
 import wgpu
 
 from ..graph import ComputeKernel
+from ..graph.checks import check_id
 from ..graph.errors import GraphStateError, GraphValidationError
 from ..graph.resources import GraphDataView
 from ..graph.shaders import wgsl
 from .bin_edges import edge_table, finite_range
 from .keyed_aggregation import KeyBinding, KeyedAggregation, KeySpec, param_view
-from .validation import checked_id
 
 __all__ = ["GPUHistogram"]
 
@@ -80,7 +80,7 @@ class GPUHistogram(KeyedAggregation):
 
     def __init__(self, *, id, input, output, bin_count=None, domain=None, edges=None, mask=None,
                  filter_values=None, filter_range=None, tuning=None):
-        owner = f'GPUHistogram "{checked_id("GPUHistogram", id)}"'
+        owner = f'GPUHistogram "{check_id("GPUHistogram", id)}"'
         if (domain is None) == (edges is None):
             raise GraphValidationError(f"{owner} needs exactly one of domain= and edges=")
         parameters = None

@@ -39,12 +39,13 @@ import wgpu
 
 from ..device import device_capabilities
 from ..graph import ComputeKernel
+from ..graph.checks import check_id
 from ..graph.errors import GraphStateError, GraphTypeError, GraphValidationError, ViewRangeError
 from ..graph.resources import GraphDataView, GraphVectorView
 from ..graph.shaders import wgsl
 from .aggregation_tuning import WORKGROUP_SIZE as WG
 from .aggregation_tuning import AggregationTuning
-from .validation import checked_id, refuse_overlaps
+from .validation import refuse_overlaps
 
 __all__ = ["AGGREGATIONS", "MAX_PARTIAL_WORDS", "KeySpec", "KeyBinding", "CompiledBuffer", "KeyedAggregation",
            "param_view"]
@@ -222,7 +223,7 @@ class KeyedAggregation:
 
     def __init__(self, *, id, spec: KeySpec, keys, values, output, key_count, operation, mask, filter_values,
                  filter_range, tuning, parameters=None):
-        self.id = checked_id(type(self).__name__, id)
+        self.id = check_id(type(self).__name__, id)
         self._spec = spec
         owner = self._owner
         if operation not in AGGREGATIONS:

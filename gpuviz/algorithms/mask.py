@@ -6,10 +6,11 @@ import numpy as np
 import wgpu
 
 from ..graph import ComputeKernel
+from ..graph.checks import check_id
 from ..graph.errors import GraphValidationError
 from ..graph.shaders import wgsl
 from .dispatch import WORKGROUP, ceil_div
-from .validation import check_topology, checked_id, chunks_of, refuse_overlaps
+from .validation import check_topology, chunks_of, refuse_overlaps
 from .views import storage_alignment, uniform_slot, view_binding
 
 __all__ = ["GPUMask"]
@@ -46,7 +47,7 @@ class GPUMask:
         if operation not in OPERATIONS:
             raise GraphValidationError(
                 f'GPUMask "{id}" operation must be one of {", ".join(OPERATIONS)} (got {operation!r})')
-        self.id = checked_id("GPUMask", id)
+        self.id = check_id("GPUMask", id)
         self.inputs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
         self.output = output
         self.operation = operation

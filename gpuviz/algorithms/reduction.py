@@ -8,10 +8,11 @@ import numpy as np
 import wgpu
 
 from ..graph import ComputeKernel
+from ..graph.checks import check_id
 from ..graph.errors import GraphValidationError
 from ..graph.shaders import wgsl
 from .dispatch import ceil_div, use_subgroups
-from .validation import checked_id, checked_tuning, chunks_of, refuse_overlaps, single_row
+from .validation import checked_tuning, chunks_of, refuse_overlaps, single_row
 from .views import storage_alignment, uniform_slot, view_binding
 
 __all__ = ["GPUReduction", "ReductionTuning"]
@@ -89,7 +90,7 @@ class GPUReduction:
             raise GraphValidationError(
                 f'GPUReduction "{id}" operation must be one of {", ".join(OPERATIONS)} (got {operation!r})')
         checked_tuning("GPUReduction", id, tuning, ReductionTuning)
-        self.id = checked_id("GPUReduction", id)
+        self.id = check_id("GPUReduction", id)
         self.input = input
         self.output = output
         self.operation = operation

@@ -14,10 +14,11 @@ import numpy as np
 import wgpu
 
 from ..graph import ComputeKernel
+from ..graph.checks import check_id
 from ..graph.errors import GraphValidationError
 from ..graph.shaders import wgsl
 from .dispatch import WORKGROUP, ceil_div, use_subgroups
-from .validation import (byte_span, check_topology, checked_id, checked_tuning, chunks_of, overlaps,
+from .validation import (byte_span, check_topology, checked_tuning, chunks_of, overlaps,
                          refuse_overlaps)
 from .views import StorageBinding, binding_range, storage_alignment, uniform_slot, view_binding
 
@@ -349,7 +350,7 @@ class GPUScan:
         if mode not in ("exclusive", "inclusive"):
             raise GraphValidationError(f'GPUScan "{id}" mode must be "exclusive" or "inclusive" (got {mode!r})')
         checked_tuning("GPUScan", id, tuning, ScanTuning)
-        self.id = checked_id("GPUScan", id)
+        self.id = check_id("GPUScan", id)
         self.input = input
         self.output = output
         self.mode = mode

@@ -6,10 +6,11 @@ import operator
 
 import numpy as np
 
+from ..graph.checks import check_id
 from ..graph.errors import GraphValidationError
 from .dispatch import WORKGROUP
 from .sort import SortTuning, add_small_node, add_sort_domain, check_args, check_fits, check_views, width_class
-from .validation import checked_id, checked_tuning
+from .validation import checked_tuning
 
 __all__ = ["GPUSegmentedSort"]
 
@@ -52,7 +53,7 @@ class GPUSegmentedSort:
 
     def __init__(self, *, id: str, keys, output_keys, offsets, lengths, values=None, output_values=None,
                  direction: str = "ascending", key_bits: int = 32, tuning: SortTuning | None = None):
-        self.id = checked_id("GPUSegmentedSort", id)
+        self.id = check_id("GPUSegmentedSort", id)
         self.keys, self.values = keys, values
         self.output_keys, self.output_values = output_keys, output_values
         # copied now (as the range compactions copy theirs): later changes to the caller's arrays do not

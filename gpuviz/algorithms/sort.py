@@ -17,11 +17,12 @@ import numpy as np
 import wgpu
 
 from ..graph import ComputeKernel
+from ..graph.checks import check_id
 from ..graph.errors import GraphValidationError
 from ..graph.resources import GraphDataView
 from ..graph.shaders import wgsl
 from .dispatch import WORKGROUP, ceil_div, use_subgroups
-from .validation import check_topology, checked_id, checked_tuning, chunks_of, refuse_overlaps
+from .validation import check_topology, checked_tuning, chunks_of, refuse_overlaps
 
 __all__ = ["GPUSort", "SortTuning"]
 
@@ -169,7 +170,7 @@ def width_class(n: int) -> int:
 
 # --------------------------------------------------------------- validation
 def check_args(owner: str, id, direction, key_bits, tuning, device) -> None:
-    checked_id(owner, id)
+    check_id(owner, id)
     if direction not in DIRECTIONS:
         raise GraphValidationError(f'{owner} "{id}" direction must be "ascending" or "descending" (got {direction!r})')
     if not isinstance(key_bits, int) or isinstance(key_bits, bool) or not 1 <= key_bits <= 32:
@@ -390,7 +391,7 @@ class GPUSort:
 
     def __init__(self, *, id: str, keys, output_keys, values=None, output_values=None,
                  direction: str = "ascending", key_bits: int = 32, tuning: SortTuning | None = None):
-        self.id = checked_id("GPUSort", id)
+        self.id = check_id("GPUSort", id)
         self.keys, self.values = keys, values
         self.output_keys, self.output_values = output_keys, output_values
         self.direction = direction

@@ -11,27 +11,10 @@ from ..formats import vector_format
 from ..graph.errors import GraphTypeError, GraphValidationError, ViewRangeError
 from ..graph.resources import GraphDataView, GraphVectorView
 
-__all__ = ["byte_span", "chunks_of", "check_topology", "checked_id", "indirect_record", "overlaps",
+__all__ = ["byte_span", "chunks_of", "check_topology", "indirect_record", "overlaps",
            "refuse_overlaps", "single_row", "checked_tuning"]
 
 _identity = id  # builtins.id; the functions here take an argument named ``id``
-
-
-def checked_id(owner: str, id) -> str:
-    """``id`` when it is a non-empty str (node and transient IDs derive from it).
-
-    Raises
-    ------
-    GraphTypeError
-        For anything but a str (None included).
-    GraphValidationError
-        For the empty string.
-    """
-    if not isinstance(id, str):
-        raise GraphTypeError(f"{owner} id must be a non-empty str (got {type(id).__name__} {id!r})")
-    if not id:
-        raise GraphValidationError(f"{owner} id must be a non-empty str (got '')")
-    return id
 
 
 def checked_tuning(owner: str, id: str, tuning, cls):

@@ -27,7 +27,7 @@ from ..graph.errors import GraphError
 from .harness import GPUTimer, Mismatch, Peers, ReferenceKernel, check_equal, import_graph, read, rewarm, upload
 from .tables import Column, Report, size_label
 
-__all__ = ["bench_sort", "main"]
+__all__ = ["bench_sort"]
 
 #: Radix tunings tried with --variants (the first is the default).
 SORT_VARIANTS = {

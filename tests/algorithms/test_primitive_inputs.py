@@ -89,7 +89,7 @@ def test_an_id_that_is_not_a_non_empty_str_is_refused_at_construction(device, pr
     graph = GPUCommandGraph(device, id="inputs")
     with pytest.raises(error) as info:
         BUILDERS[primitive](graph, bad)
-    assert str(info.value).startswith(f"{primitive.__name__} id must be a non-empty str (got ")
+    assert str(info.value).startswith(f"{primitive.__name__} needs a non-empty string id (got ")
     assert isinstance(info.value, TypeError if error is GraphTypeError else ValueError)
 
 
