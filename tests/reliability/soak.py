@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import itertools
 import json
 import os
 import sys
@@ -25,8 +26,21 @@ import numpy as np
 import wgpu
 
 import gpuviz
-from gpuviz import (GPUCommandGraph, GPUCompaction, GPUData, GPUGridAggregation, GPUGroupAggregation, GPUHistogram,
-                    GPUMask, GPUReduction, GPUScan, GPUSegmentedSort, GPUSort, GPUVector, read_array)
+from gpuviz import (
+    GPUCommandGraph,
+    GPUCompaction,
+    GPUData,
+    GPUGridAggregation,
+    GPUGroupAggregation,
+    GPUHistogram,
+    GPUMask,
+    GPUReduction,
+    GPUScan,
+    GPUSegmentedSort,
+    GPUSort,
+    GPUVector,
+    read_array,
+)
 from gpuviz.graph import compat, shaders
 
 from . import oracles
@@ -202,7 +216,7 @@ def segments(c, n):
     """Non-overlapping (offset, length) segments with gaps and empty ones, in random order."""
     cuts = np.sort(c.rng.integers(0, n + 1, int(c.rng.integers(0, 8))))
     bounds = [0, *cuts.tolist(), n]
-    segs = [(a, b - a) for a, b in zip(bounds, bounds[1:]) if c.rng.random() < 0.7]
+    segs = [(a, b - a) for a, b in itertools.pairwise(bounds) if c.rng.random() < 0.7]
     segs += [(int(c.rng.integers(0, n + 1)), 0) for _ in range(int(c.rng.integers(0, 2)))]
     c.rng.shuffle(segs)
     return [o for o, _ in segs], [m for _, m in segs]
@@ -387,8 +401,8 @@ def soak(*, cycles, seed=0, check_fraction=0.25, device=None, warmup=None, max_s
     return {
         "cycles": cycles, "completed": sum(counts.values()), "stopped": stopped, "seed": seed,
         "warmup_cycles": warmup, "checked": checked, "primitives": dict(sorted(counts.items())),
-        "rss_mib": {"start": round(start_rss, 1), "warm": warm_rss and round(warm_rss, 1), "peak": round(max(peak, rss_mib()), 1),
-                    "end": round(rss_mib(), 1)},
+        "rss_mib": {"start": round(start_rss, 1), "warm": warm_rss and round(warm_rss, 1),
+                    "peak": round(max(peak, rss_mib()), 1), "end": round(rss_mib(), 1)},
         "caches": cache_sizes(device), "caches_warm": warm_caches, "cache_cap": {cap_name: cap},
         "wall_s": round(time.perf_counter() - t0, 2),
     }
@@ -398,12 +412,12 @@ def format_summary(s) -> str:
     r, warm = s["rss_mib"], s["caches_warm"] or {}
     growth = "n/a" if r["warm"] is None else f"{r['end'] - r['warm']:+.1f}"
     return "\n".join([
-        f"soak: {s['completed']} of {s['cycles']} cycles (seed {s['seed']}), {s['checked']} checked against numpy, "
-        f"{s['wall_s']} s ({1000 * s['wall_s'] / max(1, s['completed']):.1f} ms/cycle)"
-        + (f"; stopped early: {s['stopped']}" if s["stopped"] else ""),
+        (f"soak: {s['completed']} of {s['cycles']} cycles (seed {s['seed']}), {s['checked']} checked against numpy, "
+         f"{s['wall_s']} s ({1000 * s['wall_s'] / max(1, s['completed']):.1f} ms/cycle)"
+         + (f"; stopped early: {s['stopped']}" if s["stopped"] else "")),
         "primitives: " + ", ".join(f"{k} {v}" for k, v in s["primitives"].items()),
-        f"RSS MiB: start {r['start']}, after {s['warmup_cycles']} warm-up cycles {r['warm']}, peak {r['peak']}, "
-        f"end {r['end']} (growth after warm-up {growth})",
+        (f"RSS MiB: start {r['start']}, after {s['warmup_cycles']} warm-up cycles {r['warm']}, peak {r['peak']}, "
+         f"end {r['end']} (growth after warm-up {growth})"),
         "caches at end: " + ", ".join(f"{k} {v} (after warm-up {warm.get(k)})" for k, v in s["caches"].items())
         + f"; cap {s['cache_cap']}",
     ])
