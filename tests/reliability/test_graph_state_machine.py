@@ -54,8 +54,8 @@ USAGES = (BU.STORAGE | BU.COPY_SRC | BU.COPY_DST, BU.STORAGE | BU.COPY_DST, BU.C
 TRANSIENT_USAGES = (BU.STORAGE, BU.STORAGE | BU.COPY_SRC, BU.STORAGE | (1 << 20), BU.STORAGE | BU.MAP_READ, 0)
 # The affine node reads binding 0 and writes binding 1; it declares them
 # honestly (or with an unknown access name, which the graph must refuse).
-SOURCE_ACCESSES = ("storage-read", "storage-read-write", "no-such-access")
-TARGET_ACCESSES = ("storage-write", "storage-read-write", "no-such-access")
+SOURCE_ACCESSES = ("storage-read", "storage-read", "storage-read-write", "no-such-access")
+TARGET_ACCESSES = ("storage-write", "storage-write", "storage-read-write", "no-such-access")
 PRIMITIVES = ("scan", "segmented-scan", "compaction", "reduction", "mask", "sort", "segmented-sort", "histogram",
               "group-aggregation", "grid-aggregation")
 # The views each primitive() kind takes, in order: (format, rows), "n" rows
@@ -88,9 +88,10 @@ def test_no_call_sequence_aborts_or_raises_outside_the_graph_error_family(tmp_pa
                           capture_output=True, text=True, timeout=600, check=False)
     if proc.returncode in (134, -6):  # SIGABRT: a Rust panic in wgpu-native
         steps = log.read_text() if log.exists() else "(no step log)"
-        panic = [line for line in proc.stderr.splitlines() if "panicked at" in line or "error" in line.lower()]
+        lines = proc.stderr.splitlines()
+        panic = [text for k, line in enumerate(lines) if "panicked at" in line for text in lines[k:k + 2]]
         raise AssertionError(f"the process aborted (exit {proc.returncode}) in this example:\n{steps}\n"
-                             + "\n".join(panic[-6:]))
+                             + "\n".join(panic[-4:] or lines[-6:]))
     assert proc.returncode == 0, f"the state machine failed (exit {proc.returncode}):\n{proc.stdout[-8000:]}\n" \
                                  f"{proc.stderr[-8000:]}"
 
@@ -128,6 +129,7 @@ class Record:
     def __init__(self, graph):
         self.graph, self.views, self.imports, self.nodes, self.compiled = graph, [], [], [], None
         self.sources = {}  # id(view) -> the GPUData or GPUVector it imports
+        self.refusals = []  # what add_* accepted that compile must refuse
 
 
 def pick(seq, i):
@@ -168,6 +170,11 @@ def byte_ranges(view):
     chunks = getattr(view, "views", None) or (() if view is None else (view,))
     return [(id(c.handle.buffer) if c.handle.buffer is not None else id(c.handle), c.byte_offset,
              c.byte_offset + c.byte_length) for c in chunks if c.length]
+
+
+def overlapping(a, b):
+    """Whether two data views share bytes of one physical buffer."""
+    return any(x[0] == y[0] and x[1] < y[2] and y[1] < x[2] for x in byte_ranges(a) for y in byte_ranges(b))
 
 
 def aliased(kind, views):
@@ -221,6 +228,12 @@ class GraphMachine(RuleBasedStateMachine):
             if self.log:
                 self.log.write(f"    -> {type(exc).__name__}: {exc}\n")
             return None
+
+    def building(self, g, has=lambda record: True):
+        """A graph that ``has`` what the rule needs, preferring uncompiled ones
+        (adding to a compiled graph is refused: every rule probes that too)."""
+        records = [r for r in self.graphs if has(r)]
+        return pick([r for r in records if r.compiled is None] or records, g)
 
     # -------------------------------------------------------------- data
     @rule(length=st.sampled_from(LENGTHS), kind=st.sampled_from(["uint32", "float32", "float32x2"]),
@@ -301,7 +314,7 @@ class GraphMachine(RuleBasedStateMachine):
           usage=st.sampled_from(TRANSIENT_USAGES), length=st.sampled_from([0, 1, 16]),
           offset=st.sampled_from([0, 4, 60]))
     def transient(self, g, id, byte_length, usage, length, offset):
-        record = pick(self.graphs, g)
+        record = self.building(g)
         name = f"g{self.graphs.index(record)}"
         handle = self.attempt(f"h = {name}.create_transient_buffer(id={id!r}, byte_length={byte_length}, "
                               f"usage={int(usage)})", record.graph.create_transient_buffer, id=id,
@@ -313,7 +326,7 @@ class GraphMachine(RuleBasedStateMachine):
     @rule(g=index, v=index, length=st.sampled_from([0, 1, 3, 16]), offset=st.sampled_from([0, 4, 12, 64]))
     def view_of_handle(self, g, v, length, offset):
         """Another view of a buffer the graph already holds (overlaps likely)."""
-        record = pick([r for r in self.graphs if data_views(r)], g)
+        record = self.building(g, data_views)
         self.add_view(record, pick(data_views(record), v).handle, length, offset)
 
     def add_view(self, record, handle, length, offset):
@@ -327,7 +340,7 @@ class GraphMachine(RuleBasedStateMachine):
     @rule(g=index, kind=st.sampled_from(PRIMITIVES), picks=st.lists(index, min_size=4, max_size=4),
           id=st.sampled_from(IDS))
     def add_primitive(self, g, kind, picks, id):
-        record = pick([r for r in self.graphs if r.views], g)
+        record = self.building(g, lambda r: r.views)
         self.add_primitive_of(record, kind, id, [pick(record.views, p) for p in picks])
 
     @precondition(lambda self: self.graphs)
@@ -341,7 +354,7 @@ class GraphMachine(RuleBasedStateMachine):
         or a second import of such a view's GPUData ("reimport": another
         handle over the same buffer); the last two may alias another role.
         "overlapping" vectors have chunks that view the same bytes."""
-        record = pick(self.graphs, g)
+        record = self.building(g)
         views = []
         for (fmt, rows), (source, i) in zip(ROLES[kind], sources):
             as_vector = vector and kind in VECTOR_KINDS and rows == "n"
@@ -401,13 +414,26 @@ class GraphMachine(RuleBasedStateMachine):
             assert overlap is None, f"{kind} {prim_id!r} accepted aliased views: {overlap}"
 
     @precondition(lambda self: any(data_views(r) for r in self.graphs))
-    @rule(g=index, src=index, dst=index,
+    @rule(g=index, src=index, dst=index, extra=index,
           accesses=st.tuples(st.sampled_from(SOURCE_ACCESSES), st.sampled_from(TARGET_ACCESSES)),
-          declared=st.booleans(), depends=st.sampled_from([None, "existing", "missing"]), id=st.sampled_from(IDS))
-    def add_compute_node(self, g, src, dst, accesses, declared, depends, id):
-        record = pick([r for r in self.graphs if data_views(r)], g)
-        source, target = pick(data_views(record), src), pick(data_views(record), dst)
+          declared=st.booleans(), also_writes=st.booleans(), depends=st.sampled_from([None, "existing", "missing"]),
+          id=st.sampled_from(IDS))
+    def add_compute_node(self, g, src, dst, extra, accesses, declared, also_writes, depends, id):
+        """An affine node reading ``src`` and writing ``dst`` (two handles: one
+        handle bound read-only and writable in one dispatch is the node's own
+        WebGPU error); ``declared`` False leaves ``src`` undeclared (the graph's
+        "did not declare" error, mid-encode); ``also_writes`` declares a
+        second writable view, which the graph must refuse where it overlaps
+        ``dst`` (issue 10, item 11)."""
+        record = self.building(g, data_views)
+        views = data_views(record)
+        source, target = pick(views, src), pick(views, src + 1 + dst)  # another view where there is one
+        if source.handle is target.handle:
+            return
         resources = [(source, accesses[0]), (target, accesses[1])] if declared else [(target, accesses[1])]
+        second = pick(data_views(record), extra) if also_writes else None
+        if second is not None:
+            resources.append((second, "storage-write"))
         depends_on = {None: [], "missing": ["no-such-node"], "existing": record.nodes[-1:]}[depends]
         step = (f"g{self.graphs.index(record)}.add_compute_node(id={id!r}, resources={resources}, "
                 f"depends_on={depends_on}, compile=affine({source} -> {target}))")
@@ -415,6 +441,8 @@ class GraphMachine(RuleBasedStateMachine):
                             compile=affine_compile(source, target, declared), depends_on=depends_on)
         if node is not None:
             record.nodes.append(node)
+            if second is not None and second != target and overlapping(second, target):
+                record.refusals.append(f'node "{id}" declares overlapping writable views {target} and {second}')
 
     # -------------------------------------------------------------- running
     @precondition(lambda self: any(r.compiled is None for r in self.graphs))
@@ -426,6 +454,7 @@ class GraphMachine(RuleBasedStateMachine):
                                 record.graph.compile)
         if compiled is not None:
             record.compiled = compiled
+            assert not record.refusals, f"compile accepted what it must refuse: {record.refusals}"
 
     def compiled_graphs(self):
         return [r for r in self.graphs if r.compiled is not None]
