@@ -7,24 +7,5 @@ working for every name below. Every message starts with the class of object
 and its quoted ID, then states the numbers.
 """
 
-from ..errors import (DependencyError, DeviceMismatchError, DuplicateIdError, GraphCycleError, GraphError,
-                      GraphIndexError, GraphKeyError, GraphLookupError, GraphStateError, GraphTypeError,
-                      GraphValidationError, NodeCompileError, OverrideError, UsageError, ViewRangeError)
-
-__all__ = [
-    "GraphError",
-    "GraphValidationError",
-    "DuplicateIdError",
-    "UsageError",
-    "ViewRangeError",
-    "DeviceMismatchError",
-    "DependencyError",
-    "GraphCycleError",
-    "GraphStateError",
-    "OverrideError",
-    "NodeCompileError",
-    "GraphTypeError",
-    "GraphLookupError",
-    "GraphKeyError",
-    "GraphIndexError",
-]
+from ..errors import *  # noqa: F401,F403 - the whole family
+from ..errors import __all__  # noqa: F401
