@@ -13,7 +13,11 @@ from .soak import format_summary
 
 ROOT = Path(__file__).resolve().parents[2]
 CYCLES = 2000
-MAX_SECONDS = 90  # a cache that compiles per layout runs far slower; stop it
+# ~8 s with a warm Mesa shader cache; ~65 s cold (lavapipe compiles each of
+# the ~75 distinct pipelines at its first dispatch, the scan / compaction /
+# sort kernels 1-9 s each). A cache that compiles per layout runs far slower:
+# stop it rather than swap the machine.
+MAX_SECONDS = 150
 RSS_GROWTH_MIB = 30  # issue 10: 200 distinct layouts grow RSS by at most 30 MiB
 
 
@@ -35,6 +39,6 @@ def test_soak_keeps_memory_and_shader_caches_bounded():
     assert s["completed"] == CYCLES, f"soak stopped early ({s['stopped']}):\n{summary}"
     rss = s["rss_mib"]
     assert rss["end"] - rss["warm"] <= RSS_GROWTH_MIB, f"RSS grew after warm-up:\n{summary}"
-    (cap_name, cap), = s["cache_cap"].items()
     for name, size in s["caches"].items():
+        cap_name, cap = s["cache_caps"][name]
         assert size <= cap, f'cache "{name}" holds {size} entries, over {cap_name} = {cap}:\n{summary}'
