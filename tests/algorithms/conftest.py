@@ -8,6 +8,8 @@ from gpuviz.algorithms import ScanTuning
 from gpuviz.graph import GPUCommandGraph
 from gpuviz.tables import GPUData, GPUVector, read_array
 
+from .. import oracles
+
 BU = wgpu.BufferUsage
 USAGE = BU.STORAGE | BU.COPY_SRC | BU.COPY_DST
 TILE = ScanTuning().tile  # rows one scan workgroup handles (8192)
@@ -92,18 +94,7 @@ def new_graph(device, id="test"):
 
 
 # ------------------------------------------------------------------- oracles
-def scan_oracle(x, flags=None, inclusive=False):
-    """Exclusive/inclusive, optionally segmented, uint32 scan (wraps mod 2**32)."""
-    x = np.asarray(x, np.uint32)
-    if x.size == 0:
-        return x.copy()
-    inc = np.cumsum(x, dtype=np.uint32)
-    if flags is not None:
-        heads = np.asarray(flags) != 0
-        heads[0] = True
-        starts = np.flatnonzero(heads)
-        inc = inc - (inc - x)[starts][np.cumsum(heads) - 1]
-    return inc if inclusive else inc - x
+scan_oracle = oracles.scan  # exclusive/inclusive, optionally segmented, uint32 scan
 
 
 @pytest.fixture

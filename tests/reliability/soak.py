@@ -43,7 +43,7 @@ from gpuviz import (
 )
 from gpuviz.graph import compat, shaders
 
-from . import oracles
+from .. import oracles
 
 BU = wgpu.BufferUsage
 USAGE = BU.STORAGE | BU.COPY_SRC | BU.COPY_DST

@@ -1,5 +1,5 @@
-"""Numpy oracles of the primitives the soak exercises (flat arrays in, flat
-arrays out; vectors are one logical sequence)."""
+"""Numpy oracles of the primitives, shared by the algorithm tests and the
+soak (flat arrays in, flat arrays out; vectors are one logical sequence)."""
 
 import numpy as np
 
