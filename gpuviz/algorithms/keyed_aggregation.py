@@ -40,6 +40,7 @@ import wgpu
 from ..device import device_capabilities
 from ..graph import ComputeKernel
 from ..graph.checks import check_id
+from ..graph.compat import is_destroyed
 from ..graph.errors import GraphStateError, GraphTypeError, GraphValidationError, ViewRangeError
 from ..graph.resources import GraphDataView, GraphVectorView
 from ..graph.shaders import wgsl
@@ -366,8 +367,12 @@ class KeyedAggregation:
             floats[9], floats[10] = self._filter
 
     def _write(self, queue, start: int, end: int) -> None:
-        if self.params_buffer is not None:
-            (queue or self._device.queue).write_buffer(self.params_buffer, start, self._mirror[start:end])
+        if self.params_buffer is None:
+            return  # not compiled yet: the compile callback uploads the mirror
+        if is_destroyed(self.params_buffer):  # a write would be wgpu's validation error
+            raise GraphStateError(f"{self._owner} parameters cannot change: the graph it was compiled into "
+                                  "was destroyed")
+        (queue or self._device.queue).write_buffer(self.params_buffer, start, self._mirror[start:end])
 
     def _write_parameters(self, values, queue) -> None:
         """New literal parameters (same count) for the next encodings."""

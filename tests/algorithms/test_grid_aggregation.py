@@ -159,6 +159,17 @@ def test_set_bounds_without_recompiling(device):
     assert compiled.encode_count == 4
 
 
+def test_set_bounds_after_the_graph_was_destroyed_is_a_state_error(device):
+    """Issue 10 item 6: the parameter buffer died with the graph; writing it
+    was wgpu's validation error."""
+    pos = np.zeros((16, 2), np.float32)
+    primitive, compiled, _result = grid(device, pos, grid_size=(4, 4), bounds=(-1, -1, 1, 1), operation="count")
+    compiled.destroy()
+    with pytest.raises(GraphStateError, match='GPUGridBinning "g" parameters cannot change: the graph it was '
+                                              "compiled into was destroyed"):
+        primitive.set_bounds((0, 0, 1, 1))
+
+
 def test_gpu_bounds_view(device):
     # cell centres of an 8 x 8 grid over (-1, 1)^2 plus points outside: nothing near an interior edge
     # (GPU-resident bounds use the float32 estimate without edge tables)
