@@ -13,7 +13,7 @@ from .graph import (CompiledGPUCommandGraph, ComputeKernel, GPUCommandGraph, GPU
                     NodeCompileContext, ReadbackMapError, ReadbackRingExhaustedError, ReadbackSlot,
                     ReadbackTimeoutError)
 from .tables import GPUData, GPUVector, GPURecordBatch, GPUTable, GPUSchema, read_array
-from .render import DrawCommandBuffer
+from .render import DrawCommandBuffer, GlyphAtlas, TextLayer, glyph_atlas
 from .algorithms import (AggregationTuning, GPUBatchSort, GPUCompaction, GPUGridAggregation, GPUGridBinning,
                          GPUGroupAggregation, GPUHistogram, GPUIndexedRangeCompaction, GPUMask,
                          GPUPartitionedIndexedRangeCompaction, GPUReduction, GPUScan, GPUSegmentedSort, GPUSort,
