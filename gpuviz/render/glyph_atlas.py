@@ -225,7 +225,7 @@ class GlyphAtlas:
                 self._layouts.popitem(last=False)
         return result
 
-    def truncate(self, text: str, max_width: int) -> str:
+    def truncate(self, text: str, *, max_width: int) -> str:
         """``text`` if its advance width fits in ``max_width`` physical
         pixels, else its longest prefix (trailing spaces dropped) followed by
         ``…`` that fits, or ``""`` when not even ``…`` fits."""

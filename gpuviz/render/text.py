@@ -176,6 +176,7 @@ class TextLayer:
 
     @property
     def label_count(self) -> int:
+        """Labels queued since the last :meth:`clear` (empty texts excluded)."""
         return len(self._labels)
 
     def measure(self, text: str, *, max_width: float | None = None) -> tuple[float, float]:
@@ -194,7 +195,7 @@ class TextLayer:
                                        f"add one label per line")
         if max_width is not None:
             limit = _number(f'TextLayer "{self.label}"', "max_width", max_width)
-            text = self.atlas.truncate(text, math.floor(limit * self.pixel_ratio + 1e-6))
+            text = self.atlas.truncate(text, max_width=math.floor(limit * self.pixel_ratio + 1e-6))
         return text
 
     def add(self, text: str, *, x: float, y: float, anchor=("left", "top"), color=(0.0, 0.0, 0.0, 1.0),

@@ -195,7 +195,7 @@ def test_ellipsis_keeps_ink_within_max_width(device, layer):
     layer.clear()
     box = layer.add(text, x=10, y=20, color=BLACK, max_width=100)
     assert box[2] - box[0] <= 100 and layer.measure(text, max_width=100)[0] == box[2] - box[0]
-    assert layer.atlas.truncate(text, 100).endswith(ELLIPSIS)
+    assert layer.atlas.truncate(text, max_width=100).endswith(ELLIPSIS)
     got = ink_box(ink(render(device, [layer])))
     assert got[2] <= 110
     # the last glyph drawn is the ellipsis: three dots on the baseline, nothing above them
