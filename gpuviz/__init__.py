@@ -14,6 +14,8 @@ from .graph import (CompiledGPUCommandGraph, ComputeKernel, GPUCommandGraph, GPU
                     ReadbackTimeoutError)
 from .tables import GPUData, GPUVector, GPURecordBatch, GPUTable, GPUSchema, read_array
 from .render import DrawCommandBuffer, GlyphAtlas, TextLayer, glyph_atlas
+from .render import (Ticks, category_ticks, format_duration, format_durations, format_number, format_numbers,
+                     log_ticks, nice_ticks, time_ticks)
 from .algorithms import (AggregationTuning, GPUBatchSort, GPUCompaction, GPUGridAggregation, GPUGridBinning,
                          GPUGroupAggregation, GPUHistogram, GPUIndexedRangeCompaction, GPUMask,
                          GPUPartitionedIndexedRangeCompaction, GPUReduction, GPUScan, GPUSegmentedSort, GPUSort,
