@@ -44,10 +44,11 @@ __all__ = ["GlyphAtlas", "glyph_atlas", "DEFAULT_FONT", "ATLAS_CHARACTERS", "ELL
 #: ``fonts/LICENSE.txt`` beside it).
 DEFAULT_FONT = Path(__file__).resolve().parent / "fonts" / "DejaVuSans.ttf"
 ELLIPSIS = "\u2026"
-#: Printable ASCII plus what axes, units and truncation need:
-#: micro sign and Greek mu, multiplication sign, minus sign, ellipsis, degree,
-#: plus-minus, middle dot, thin and no-break spaces, en dash.
-ATLAS_CHARACTERS = "".join(chr(c) for c in range(0x20, 0x7F)) + "\u00b5\u03bc\u00d7\u2212\u2026\u00b0\u00b1\u00b7\u2009\u00a0\u2013"
+#: Printable ASCII and Latin-1 (accented column names: ``café``, ``Über``;
+#: micro ``µ``, ``×``, ``°``, ``±``, ``·``, no-break space) plus Greek mu,
+#: minus sign, ellipsis, thin space and en dash.
+ATLAS_CHARACTERS = ("".join(chr(c) for c in range(0x20, 0x7F)) + "".join(chr(c) for c in range(0xA0, 0x100))
+                    + "\u03bc\u2212\u2026\u2009\u2013")
 _FALLBACK = "?"
 _ATLAS_WIDTH = 256  # texels; grows to 512/1024 for large sizes
 _LAYOUT_CACHE_SIZE = 4096  # strings per atlas
@@ -127,8 +128,8 @@ class GlyphAtlas:
         pixels, so they stay crisp on high-DPI screens.
     characters : str, optional
         The characters to rasterise; defaults to :data:`ATLAS_CHARACTERS`
-        (printable ASCII, SI prefixes incl. ``µ``, ``×``, ``−``, ``…``,
-        ``°``). Other characters are laid out as ``?``.
+        (printable ASCII and Latin-1, SI prefixes incl. ``µ``, ``×``, ``−``,
+        ``…``, ``°``). Other characters are laid out as ``?``.
     font : str or path, optional
         A TrueType/OpenType file; defaults to the shipped DejaVu Sans.
 

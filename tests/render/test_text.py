@@ -81,7 +81,7 @@ def test_atlas_is_cached_per_device_size_and_ratio(device):
     assert glyph_atlas(device, font_size=14) is a
     assert glyph_atlas(device, font_size=14, pixel_ratio=2) is not a
     assert a.texture.format == "r8unorm" and a.image.shape == (a.texture.size[1], a.texture.size[0])
-    for char in "0123456789kMGTmµnp×−…°":
+    for char in "0123456789kMGTmµnp×−…°éÜ":
         assert char in a.characters
     slots, pen, width = a.layout("µs")
     assert width == pen[1] + a.metrics("advance")[slots[1]]
