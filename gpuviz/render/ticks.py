@@ -187,7 +187,7 @@ def nice_ticks(lo, hi, *, target=5, include_bounds=False, si=True) -> Ticks:
     Notes
     -----
     ``lo == hi`` (or a range narrower than :data:`RESOLUTION` of its
-    magnitude) gives one tick at ``lo`` labelled by :func:`format_number`,
+    magnitude, or than 1e-290) gives one tick at ``lo`` labelled by :func:`format_number`,
     with step 0. Does not pad the range, add minor ticks or an offset label.
     """
     lo, hi, degenerate = _range("nice_ticks", lo, hi, target)
