@@ -90,7 +90,11 @@ def _bound(name, value, what):
     return value
 
 
-def _range(name, lo, hi, target):
+def _range(name, domain, target):
+    try:
+        lo, hi = domain
+    except (TypeError, ValueError):
+        raise GraphTypeError(f"{name} domain must be a (lo, hi) pair (got {domain!r})") from None
     lo, hi = _bound(name, lo, "lo"), _bound(name, hi, "hi")
     if not isinstance(target, numbers.Integral) or isinstance(target, bool):
         raise GraphTypeError(f"{name} target {target!r} is not an integer")
@@ -155,13 +159,14 @@ def _single(value, label):
     return Ticks(positions=[value], labels=[label], step=0.0)
 
 
-def nice_ticks(lo, hi, *, target=5, include_bounds=False, si=True) -> Ticks:
+def nice_ticks(domain, *, target=5, include_bounds=False, si=True) -> Ticks:
     """Linear ticks at multiples of a 1-2-5 step (1, 2 or 5 times 10**k).
 
     Parameters
     ----------
-    lo, hi : real numbers
-        The range; reversed ranges give the ticks of the sorted range.
+    domain : (lo, hi) pair of real numbers
+        The range, as ``domain=`` of :class:`GPUHistogram`; a reversed
+        range gives the ticks of the sorted range.
     target : int
         The tick count to aim for (1..1000); the step whose count is
         closest wins, so counts stay within about [target / 2, 2 * target + 1].
@@ -180,7 +185,8 @@ def nice_ticks(lo, hi, *, target=5, include_bounds=False, si=True) -> Ticks:
     Raises
     ------
     GraphTypeError
-        A bound or ``target`` is not a real number / an integer.
+        ``domain`` is not a pair, a bound or ``target`` is not a real number
+        / an integer.
     GraphValidationError
         A bound is NaN, infinite or beyond +-1e300; ``target`` outside 1..1000.
 
@@ -190,7 +196,7 @@ def nice_ticks(lo, hi, *, target=5, include_bounds=False, si=True) -> Ticks:
     magnitude, or than 1e-290) gives one tick at ``lo`` labelled by :func:`format_number`,
     with step 0. Does not pad the range, add minor ticks or an offset label.
     """
-    lo, hi, degenerate = _range("nice_ticks", lo, hi, target)
+    lo, hi, degenerate = _range("nice_ticks", domain, target)
     if degenerate:
         return _single(lo, format_number(lo, si=si))
     k0 = _exponent((hi - lo) / target)
@@ -201,14 +207,14 @@ def nice_ticks(lo, hi, *, target=5, include_bounds=False, si=True) -> Ticks:
     return Ticks(positions=[_value(i * n, k) for i in indices], labels=labels, step=_value(n, k))
 
 
-def log_ticks(lo, hi, *, target=5) -> Ticks:
+def log_ticks(domain, *, target=5) -> Ticks:
     """Ticks for a log axis: decades, with 2 and 5 between them when the
     range holds few decades.
 
     Parameters
     ----------
-    lo, hi : positive real numbers
-        The range; reversed ranges give the ticks of the sorted range.
+    domain : (lo, hi) pair of positive real numbers
+        The range; a reversed range gives the ticks of the sorted range.
     target : int
         The tick count to aim for (1..1000).
 
@@ -234,13 +240,13 @@ def log_ticks(lo, hi, *, target=5) -> Ticks:
     Does not take logarithms of the data, draw minor ticks, or accept zero
     or negative ranges (a symlog axis is not offered).
     """
-    lo, hi, degenerate = _range("log_ticks", lo, hi, target)
+    lo, hi, degenerate = _range("log_ticks", domain, target)
     if lo <= 0:
         raise GraphValidationError(f"log_ticks range ({lo!r}, {hi!r}) must be positive")
     if degenerate:
         return _single(lo, format_number(lo))
     if math.log10(hi) - math.log10(lo) < 1:
-        return nice_ticks(lo, hi, target=target)
+        return nice_ticks((lo, hi), target=target)
     first, last = _exponent(lo), _exponent(hi)
     decades = [j for j in range(first, last + 1) if lo <= _value(1, j) <= hi]
     sub = [(m, j) for j in range(first, last + 1) for m in (1, 2, 5) if lo <= _value(m, j) <= hi]
@@ -272,14 +278,14 @@ _TIME_STEP_VALUES = [_value(n, k) for n, k in TIME_STEPS]
 OFFSET_DIGITS = 4
 
 
-def time_ticks(lo_ns, hi_ns, *, target=5, include_bounds=False, offset=None) -> Ticks:
+def time_ticks(window_ns, *, target=5, include_bounds=False, offset=None) -> Ticks:
     """Ticks for a time axis in nanoseconds, at time-unit steps.
 
     Parameters
     ----------
-    lo_ns, hi_ns : real numbers
-        The window in nanoseconds (|value| <= 1e24; reversed windows give the
-        ticks of the sorted one).
+    window_ns : (lo, hi) pair of real numbers
+        The window in nanoseconds (|value| <= 1e24; a reversed window gives
+        the ticks of the sorted one).
     target : int
         The tick count to aim for (1..1000).
     include_bounds : bool
@@ -312,7 +318,7 @@ def time_ticks(lo_ns, hi_ns, *, target=5, include_bounds=False, offset=None) -> 
     microsecond: pass times relative to the trace's start. Does not write
     clock times, dates or time zones.
     """
-    lo, hi, degenerate = _range("time_ticks", lo_ns, hi_ns, target)
+    lo, hi, degenerate = _range("time_ticks", window_ns, target)
     if max(abs(lo), abs(hi)) > 1e24:
         raise GraphValidationError(f"time_ticks window ({lo!r}, {hi!r}) ns is beyond +-1e24 ns")
     if offset not in (None, True, False):
