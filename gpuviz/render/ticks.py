@@ -114,7 +114,10 @@ def _index_range(lo, hi, n, k, include_bounds):
     """First and last integer ``i`` with ``i * n * 10**k`` inside [lo, hi]
     (or the smallest run covering it)."""
     step = _value(n, k)
-    pos = lambda i: _value(i * n, k)  # noqa: E731
+
+    def pos(i):
+        return _value(i * n, k)
+
     if include_bounds:
         first, last = math.floor(lo / step), math.ceil(hi / step)
         while pos(first) > lo:
@@ -254,7 +257,7 @@ def log_ticks(domain, *, target=5) -> Ticks:
     if len(decades) < target and len(sub) <= limit:
         chosen, stride = sub, 1
     else:
-        stride = next(s for s in (m * 10**e for e in range(0, 400) for m in (1, 2, 5))
+        stride = next(s for s in (m * 10**e for e in range(400) for m in (1, 2, 5))
                       if len([j for j in decades if j % s == 0]) <= limit)
         chosen = [(1, j) for j in decades if j % stride == 0]
     return Ticks(positions=[_value(m, j) for m, j in chosen],
