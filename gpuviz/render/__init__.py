@@ -5,16 +5,15 @@ counts GPU work rewrites. :class:`TextLayer` draws many labels from a
 :class:`GlyphAtlas` in one instanced draw. :func:`nice_ticks`,
 :func:`log_ticks`, :func:`time_ticks` and :func:`category_ticks` place axis
 ticks and label them through :func:`format_numbers` / :func:`format_durations`
-(pure Python and numpy). Nothing here submits work or
-reads back.
+(pure Python and numpy). Nothing here submits work or reads back.
 """
 
 from .draw_commands import DRAW_RECORD_FIELDS, DrawCommandBuffer
 from .glyph_atlas import ATLAS_CHARACTERS, ELLIPSIS, GlyphAtlas, glyph_atlas
-from .text import TextLayer
 from .number_format import format_duration, format_durations, format_number, format_numbers
+from .text import TextLayer
 from .ticks import Ticks, category_ticks, log_ticks, nice_ticks, time_ticks
 
-__all__ = ["DrawCommandBuffer", "DRAW_RECORD_FIELDS", "GlyphAtlas", "glyph_atlas", "TextLayer", "ATLAS_CHARACTERS", "ELLIPSIS",
-           "Ticks", "nice_ticks", "log_ticks", "time_ticks", "category_ticks",
+__all__ = ["DrawCommandBuffer", "DRAW_RECORD_FIELDS", "GlyphAtlas", "glyph_atlas", "TextLayer", "ATLAS_CHARACTERS",
+           "ELLIPSIS", "Ticks", "nice_ticks", "log_ticks", "time_ticks", "category_ticks",
            "format_number", "format_numbers", "format_duration", "format_durations"]
