@@ -56,3 +56,51 @@ def test_control_and_drag_change_the_canvas(tmp_path):
             after_drag = _canvas_pixels(page, OUTPUT / "canvas-after-drag.jpg")
             assert np.abs(after_drag - after_control).mean() > 1.0, "dragging did not pan the heatmap"
             page.screenshot(path=str(OUTPUT / "jupyterlab.png"), full_page=True)
+
+
+_RANGE_CHECK = """
+import json
+r = analysis.results()
+d = table.column("distance").to_numpy().astype(np.float32)
+finite = d[np.isfinite(d)]
+lo, hi = float(finite.min()), float(finite.max())
+inside = int(((finite >= np.float32(r["value_range"][0])) & (finite <= np.float32(r["value_range"][1]))).sum())
+print("RANGECHECK " + json.dumps({
+    "column": r["columns"]["value"], "value_range": [float(v) for v in r["value_range"]],
+    "widget_range": [float(v) for v in analysis.value_range],
+    "slider": [float(v) for v in analysis.range_slider.value],
+    "extent": [lo, hi], "finite": int(finite.size), "inside": inside,
+    "histogram": int(r["histogram_counts"].sum()), "groups": int(r["group_counts"].sum())}))
+"""
+
+
+def test_value_dropdown_resets_the_value_range(tmp_path):
+    """Switching ``value`` in the page (fare -> distance) must reset the
+    value-range filter to the new column's full finite range: the range
+    slider's min/max/step change must not be echoed back as a stale range."""
+    import json
+
+    OUTPUT.mkdir(exist_ok=True)
+    name = lab.copy_notebook(ROOT / "notebooks" / "04-data-analysis.ipynb", tmp_path)
+    with (lab.jupyterlab(tmp_path, env={"GPUVIZ_ROWS": "20000"}, log=OUTPUT / "jupyterlab-range.log") as url,
+          lab.notebook_page(url, name) as page):
+        lab.run_all_cells(page)
+        try:
+            page.wait_for_selector(".widget-dropdown select", timeout=300_000)
+            dropdown = page.locator(".widget-dropdown:has(label:text-is('value')) select").first
+            dropdown.wait_for(timeout=120_000)
+            assert dropdown.input_value() == "fare"  # the notebook's last cells put fare back
+            dropdown.select_option(label="distance")
+            page.wait_for_timeout(4000)  # the kernel's reset and any echo from the slider land
+            text = lab.run_code(page, _RANGE_CHECK, "RANGECHECK", timeout=120)
+        except Exception:
+            page.screenshot(path=str(OUTPUT / "failed-range.png"), full_page=True)
+            raise
+        page.screenshot(path=str(OUTPUT / "jupyterlab-range.png"), full_page=True)
+    state = json.loads(text[text.index("RANGECHECK ") + len("RANGECHECK "):].strip().splitlines()[0])
+    assert state["column"] == "distance"
+    lo, hi = state["extent"]
+    assert state["value_range"] == pytest.approx([lo, hi], rel=1e-6), state
+    assert state["widget_range"] == pytest.approx([lo, hi], rel=1e-6), state
+    assert state["slider"] == pytest.approx([lo, hi], rel=1e-6), state
+    assert state["inside"] == state["finite"] == state["histogram"] == state["groups"], state

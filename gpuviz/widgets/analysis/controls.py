@@ -4,6 +4,16 @@ status line for refused values and the legend of what each panel shows.
 Host-side only: a control calls the widget's setter, and the controls show
 the widget's :class:`~gpuviz.widgets.analysis.parameters.AnalysisParameters`
 again after every change (without calling the setters back).
+
+The range slider's echo: when a new value column moves the slider's
+min / max / step, the browser's slider view answers each of those changes
+with its *old* handles clamped into the new bounds (and snapped to a step),
+and that answer reaches the kernel after the reset, as if the user had
+moved the slider (issue 11: 1.981 … 30.97 left over from fare instead of
+distance's 0.163 … 30.97). The controls send bounds, step and value in one
+message (``hold_sync``), and ignore (and overwrite) slider values that match
+the old handles clamped into the new bounds, until the first value that
+does not.
 """
 
 from __future__ import annotations
@@ -18,6 +28,7 @@ from .render import BAR_COLOR, CDF_COLOR, GROUP_PALETTE, RAMP, css_color
 
 __all__ = ["AnalysisControls"]
 
+_MAX_ECHOES = 8  # one per message the browser answers, with room; bounds a kernel <-> browser ping-pong
 _SWATCH = '<span style="color: {}">&#9632;</span>'
 
 
@@ -55,6 +66,7 @@ class AnalysisControls:
     def __init__(self, owner, parameters, data):
         self.parameters, self.data = parameters, data
         self._syncing = False
+        self._echo = None  # (stale (lo, hi), tolerance, echoes left) after the slider's bounds moved
         columns, layout = parameters.columns, widgets.Layout(width="220px")
         self.x_dropdown = widgets.Dropdown(options=data.columns, value=columns["x"], description="x", layout=layout)
         self.y_dropdown = widgets.Dropdown(options=data.columns, value=columns["y"], description="y", layout=layout)
@@ -69,6 +81,7 @@ class AnalysisControls:
         self.range_slider = widgets.FloatRangeSlider(description="range", readout_format=".4g",
                                                      layout=widgets.Layout(width="420px"))
         self._sync_range_slider()
+        self._echo = None  # nothing in a browser yet to echo the defaults back
         self.reset_button = widgets.Button(description="reset view", layout=widgets.Layout(width="100px"))
         self.status = widgets.HTML()
         self.legend = widgets.HTML()
@@ -78,7 +91,7 @@ class AnalysisControls:
                                  (self.bins_slider, lambda c: owner.set_bins(c.new)),
                                  (self.scale_toggle, lambda c: c.new is not None and owner.set_scale(c.new)),
                                  (self.operation_dropdown, lambda c: owner.set_operation(c.new)),
-                                 (self.range_slider, lambda c: owner.set_value_range(c.new))):
+                                 (self.range_slider, lambda c: self._is_echo(c.new) or owner.set_value_range(c.new))):
             control.observe(self._observer(handler), names="value")
         reset = self._observer(lambda _change: owner.reset_view())
         self.reset_button.on_click(lambda _button: reset(None))
@@ -115,16 +128,38 @@ class AnalysisControls:
     def _sync_range_slider(self) -> None:
         p, slider = self.parameters, self.range_slider
         lo, hi = p.extent(p.columns["value"])
+        step = (hi - lo) / 1000 if hi > lo else 1.0
+        if (slider.min, slider.max, slider.step) != (lo, hi, step):
+            # The browser will answer the new bounds with the old handles: remember them.
+            self._echo = (tuple(slider.value), max(slider.step, step), _MAX_ECHOES)
         syncing, self._syncing = self._syncing, True
         try:
-            if lo > slider.max:
-                slider.max, slider.min = hi, lo
-            else:
-                slider.min, slider.max = lo, hi
-            slider.step = (hi - lo) / 1000 if hi > lo else 1.0
-            slider.value = p.value_range
+            with slider.hold_sync():  # one message: bounds, step and value arrive together
+                if lo > slider.max:
+                    slider.max, slider.min = hi, lo
+                else:
+                    slider.min, slider.max = lo, hi
+                slider.step = step
+                slider.value = p.value_range
         finally:
             self._syncing = syncing
+
+    def _is_echo(self, value) -> bool:
+        """Whether a range-slider ``value`` is the browser's echo of the handles
+        it had before the last change of bounds; an echo is ignored and the
+        slider shows the parameters' range again. The first value that is no
+        echo ends the watch (a new change of bounds starts a new one)."""
+        if self._echo is None:
+            return False
+        (old_lo, old_hi), tolerance, left = self._echo
+        lo, hi = self.range_slider.min, self.range_slider.max
+        stale = (min(max(old_lo, lo), hi), min(max(old_hi, lo), hi))
+        if left <= 0 or not all(abs(v - s) <= tolerance for v, s in zip(value, stale)):
+            self._echo = None
+            return False
+        self._echo = ((old_lo, old_hi), tolerance, left - 1)
+        self._sync_range_slider()
+        return True
 
     def update_legend(self) -> None:
         """Show the columns, ranges, bins, colours and group labels of the parameters."""

@@ -70,3 +70,63 @@ def test_refused_log_bins_keep_the_scale():
     with pytest.raises(GraphValidationError, match="log bins need positive values"):
         p.set_scale("log")
     assert state(p) == before
+
+
+class _Owner:
+    """The setters AnalysisControls calls, on bare parameters (no GPU)."""
+
+    def __init__(self, params):
+        self.params, self.controls, self.ranges = params, None, []
+
+    def set_columns(self, **columns):
+        self.params.set_columns(**columns)
+        self.controls.sync()
+
+    def set_value_range(self, value_range):
+        self.ranges.append(tuple(value_range))
+        self.params.set_value_range(value_range)
+        self.controls.sync()
+
+
+def _fare_controls():
+    from gpuviz.widgets.analysis.controls import AnalysisControls
+
+    stats = {"fare": ColumnStats(1.98, 120.0, 1.98, 10), "distance": ColumnStats(0.163, 30.97, 0.163, 10)}
+    data = AnalysisData(table=None, stats=stats, group=None, group_labels=[], chunk_lengths=(10,))
+    params = AnalysisParameters(data, columns={"x": "fare", "y": "distance", "value": "fare"}, bins=4, max_bins=8,
+                                operation="mean")
+    owner = _Owner(params)
+    owner.controls = AnalysisControls(owner, params, data)
+    return owner, params, owner.controls
+
+
+def test_the_range_sliders_echo_of_its_old_handles_is_ignored():
+    """Issue 11: after a new value column the browser's slider answers the new
+    min / max / step with its old handles clamped into the new bounds (and
+    snapped to a step), after the reset. That late value must not become the
+    value range; a real move afterwards must."""
+    owner, params, controls = _fare_controls()
+    slider = controls.range_slider
+    assert slider.value == pytest.approx((1.98, 120.0))
+
+    controls.value_dropdown.value = "distance"  # the dropdown, as the browser sets it
+    assert params.value_range == (0.163, 30.97) and slider.value == pytest.approx((0.163, 30.97))
+    slider.value = (1.98 + 0.003, 30.97)  # echo 1: the old handles snapped to a step grid
+    slider.value = (1.98, 30.97)  # echo 2: the old handles clamped into the new bounds
+    assert owner.ranges == [] and params.value_range == (0.163, 30.97)
+    assert slider.value == pytest.approx((0.163, 30.97))  # shown again, so the browser follows
+
+    slider.value = (5.0, 20.0)  # the user's move ends the watch
+    assert owner.ranges == [(5.0, 20.0)] and params.value_range == (5.0, 20.0)
+    slider.value = (1.98, 30.97)  # now the same numbers are a real move
+    assert owner.ranges[-1] == (1.98, 30.97) and params.value_range == (1.98, 30.97)
+
+
+def test_the_range_slider_sends_bounds_step_and_value_in_one_message():
+    """Bounds, step and value reach the browser together (``hold_sync``), so
+    its slider never sees the new bounds with the old handles."""
+    _owner, _params, controls = _fare_controls()
+    sent = []
+    controls.range_slider.send_state = lambda key=None: sent.append(set(key) if key is not None else None)
+    controls.value_dropdown.value = "distance"
+    assert len(sent) == 1 and {"min", "max", "step", "value"} <= sent[0]
