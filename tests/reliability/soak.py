@@ -195,10 +195,10 @@ def sort_inputs(c, n):
     return keys, key_bits, bool(c.rng.random() < 0.5), bool(c.rng.random() < 0.5)
 
 
-def build_sort(c):
-    # a few domains past small_max (2048) take the radix path
-    n = int(c.rng.integers(2049, 2300)) if c.rng.random() < 0.05 else c.layout(vector=False)
-    keys, key_bits, descending, with_values = sort_inputs(c, n)
+def sort_buffers(c, keys, with_values):
+    """The row values, then (input, output, output source) of the keys and,
+    when values ride along, of the values (else Nones); outputs hold SENTINEL."""
+    n = keys.size
     values = np.arange(n, dtype=np.uint32)
     k, _ = c.upload(keys)
     ok, ok_src = c.upload(np.full(n, SENTINEL, np.uint32))
@@ -206,15 +206,28 @@ def build_sort(c):
     if with_values:
         v, _ = c.upload(values)
         ov, ov_src = c.upload(np.full(n, SENTINEL, np.uint32))
+    return values, (k, ok, ok_src), (v, ov, ov_src)
+
+
+def sort_check(c, keys_out, values_out):
+    """A check that each ``(source, want)`` output holds what the oracle
+    wants (values are skipped when their want is None)."""
+    def check():
+        for source, want in (keys_out, values_out):
+            if want is not None:
+                np.testing.assert_array_equal(c.read(source), want)
+    return check
+
+
+def build_sort(c):
+    # a few domains past small_max (2048) take the radix path
+    n = int(c.rng.integers(2049, 2300)) if c.rng.random() < 0.05 else c.layout(vector=False)
+    keys, key_bits, descending, with_values = sort_inputs(c, n)
+    values, (k, ok, ok_src), (v, ov, ov_src) = sort_buffers(c, keys, with_values)
     GPUSort(id="sort", keys=k, output_keys=ok, values=v, output_values=ov, key_bits=key_bits,
             direction="descending" if descending else "ascending").add_to_graph(c.graph)
     order = oracles.sort_order(keys, key_bits, descending)
-
-    def check():
-        np.testing.assert_array_equal(c.read(ok_src), keys[order])
-        if with_values:
-            np.testing.assert_array_equal(c.read(ov_src), values[order])
-    return check
+    return sort_check(c, (ok_src, keys[order]), (ov_src, values[order] if with_values else None))
 
 
 def segments(c, n):
@@ -230,14 +243,8 @@ def segments(c, n):
 def build_segmented_sort(c):
     n = c.layout(vector=False)
     keys, key_bits, descending, with_values = sort_inputs(c, n)
-    values = np.arange(n, dtype=np.uint32)
     offsets, lengths = segments(c, n)
-    k, _ = c.upload(keys)
-    ok, ok_src = c.upload(np.full(n, SENTINEL, np.uint32))
-    v, ov, ov_src = None, None, None
-    if with_values:
-        v, _ = c.upload(values)
-        ov, ov_src = c.upload(np.full(n, SENTINEL, np.uint32))
+    values, (k, ok, ok_src), (v, ov, ov_src) = sort_buffers(c, keys, with_values)
     GPUSegmentedSort(id="segsort", keys=k, output_keys=ok, values=v, output_values=ov, offsets=offsets,
                      lengths=lengths, key_bits=key_bits,
                      direction="descending" if descending else "ascending").add_to_graph(c.graph)
@@ -245,12 +252,7 @@ def build_segmented_sort(c):
     for o, m in zip(offsets, lengths):
         order = o + oracles.sort_order(keys[o:o + m], key_bits, descending)
         want_k[o:o + m], want_v[o:o + m] = keys[order], values[order]
-
-    def check():
-        np.testing.assert_array_equal(c.read(ok_src), want_k)
-        if with_values:
-            np.testing.assert_array_equal(c.read(ov_src), want_v)
-    return check
+    return sort_check(c, (ok_src, want_k), (ov_src, want_v if with_values else None))
 
 
 def quarter_values(c, layout, lo, hi):
