@@ -24,6 +24,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 """
 
 
+def copy_node(graph, node_id, source, target, **kwargs):
+    """A copy node moving ``source``'s bytes onto ``target`` (two buffer views)."""
+    def compile(ctx):
+        def encode(encoder, frame):
+            encoder.copy_buffer_to_buffer(frame.buffer(source), source.byte_offset, frame.buffer(target),
+                                          target.byte_offset, source.byte_length)
+        return encode
+    graph.add_copy_node(id=node_id, resources=[(source, "copy-source"), (target, "copy-destination")],
+                        compile=compile, **kwargs)
+
+
 def noop_compile(ctx):
     return lambda target, frame: None
 

@@ -20,23 +20,16 @@ from gpuviz import GPUCommandGraph, GPUData, GPUVector, GraphStateError, GraphVa
 from gpuviz.graph.aliasing import rows_of, rows_overlap
 from gpuviz.graph.compat import is_destroyed
 
-from .helpers import STORAGE, noop_compile, read_u32, run, upload
+from .helpers import STORAGE, copy_node, noop_compile, read_u32, run, upload
 
 BU = wgpu.BufferUsage
+REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 PRELUDE = """
 import numpy as np, wgpu, gpuviz
 from gpuviz import GPUCommandGraph, GPUData, GPUVector, GraphError
+from tests.graph.helpers import copy_node
 device = gpuviz.request_device()
-
-def copy_node(graph, node_id, source, target, **kwargs):
-    def compile(ctx):
-        def encode(encoder, frame):
-            encoder.copy_buffer_to_buffer(frame.buffer(source), source.byte_offset, frame.buffer(target),
-                                          target.byte_offset, source.byte_length)
-        return encode
-    graph.add_copy_node(id=node_id, resources=[(source, "copy-source"), (target, "copy-destination")],
-                        compile=compile, **kwargs)
 
 def submit(compiled, **kwargs):
     encoder = device.create_command_encoder()
@@ -49,8 +42,8 @@ def run_isolated(code: str) -> subprocess.CompletedProcess:
     """Run ``code`` after :data:`PRELUDE` in a fresh interpreter (an abort there
     is an exit status here, not a dead test run)."""
     env = dict(os.environ, XDG_RUNTIME_DIR=os.environ.get("XDG_RUNTIME_DIR") or "/tmp")
-    return subprocess.run([sys.executable, "-c", PRELUDE + textwrap.dedent(code)], env=env, capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run([sys.executable, "-c", PRELUDE + textwrap.dedent(code)], env=env, cwd=REPOSITORY,
+                          capture_output=True, text=True, timeout=300)
 
 
 def assert_refused(result, error: str, *fragments):
@@ -59,16 +52,6 @@ def assert_refused(result, error: str, *fragments):
     assert line.startswith(f"REFUSED {error}"), result.stdout + result.stderr[-2000:]
     for fragment in fragments:
         assert fragment in line, line
-
-
-def copy_node(graph, node_id, source, target, **kwargs):
-    def compile(ctx):
-        def encode(encoder, frame):
-            encoder.copy_buffer_to_buffer(frame.buffer(source), source.byte_offset, frame.buffer(target),
-                                          target.byte_offset, source.byte_length)
-        return encode
-    graph.add_copy_node(id=node_id, resources=[(source, "copy-source"), (target, "copy-destination")],
-                        compile=compile, **kwargs)
 
 
 # ------------------------------------------------------------ item 1: destroyed imports
