@@ -1,4 +1,4 @@
-"""Benchmarks: ``python -m gpuviz.bench scan|compaction|reduction|sort|analysis|all``.
+"""Benchmarks: ``python -m gpuviz.bench NAME`` (``--list`` names them; ``all`` runs the core ones).
 
 Each prints the run header first (the tree's ``git describe --always
 --dirty``, wgpu and wgpu-native versions, the adapter and its driver, the
@@ -18,7 +18,36 @@ import argparse
 import os
 import time
 
-__all__ = ["main"]
+__all__ = ["main", "BENCHMARK_MODULES", "CORE_BENCHMARKS"]
+
+#: Every benchmark: name -> "module:function" inside gpuviz.bench, imported
+#: only when that benchmark runs (so one benchmark's peers never load for
+#: another). The function takes ``(device, sizes, runs, *, variants, peers,
+#: report)``; ``sizes`` is None when ``--sizes`` was not given (each benchmark
+#: then uses its own default tiers).
+BENCHMARK_MODULES = {
+    "scan": "cases:bench_scan",
+    "compaction": "cases:bench_compaction",
+    "reduction": "cases:bench_reduction",
+    "sort": "sort:bench_sort",
+    "analysis": "analysis:bench_analysis",
+    "topology": "topology:bench_topology",
+    "trace-import": "trace_import:bench_trace_import",
+    "trace-viewer": "trace_viewer:bench_trace_viewer",
+    "culling": "culling:bench_culling",
+}
+#: What ``all`` runs: the primitives' benchmarks of the core layers.
+CORE_BENCHMARKS = ("scan", "compaction", "reduction", "sort", "analysis")
+#: Sizes of the core benchmarks when ``--sizes`` is not given.
+CORE_SIZES = "1M,16M,64M"
+
+
+def load_benchmark(name: str):
+    """The function of benchmark ``name`` (imports its module)."""
+    import importlib
+
+    module, function = BENCHMARK_MODULES[name].split(":")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), function)
 
 
 def main(argv=None, *, command: str | None = None) -> int:
@@ -29,8 +58,9 @@ def main(argv=None, *, command: str | None = None) -> int:
     in the header.
     """
     parser = argparse.ArgumentParser(prog="python -m gpuviz.bench", description=__doc__.split("\n")[0])
-    parser.add_argument("name", choices=["scan", "compaction", "reduction", "sort", "analysis", "all"])
-    parser.add_argument("--sizes", default="1M,16M,64M", help="comma-separated row counts (K/M suffixes)")
+    parser.add_argument("name", choices=[*BENCHMARK_MODULES, "all"])
+    parser.add_argument("--sizes", default=None,
+                        help=f"comma-separated row counts (K/M suffixes; core default {CORE_SIZES})")
     parser.add_argument("--runs", type=int, default=20, help="timed runs per measurement (median)")
     parser.add_argument("--variants", action="store_true", help="also time tuning variants")
     parser.add_argument("--json", metavar="PATH", help="write the header and every table's rows to PATH")
@@ -39,20 +69,20 @@ def main(argv=None, *, command: str | None = None) -> int:
 
     import gpuviz
 
-    from .cases import BENCHMARKS
     from .harness import Mismatch, Peers, parse_sizes, print_run_header, warm_up
     from .tables import Report
 
     device = gpuviz.request_device()
     peers = Peers()
     report = Report(print_run_header(device, prog="gpuviz.bench", argv=argv, peers=peers, command=command))
-    names = list(BENCHMARKS) if args.name == "all" else [args.name]
-    sizes = parse_sizes(args.sizes)
+    names = list(CORE_BENCHMARKS) if args.name == "all" else [args.name]
     started = time.perf_counter()
     warm_up(device)
     for name in names:
         try:
-            BENCHMARKS[name](device, sizes, args.runs, variants=args.variants, peers=peers, report=report)
+            sizes = parse_sizes(args.sizes) if args.sizes else (parse_sizes(CORE_SIZES) if name in CORE_BENCHMARKS
+                                                                 else None)
+            load_benchmark(name)(device, sizes, args.runs, variants=args.variants, peers=peers, report=report)
         except Mismatch as exc:
             print(f"{name}: NOT PRINTED, output did not match numpy: {exc}")
             report.failures.append({"benchmark": name, "error": str(exc)})

@@ -11,10 +11,8 @@ import numpy as np
 
 from ..algorithms import GPUCompaction, GPUReduction, GPUScan, ScanTuning
 from ..algorithms.reduction import ReductionTuning
-from .analysis import bench_analysis
 from .harness import (BU, GPUTimer, Mismatch, Peers, ReferenceKernel, check_equal, cpu_median, import_graph, read,
                       rewarm, upload)
-from .sort import bench_sort
 from .tables import Column, Report, Table
 
 #: Scan tunings tried with --variants (the first is the default).
@@ -226,6 +224,3 @@ def _check_reduction(device, out, op, data):
     else:
         check_equal("extent", read(device, out, np.float32, 2), np.array([data.min(), data.max()], np.float32))
 
-
-BENCHMARKS = {"scan": bench_scan, "compaction": bench_compaction, "reduction": bench_reduction,
-              "sort": bench_sort, "analysis": bench_analysis}

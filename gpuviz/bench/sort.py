@@ -102,7 +102,7 @@ def node_breakdown(compiled, device, samples=3):
 
 
 def bench_sort(device, sizes, runs, *, variants=False, peers: Peers, report: Report | None = None):
-    """The sort tables (the signature of the harness's BENCHMARKS entries)."""
+    """The sort tables (the signature of gpuviz.bench.BENCHMARK_MODULES entries)."""
     report = report or Report()
     rng = np.random.default_rng(4)
     timer = GPUTimer(device, runs)
