@@ -1,0 +1,27 @@
+"""Real traces into Arrow: Chrome JSON, Kineto, OTLP and Parquet importers,
+lane packing, multi-rank merge (issue 13).
+
+``import gpuviz`` does not import this package (it needs pyarrow). Heavier
+pieces (loaders, the synthetic generator, the GPU scene) load on first use.
+"""
+
+from gpuviz.trace.errors import TraceFormatError, TraceSchemaError
+from gpuviz.trace.model import Trace
+
+__all__ = ["load", "Trace", "TraceFormatError", "TraceSchemaError", "synthetic", "GPUTraceScene"]
+
+_LAZY = {
+    "load": ("gpuviz.trace.load", "load"),
+    "synthetic": ("gpuviz.trace.synthetic", "synthetic"),
+    "GPUTraceScene": ("gpuviz.trace.scene", "GPUTraceScene"),
+}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+        module, attr = _LAZY[name]
+        value = getattr(importlib.import_module(module), attr)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'gpuviz.trace' has no attribute {name!r}")

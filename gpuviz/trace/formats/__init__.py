@@ -1,0 +1,1 @@
+"""One module per trace file format; each ends in :func:`gpuviz.trace.model.assemble`."""
