@@ -1,0 +1,12 @@
+"""Workflows: primitives combined around an application-level outcome.
+
+:class:`GPUVisibilityWorkflow` turns source-aligned predicates (selection
+masks, bounding spheres against frustum planes, time intervals against a
+window, LOD against a range) into compacted stable IDs and one GPU-resident
+count that an indirect draw consumes. Like the algorithms, workflows only
+declare graph nodes: they never submit, map or read back.
+"""
+
+from .visibility import VISIBILITY_TILE, GPUVisibilityWorkflow
+
+__all__ = ["GPUVisibilityWorkflow", "VISIBILITY_TILE"]

@@ -1,0 +1,386 @@
+"""GPUVisibilityWorkflow: fused visibility predicates, stable compaction of
+the kept IDs and a GPU-resident count.
+
+Three nodes, whatever the predicates: ``"{id}-predicate"`` reads every
+per-row input once (coalesced vec4 loads) and writes one bit per row plus a
+count per 8192-row tile (and the optional 0/1 mask); ``"{id}-tile-offsets"``
+is the chained scan of :mod:`gpuviz.algorithms.scan` over the tile counts,
+which also writes the total into the caller's count word; ``"{id}-scatter"``
+reads the bits once more (1/32 of a uint32 mask) and writes the IDs in
+source order. Traffic is the inputs once, the IDs once, and an eighth of a
+byte per row twice.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+import wgpu
+
+from ..algorithms.compaction import add_count_clear
+from ..algorithms.dispatch import ceil_div, use_subgroups
+from ..algorithms.scan import ChainedScan
+from ..algorithms.validation import check_topology, chunks_of, refuse_overlaps, single_row
+from ..algorithms.views import StorageBinding, binding_range, storage_alignment, uniform_slot, view_binding
+from ..graph import ComputeKernel
+from ..graph.checks import check_id
+from ..graph.errors import GraphValidationError
+from ..graph.shaders import wgsl
+
+__all__ = ["GPUVisibilityWorkflow", "VISIBILITY_TILE"]
+
+#: Rows one workgroup of the predicate and scatter passes handles (256 lanes x 8 x 4).
+VISIBILITY_TILE = 8192
+STORAGE = wgpu.BufferUsage.STORAGE
+NAME = "GPUVisibilityWorkflow"
+# visibility_predicate.wgsl: bindings and VisParams word order
+PREDICATE_ROLES = {"mask_out": 3, "spheres": 4, "planes": 5, "intervals": 6, "window": 7, "lod": 8, "lod_range": 9}
+PER_ROW = {"spheres": "float32x4", "intervals": "float32x2", "lod": "float32", "source_ids": "uint32"}
+PAIRS = (("spheres", "planes"), ("intervals", "window"), ("lod", "lod_range"))
+PARAMETERS = {"planes": ("float32x4", 6), "window": ("float32x4", 1), "lod_range": ("float32x2", 1)}
+
+
+class GPUVisibilityWorkflow:
+    """Keep the rows that pass every given predicate; write their stable IDs
+    and their number, all on the GPU.
+
+    Parameters
+    ----------
+    id : str
+        Prefix of node and transient IDs (``"{id}-predicate"``, ``"{id}-scatter"``...).
+    output : GraphDataView or GraphVectorView
+        uint32. A data view with at least as many rows as the input, or a
+        vector view with the inputs' chunk lengths (filled across its chunks
+        as one sequence). Receives the kept rows' IDs in source order: the
+        row's global index (counting on across vector chunks) or
+        ``source_ids[i]``. Rows past the count are left as they were.
+    count : GraphDataView
+        Any one-row uint32 view, e.g. the instanceCount word of a
+        DrawCommandBuffer record (``graph.import_gpu_data("n",
+        dcb.get_instance_count_data(k))``); only that word is written.
+    length : int, optional
+        The row count. Required only when no per-row input is given; with
+        data views it may be smaller than they are (the first ``length``
+        rows are used), with vectors it must equal their total.
+    source_ids : GraphDataView or GraphVectorView, optional
+        uint32 per row: the ID written for a kept row instead of its index.
+    mask_output : GraphDataView or GraphVectorView, optional
+        uint32 per row (same kind and chunks as the inputs): receives 1 for
+        a kept row, else 0.
+    masks : sequence of GraphDataView or GraphVectorView
+        uint32 per row; a row is kept only where every mask is nonzero
+        (selection, filters, dependency focus).
+    spheres, planes : views, optional
+        Together: float32x4 per row ``(cx, cy, cz, r)`` and a float32x4 view
+        of six planes ``(n.x, n.y, n.z, d)`` (a point p is inside a plane
+        when ``dot(n, p) + d >= 0``). Kept when ``dot(n, c) + d >= -r`` for
+        all six. A non-finite center or radius, or ``r < 0``, is culled; a
+        NaN in the planes keeps nothing.
+    intervals, window : views, optional
+        Together: float32x2 per row ``(start, end)`` and a float32x4 view
+        ``(t0, t1, min_duration, unused)``. Kept when ``end >= t0``,
+        ``start <= t1`` and ``end - start >= min_duration``. An inverted
+        window (``t0 > t1``) or a NaN in it keeps nothing; infinite bounds
+        are allowed (an open window); a non-finite start or end is culled.
+    lod, lod_range : views, optional
+        Together: float32 per row and a float32x2 view ``(lo, hi)``. Kept
+        when ``lo <= lod < hi``; a non-finite lod is culled, a NaN bound
+        keeps nothing.
+
+    The parameter views (planes, window, lod_range) may also be float32
+    views of the same words (24, 4 and 2 rows: a flat numpy upload).
+
+    Raises
+    ------
+    GraphValidationError
+        From :meth:`add_to_graph` (subclasses such as ViewRangeError
+        included): a wrong format, an unpacked or misaligned view, a view of
+        another graph, a predicate without its parameter (or the reverse),
+        per-row inputs of different lengths or chunk topologies, short
+        outputs or parameters, an output or mask_output sharing a buffer
+        with an input, a missing or bad ``length``, or more storage bindings
+        than the device allows.
+
+    Notes
+    -----
+    One fused pass evaluates every predicate (not a pass per predicate),
+    followed by a scan of the per-tile counts and the scatter of the IDs:
+    three nodes that share a compute pass. Predicate parameters and mask
+    contents are read from their buffers at every encoding, so changing
+    them is a buffer write, never a recompile; which predicates exist is
+    structural. Vectors keep their chunks: one dispatch per non-empty chunk
+    and pass, nothing concatenated. Zero rows add only a node that writes
+    count = 0. Float32 intervals cannot hold 64-bit nanosecond times
+    precisely: give times relative to a view origin. Does not evaluate
+    application predicates, draw, submit, or read back.
+    """
+
+    def __init__(self, *, id: str, output, count, length=None, source_ids=None, mask_output=None, masks=(),
+                 spheres=None, planes=None, intervals=None, window=None, lod=None, lod_range=None):
+        self.id = check_id(NAME, id)
+        self.output = output
+        self.count = count
+        self.length = length
+        self.source_ids = source_ids
+        self.mask_output = mask_output
+        self.masks = tuple(masks) if isinstance(masks, (list, tuple)) else (masks,)
+        self.spheres, self.planes = spheres, planes
+        self.intervals, self.window = intervals, window
+        self.lod, self.lod_range = lod, lod_range
+        self.node_ids: list = []
+
+    # ------------------------------------------------------------ validation
+    def _per_row(self, graph) -> tuple:
+        """``(kind, {role: chunks})`` of the per-row inputs, same kind and chunks."""
+        given = [(f"masks[{k}]", m, "uint32") for k, m in enumerate(self.masks)]
+        given += [(role, getattr(self, role), fmt) for role, fmt in PER_ROW.items() if getattr(self, role) is not None]
+        kind, roles, first = None, {}, None
+        for role, value, fmt in given:
+            k, views = chunks_of(NAME, self.id, role, value, graph, formats=(fmt,))
+            if first is None:
+                kind, first = k, (role, views)
+            else:
+                check_topology(NAME, self.id, role, first[0], k, views, kind, first[1])
+            roles[role] = views
+        return kind, roles
+
+    def _rows(self, kind, roles) -> list:
+        """Rows per chunk."""
+        length = self.length
+        if length is not None:
+            try:
+                length = operator.index(length)
+            except TypeError:
+                raise GraphValidationError(f'{NAME} "{self.id}" length must be an integer (got {length!r})') from None
+            if length < 0:
+                raise GraphValidationError(f'{NAME} "{self.id}" length must be >= 0 (got {length})')
+        if not roles:
+            if length is None:
+                raise GraphValidationError(f'{NAME} "{self.id}" needs length= when no per-row input '
+                                           "(masks, spheres, intervals, lod, source_ids) fixes it")
+            return [length]
+        if kind == "vector":
+            chunks = [v.length for v in next(iter(roles.values()))]
+            if length is not None and length != sum(chunks):
+                raise GraphValidationError(f'{NAME} "{self.id}" length {length} differs from the vectors\' total '
+                                           f"{sum(chunks)} rows")
+            return chunks
+        lengths = {role: views[0].length for role, views in roles.items()}
+        if length is None:
+            if len(set(lengths.values())) > 1:
+                raise GraphValidationError(f'{NAME} "{self.id}" per-row inputs have different lengths '
+                                           f"({lengths}); give length= to use a common prefix")
+            return [next(iter(lengths.values()))]
+        short = {role: n for role, n in lengths.items() if n < length}
+        if short:
+            raise GraphValidationError(f'{NAME} "{self.id}" per-row inputs are shorter than length {length} ({short})')
+        return [length]
+
+    def _outputs(self, graph, kind, rows, roles) -> tuple:
+        ref = next(iter(roles.values())) if roles else None
+        out_kind, outs = chunks_of(NAME, self.id, "output", self.output, graph)
+        total = sum(rows)
+        if out_kind == "vector":
+            if kind != "vector":
+                raise GraphValidationError(f'{NAME} "{self.id}" output is a vector view but the inputs are data '
+                                           "views (use a data view)")
+            check_topology(NAME, self.id, "output", "the inputs", out_kind, outs, kind, ref)
+        elif outs[0].length < total:
+            raise GraphValidationError(f'{NAME} "{self.id}" output is shorter than the input (needs {total} rows, '
+                                       f"got {outs[0].length})")
+        masks_out = None
+        if self.mask_output is not None:
+            m_kind, masks_out = chunks_of(NAME, self.id, "mask_output", self.mask_output, graph)
+            if ref is not None:
+                check_topology(NAME, self.id, "mask_output", "the inputs", m_kind, masks_out, kind, ref)
+            elif m_kind != "data":
+                raise GraphValidationError(f'{NAME} "{self.id}" mask_output must be a data view when only length '
+                                           "is given")
+            if m_kind == "data" and masks_out[0].length < total:
+                raise GraphValidationError(f'{NAME} "{self.id}" mask_output is shorter than the input (needs {total} '
+                                           f"rows, got {masks_out[0].length})")
+        count = single_row(NAME, self.id, "count", self.count, graph)
+        return outs, masks_out, count
+
+    def _parameters(self, graph) -> dict:
+        for row, param in PAIRS:
+            a, b = getattr(self, row), getattr(self, param)
+            if (a is None) != (b is None):
+                given, missing = (row, param) if b is None else (param, row)
+                raise GraphValidationError(f'{NAME} "{self.id}" {given} needs {missing} (they come together)')
+        params = {}
+        for name, (fmt, rows) in PARAMETERS.items():
+            value = getattr(self, name)
+            if value is None:
+                continue
+            # a float32 view of the same words is accepted too (a flat numpy upload)
+            words = rows * int(fmt[-1])
+            flat = getattr(value, "format", None) is not None and value.format.name == "float32"
+            params[name] = single_row(NAME, self.id, name, value, graph, formats=("float32",) if flat else (fmt,),
+                                      rows=words if flat else rows)
+        return params
+
+    def _check_limits(self, graph, roles, outs) -> None:
+        limits = graph.device.limits
+        most = int(limits["max-storage-buffer-binding-size"])
+        for role, views in roles.items():
+            for view in views:
+                if view.byte_length > most:
+                    raise GraphValidationError(
+                        f'{NAME} "{self.id}" {role} chunk of {view.byte_length} bytes exceeds the device\'s storage '
+                        f"binding size ({most} bytes): split it into vector chunks")
+        need = 2 + len(self.masks) + (self.mask_output is not None) + 2 * sum(
+            getattr(self, row) is not None for row, _ in PAIRS)
+        limit = int(limits["max-storage-buffers-per-shader-stage"])
+        if need > limit:
+            raise GraphValidationError(f'{NAME} "{self.id}" needs {need} storage bindings in one pass, the device '
+                                       f"allows {limit} (combine masks with GPUMask first)")
+        buffers = len({v.handle for v in outs if v.length})
+        need = 3 + (self.source_ids is not None) + buffers + (buffers > 1)
+        if need > limit or 4 + buffers > 30:
+            raise GraphValidationError(f'{NAME} "{self.id}" output spans {buffers} buffers: the scatter pass needs '
+                                       f"{need} storage bindings, the device allows {limit}")
+
+    # ----------------------------------------------------------------- graph
+    def add_to_graph(self, graph) -> list:
+        """Validate against ``graph`` and add the nodes; returns their IDs."""
+        kind, roles = self._per_row(graph)
+        rows = self._rows(kind, roles)
+        params = self._parameters(graph)
+        outs, masks_out, count = self._outputs(graph, kind, rows, roles)
+        reads = {**roles, **params}
+        refuse_overlaps(NAME, self.id, reads=reads,
+                        writes={"output": outs, "mask_output": masks_out, "count": count}, separate=True)
+        self._check_limits(graph, roles, outs)
+        if sum(rows) == 0:
+            self.node_ids = [add_count_clear(graph, f"{self.id}-count-clear", count)]
+            return self.node_ids
+        tiles = [ceil_div(n, VISIBILITY_TILE) for n in rows]
+        total_tiles = sum(tiles)
+        bits = self._transient(graph, "row-bits", 256 * total_tiles)
+        counts = self._transient(graph, "tile-counts", total_tiles)
+        offsets = self._transient(graph, "tile-offsets", total_tiles)
+        chunks = [dict(n=n, tiles=t, tile_base=sum(tiles[:c]), row_base=sum(rows[:c]),
+                       views={role: views[c] for role, views in roles.items()},
+                       mask_out=masks_out[c] if masks_out is not None and kind == "vector" else
+                       (masks_out[0] if masks_out is not None else None))
+                  for c, (n, t) in enumerate(zip(rows, tiles)) if n]
+        ids = [self._predicate_node(graph, chunks, params, bits, counts)]
+        ids += ChainedScan(id=f"{self.id}-tile-offsets", data=[counts], out=[offsets], total=count,
+                           owner=NAME, owner_id=self.id).add_to_graph(graph)
+        ids.append(self._scatter_node(graph, chunks, bits, offsets, outs))
+        self.node_ids = ids
+        return ids
+
+    def _transient(self, graph, name, words):
+        handle = graph.create_transient_buffer(id=f"{self.id}-{name}", byte_length=4 * words, usage=STORAGE)
+        return graph.create_data_view(handle, format="uint32", length=words)
+
+    def _predicate_node(self, graph, chunks, params, bits, counts) -> str:
+        masks = len(self.masks)
+        resources = [(v, "storage-read") for ch in chunks for role, v in ch["views"].items() if role != "source_ids"]
+        resources += [(v, "storage-read") for v in params.values()]
+        resources += [(ch["mask_out"], "storage-write") for ch in chunks if ch["mask_out"] is not None]
+        resources += [(bits, "storage-write"), (counts, "storage-write")]
+
+        def compile_predicate(ctx):
+            align = storage_alignment(ctx.device)
+            nbytes = 4 * (10 + masks)  # visibility_predicate.wgsl: VisParams
+            slot = uniform_slot(ctx.device, max(16, -(-nbytes // 16) * 16))
+            table = np.zeros((len(chunks), slot // 4), np.uint32)
+            dispatches = []
+            for row, ch in enumerate(chunks):
+                views = {**ch["views"], **params, "mask_out": ch["mask_out"]}
+                views.update({f"mask{k}": ch["views"][f"masks[{k}]"] for k in range(masks)})
+                bound = {name: view_binding(binding, views[name], alignment=align)
+                         for name, binding in PREDICATE_ROLES.items() if views.get(name) is not None}
+                bound.update({f"mask{k}": view_binding(10 + k, views[f"mask{k}"], alignment=align)
+                              for k in range(masks)})
+                layouts = {name: bound[name].layout if name in bound else "none"
+                           for name in [*PREDICATE_ROLES, *(f"mask{k}" for k in range(masks))]}
+                code = wgsl("workflows/shaders/visibility_predicate.wgsl", layouts=layouts, masks=masks,
+                            spheres="spheres" in bound, intervals="intervals" in bound, lod="lod" in bound)
+                kernel = ComputeKernel(ctx.device, code=code, label=ctx.node_id)
+                offs = [bound[name].offset if name in bound else 0 for name in layouts]
+                table[row, :10 + masks] = [ch["n"], ch["tile_base"], ch["tiles"], *offs]
+                fixed = [StorageBinding(1, bits.handle, 0, bits.byte_length),
+                         StorageBinding(2, counts.handle, 0, counts.byte_length)]
+                dispatches.append((kernel, fixed + [b.storage for b in bound.values()], row, ch["tiles"]))
+            uniform = ctx.own(ctx.device.create_buffer_with_data(label=f"{ctx.node_id}-params", data=table.tobytes(),
+                                                                 usage=wgpu.BufferUsage.UNIFORM))
+
+            def encode(compute_pass, frame):
+                for kernel, bindings, row, groups in dispatches:
+                    resolved = {b.binding: b.resolve(frame) for b in bindings}
+                    resolved[0] = (uniform, row * slot, slot)
+                    kernel.dispatch(compute_pass, frame, bindings=resolved, workgroups=groups)
+            return encode
+
+        return graph.add_compute_node(id=f"{self.id}-predicate", resources=resources, compile=compile_predicate)
+
+    def _scatter_node(self, graph, chunks, bits, offsets, outs) -> str:
+        ids = [ch["views"].get("source_ids") for ch in chunks]
+        used = [v for v in outs if v.length]
+        resources = [(bits, "storage-read"), (offsets, "storage-read")]
+        resources += [(v, "storage-read") for v in ids if v is not None]
+        resources += [(v, "storage-write") for v in used]
+
+        def compile_scatter(ctx):
+            align = storage_alignment(ctx.device)
+            dst, scatter, rows, out_off = _scatter_plan(used, align)
+            slot = uniform_slot(ctx.device, 32)  # visibility_scatter.wgsl: ScatterParams
+            table = np.zeros((len(chunks), slot // 4), np.uint32)
+            chunk_table = None
+            if rows is not None:
+                chunk_table = ctx.own(ctx.device.create_buffer_with_data(
+                    label=f"{ctx.node_id}-output-chunks", data=rows.tobytes(), usage=STORAGE))
+            subgroups = use_subgroups(ctx, None)
+            dispatches = []
+            for row, (ch, view) in enumerate(zip(chunks, ids)):
+                bound = None if view is None else view_binding(3, view, alignment=align)
+                code = wgsl("workflows/shaders/visibility_scatter.wgsl", subgroups=subgroups,
+                            ids="none" if bound is None else bound.layout, scatter=scatter)
+                kernel = ComputeKernel(ctx.device, code=code, label=ctx.node_id)
+                table[row, :6] = [ch["n"], ch["tile_base"], ch["tiles"], ch["row_base"],
+                                  0 if bound is None else bound.offset, out_off]
+                bindings = [StorageBinding(1, bits.handle, 0, bits.byte_length),
+                            StorageBinding(2, offsets.handle, 0, offsets.byte_length), *dst]
+                if bound is not None:
+                    bindings.append(bound.storage)
+                dispatches.append((kernel, bindings, row, ch["tiles"]))
+            uniform = ctx.own(ctx.device.create_buffer_with_data(label=f"{ctx.node_id}-params", data=table.tobytes(),
+                                                                 usage=wgpu.BufferUsage.UNIFORM))
+
+            def encode(compute_pass, frame):
+                for kernel, bindings, row, groups in dispatches:
+                    resolved = {b.binding: b.resolve(frame) for b in bindings}
+                    resolved[0] = (uniform, row * slot, 32)
+                    if chunk_table is not None:
+                        resolved[30] = (chunk_table, 0, chunk_table.size)
+                    kernel.dispatch(compute_pass, frame, bindings=resolved, workgroups=groups)
+            return encode
+
+        return graph.add_compute_node(id=f"{self.id}-scatter", resources=resources, compile=compile_scatter)
+
+
+def _scatter_plan(used, align) -> tuple:
+    """``(dst bindings, template value, chunk table or None, offset)`` of the
+    output chunks: one binding (4, 5, ...) per buffer covering its chunks.
+    One chunk is written at its element ``offset``; several go through the
+    table (per chunk: end in the compacted sequence, element offset in its
+    binding minus its first position, dst slot), searched by the shader."""
+    slots = {}
+    for view in used:
+        slots.setdefault(view.handle, len(slots))
+    dst = [StorageBinding(4 + j, h, *binding_range([v for v in used if v.handle is h], align))
+           for h, j in slots.items()]
+    value = {"dst": [b.binding for b in dst], "table": len(used) > 1}
+    if len(used) == 1:
+        return dst, value, None, (used[0].byte_offset - dst[0].start) // 4
+    rows, end = np.zeros((len(used), 4), np.uint32), 0
+    for i, view in enumerate(used):
+        j = slots[view.handle]
+        rows[i, :3] = (end + view.length, ((view.byte_offset - dst[j].start) // 4 - end) % (1 << 32), j)
+        end += view.length
+    return dst, value, rows, 0
