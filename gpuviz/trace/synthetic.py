@@ -555,3 +555,37 @@ def to_chrome_json(trace, path, *, kineto=False, chunk=1 << 21):
         f.write(",\n".join(json.dumps(m, separators=(",", ":")) for m in meta).encode())
         f.write(b"\n]}\n" if kineto else b"\n]\n")
     return n + 2 * trace.links.num_rows + len(meta)
+
+
+def _main(argv=None):
+    """``python -m gpuviz.trace.synthetic --spans 100M``: time one generation."""
+    import argparse
+    import resource
+    import time
+
+    parser = argparse.ArgumentParser(prog="python -m gpuviz.trace.synthetic", description=_main.__doc__)
+    parser.add_argument("--spans", default="1M", help="span count, K/M suffixes are powers of 10 here (100M = 1e8)")
+    parser.add_argument("--processes", type=int, default=8)
+    parser.add_argument("--threads-per-process", type=int, default=8)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--chrome", metavar="PATH", help="also write the trace as Chrome JSON (.gz: gzip)")
+    args = parser.parse_args(argv)
+    text = args.spans.strip().upper()
+    spans = int(float(text[:-1]) * {"K": 10**3, "M": 10**6}[text[-1]]) if text[-1] in "KM" else int(text)
+    started = time.perf_counter()
+    trace = synthetic(spans=spans, processes=args.processes, threads_per_process=args.threads_per_process,
+                      seed=args.seed)
+    seconds = time.perf_counter() - started
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    print(f"synthetic: {spans} spans, {trace.links.num_rows} links in {seconds:.1f} s "
+          f"({spans / max(seconds, 1e-9) / 1e6:.2f} M spans/s); peak RSS {peak / 2**30:.2f} GiB; "
+          f"tables {trace.spans.nbytes / 2**30:.2f} GiB", flush=True)
+    if args.chrome:
+        started = time.perf_counter()
+        events = to_chrome_json(trace, args.chrome)
+        print(f"chrome json: {events} events to {args.chrome} in {time.perf_counter() - started:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())
