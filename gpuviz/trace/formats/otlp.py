@@ -85,7 +85,7 @@ def is_otlp(head: bytes) -> bool:
     return text[:1] == b"{" and (b'"resourceSpans"' in text or b'"resource_spans"' in text)
 
 
-def read_otlp(path, *, strict=False):
+def read_otlp(path, *, strict=False, partition=0):
     """Read an OTLP/JSON trace file (``.json``, ``.jsonl`` or gzip of either).
 
     Parameters
@@ -95,11 +95,14 @@ def read_otlp(path, *, strict=False):
         Raise :class:`~gpuviz.trace.errors.TraceFormatError` at the first
         problem (see the module docstring) instead of repairing, skipping and
         counting it in ``trace.report``.
+    partition : int
+        The partition number of every process (a merge of several files
+        numbers them; the trace's ``sources`` holds only ``path``).
 
     Returns
     -------
     Trace
-        One partition (0) whose source is ``path``.
+        One partition whose source is ``path``.
 
     Raises
     ------
@@ -124,17 +127,17 @@ def read_otlp(path, *, strict=False):
             data = gzip.decompress(data)
         except (OSError, EOFError, ValueError) as exc:
             raise TraceFormatError(path, f"broken gzip stream ({exc})") from None
-    return parse_otlp(data, path=path, strict=strict)
+    return parse_otlp(data, path=path, strict=strict, partition=partition)
 
 
-def parse_otlp(data, *, path="<otlp>", strict=False):
+def parse_otlp(data, *, path="<otlp>", strict=False, partition=0):
     """Parse OTLP/JSON given as bytes, text or an already decoded object.
 
     Same mapping, report and errors as :func:`read_otlp`; ``path`` names the
     source in errors and in ``trace.sources``. Never reads files.
     """
     requests = _requests(data, path) if isinstance(data, (bytes, bytearray, str)) else [data]
-    builder = _Builder(path, strict)
+    builder = _Builder(path, strict, partition)
     for r, request in enumerate(requests):
         builder.request(request, f"request {r}" if len(requests) > 1 else "")
     return builder.finish()
@@ -203,8 +206,8 @@ def _field(obj, camel, snake):
 class _Builder:
     """Collects columns while walking the requests (one Python pass per span)."""
 
-    def __init__(self, path, strict):
-        self.path, self.strict = path, strict
+    def __init__(self, path, strict, partition):
+        self.path, self.strict, self.partition = path, strict, int(partition)
         self.report = {}
         self.span_index = 0
         # processes and threads, in order of first appearance
@@ -406,7 +409,7 @@ class _Builder:
             if name.lower() in names:
                 number = names.index(name.lower())
                 return number, names[number]
-        self.problem("unknown_enum", where, f"{field} {str(value)[:40]!r} is not one of {', '.join(names)}")
+        self.problem("unknown_enum", where, f"{field} {repr(value)[:40]} is not one of {', '.join(names)}")
         return None, "unknown"
 
     def status(self, status, where):
@@ -555,7 +558,7 @@ class _Builder:
         processes = table("processes", {
             "id": np.arange(len(self.process_rows), dtype=np.uint32), "pid": self.process_cols["pid"],
             "name": self.process_cols["name"], "labels": self.process_cols["labels"],
-            "partition": np.zeros(len(self.process_rows), np.uint32)})
+            "partition": np.full(len(self.process_rows), self.partition, np.uint32)})
         nt = len(self.thread_rows)
         threads = table("threads", {
             "id": np.arange(nt, dtype=np.uint32), "process": np.asarray(self.thread_cols["process"], np.uint32),
