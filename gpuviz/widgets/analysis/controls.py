@@ -49,8 +49,9 @@ class AnalysisControls:
     Attributes
     ----------
     x_dropdown, y_dropdown, value_dropdown, bins_slider, scale_toggle,
-    operation_dropdown, range_slider, reset_button :
-        The controls.
+    operation_dropdown, range_slider, reset_button, full_button :
+        The controls (``reset_button``: robust home bounds; ``full_button``:
+        the x / y columns' full finite extent).
     status, legend : ipywidgets.HTML
     rows : list of ipywidgets.HBox
         The controls laid out in three rows.
@@ -74,7 +75,7 @@ class AnalysisControls:
                                                layout=layout)
         self.bins_slider = widgets.IntSlider(value=parameters.bins, min=1, max=parameters.max_bins,
                                              description="bins", continuous_update=True)
-        self.scale_toggle = widgets.ToggleButtons(options=["linear", "log"], value="linear",
+        self.scale_toggle = widgets.ToggleButtons(options=["linear", "log"], value=parameters.scale,
                                                   style={"button_width": "64px"})
         self.operation_dropdown = widgets.Dropdown(options=list(OPERATIONS), value=parameters.operation,
                                                    description="heatmap", layout=layout)
@@ -82,7 +83,10 @@ class AnalysisControls:
                                                      layout=widgets.Layout(width="420px"))
         self._sync_range_slider()
         self._echo = None  # nothing in a browser yet to echo the defaults back
-        self.reset_button = widgets.Button(description="reset view", layout=widgets.Layout(width="100px"))
+        self.reset_button = widgets.Button(description="reset view", layout=widgets.Layout(width="100px"),
+                                           tooltip="bounds: 0.5-99.5 percentiles of x and y")
+        self.full_button = widgets.Button(description="full extent", layout=widgets.Layout(width="100px"),
+                                          tooltip="bounds: every finite x and y")
         self.status = widgets.HTML()
         self.legend = widgets.HTML()
         for control, handler in ((self.x_dropdown, lambda c: owner.set_columns(x=c.new)),
@@ -95,9 +99,12 @@ class AnalysisControls:
             control.observe(self._observer(handler), names="value")
         reset = self._observer(lambda _change: owner.reset_view())
         self.reset_button.on_click(lambda _button: reset(None))
+        full = self._observer(lambda _change: owner.reset_view(full=True))
+        self.full_button.on_click(lambda _button: full(None))
         self.rows = [widgets.HBox([self.x_dropdown, self.y_dropdown, self.value_dropdown]),
                      widgets.HBox([self.bins_slider, self.scale_toggle]),
-                     widgets.HBox([self.operation_dropdown, self.range_slider, self.reset_button])]
+                     widgets.HBox([self.operation_dropdown, self.range_slider, self.reset_button,
+                                   self.full_button])]
 
     def _observer(self, handler):
         def observer(change):
@@ -177,8 +184,10 @@ class AnalysisControls:
                  f"{_SWATCH.format(css_color(CDF_COLOR))} CDF · range {p.value_range[0]:.4g} … "
                  f"{p.value_range[1]:.4g}"]
         if self.data.group is not None:
+            shown = p.group_enabled
             labels = " ".join(f"{_SWATCH.format(css_color(GROUP_PALETTE[g % len(GROUP_PALETTE)]))} "
-                              f"{html.escape(label)}" for g, label in enumerate(self.data.group_labels))
+                              + (html.escape(label) if shown[g] else f"<s>{html.escape(label)}</s>")
+                              for g, label in enumerate(self.data.group_labels))
             parts.append(f"<b>mean <i>{value}</i> by {html.escape(self.data.group)}</b>: {labels}")
         legend = '<div style="font: 12px sans-serif; line-height: 1.6">' + "<br>".join(parts) + "</div>"
         if legend != self.legend.value:

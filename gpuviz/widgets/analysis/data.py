@@ -19,8 +19,8 @@ import pyarrow.compute as pc
 from ...arrow import table_to_gpu
 from ...errors import GraphTypeError, GraphValidationError
 
-__all__ = ["AnalysisData", "ColumnStats", "prepare_table", "to_arrow_table", "histogram_edges", "check_edges",
-           "pad_edges", "MAX_GROUPS"]
+__all__ = ["AnalysisData", "ColumnStats", "ROBUST_PERCENTILES", "SKEW_THRESHOLD", "prepare_table", "to_arrow_table",
+           "histogram_edges", "check_edges", "pad_edges", "MAX_GROUPS"]
 
 #: Most distinct values a group column may have (one bar each).
 MAX_GROUPS = 256
@@ -28,9 +28,20 @@ _CODES = "__gpuviz_group_codes__"
 _F32_MAX = float(np.finfo(np.float32).max)
 
 
+#: Percentiles of the finite values that give a column's default view (robust to outliers).
+ROBUST_PERCENTILES = (0.5, 99.5)
+#: Moment skewness from which positive data defaults to log histogram bins.
+SKEW_THRESHOLD = 1.0
+
+
 @dataclass(frozen=True)
 class ColumnStats:
-    """Finite extent of one uploaded float32 column, computed on the host at upload.
+    """Facts about one uploaded float32 column, computed on the host at upload.
+
+    The column passes through host memory once on its way to the GPU (Arrow
+    to float32), and it is never uploaded again, so these are computed there,
+    once, from the very float32 values the GPU holds: no GPU pass or
+    readback at construction, and nothing to recompute per frame.
 
     Attributes
     ----------
@@ -40,12 +51,25 @@ class ColumnStats:
         Smallest finite value > 0 (the lower end of log bins), None when none.
     finite : int
         Number of finite values.
+    robust_lo, robust_hi : float
+        The :data:`ROBUST_PERCENTILES` of the finite values (numpy's
+        ``"lower"`` and ``"higher"`` methods: both are values of the column).
+    integer : bool
+        Every finite value is a whole number (counts, hours, minutes...).
+    skewed : bool
+        Every finite value is > 0, their moment skewness is at least
+        :data:`SKEW_THRESHOLD` and their logarithms are less skewed than
+        they are (log-normal-like data): the histogram defaults to log bins.
     """
 
     lo: float
     hi: float
     positive_lo: float | None
     finite: int
+    robust_lo: float = float("nan")
+    robust_hi: float = float("nan")
+    integer: bool = False
+    skewed: bool = False
 
 
 @dataclass
@@ -109,14 +133,30 @@ def _is_numeric(dtype) -> bool:
     return pa.types.is_integer(dtype) or pa.types.is_floating(dtype) or pa.types.is_boolean(dtype)
 
 
+def _skewness(values: np.ndarray) -> float:
+    """Moment skewness (float64; 0 for constant values)."""
+    centred = values - values.mean()
+    var = float(np.mean(centred * centred))
+    return float(np.mean(centred ** 3) / var ** 1.5) if var > 0 else 0.0
+
+
 def _column_stats(column: pa.ChunkedArray) -> ColumnStats:
     values = column.to_numpy()
     finite = values[np.isfinite(values)]
     if finite.size == 0:
         return ColumnStats(float("nan"), float("nan"), None, 0)
     positive = finite[finite > 0]
-    return ColumnStats(float(finite.min()), float(finite.max()),
-                       float(positive.min()) if positive.size else None, int(finite.size))
+    lo, hi = float(finite.min()), float(finite.max())
+    robust_lo = float(np.percentile(finite, ROBUST_PERCENTILES[0], method="lower"))
+    robust_hi = float(np.percentile(finite, ROBUST_PERCENTILES[1], method="higher"))
+    skewed = False
+    if positive.size == finite.size and hi > lo:
+        as64 = finite.astype(np.float64)
+        skew = _skewness(as64)
+        skewed = skew >= SKEW_THRESHOLD and abs(_skewness(np.log(as64))) < skew
+    return ColumnStats(lo, hi, float(positive.min()) if positive.size else None, int(finite.size),
+                       robust_lo=robust_lo, robust_hi=robust_hi, integer=bool(np.all(finite == np.floor(finite))),
+                       skewed=bool(skewed))
 
 
 def _as_float32(column: pa.ChunkedArray) -> pa.ChunkedArray:

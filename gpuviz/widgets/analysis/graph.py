@@ -4,8 +4,11 @@ compiled once, for every view and every parameter.
 Nodes, in the order the graph keeps them::
 
     interleave          x, y columns -> float32x2 positions (graph transient)
+    group-mask          with a group column: uint32 per row, 1 where its group is enabled
     grid-count/-sum/-min/-max   GPUGridBinning + 3 GPUGridAggregation over the positions
-    grid-select         the current operation's grid (view.op; mean = sum / count)
+    grid-select         the displayed grid of the current operation (view.op; mean =
+                        sum / count; integer axes resampled, see
+                        AnalysisParameters.grid_cells) and its row counts
     grid-extent         GPUReduction "extent" of that grid (heatmap normalization)
     histogram           GPUHistogram, max_bins bins, literal edges
     cdf                 GPUScan inclusive over the counts
@@ -24,8 +27,11 @@ How parameters avoid recompiling:
   (see :func:`~gpuviz.widgets.analysis.data.histogram_edges`);
 * operation, shown bins, group count: the ``view-params`` uniform;
 * value range: ``set_filter_range`` on every aggregation;
-* pan / zoom: ``set_bounds`` on the four grid aggregations
-  (the last three through :meth:`DataAnalysisGraph.write_parameters`).
+* pan / zoom: ``set_bounds`` on the four grid aggregations and the
+  ``grid-cells`` uniform (display -> binned cell sampling of integer axes);
+* group selection: the ``group-enabled`` table (one word per group) that the
+  ``group-mask`` node turns into the row mask every aggregation reads
+  (the last four through :meth:`DataAnalysisGraph.write_parameters`).
 
 One pipeline per kernel serves every chunk: the interleave node reads each
 chunk's row count and element offsets from a uniform table, one aligned slot
@@ -88,8 +94,10 @@ class DataAnalysisGraph:
         self._override_cache = {}
         # What the parameter buffers hold now (write_parameters writes only what differs).
         self._written = {"value_range": tuple(value_range), "bounds": tuple(bounds),
-                         "edges": np.array(edges, np.float32)}
+                         "edges": np.array(edges, np.float32), "cells": None, "groups": None}
         self.outputs, self.view_buffer, self.plot_texture, self.compiled = {}, None, None, None
+        self.cells_buffer = self.enabled_buffer = None
+        self.binning = {"x": "linear", "y": "linear"}  # per axis, from AnalysisParameters.grid_cells
         try:
             self._build(columns, edges, bounds, value_range)
         except BaseException:
@@ -104,6 +112,10 @@ class DataAnalysisGraph:
             self._role_handles[role] = [view.handle.id for view in roles[role].views]
         views = self._outputs(graph)
         common = dict(filter_values=roles["value"], filter_range=value_range)
+        codes = None
+        if self.data.group is not None:
+            codes = graph.import_gpu_vector("group-codes", self.data.table.column(self.data.codes_column))
+            common["mask"] = self._add_group_mask(graph, codes)
         self._add_heatmap(graph, roles, views, bounds, common)
         self.histogram = GPUHistogram(id="histogram", input=roles["value"], output=views["counts"], edges=edges,
                                       **common)
@@ -112,8 +124,7 @@ class DataAnalysisGraph:
         GPUReduction(id="histogram-max", input=views["counts"], output=views["hist_max"],
                      operation="max").add_to_graph(graph)
         self.groups = []
-        if self.data.group is not None:
-            codes = graph.import_gpu_vector("group-codes", self.data.table.column(self.data.codes_column))
+        if codes is not None:
             self.groups = [
                 GPUGroupAggregation(id="groups-count", codes=codes, output=views["group_counts"], operation="count",
                                     **common),
@@ -131,7 +142,8 @@ class DataAnalysisGraph:
             usage=wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.TEXTURE_BINDING)
         plot = graph.import_texture(id="plot", size=(*self.plot_size, 1), format="rgba8unorm",
                                     usage=self.plot_texture.usage, texture=self.plot_texture)
-        add_render_node(graph, plot=plot, views={k: v for k, v in views.items() if k != "group_counts"}, state=self)
+        drawn = {k: v for k, v in views.items() if k not in ("group_counts", "grid_counts", "cells", "enabled")}
+        add_render_node(graph, plot=plot, views=drawn, state=self)
         self.filtered = [*self.grids, self.histogram, *self.groups]
         self.compiled = graph.compile()
 
@@ -140,7 +152,8 @@ class DataAnalysisGraph:
         """Widget-owned buffers that frames draw and :meth:`results` reads,
         plus the view uniform, imported into ``graph``."""
         cells = self.grid_size[0] * self.grid_size[1]
-        sizes = {"display": ("float32", cells), "grid_extent": ("float32", 2), "counts": ("uint32", self.max_bins),
+        sizes = {"display": ("float32", cells), "grid_counts": ("uint32", cells), "grid_extent": ("float32", 2),
+                 "counts": ("uint32", self.max_bins),
                  "cdf": ("uint32", self.max_bins), "hist_max": ("uint32", 1)}
         if self.data.group is not None:
             sizes.update(group_counts=("uint32", self.group_count), group_means=("float32", self.group_count),
@@ -152,6 +165,10 @@ class DataAnalysisGraph:
                                                      usage=BU.UNIFORM | BU.COPY_DST)
         views["view"] = graph.import_buffer(id="view-params", byte_length=80, usage=self.view_buffer.usage,
                                             buffer=self.view_buffer)
+        self.cells_buffer = self.device.create_buffer_with_data(
+            label="data-analysis-grid-cells", data=np.float32([0, 0, 1, 1]).tobytes(), usage=BU.UNIFORM | BU.COPY_DST)
+        views["cells"] = graph.import_buffer(id="grid-cells", byte_length=16, usage=self.cells_buffer.usage,
+                                             buffer=self.cells_buffer)
         return views
 
     def _add_heatmap(self, graph, roles, views, bounds, common) -> None:
@@ -170,22 +187,27 @@ class DataAnalysisGraph:
                                           **common) for op in ("sum", "min", "max")]
         for grid in self.grids:
             grid.add_to_graph(graph)
-        self._add_select(graph, grids, views["display"], views["view"])
+        self._add_select(graph, grids, views)
         GPUReduction(id="grid-extent", input=views["display"], output=views["grid_extent"],
                      operation="extent").add_to_graph(graph)
 
     def _positions(self, graph, lengths) -> GraphVectorView:
-        """One transient holding every chunk's positions, each chunk's view on
-        a storage-binding-aligned offset."""
+        """One transient holding every chunk's positions."""
+        return self._row_vector(graph, "positions", lengths, "float32x2")
+
+    def _row_vector(self, graph, name, lengths, fmt) -> GraphVectorView:
+        """One transient holding a ``fmt`` row per table row, each chunk's
+        view on a storage-binding-aligned offset."""
         align = max(16, int(self.device.limits["min-storage-buffer-offset-alignment"]))
+        size = vector_format(fmt).byte_size
         offsets, total = [], 0
         for n in lengths:
             offsets.append(total)
-            total += -(-max(8 * n, 8) // align) * align
-        handle = graph.create_transient_buffer(id="positions", byte_length=total, usage=BU.STORAGE)
-        views = tuple(graph.create_data_view(handle, format="float32x2", length=n, byte_offset=o)
+            total += -(-max(size * n, size) // align) * align
+        handle = graph.create_transient_buffer(id=name, byte_length=total, usage=BU.STORAGE)
+        views = tuple(graph.create_data_view(handle, format=fmt, length=n, byte_offset=o)
                       for n, o in zip(lengths, offsets))
-        return GraphVectorView("positions", views, vector_format("float32x2"))
+        return GraphVectorView(name, views, vector_format(fmt))
 
     def _add_interleave(self, graph, xs, ys, positions) -> None:
         chunks = [k for k, view in enumerate(positions.views) if view.length]
@@ -213,20 +235,58 @@ class DataAnalysisGraph:
         graph.add_compute_node(id="interleave", compile=compile_interleave,
                                resources=[*reads, (positions.views[0].handle, "storage-write")])
 
-    def _add_select(self, graph, grids, display, view) -> None:
-        cells = display.length
+    def _add_select(self, graph, grids, views) -> None:
+        display, counts, view, cells_uniform = views["display"], views["grid_counts"], views["view"], views["cells"]
+        cells, (w, h) = display.length, self.grid_size
         order = ("count", "sum", "min", "max")
 
         def compile_select(ctx):
             kernel = ComputeKernel(ctx.device, code=wgsl("widgets/analysis/shaders/grid_select.wgsl"),
-                                   constants={"CELLS": cells}, label=ctx.node_id)
-            bindings = {0: view, **{i + 1: grids[name] for i, name in enumerate(order)}, 5: display}
+                                   constants={"CELLS": cells, "GRID_W": w, "GRID_H": h}, label=ctx.node_id)
+            bindings = {0: view, **{i + 1: grids[name] for i, name in enumerate(order)}, 5: display,
+                        6: cells_uniform, 7: counts}
             groups = -(-cells // _WG)
             return lambda compute_pass, frame: kernel.dispatch(compute_pass, frame, bindings=bindings,
                                                                workgroups=groups)
 
         graph.add_compute_node(id="grid-select", compile=compile_select, resources=[
-            (view, "uniform"), *[(grids[name], "storage-read") for name in order], (display, "storage-write")])
+            (view, "uniform"), (cells_uniform, "uniform"), *[(grids[name], "storage-read") for name in order],
+            (display, "storage-write"), (counts, "storage-write")])
+
+    def _add_group_mask(self, graph, codes) -> GraphVectorView:
+        """The ``group-enabled`` table (imported, one word per group plus the
+        null code's, always 1) and the ``group-mask`` node writing one uint32
+        per row into a transient vector aligned with ``codes``."""
+        count = self.group_count
+        self.enabled_buffer = self.device.create_buffer_with_data(
+            label="data-analysis-group-enabled", data=np.ones(count + 1, np.uint32).tobytes(),
+            usage=BU.STORAGE | BU.COPY_DST)
+        enabled = graph.import_buffer(id="group-enabled", byte_length=4 * (count + 1), usage=self.enabled_buffer.usage,
+                                      buffer=self.enabled_buffer)
+        mask = self._row_vector(graph, "group-row-mask", codes.chunk_lengths, "uint32")
+        chunks = [k for k, view in enumerate(mask.views) if view.length]
+
+        def compile_mask(ctx):
+            kernel = ComputeKernel(ctx.device, code=wgsl("widgets/analysis/shaders/group_mask.wgsl"), label=ctx.node_id)
+            slot = int(ctx.device.limits["min-uniform-buffer-offset-alignment"])
+            table = np.zeros((max(len(chunks), 1), max(slot, 16) // 4), np.uint32)
+            for row, k in enumerate(chunks):
+                table[row, :4] = (mask.views[k].length, ComputeKernel.element_offset(codes.views[k], ctx.device),
+                                  ComputeKernel.element_offset(mask.views[k], ctx.device), count)
+            uniform = ctx.own(ctx.device.create_buffer_with_data(label=ctx.node_id, data=table.tobytes(),
+                                                                  usage=BU.UNIFORM))
+            dispatches = [({0: (uniform, row * table.shape[1] * 4, 16), 1: codes.views[k], 2: enabled,
+                            3: mask.views[k]}, -(-mask.views[k].length // _WG)) for row, k in enumerate(chunks)]
+
+            def encode(compute_pass, frame):
+                for bindings, groups in dispatches:
+                    kernel.dispatch(compute_pass, frame, bindings=bindings, workgroups=groups)
+            return encode
+
+        graph.add_compute_node(id="group-mask", compile=compile_mask, resources=[
+            *[(v, "storage-read") for v in codes.views], (enabled, "storage-read"),
+            (mask.views[0].handle, "storage-write")])
+        return mask
 
     # ----------------------------------------------------------- parameters
     def overrides(self, columns: dict) -> dict:
@@ -261,10 +321,21 @@ class DataAnalysisGraph:
             for primitive in self.filtered:
                 primitive.set_filter_range(parameters.value_range)
             written["value_range"] = parameters.value_range
-        if parameters.bounds != written["bounds"]:
+        cells = parameters.grid_cells(self.grid_size)
+        self.binning = cells["binning"]
+        if cells["bounds"] != written["bounds"]:
             for grid in self.grids:
-                grid.set_bounds(parameters.bounds)
-            written["bounds"] = parameters.bounds
+                grid.set_bounds(cells["bounds"])
+            written["bounds"] = cells["bounds"]
+        sampling = np.float32([*cells["offset"], *cells["scale"]])
+        if written["cells"] is None or not np.array_equal(sampling, written["cells"]):
+            self.device.queue.write_buffer(self.cells_buffer, 0, sampling.tobytes())
+            written["cells"] = sampling
+        enabled = np.append(np.asarray(parameters.group_enabled, np.uint32), np.uint32(1))
+        if self.enabled_buffer is not None and (written["groups"] is None
+                                                or not np.array_equal(enabled, written["groups"])):
+            self.device.queue.write_buffer(self.enabled_buffer, 0, enabled.tobytes())
+            written["groups"] = enabled
         if not np.array_equal(parameters.padded_edges, written["edges"]):
             self.histogram.set_edges(parameters.padded_edges)
             written["edges"] = parameters.padded_edges
@@ -276,6 +347,7 @@ class DataAnalysisGraph:
 
     def destroy(self) -> None:
         """Free the compiled graph, the outputs, the uniform and the plot texture."""
-        for obj in (self.compiled, *self.outputs.values(), self.view_buffer, self.plot_texture):
+        for obj in (self.compiled, *self.outputs.values(), self.view_buffer, self.cells_buffer, self.enabled_buffer,
+                    self.plot_texture):
             if obj is not None:
                 obj.destroy()

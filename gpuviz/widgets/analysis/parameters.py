@@ -3,7 +3,16 @@
 What the controls set (columns, bins, scale, edges, heatmap operation, value
 range, heatmap bounds), validated, with the rules that tie them together: a
 new x / y resets the bounds, a new value column resets the value range and
-the histogram edges, a bin count replaces custom edges. Host-side only: the
+the histogram edges, a bin count replaces custom edges.
+
+Defaults (decided here, once per column, from :class:`~.data.ColumnStats`
+computed at upload): heatmap bounds are the 0.5 and 99.5 percentiles of the
+finite x / y values, so a few outliers cannot push the rows into a corner
+(``home_bounds(full=True)`` is the full finite extent); an integer column's
+bounds end half a unit beyond its values, so its cells are centred on whole
+numbers; the value range is the value column's full finite extent (no row
+is hidden by default); the histogram scale is log for skewed positive data
+(``ColumnStats.skewed``), else linear. Host-side only: the
 graph takes these values with
 :meth:`~gpuviz.widgets.analysis.graph.DataAnalysisGraph.write_parameters`.
 """
@@ -55,27 +64,57 @@ class AnalysisParameters:
     def __init__(self, data, *, columns: dict, bins: int, max_bins: int, operation: str):
         self.data = data
         self.columns = dict(columns)
-        self.bins, self.max_bins, self.scale, self.operation = bins, max_bins, "linear", operation
+        self.bins, self.max_bins, self.operation = bins, max_bins, operation
+        self.scale = self.default_scale(self.columns["value"])
         self.value_range = self.extent(self.columns["value"])
         self.bounds = self.home_bounds()
-        self.edges, self.padded_edges = histogram_edges(data.stats[self.columns["value"]], bins, max_bins, "linear")
+        self.group_enabled = np.ones(len(data.group_labels), bool)
+        self._compute_edges()
 
     def extent(self, name) -> tuple:
         """The finite ``(lo, hi)`` of an uploaded column."""
         stats = self.data.stats[name]
         return (stats.lo, stats.hi)
 
-    def home_bounds(self) -> tuple:
-        """The x / y columns' extents (padded when a column is constant)."""
-        (x0, x1), (y0, y1) = self.extent(self.columns["x"]), self.extent(self.columns["y"])
-        pad_x = 0.0 if x1 > x0 else max(0.5, abs(x0) * 1e-3)
-        pad_y = 0.0 if y1 > y0 else max(0.5, abs(y0) * 1e-3)
-        return (x0 - pad_x, y0 - pad_y, x1 + pad_x, y1 + pad_y)
+    def default_scale(self, name) -> str:
+        """``"log"`` for a skewed positive column (:attr:`ColumnStats.skewed`), else ``"linear"``."""
+        return "log" if self.data.stats[name].skewed else "linear"
+
+    def axis_extent(self, name, *, full: bool = False) -> tuple:
+        """The default view of one position column: the robust percentiles of
+        its finite values (:data:`~.data.ROBUST_PERCENTILES`), or with
+        ``full`` its finite extent; an integer column's view ends half a
+        unit beyond its extreme values (cell edges at ``k - 0.5``), a
+        collapsed robust range falls back to the extent, and a constant
+        column gets a pad."""
+        stats = self.data.stats[name]
+        lo, hi = (stats.lo, stats.hi) if full else (stats.robust_lo, stats.robust_hi)
+        if not (np.isfinite(lo) and np.isfinite(hi) and hi > lo):
+            lo, hi = stats.lo, stats.hi
+        if stats.integer:
+            return (lo - 0.5, hi + 0.5)
+        pad = 0.0 if hi > lo else max(0.5, abs(lo) * 1e-3)
+        return (lo - pad, hi + pad)
+
+    def home_bounds(self, *, full: bool = False) -> tuple:
+        """Default heatmap bounds: :meth:`axis_extent` of the x and y columns
+        (robust percentiles; their finite extents with ``full``)."""
+        (x0, x1), (y0, y1) = (self.axis_extent(self.columns[r], full=full) for r in ("x", "y"))
+        return (x0, y0, x1, y1)
+
+    def set_group_enabled(self, enabled) -> None:
+        """Which groups every view keeps: one bool per group label (at least one True is not required)."""
+        mask = np.asarray(enabled)
+        if mask.shape != self.group_enabled.shape or mask.dtype != bool:
+            raise GraphValidationError(f"DataAnalysis group mask needs {len(self.group_enabled)} booleans, one per "
+                                       f"group (got {enabled!r})")
+        self.group_enabled = mask.copy()
 
     def set_columns(self, *, x=None, y=None, value=None) -> None:
         """New column roles: a new x or y resets :attr:`bounds` home; a new value
-        resets :attr:`value_range` and the edges to its extent (custom edges,
-        and log bins of a column without positive values, become linear)."""
+        resets :attr:`value_range` to its extent and the scale to its default
+        (:meth:`default_scale`: log bins for skewed positive data, else
+        linear; custom edges are dropped)."""
         new = dict(self.columns)
         for role, name in (("x", x), ("y", y), ("value", value)):
             if name is None:
@@ -89,9 +128,7 @@ class AnalysisParameters:
             self.bounds = self.home_bounds()
         if new["value"] != old["value"]:
             self.value_range = self.extent(new["value"])
-            no_log = self.scale == "log" and self.data.stats[new["value"]].positive_lo is None
-            if self.scale == "custom" or no_log:
-                self.scale = "linear"
+            self.scale = self.default_scale(new["value"])
             self._compute_edges()
 
     def set_bins(self, bins) -> None:
@@ -147,6 +184,46 @@ class AnalysisParameters:
             raise GraphValidationError(f"DataAnalysis bounds need finite float32 xmin < xmax and ymin < ymax "
                                        f"(got {bounds!r})")
         self.bounds = (x0, y0, x1, y1)
+
+    def grid_cells(self, grid_size) -> dict:
+        """How the ``(w, h)`` heatmap cells cover the current bounds, per axis.
+
+        An axis is ``"integer"`` when its column holds whole numbers only and
+        the bounds show at most as many of them as the axis has cells: the
+        grid primitives then bin one cell per value (cell ``c`` covers
+        ``[a + c - 0.5, a + c + 0.5)`` from the whole number ``a`` nearest
+        the lower bound) and each displayed cell shows the value cell under
+        its centre, so every value spans an equal band of displayed cells,
+        with no empty stripes between them. Otherwise the axis is
+        ``"linear"``: displayed and binned cells are the same, equal-width
+        over the bounds.
+
+        Returns
+        -------
+        dict
+            ``bounds`` (the grid primitives' ``(xmin, ymin, xmax, ymax)``),
+            ``offset`` and ``scale`` (per axis: displayed cell ``i`` shows
+            binned cell ``floor(offset + (i + 0.5) * scale)``, in float32 as
+            the grid-select shader computes it) and ``binning``
+            (``{"x": ..., "y": ...}``).
+        """
+        x0, y0, x1, y1 = self.bounds
+        out = {"bounds": [], "offset": [], "scale": [], "binning": {}}
+        for role, lo, hi, cells in (("x", x0, x1, grid_size[0]), ("y", y0, y1, grid_size[1])):
+            start = np.floor(lo + 0.5) - 0.5  # the cell edge k - 0.5 at or below lo
+            if self.data.stats[self.columns[role]].integer and hi - start <= cells:
+                out["bounds"].append((start, start + cells))
+                out["offset"].append(lo - start)
+                out["scale"].append((hi - lo) / cells)
+                out["binning"][role] = "integer"
+            else:
+                out["bounds"].append((lo, hi))
+                out["offset"].append(0.0)
+                out["scale"].append(1.0)
+                out["binning"][role] = "linear"
+        (a0, a1), (b0, b1) = out["bounds"]
+        out["bounds"] = (a0, b0, a1, b1)
+        return out
 
     def _compute_edges(self) -> None:
         """Linear or log edges of the current value column, bin count and scale."""

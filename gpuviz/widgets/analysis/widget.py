@@ -88,9 +88,9 @@ class DataAnalysis(widgets.HBox):
     canvas : GPUCanvas
     inspector : GraphInspector
     x_dropdown, y_dropdown, value_dropdown, bins_slider, scale_toggle,
-    operation_dropdown, range_slider, reset_button :
+    operation_dropdown, range_slider, reset_button, full_button :
         The controls (ipywidgets); setting their values drives the widget
-        exactly like the ``set_*`` methods.
+        exactly like the ``set_*`` methods (``full_button``: ``reset_view(full=True)``).
     status, legend : ipywidgets.HTML
         Messages for refused control values; what each panel shows (columns,
         ranges, bins, colours and group labels), from host-side state only.
@@ -102,8 +102,14 @@ class DataAnalysis(widgets.HBox):
     Rows count only when their value is finite and inside the value range
     (initially the column's finite extent): NaN and infinite values are
     excluded from every view. The heatmap shows rows whose position lies in
-    the current bounds (initially the x / y extents; drag to pan, wheel to
-    zoom, double-click or ``reset_view`` to reset); empty cells are NaN.
+    the current bounds (initially the 0.5 and 99.5 percentiles of the finite
+    x / y values, robust to outliers; ``reset_view(full=True)`` or the
+    ``full extent`` button show every row; drag to pan, wheel to zoom,
+    double-click or ``reset_view`` to go back); empty cells are NaN. An
+    integer column with no more values in view than the axis has cells bins
+    one cell per value (``results()["binning"]``). Skewed positive value
+    columns default to log histogram bins. Clicking a group bar hides that
+    group from every view (:meth:`set_group_mask`).
     Each parameter change writes parameters, encodes the graph once (CPU
     encode times always, GPU timestamps at most every 0.5 s when the device
     has them, for the inspector) and submits; the canvas frame copies the
@@ -175,6 +181,7 @@ class DataAnalysis(widgets.HBox):
         self.bins_slider, self.scale_toggle = c.bins_slider, c.scale_toggle
         self.operation_dropdown, self.range_slider, self.reset_button = (c.operation_dropdown, c.range_slider,
                                                                           c.reset_button)
+        self.full_button = c.full_button
         self.status, self.legend = c.status, c.legend
         # The canvas column keeps its size (a shrinking column would resize the canvas whenever the
         # inspector's text changes); the inspector sits beside it, or below when the page is narrow.
@@ -256,9 +263,33 @@ class DataAnalysis(widgets.HBox):
             self._frame()
 
     @_guarded
-    def reset_view(self) -> None:
-        """Bounds back to the x / y columns' extents."""
-        self.set_bounds(self._params.home_bounds())
+    def reset_view(self, *, full: bool = False) -> None:
+        """Bounds back home: the 0.5 and 99.5 percentiles of the x / y columns'
+        finite values (robust to outliers; what a double click and the
+        ``reset view`` button do), or with ``full=True`` their whole finite
+        extent (the ``full extent`` button). Integer columns end half a unit
+        beyond their values. Changes neither the value range nor the group mask."""
+        self.set_bounds(self._params.home_bounds(full=bool(full)))
+
+    group_mask = property(lambda self: self._params.group_enabled.copy(),
+                          doc="One bool per group label: False for groups hidden from every view.")
+
+    @_guarded
+    def set_group_mask(self, enabled) -> None:
+        """Keep only rows of the enabled groups (one bool per ``group_labels``
+        entry) in every view: heatmap, histogram and group bars (a hidden
+        group reads count 0 and mean NaN). Rows whose group is null are always
+        kept. A buffer write: never recompiles. Clicking a group bar toggles it."""
+        self._params.set_group_enabled(enabled)
+        self._apply()
+
+    @_guarded
+    def toggle_group(self, index: int) -> None:
+        """Hide group ``index`` (of ``group_labels``) from every view, or show it again."""
+        check_int("group index", index, 0, len(self._params.group_enabled) - 1)
+        mask = self._params.group_enabled.copy()
+        mask[index] = not mask[index]
+        self.set_group_mask(mask)
 
     # ------------------------------------------------------------ lifecycle
     def _check_usable(self, action: str, *, raise_lost: bool = True) -> bool:
@@ -384,14 +415,20 @@ class DataAnalysis(widgets.HBox):
             ``[e_i, e_i+1)`` with the last edge included), ``grid`` (float32
             ``(rows, columns)`` of the current operation, row 0 at ymin, NaN
             for empty cells), ``operation``, ``bounds``, ``value_range``,
-            ``columns``, ``scale``; with a group column ``group_labels``,
+            ``columns``, ``scale``, ``grid_counts`` (int64, the rows behind
+            each displayed cell), ``binning`` (``{"x", "y"}``: ``"integer"``
+            axes bin one cell per whole number and ``grid`` shows each cell
+            over an equal band of displayed cells, see
+            :meth:`AnalysisParameters.grid_cells`; ``"linear"`` ones bin as
+            displayed); with a group column ``group_labels``, ``group_mask``,
             ``group_counts`` (int64), ``group_means`` (float32, NaN when empty)
             and ``group_overflow`` (rows whose group is null).
         """
         if self._dirty:
             self._frame()
         p, out = self._params, self.graph.outputs
-        names = ["display", "counts", "cdf"] + (["group_counts", "group_means"] if self.graph.groups else [])
+        names = ["display", "grid_counts", "counts", "cdf"] + (["group_counts", "group_means"] if self.graph.groups
+                                                                else [])
         arrays = dict(zip(names, read_many(self.device, [out[n] for n in names])))
         w, h = self.graph.grid_size
         result = {
@@ -399,12 +436,13 @@ class DataAnalysis(widgets.HBox):
             "cdf": arrays["cdf"][:p.bins].astype(np.int64),
             "edges": p.edges.copy(),
             "grid": arrays["display"].reshape(h, w),
+            "grid_counts": arrays["grid_counts"].reshape(h, w).astype(np.int64),
             "operation": p.operation, "bounds": p.bounds, "value_range": p.value_range,
-            "columns": dict(p.columns), "scale": p.scale,
+            "columns": dict(p.columns), "scale": p.scale, "binning": dict(self.graph.binning),
         }
         if self.graph.groups:
             overflow = self.device.queue.read_buffer(self.graph.group_overflow_buffer)
-            result.update(group_labels=list(self.data.group_labels),
+            result.update(group_labels=list(self.data.group_labels), group_mask=p.group_enabled.copy(),
                           group_counts=arrays["group_counts"].astype(np.int64),
                           group_means=arrays["group_means"],
                           group_overflow=int(np.frombuffer(overflow, np.uint32)[0]))
