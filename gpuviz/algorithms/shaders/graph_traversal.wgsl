@@ -90,7 +90,7 @@ struct TraversalParams {
 {{ views.view("depths", 12, "read_write", "scalar" if depths else "none", "P.depths_off") }}
 {{ views.view("seeds", 13, "read", "scalar", "P.seeds_off") }}
 {{ views.view("seed_count", 14, "read", "scalar" if seed_count else "none", "P.seed_count_off") }}
-{{ views.view("active", 15, "read", "scalar" if active else "none", "P.active_off") }}
+{{ views.view("depth_limit", 15, "read", "scalar" if active else "none", "P.active_off") }}
 {{ views.view("overflow", 16, "read_write", "scalar", "P.overflow_off") }}
 @group(0) @binding(17) var<storage, read_write> fill_words: array<u32>;
 
@@ -114,7 +114,7 @@ fn stored(level: u32, part: u32) -> u32 {
 
 fn active_depth() -> u32 {
 {% if active %}
-    return min(active_get1(0u), MAX_DEPTH);
+    return min(depth_limit_get1(0u), MAX_DEPTH);
 {% else %}
     return MAX_DEPTH;
 {% endif %}

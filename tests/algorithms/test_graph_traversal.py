@@ -1,0 +1,353 @@
+"""GPUGraphTraversal against a python BFS oracle: random graphs (hypothesis),
+disconnected, cyclic, self-loop, duplicate-edge and high-degree graphs, each
+direction, GPU-resident seed count and active depth, out-of-range IDs,
+frontier overflow, partitioned == packed input, and named errors."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from gpuviz.algorithms.graph_traversal import UNREACHED, GPUGraphTraversal
+from gpuviz.errors import GraphTypeError, GraphValidationError, ViewRangeError
+from gpuviz.tables import GPUData
+
+from .conftest import gpu_data, gpu_vector, new_graph, read, shared_vector
+
+SENTINEL = 0xDEADBEEF
+
+
+# ------------------------------------------------------------------ oracle
+def csr(n, src, dst):
+    """(offsets, neighbors) of edges src -> dst over n nodes (dst may be out of range)."""
+    src, dst = np.asarray(src, np.int64), np.asarray(dst, np.int64)
+    order = np.argsort(src, kind="stable")
+    offsets = np.zeros(n + 1, np.uint32)
+    np.add.at(offsets, src + 1, 1)
+    return np.cumsum(offsets).astype(np.uint32), dst[order].astype(np.uint32)
+
+
+def bfs(n, forward, reverse, seeds, *, direction="forward", depth, seed_count=None):
+    """(depths, out-of-range count) of a level-synchronous BFS, written the
+    plain way: the specification the GPU must meet when no frontier overflows."""
+    sets = {"forward": [forward], "backward": [reverse], "both": [forward, reverse]}[direction]
+    depths = np.full(n, UNREACHED, np.uint32)
+    used = list(seeds)[:len(seeds) if seed_count is None else min(seed_count, len(seeds))]
+    oob = sum(1 for s in used if s >= n)
+    frontier = []
+    for s in used:
+        if s < n and depths[s] == UNREACHED:
+            depths[s] = 0
+            frontier.append(s)
+    for level in range(depth):
+        nxt = []
+        for u in frontier:
+            for offsets, neighbors in sets:
+                for v in neighbors[offsets[u]:offsets[u + 1]]:
+                    if v >= n:
+                        oob += 1
+                    elif depths[v] == UNREACHED:
+                        depths[v] = level + 1
+                        nxt.append(v)
+        frontier = nxt
+    return depths, oob
+
+
+def random_graph(rng, n, m, *, bad=0.0):
+    src = rng.integers(0, max(n, 1), m)
+    dst = rng.integers(0, max(n, 1), m)
+    dst = np.where(rng.random(m) < bad, n + rng.integers(0, 100, m), dst)
+    return src, dst
+
+
+# ------------------------------------------------------------------ running
+class Traversal:
+    """One compiled traversal over uploaded numpy arrays (packed or
+    partitioned), with its parameter buffers kept for later writes."""
+
+    def __init__(self, device, n, src, dst, seeds, *, parts=None, direction="forward", max_depth=3,
+                 seed_count=None, active_depth=None, depths=True, capacity=None, shared_output=False):
+        self.device, self.n = device, n
+        keep = np.asarray(dst, np.int64) < n  # an out-of-range target has no reverse row
+        fwd, rev = csr(n, src, dst), csr(n, np.asarray(dst)[keep], np.asarray(src)[keep])
+        self.fwd, self.rev = fwd, rev
+        graph = new_graph(device)
+        self.seeds = gpu_data(device, seeds if len(seeds) else [0])
+        seeds_view = graph.create_data_view(graph.import_gpu_data("seeds", self.seeds).handle, format="uint32",
+                                            length=len(seeds))
+        self.params = gpu_data(device, [0 if seed_count is None else seed_count,
+                                        0 if active_depth is None else active_depth, SENTINEL, SENTINEL])
+        handle = graph.import_gpu_data("params", self.params).handle
+        word = lambda k: graph.create_data_view(handle, format="uint32", length=1, byte_offset=4 * k)  # noqa: E731
+        self.overflow = gpu_data(device, [SENTINEL, SENTINEL])
+        kw = dict(seed_count=word(0) if seed_count is not None else None,
+                  active_depth=word(1) if active_depth is not None else None,
+                  overflow=graph.import_gpu_data("overflow", self.overflow), direction=direction,
+                  max_depth=max_depth, frontier_capacity=capacity)
+        if parts is None:
+            self.out = gpu_data(device, np.full(n, SENTINEL))
+            self.dep = gpu_data(device, np.full(n, SENTINEL)) if depths else None
+            csrs = [graph.import_gpu_data(name, gpu_data(device, a)) for name, a in
+                    (("o", fwd[0]), ("nb", fwd[1]), ("ro", rev[0]), ("rn", rev[1]))]
+            out = graph.import_gpu_data("out", self.out)
+            dep = graph.import_gpu_data("dep", self.dep) if depths else None
+        else:
+            lengths = parts
+            bounds = np.cumsum([0, *lengths])
+            chunks = {name: [] for name in ("o", "nb", "ro", "rn")}
+            for a, b in zip(bounds[:-1], bounds[1:]):
+                for (offsets, neighbors), (oname, nname) in ((fwd, ("o", "nb")), (rev, ("ro", "rn"))):
+                    local = offsets[a:b + 1]
+                    chunks[oname].append(local - local[0])
+                    chunks[nname].append(neighbors[local[0]:local[-1]])
+            csrs = [graph.import_gpu_vector(name, gpu_vector(device, chunks[name])) for name in ("o", "nb", "ro", "rn")]
+            if shared_output:
+                starts = [5 * (k + 1) + int(bounds[k]) for k in range(len(lengths))]
+                self.out = shared_vector(device, [np.full(m, SENTINEL) for m in lengths], starts, fill=SENTINEL)
+            else:
+                self.out = gpu_vector(device, [np.full(m, SENTINEL) for m in lengths])
+            self.dep = gpu_vector(device, [np.full(m, SENTINEL) for m in lengths]) if depths else None
+            out = graph.import_gpu_vector("out", self.out)
+            dep = graph.import_gpu_vector("dep", self.dep) if depths else None
+        self.traversal = GPUGraphTraversal(id="t", offsets=csrs[0], neighbors=csrs[1], reverse_offsets=csrs[2],
+                                           reverse_neighbors=csrs[3], seeds=seeds_view, output=out, depths=dep, **kw)
+        self.node_ids = self.traversal.add_to_graph(graph)
+        self.compiled = graph.compile()
+
+    def run(self, times=1):
+        encoder = self.device.create_command_encoder()
+        for _ in range(times):
+            self.compiled.encode(encoder)
+        self.device.queue.submit([encoder.finish()])
+        out = read(self.device, self.out)
+        dep = read(self.device, self.dep) if self.dep is not None else None
+        return out, dep, read(self.device, self.overflow)
+
+    def write(self, *, seeds=None, seed_count=None, active_depth=None):
+        queue = self.device.queue
+        if seeds is not None:
+            queue.write_buffer(self.seeds.buffer, self.seeds.byte_offset, np.asarray(seeds, np.uint32).tobytes())
+        for k, value in ((0, seed_count), (1, active_depth)):
+            if value is not None:
+                queue.write_buffer(self.params.buffer, self.params.byte_offset + 4 * k, np.uint32(value).tobytes())
+
+
+def check(t, seeds, *, direction="forward", depth=3, seed_count=None, result=None):
+    """The traversal's output, depths and overflow equal the oracle's."""
+    out, dep, overflow = result or t.run()
+    expected, oob = bfs(t.n, t.fwd, t.rev, seeds, direction=direction, depth=depth, seed_count=seed_count)
+    np.testing.assert_array_equal(out, (expected != UNREACHED).astype(np.uint32))
+    if dep is not None:
+        np.testing.assert_array_equal(dep, expected)
+    assert overflow.tolist() == [oob, 0]
+    return expected
+
+
+# ------------------------------------------------------------------ tests
+@settings(max_examples=14, deadline=None)
+@given(n=st.one_of(st.sampled_from([1, 2, 255, 256, 257, 1023, 1025]), st.integers(1, 1500)),
+       degree=st.sampled_from([0.0, 0.5, 1.0, 3.0]), direction=st.sampled_from(["forward", "backward", "both"]),
+       max_depth=st.integers(0, 5), seeds=st.integers(0, 40), bad=st.sampled_from([0.0, 0.05]),
+       seed=st.integers(0, 2**16))
+def test_matches_bfs_oracle(device, n, degree, direction, max_depth, seeds, bad, seed):
+    rng = np.random.default_rng(seed)
+    src, dst = random_graph(rng, n, int(degree * n), bad=bad if direction == "forward" else 0.0)
+    seed_ids = rng.integers(0, n + 2, seeds).astype(np.uint32)  # some out of range, some repeated
+    t = Traversal(device, n, src, dst, seed_ids, direction=direction, max_depth=max_depth)
+    check(t, seed_ids, direction=direction, depth=max_depth)
+
+
+GRAPHS = {
+    # two components and isolated nodes: nothing crosses between them
+    "disconnected": (12, [0, 1, 2, 6, 7, 8], [1, 2, 0, 7, 8, 6]),
+    # a ring longer than max_depth, and a 2-cycle
+    "cyclic": (10, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 8], [1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 7]),
+    "self-loops": (6, [0, 0, 1, 1, 2, 3], [0, 1, 1, 2, 2, 3]),
+    "duplicate-edges": (6, [0, 0, 0, 1, 1, 2, 2, 2], [1, 1, 1, 2, 2, 3, 3, 1]),
+    # shared descendants: 0 -> {1, 2} -> 3 -> {4, 5} <- 2
+    "diamond": (6, [0, 0, 1, 2, 3, 3, 2], [1, 2, 3, 3, 4, 5, 5]),
+}
+
+
+@pytest.mark.parametrize("name", list(GRAPHS))
+@pytest.mark.parametrize("direction", ["forward", "backward", "both"])
+def test_structured_graphs(device, name, direction):
+    n, src, dst = GRAPHS[name]
+    seeds = np.array([0, 6 % n, 0], np.uint32)
+    t = Traversal(device, n, src, dst, seeds, direction=direction, max_depth=3)
+    expected = check(t, seeds, direction=direction, depth=3)
+    if name == "disconnected" and direction == "forward":
+        assert expected.tolist()[:3] == [0, 1, 2] and expected[9:].tolist() == [UNREACHED] * 3
+
+
+def test_high_degree_node(device):
+    """One node with 100K neighbours (spread over ~100 workgroups), each of
+    which links on; duplicates and a self loop on the hub."""
+    hub_degree = 100_000
+    n = hub_degree + 1000
+    rng = np.random.default_rng(5)
+    hub_targets = np.arange(1, hub_degree + 1)
+    second = rng.integers(1, hub_degree + 1, 2000)
+    src = np.concatenate([np.zeros(hub_degree + 2, np.int64), second])
+    dst = np.concatenate([hub_targets, [0, 5], hub_degree + 1 + rng.integers(0, 999, 2000)])
+    seeds = np.array([0], np.uint32)
+    t = Traversal(device, n, src, dst, seeds, direction="forward", max_depth=2)
+    expected = check(t, seeds, depth=2)
+    assert (expected[1:hub_degree + 1] == 1).all()
+
+
+def test_seed_count_and_active_depth_change_by_buffer_writes(device, compiled_pipelines):
+    """One compiled graph: new seeds, seed counts (0 included) and active
+    depths (0 and past max_depth, which clamps) take effect by buffer writes
+    alone, with no new pipeline."""
+    rng = np.random.default_rng(8)
+    n = 600
+    src, dst = random_graph(rng, n, 700)
+    seeds = rng.integers(0, n, 8).astype(np.uint32)
+    t = Traversal(device, n, src, dst, seeds, seed_count=8, active_depth=2, max_depth=4)
+    made = len(compiled_pipelines)
+    check(t, seeds, depth=2)
+    for seed_count, active in ((0, 4), (3, 0), (8, 99), (5, 1)):
+        t.write(seed_count=seed_count, active_depth=active)
+        check(t, seeds, depth=min(active, 4), seed_count=seed_count)
+    seeds = rng.integers(0, n, 8).astype(np.uint32)
+    t.write(seeds=seeds, seed_count=8, active_depth=3)
+    check(t, seeds, depth=3)
+    out, dep, overflow = t.run()
+    if made:
+        assert len(compiled_pipelines) == made, "encoding must not build pipelines"
+    t.write(seed_count=0)
+    out, dep, overflow = t.run()
+    assert not out.any() and (dep == UNREACHED).all() and overflow.tolist() == [0, 0]
+
+
+def test_repeated_encodings_restart_from_scratch(device):
+    """Encoding twice into one submission gives the result of one (the
+    clear pass resets claims, counters and outputs)."""
+    rng = np.random.default_rng(9)
+    src, dst = random_graph(rng, 300, 600)
+    seeds = np.array([1, 2, 3], np.uint32)
+    t = Traversal(device, 300, src, dst, seeds, max_depth=3)
+    check(t, seeds, depth=3, result=t.run(times=2))
+
+
+def test_out_of_range_ids_are_ignored_and_counted(device):
+    n = 5
+    src, dst = [0, 0, 1, 1, 2], [1, 9, 2, 5, 0]  # 9 and 5 are out of range
+    seeds = np.array([0, 7, 5, 0xFFFFFFFF], np.uint32)
+    t = Traversal(device, n, src, dst, seeds, max_depth=2)
+    out, dep, overflow = t.run()
+    assert dep.tolist() == [0, 1, 2, UNREACHED, UNREACHED]
+    # 3 seeds, edge 0->9 at level 0 and 1->5 at level 1
+    assert overflow.tolist() == [5, 0]
+    check(t, seeds, depth=2, result=(out, dep, overflow))
+
+
+def test_frontier_overflow_is_reported(device):
+    """A star of 100 leaves with capacity 10: 90 leaves cannot be stored,
+    are counted, and are not published; 15 of 20 seeds overflow likewise."""
+    n = 101
+    src, dst = np.zeros(100, np.int64), np.arange(1, 101)
+    t = Traversal(device, n, src, dst, np.array([0], np.uint32), max_depth=1, capacity=10)
+    out, dep, overflow = t.run()
+    assert overflow.tolist() == [0, 90]
+    assert out.sum() == 11 and out[0] == 1 and (dep[out == 1] <= 1).all()
+    assert sorted(dep.tolist()).count(1) == 10
+    seeds = np.arange(20, 40, dtype=np.uint32)
+    t = Traversal(device, n, src, dst, seeds, max_depth=1, capacity=5)
+    out, dep, overflow = t.run()
+    assert overflow.tolist() == [0, 15] and out.sum() == 5
+
+
+@pytest.mark.parametrize("parts", [[40, 0, 35, 25], [0, 100], [100], [1, 1, 98, 0]])
+@pytest.mark.parametrize("direction", ["forward", "both"])
+def test_partitioned_equals_packed(device, parts, direction):
+    """Per-partition CSR chunks with global neighbour IDs (edges crossing
+    partitions freely, empty partitions kept) give the packed result."""
+    rng = np.random.default_rng(sum(parts) + len(parts))
+    n = sum(parts)
+    src, dst = random_graph(rng, n, 250)
+    seeds = rng.integers(0, n + 3, 6).astype(np.uint32)
+    packed = Traversal(device, n, src, dst, seeds, direction=direction, max_depth=4).run()
+    part = Traversal(device, n, src, dst, seeds, direction=direction, max_depth=4, parts=parts,
+                     shared_output=len(parts) > 2)
+    result = part.run()
+    for a, b in zip(result, packed):
+        np.testing.assert_array_equal(a, b)
+    check(part, seeds, direction=direction, depth=4, result=result)
+    if len(parts) > 2:  # words around the shared output chunks stay untouched
+        buffer = part.out.chunks[0].buffer
+        words = read(device, GPUData(buffer, format="uint32", length=buffer.size // 4))
+        starts = [5 * (k + 1) + int(sum(parts[:k])) for k in range(len(parts))]
+        inside = np.zeros(words.size, bool)
+        for start, m in zip(starts, parts):
+            inside[start:start + m] = True
+        assert (words[~inside] == SENTINEL).all()
+
+
+def test_zero_nodes_adds_nothing(device):
+    graph = new_graph(device)
+    out = gpu_data(device, [SENTINEL])
+    t = GPUGraphTraversal(id="t", offsets=graph.import_gpu_data("o", gpu_data(device, [0])),
+                          neighbors=graph.import_gpu_data("n", gpu_data(device, [0])),
+                          seeds=graph.import_gpu_data("s", gpu_data(device, [0, 1])),
+                          output=graph.import_gpu_data("out", out), max_depth=3)
+    assert t.add_to_graph(graph) == [] and graph.nodes == ()
+
+
+# ------------------------------------------------------------------ errors
+def _views(device, graph, **over):
+    arrays = {"offsets": [0, 1, 2], "neighbors": [1, 0], "seeds": [0], "output": [0, 0]}
+    views = {}
+    for name, value in arrays.items():
+        views[name] = over.pop(name) if name in over else graph.import_gpu_data(name, gpu_data(device, value))
+    return {**views, **over}
+
+
+@pytest.mark.parametrize("case", ["format", "unpacked", "short-output", "short-depths", "chunks", "chunk-count",
+                                  "kind", "shares-buffer", "no-reverse", "overflow-rows"])
+def test_named_errors(device, case):
+    graph = new_graph(device)
+    over, error = {}, GraphValidationError
+    if case == "format":
+        over["offsets"] = graph.import_gpu_data("f", gpu_data(device, [0.0, 1.0, 2.0], np.float32))
+    elif case == "unpacked":
+        h = graph.import_gpu_data("u", gpu_data(device, [0, 9, 1, 9, 2, 9])).handle
+        over["offsets"] = graph.create_data_view(h, format="uint32", length=3, byte_stride=8)
+        error = ViewRangeError
+    elif case == "short-output":
+        over["output"] = graph.import_gpu_data("short", gpu_data(device, [0]))
+    elif case == "short-depths":
+        over["depths"] = graph.import_gpu_data("short", gpu_data(device, [0]))
+    elif case in ("chunks", "chunk-count", "kind"):
+        v = lambda name, chunks: graph.import_gpu_vector(name, gpu_vector(device, chunks))  # noqa: E731
+        over["output"] = v("out-v", [[0], [0]])
+        over["offsets"] = v("o-v", [[0, 1], [0, 1, 1]] if case == "chunks" else [[0, 1]] if case == "chunk-count"
+                            else [[0, 1], [0, 1]])
+        over["neighbors"] = v("n-v", [[1], [0]]) if case != "kind" else graph.import_gpu_data("n-d", gpu_data(
+            device, [1, 0]))
+    elif case == "shares-buffer":
+        h = graph.import_gpu_data("both", gpu_data(device, [0, 1, 2, 1, 0, 0, 0])).handle
+        over["offsets"] = graph.create_data_view(h, format="uint32", length=3)
+        over["output"] = graph.create_data_view(h, format="uint32", length=2, byte_offset=20)
+    elif case == "no-reverse":
+        with pytest.raises(GraphValidationError, match='^GPUGraphTraversal "t" direction "both" needs'):
+            GPUGraphTraversal(id="t", max_depth=1, direction="both", **_views(device, graph))
+        return
+    elif case == "overflow-rows":
+        over["overflow"] = graph.import_gpu_data("ov", gpu_data(device, [0]))
+    t = GPUGraphTraversal(id="t", max_depth=2, **_views(device, graph, **over))
+    with pytest.raises(error, match='^GPUGraphTraversal "t" '):
+        t.add_to_graph(graph)
+
+
+def test_construction_errors(device):
+    graph = new_graph(device)
+    views = _views(device, graph)
+    with pytest.raises(GraphValidationError, match='direction must be one of'):
+        GPUGraphTraversal(id="t", max_depth=1, direction="sideways", **views)
+    with pytest.raises(GraphTypeError, match='max_depth must be an int'):
+        GPUGraphTraversal(id="t", max_depth=1.0, **views)
+    with pytest.raises(GraphValidationError, match='max_depth must be 0 to 1024'):
+        GPUGraphTraversal(id="t", max_depth=-1, **views)
+    with pytest.raises(GraphValidationError, match='frontier_capacity must be at least 1'):
+        GPUGraphTraversal(id="t", max_depth=1, frontier_capacity=0, **views)
