@@ -1,0 +1,98 @@
+"""The fuzzing harness (gpuviz.trace.fuzz) and a small fuzzing campaign of
+gpuviz.trace.load in CI.
+
+The full campaign (>= 10^5 inputs) runs by a flag:
+``GPUVIZ_FUZZ_COUNT=100000 pytest tests/trace/test_fuzz.py -k campaign`` or
+``python -m gpuviz.trace.fuzz --count 100000 --out /tmp/fuzz``.
+"""
+
+import collections
+import importlib.util
+import os
+import textwrap
+import zlib
+
+import pytest
+
+from gpuviz.trace import fuzz
+
+PROBE = textwrap.dedent('''
+    """A stand-in for gpuviz.trace.load that misbehaves on purpose, chosen
+    by the CRC of the input file, so the harness's accounting can be checked."""
+    import os
+    import time
+    import zlib
+
+    from gpuviz.trace.errors import TraceFormatError
+    from gpuviz.trace.model import assemble, table
+
+
+    def load(path, *, format="auto", strict=False, progress=None):
+        data = open(path, "rb").read()
+        kind = zlib.crc32(data) % 6
+        if kind == 0:
+            raise KeyError("probe")
+        if kind == 1:
+            time.sleep(600)
+        if kind == 2:
+            os._exit(3)
+        if kind == 3:
+            raise TraceFormatError(path, "probe")
+        threads = table("threads", {"id": [0], "process": [0], "tid": ["1"], "name": ["t"], "sort_index": [0],
+                                    "kind": ["thread"]})
+        processes = table("processes", {"id": [0], "pid": ["1"], "name": ["p"], "labels": [""], "partition": [0]})
+        # kind 5: two overlapping spans put in one lane (a broken result)
+        lane = [0, 1] if kind == 4 else [0, 0]
+        return assemble(name=["a", "b"], start_ns=[0, 5], duration_ns=[10, 10], thread=[0, 0], threads=threads,
+                        processes=processes, parent=[-1, -1], lanes=(lane, lane))
+''')
+EXPECTED = {0: "crash", 1: "hang", 2: "crash", 3: "format_error", 4: "loaded", 5: "crash"}
+
+
+def test_cases_are_deterministic_and_varied():
+    assert fuzz.case(0, 17) == fuzz.case(0, 17)
+    assert fuzz.case(0, 17)["data"] != fuzz.case(1, 17)["data"]
+    cases = [fuzz.case(0, i) for i in range(600)]
+    steps = collections.Counter(s for c in cases for s in c["what"].split(" | ")[1].split("+"))
+    assert set(steps) == set(fuzz.MUTATIONS)
+    seeds = {c["what"].split(" | ")[0] for c in cases}
+    assert {"synthetic_otlp.json", "synthetic_kineto.json", "hand_array.json"} <= seeds
+    if fuzz.DATA.is_dir():
+        assert {"kineto_alexnet_cuda.json", "otlp_proto_example_trace.json", "ss_simple_partial.json"} <= seeds
+    assert {c["suffix"] for c in cases} == {".json", ".json.gz"}
+    assert {c["strict"] for c in cases} == {True, False}
+    assert {c["format"] for c in cases} == {"auto", "chrome", "kineto", "otlp"}
+    assert len({c["data"] for c in cases}) > 550
+
+
+def test_harness_accounts_for_crashes_hangs_and_dying_workers(tmp_path, monkeypatch):
+    (tmp_path / "fuzzprobe.py").write_text(PROBE)
+    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    count = 14
+    want = collections.Counter(EXPECTED[zlib.crc32(fuzz.case(5, i)["data"]) % 6] for i in range(count))
+    assert want["hang"] and want["crash"] and want["loaded"] and want["format_error"]
+    summary = fuzz.run(count, seed=5, timeout=1.0, target="fuzzprobe:load", out=tmp_path / "out")
+    for outcome in ("loaded", "format_error", "crash", "hang"):
+        assert summary[outcome] == want[outcome], (outcome, summary)
+    failed = {f["index"]: f for f in summary["failures"]}
+    for i in range(count):
+        item = fuzz.case(5, i)
+        outcome = EXPECTED[zlib.crc32(item["data"]) % 6]
+        assert (i in failed) == (outcome in ("crash", "hang"))
+        if i in failed:
+            assert failed[i]["outcome"] == outcome
+            assert (tmp_path / "out" / f"{outcome}-5-{i}{item['suffix']}").read_bytes() == item["data"]
+    details = " ".join(str(f["detail"]) for f in summary["failures"])
+    assert "KeyError" in details and "worker died (exit status 3)" in details and "overlap in one lane" in details
+
+
+@pytest.mark.skipif(importlib.util.find_spec("gpuviz.trace.load") is None, reason="gpuviz.trace.load not there yet")
+def test_campaign():
+    """A few hundred mutated inputs in CI; GPUVIZ_FUZZ_COUNT sets how many."""
+    count = int(os.environ.get("GPUVIZ_FUZZ_COUNT", "300"))
+    summary = fuzz.run(count, seed=int(os.environ.get("GPUVIZ_FUZZ_SEED", "0")), timeout=20.0)
+    report = "\n".join(f"{f['outcome']} seed {f['seed']} index {f['index']}: {f['what']}\n{f['detail']}"
+                       for f in summary["failures"][:5])
+    assert summary["crash"] == 0 and summary["hang"] == 0, report
+    assert summary["loaded"] + summary["format_error"] == count
+    assert summary["loaded"] > count // 20 and summary["format_error"] > count // 20, summary
