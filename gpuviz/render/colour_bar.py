@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import GraphValidationError
 from .axes import Axis
-from .number_format import format_numbers
+from .number_format import format_number, format_numbers
 
 __all__ = ["ColourBarLayout", "colour_bar_layout", "ramp_colours", "NORMALISATIONS"]
 
@@ -107,7 +107,7 @@ def colour_bar_layout(*, rect, domain, normalisation: str, stops, title: str = "
         log = normalisation == "log" and lo > 0
         axis = Axis(side="right", domain=(lo, hi), scale="log" if log else "linear")
         inner = axis.ticks(h, measure=measure)
-        end_labels = format_numbers([lo, hi], digits=3)
+        end_labels = [format_number(v, digits=3) for v in (lo, hi)]  # each end its own value, not a shared step
         points = [(lo, end_labels[0], y + h), (hi, end_labels[1], y)]
         inner_px = axis.to_pixel(inner.positions, (x, y, w, h))
         for value, text, p in zip(inner.positions, inner.labels, inner_px):

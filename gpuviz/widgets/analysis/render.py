@@ -16,44 +16,19 @@ import wgpu
 
 from ...graph.compat import device_cache
 from ...graph.shaders import shader_module, wgsl
+from ...render.colour_range import GPUColourRange
+from ...tables import GPUData
 from ..canvas import TEXTURE_FORMAT
+from .labels import AnalysisOverlay
+from .layout import (BACKGROUND, BAR_COLOR, CDF_COLOR, EMPTY_COLOR, GROUP_PALETTE, PANEL_COLOR, RAMP, panel_layout,
+                     panel_rects)
 
-__all__ = ["panel_rects", "add_render_node", "PlotPresenter", "draw_shader", "view_params", "css_color",
+__all__ = ["panel_rects", "panel_layout", "add_render_node", "PlotPresenter", "draw_shader", "view_params", "css_color",
            "PANEL_COLOR", "EMPTY_COLOR", "BACKGROUND", "RAMP", "BAR_COLOR", "CDF_COLOR", "GROUP_PALETTE"]
 
-BACKGROUND = (0.07, 0.07, 0.09, 1.0)   # between panels
-PANEL_COLOR = (0.13, 0.13, 0.16, 1.0)  # panel backgrounds
-EMPTY_COLOR = (0.10, 0.10, 0.12, 1.0)  # heatmap cells without rows
-#: Heatmap colour ramp, five stops from dark to bright (monotonic luminance).
-RAMP = ((0.267, 0.005, 0.329), (0.231, 0.322, 0.545), (0.129, 0.569, 0.549), (0.369, 0.788, 0.384),
-        (0.992, 0.906, 0.145))
-BAR_COLOR = (0.33, 0.58, 0.86)
-CDF_COLOR = (1.0, 0.62, 0.16)
-#: Colours of group bars, cycled (the shader's ``palette`` and the widget's legend).
-GROUP_PALETTE = ((0.90, 0.35, 0.35), (0.35, 0.75, 0.45), (0.60, 0.45, 0.85), (0.95, 0.75, 0.25),
-                 (0.30, 0.75, 0.85), (0.90, 0.50, 0.75), (0.65, 0.80, 0.30), (0.85, 0.60, 0.40))
 _BLENDED = {"format": TEXTURE_FORMAT, "blend": {
     "color": {"src_factor": "src-alpha", "dst_factor": "one-minus-src-alpha", "operation": "add"},
     "alpha": {"src_factor": "one", "dst_factor": "one-minus-src-alpha", "operation": "add"}}}
-
-
-def panel_rects(width: int, height: int, has_groups: bool) -> dict:
-    """Pixel rectangles ``(x, y, w, h)`` (origin top-left) of the panels of a
-    ``width x height`` frame: ``"heatmap"`` on the left, ``"histogram"`` on
-    the right (top half when there are groups), ``"groups"`` below it."""
-    width, height = max(int(width), 8), max(int(height), 8)
-    m = max(2, round(min(width, height) * 0.02))
-    split = round(width * 0.58)
-    rects = {"heatmap": (m, m, split - m - m // 2, height - 2 * m)}
-    right_x = split + m // 2
-    right_w = width - right_x - m
-    if has_groups:
-        half = (height - 3 * m) // 2
-        rects["histogram"] = (right_x, m, right_w, half)
-        rects["groups"] = (right_x, 2 * m + half, right_w, height - 3 * m - half)
-    else:
-        rects["histogram"] = (right_x, m, right_w, height - 2 * m)
-    return {k: (x, y, max(w, 1), max(h, 1)) for k, (x, y, w, h) in rects.items()}
 
 
 def draw_shader() -> str:
@@ -92,7 +67,7 @@ def _pipelines(device) -> dict:
 # Bindings each pipeline reads (see shaders/draw.wgsl), by role in ``views``.
 _PIPELINE_BINDINGS = {
     "fill": {0: "view"},
-    "heat": {0: "view", 1: "display", 2: "grid_extent"},
+    "heat": {0: "view", 1: "display", 2: "colour_range"},
     "bars": {0: "view", 3: "counts", 5: "hist_max"},
     "cdf": {0: "view", 4: "cdf"},
     "groups": {0: "view", 6: "group_means", 7: "group_extent"},
@@ -100,7 +75,8 @@ _PIPELINE_BINDINGS = {
 
 
 def add_render_node(graph, *, plot, views: dict, state) -> str:
-    """Add the ``"draw"`` render node to ``graph``.
+    """Add the heatmap's ``"colour-range"`` compute node and the ``"draw"``
+    render node to ``graph``.
 
     Parameters
     ----------
@@ -112,11 +88,24 @@ def add_render_node(graph, *, plot, views: dict, state) -> str:
         Role -> graph view or handle: ``view`` (the uniform), ``display``,
         ``grid_extent``, ``counts``, ``cdf``, ``hist_max`` and, with groups,
         ``group_means`` and ``group_extent``.
-    state : object
+    state : DataAnalysisGraph
         Read at encode time: ``render_size`` ``(w, h)``, ``bins`` and
         ``group_count`` (instance counts are recorded values, not compiled).
+        This function adds to it: ``outputs["colour_range"]`` (float32 x 4,
+        freed with the other outputs), ``colour_range`` (the
+        :class:`~gpuviz.render.colour_range.GPUColourRange` whose
+        normalisation the overlay sets) and ``overlay`` (the
+        :class:`AnalysisOverlay` drawn last in the pass; ``overlay.enabled =
+        False`` draws the plots without text and axes).
     """
     has_groups = "group_means" in views
+    colour = GPUData.allocate(state.device, format="float32", length=4, label="data-analysis-colour-range")
+    state.outputs["colour_range"] = colour
+    views = dict(views, colour_range=graph.import_gpu_data("colour-range", colour))
+    state.colour_range = GPUColourRange(id="colour-range", input=views["display"], output=views["colour_range"],
+                                        normalisation="robust")
+    state.colour_range.add_to_graph(graph)
+    state.overlay = overlay = AnalysisOverlay(state.device, outputs=state.outputs, group_count=state.group_count)
     names = [n for n in _PIPELINE_BINDINGS if has_groups or n != "groups"]
     resources = [(views["view"], "uniform")] + [(v, "storage-read") for k, v in views.items() if k != "view"]
 
@@ -144,15 +133,19 @@ def add_render_node(graph, *, plot, views: dict, state) -> str:
             render_pass.set_pipeline(pipelines["fill"])
             render_pass.set_bind_group(0, bound["fill"])
             render_pass.draw(6, 1, 0, 0)  # the background of the used corner
-            rects = panel_rects(width, height, has_groups)
+            layout = panel_layout(width, height, has_groups, pixel_ratio=overlay.pixel_ratio)
             draws = {"heatmap": [("heat", 1)], "histogram": [("bars", state.bins), ("cdf", state.bins)],
                      "groups": [("groups", state.group_count)]}
-            for panel, (x, y, w, h) in rects.items():
-                render_pass.set_viewport(x, y, w, h, 0.0, 1.0)
-                for name, instances, first in [("fill", 1, 1)] + [(n, i, 0) for n, i in draws[panel]]:
+            for panel, rects in layout.items():
+                for rect, (name, instances, first) in [(rects["frame"], ("fill", 1, 1))] + [
+                        (rects["plot"], (n, i, 0)) for n, i in draws[panel]]:
+                    render_pass.set_viewport(*rect, 0.0, 1.0)
                     render_pass.set_pipeline(pipelines[name])
                     render_pass.set_bind_group(0, bound[name])
                     render_pass.draw(6, instances, 0, first)
+            if overlay.enabled:
+                render_pass.set_viewport(0, 0, width, height, 0.0, 1.0)
+                overlay.draw(render_pass)
         return encode
 
     return graph.add_render_node(id="draw", resources=resources, compile=compile_draw,

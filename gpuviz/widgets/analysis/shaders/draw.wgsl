@@ -7,8 +7,8 @@
 //   vs_fill   a quad over the viewport: instance 0 in the background colour,
 //             instance 1 in the panel colour
 //   vs_heat   heatmap quad; fs_heat looks up the cell and maps it through a
-//             colour ramp normalized by the grid's GPU-computed extent
-//             (log-scaled for counts)
+//             colour ramp normalized by this frame's GPU-computed colour range
+//             (gpuviz/render/colour_range.py: linear, log or robust percentiles)
 //   vs_bars   one instanced quad per histogram bin (equal width on screen:
 //             linear bins on a linear axis, log bins on a log axis)
 //   vs_cdf    one thick segment per bin of the inclusive-scan CDF
@@ -20,7 +20,7 @@
 {% include "widgets/analysis/shaders/view.wgsl" %}
 
 @group(0) @binding(1) var<storage, read> display: array<u32>;
-@group(0) @binding(2) var<storage, read> grid_extent: array<f32>;
+@group(0) @binding(2) var<storage, read> colour_range: array<f32>;  // lo, hi, n, mode (GPUColourRange)
 @group(0) @binding(3) var<storage, read> counts: array<u32>;
 @group(0) @binding(4) var<storage, read> cdf: array<u32>;
 @group(0) @binding(5) var<storage, read> hist_max: array<u32>;
@@ -84,15 +84,16 @@ fn fs_heat(v: VOut) -> @location(0) vec4<f32> {
         return view.empty;
     }
     let x = bitcast<f32>(bits);
-    let lo = grid_extent[0];
-    let hi = grid_extent[1];
+    let lo = colour_range[0];
+    let hi = colour_range[1];
+    let log_scale = colour_range[3] == 1.0;
     var t = 1.0;
-    if (hi > lo) {
-        if (view.op == 0u && lo > 0.0) {
-            t = log(x / lo) / log(hi / lo);
-        } else {
-            t = (x - lo) / (hi - lo);
-        }
+    if (!(hi > lo)) {
+        t = select(1.0, 0.0, log_scale && x <= 0.0);  // one value (or none counted: log of <= 0 values)
+    } else if (log_scale) {
+        t = select(log(x / lo) / log(hi / lo), 0.0, x <= 0.0);
+    } else {
+        t = (x - lo) / (hi - lo);
     }
     return vec4<f32>(ramp(t), 1.0);
 }
