@@ -83,15 +83,19 @@ class GPUAncestorProjection:
     Notes
     -----
     Cost grows with log(max_depth), not with depth: one pass links every
-    node (visible, root or parent), one pass walks each node up to
+    node (visible, root or parent; skipped when there is one non-empty
+    chunk, whose rows are the global IDs: the walk then reads parents and
+    visibility in place), one pass walks each node up to
     :data:`WALK` steps, then :func:`projection_rounds` jump passes each
     double the distance every unsettled node covers, reading the previous
     pass's (ancestor, distance) table; the last pass writes ``output``. A
     cycle never loops: its nodes' distances grow past ``max_depth`` in the
-    fixed number of rounds. For ``max_depth=32``: 1 + 1 + 4 passes (31: 1 + 1 + 3).
+    fixed number of rounds. For ``max_depth=32`` over one chunk: a walk
+    and 4 jump passes (31: 3).
 
-    Transients: a 4-byte link and one or two 8-byte state tables per node
-    (graph-owned, packed over all chunks, lifetime-reused); the caller's
+    Transients: a 4-byte link (several chunks only) and one or two 8-byte
+    state tables per node (graph-owned, packed over all chunks,
+    lifetime-reused); the caller's
     views keep their chunks. Visibility and parents are read at every
     encoding: changing them is a buffer write, never a recompile. Zero
     nodes adds no nodes. Does not rewrite parents or edges, submit, or read
@@ -137,12 +141,14 @@ class GPUAncestorProjection:
         if count == 0:
             self.node_ids = []
             return []
-        links = graph.create_transient_buffer(id=f"{id}-links", byte_length=4 * count, usage=STORAGE)
+        direct = sum(1 for v in parents if v.length) == 1
+        links = None if direct else graph.create_transient_buffer(id=f"{id}-links", byte_length=4 * count,
+                                                                  usage=STORAGE)
         tables = [graph.create_transient_buffer(id=f"{id}-state-{t}", byte_length=8 * count, usage=STORAGE)
                   for t in "ab"[:min(2, self.rounds)]]
         resources = [(v, "storage-read") for group in (parents, visibility) for v in group if v.length]
         resources += [(v, "storage-write") for v in outs[:len(parents)] if v.length]
-        resources += [(h, "storage-read-write") for h in (links, *tables)]
+        resources += [(h, "storage-read-write") for h in (links, *tables) if h is not None]
         chunks = (parents, visibility, outs, links, tables, count)
         self.node_ids = [graph.add_compute_node(id=f"{id}-project", resources=resources,
                                                 compile=lambda ctx: self._compile(ctx, *chunks))]
@@ -155,8 +161,9 @@ class GPUAncestorProjection:
         slot = uniform_slot(ctx.device, PARAMS_BYTES)
         work = [i for i, v in enumerate(parents) if v.length]
         bases = np.cumsum([0] + [v.length for v in parents])
-        whole = {"links": StorageBinding(1, links, 0, 4 * count)}
-        passes = [("links", None, None)] + [("walk", "links", 0 if self.rounds else None)]
+        direct = links is None
+        passes = [] if direct else [("links", None, None)]
+        passes.append(("walk", "inputs" if direct else "links", 0 if self.rounds else None))
         for r in range(self.rounds):
             passes.append(("jump", r % 2, (r + 1) % 2 if r + 1 < self.rounds else None))
         params = np.zeros((len(passes) * len(work), slot // 4), np.uint32)
@@ -166,15 +173,20 @@ class GPUAncestorProjection:
             for j, i in enumerate(work):
                 row = p * len(work) + j
                 bound, layouts, offsets = [], {}, {}
-                if stage == "links":
-                    bound.append(StorageBinding(1, links, 0, 4 * count))
-                    for b, role, view in ((2, "parents", parents[i]), (3, "visibility", visibility[i])):
-                        vb = view_binding(b, view, alignment=align)
+                if stage == "links" or source == "inputs":
+                    if stage == "links":
+                        bound.append(StorageBinding(1, links, 0, 4 * count))
+                    for b, role, view in ((2 if stage == "links" else 1, "parents", parents[i]),
+                                          (3, "visibility", visibility[i])):
+                        # the walk gathers: scalar words; the links pass streams: vec4
+                        vb = view_binding(b, view, alignment=align, vec4=stage == "links")
                         layouts[role], offsets[role] = vb.layout, vb.offset
                         bound.append(vb.storage)
-                else:
-                    bound.append(whole["links"] if source == "links" else
-                                 StorageBinding(1, tables[source], 0, 8 * count))
+                if stage != "links":
+                    if source == "links":
+                        bound.append(StorageBinding(1, links, 0, 4 * count))
+                    elif source != "inputs":
+                        bound.append(StorageBinding(1, tables[source], 0, 8 * count))
                     if final:
                         vb = view_binding(2, outs[i], alignment=align, vec4=False)
                         layouts["out"], offsets["out"] = vb.layout, vb.offset
@@ -183,7 +195,8 @@ class GPUAncestorProjection:
                         bound.append(StorageBinding(2, tables[target], 0, 8 * count))
                 params[row, :8] = (parents[i].length, bases[i], count, self.max_depth, self.invalid,
                                    offsets.get("parents", 0), offsets.get("visibility", 0), offsets.get("out", 0))
-                code = wgsl("algorithms/shaders/ancestor_projection.wgsl", stage=stage, final=final, layouts=layouts)
+                code = wgsl("algorithms/shaders/ancestor_projection.wgsl", stage=stage, final=final,
+                            direct=source == "inputs", layouts=layouts)
                 kernel = ComputeKernel(ctx.device, code=code, constants={"WALK": WALK}, label=ctx.node_id)
                 lanes = 4 if stage == "links" else 1
                 plan.append((kernel, bound, row, ceil_div(parents[i].length, lanes * WORKGROUP)))

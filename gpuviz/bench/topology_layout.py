@@ -210,7 +210,7 @@ def bench_projection(device, sizes, runs, *, variants=False, peers=None, report=
     ``variants`` also random parents (cycles, deep chains cut by max_depth)."""
     report = report or Report()
     table = report.table("topology-projection", f"GPUAncestorProjection, max_depth {max_depth} "
-                         f"({2 + projection_rounds(max_depth)} passes; reads 2n words, writes n)", COLUMNS,
+                         f"({1 + projection_rounds(max_depth)} passes; reads 2n words, writes n)", COLUMNS,
                          reference="vec4 copy kernel of 1.5n words")
     rng = np.random.default_rng(13)
     timer = GPUTimer(device, runs)

@@ -13,10 +13,13 @@
 //          fixed number of rounds settles every node. A distance past
 //          P.max_depth is DEAD: this also ends cycles.
 // With `final` the pass writes the answer (t, or P.invalid) into the output
-// view instead of a state table.
+// view instead of a state table. With `direct` (one non-empty chunk: its
+// rows are the global IDs) the walk reads parents and visibility itself and
+// no links pass runs.
 //
-// Template values: stage, final, layouts (views.view layouts of parents,
-// visibility and out). View element offsets are ProjectionParams fields.
+// Template values: stage, final, direct, layouts (views.view layouts of
+// parents, visibility and out). View element offsets are ProjectionParams
+// fields.
 
 {% import "algorithms/shaders/views.wgsl" as views %}
 override WALK: u32 = 4u;
@@ -64,8 +67,19 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
 }
 {% else %}
-{% if stage == "walk" %}
+{% if stage == "walk" and direct %}
+{{ views.view("parents", 1, "read", layouts.parents, "P.parents_off") }}
+{{ views.view("visibility", 3, "read", layouts.visibility, "P.visibility_off") }}
+
+fn link_of(g: u32) -> u32 {
+    if (visibility_get1(g) != 0u) { return VISIBLE; }
+    let p = parents_get1(g);
+    return select(p, ROOT, p >= P.node_count);
+}
+{% elif stage == "walk" %}
 @group(0) @binding(1) var<storage, read> links: array<u32>;
+
+fn link_of(g: u32) -> u32 { return links[g]; }
 {% else %}
 @group(0) @binding(1) var<storage, read> before: array<vec2<u32>>;
 {% endif %}
@@ -80,7 +94,7 @@ fn settle(g: u32) -> vec2<u32> {
     var cur = g;
     var d = 0u;
     loop {
-        let w = links[cur];
+        let w = link_of(cur);
         if (w == VISIBLE) { return vec2<u32>(cur, d | FOUND); }
         if (w == ROOT || d == P.max_depth) { return vec2<u32>(DEAD, 0u); }
         cur = w;
