@@ -32,9 +32,10 @@ MAX_DEPTH = 1 << 24
 MAX_NODES = 0xFFFFFFFE
 
 
-def projection_rounds(max_depth: int, walk: int = WALK) -> int:
+def projection_rounds(max_depth: int, *, walk: int = WALK) -> int:
     """Jump rounds after the serial walk: the least R with ``walk * 2**R >
-    max_depth`` (0 when the walk alone reaches past max_depth)."""
+    max_depth`` (0 when the walk alone reaches past max_depth). Pure
+    arithmetic: touches no device."""
     rounds = 0
     while walk << rounds <= max_depth:
         rounds += 1

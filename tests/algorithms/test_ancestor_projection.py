@@ -249,3 +249,28 @@ def test_errors(device, graph):
     hi = graph.create_data_view(words.handle, format="uint32", length=10, byte_offset=40)
     with pytest.raises(E, match='output and parents share buffer "w"'):
         proj(parents=lo, output=hi)
+
+
+def test_topology_bench_tiny(device, capsys):
+    """The layout and projection benchmark cases at a tiny size: every row
+    printed only after matching numpy (a mismatch raises), the trace-like
+    generator keeps depth <= 32 with parents before children."""
+    from gpuviz.bench.harness import Peers
+    from gpuviz.bench.tables import Report
+    from gpuviz.bench.topology import bench_topology
+    from gpuviz.bench.topology_layout import trace_parents
+
+    report = Report()
+    bench_topology(device, [4096], 2, peers=Peers(), report=report, parts=("layout", "projection"))
+    assert report.failures == [] and "NOT PRINTED" not in capsys.readouterr().out
+    tables = {t.name: t for t in report.tables}
+    assert [r["case"] for r in tables["topology-layout"].rows] == ["regular (8 per parent), lanes view",
+                                                                   "irregular child_parents, lanes view"]
+    assert len(tables["topology-projection"].rows) == 2 and all(r["gpu_s"] > 0 for r in tables["topology-projection"].rows)
+    parents = trace_parents(np.random.default_rng(0), 20000)
+    has = parents != NONE
+    assert (parents[has] < np.flatnonzero(has)).all()
+    depth = np.zeros(parents.size, np.int64)
+    for i in np.flatnonzero(has):  # parents come first, so one forward sweep finds every depth
+        depth[i] = depth[parents[i]] + 1
+    assert depth.max() <= 32 and depth.max() >= 16
