@@ -484,8 +484,13 @@ def _span_events(trace, lo, hi, thread_ids, kineto):
     ids = pc.take(thread_ids, pa.array(thread))
     parts = ['{"ph":"X","name":"', s.column("name").combine_chunks(), '","cat":"',
              s.column("category").combine_chunks(), '","ts":', _micros(start), ',"dur":', _micros(dur), ",", ids]
-    if kineto:
-        parts += [',"args":{"External id":', pc.cast(pa.array(np.arange(lo, hi)), pa.string()), "}"]
+    if kineto:  # Kineto's args: External id; correlation on launches and kernels; device and stream on GPU
+        text = lambda values: pc.cast(pa.array(values), pa.string())  # noqa: E731
+        corr, (gpu, stream) = kineto[0][lo:hi], (a[thread] for a in kineto[1])
+        parts += [',"args":{"External id":', text(np.arange(lo, hi)),
+                  pc.if_else(pa.array(corr > 0), _events([',"correlation":', text(corr)]), ""),
+                  pc.if_else(pa.array(gpu), _events([',"device":', text(s.column("process").to_numpy()),
+                                                     ',"stream":', text(stream)]), ""), "}"]
     return _events(parts + ["},\n"])
 
 
@@ -547,6 +552,12 @@ def to_chrome_json(trace, path, *, kineto=False, chunk=1 << 21):
             f.write((json.dumps(head)[:-1] + ', "traceEvents": [\n').encode())
         else:
             f.write(b"[\n")
+        if kineto:
+            corr = np.zeros(n, np.int64)
+            for end in ("source", "target"):
+                corr[trace.links.column(end).to_numpy()] = np.arange(1, trace.links.num_rows + 1)
+            kind = np.array([t["kind"] == "gpu-stream" for t in threads])
+            kineto = (corr, (kind, np.array([int(t["tid"].split()[-1]) if k else 0 for t, k in zip(threads, kind)])))
         for lo in range(0, n, chunk):
             _write_array(f, _span_events(trace, lo, min(n, lo + chunk), thread_ids, kineto))
         if trace.links.num_rows:
