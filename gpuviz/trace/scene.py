@@ -1,0 +1,507 @@
+"""GPUTraceScene: a :class:`~gpuviz.trace.model.Trace` uploaded once into GPU tables.
+
+What lives on the GPU (one buffer per table, rows grouped by partition):
+
+* **span records**, 48 bytes (12 uint32 words) per span, the canonical
+  record every trace shader reads (``shaders/trace_span.wgsl``)::
+
+      0-1  start      ns since the scene's time origin, uint64 as (lo, hi)
+      2-3  duration   ns, uint64 as (lo, hi)
+      4    lane       row inside its thread       5  thread   (threads row)
+      6    process    (processes row)             7  depth    nesting depth
+      8    name       dense name ID               9  category dense category ID
+      10   flags | partition << 8   (flags: the ``FLAG_*`` bits)
+      11   id         the span ID (row of ``trace.spans``): source identity
+
+  As GPU tables: :attr:`GPUTraceScene.spans`, a GPUTable with three strided
+  ``uint32x4`` columns over the record buffer (``"time"``: words 0-3,
+  ``"place"``: 4-7, ``"label"``: 8-11) and one batch per partition.
+* **parents** (uint32 scene row of the parent, :data:`NO_PARENT` for roots),
+  one chunk per partition.
+* **links**: one ``uint32x4`` record per link (source row, target row, kind
+  ID, link ID = row of ``trace.links``), in ``trace.links`` order.
+* four **CSR adjacencies** (:class:`TraceAdjacency`): links forward
+  (source -> targets) and reverse (target -> sources), hierarchy forward
+  (child -> parent) and reverse (parent -> children). Partition p's chunk of
+  ``offsets`` holds ``n_p + 1`` offsets local to its ``neighbors`` chunk
+  (the first is 0); neighbours are global scene rows, ordered by link ID
+  (links) or by row (children). This is the partitioned CSR form that
+  :class:`~gpuviz.algorithms.graph_traversal.GPUGraphTraversal` takes.
+* per thread: its process and its lane count (max lane + 1, 0 without spans).
+
+Rows and IDs: scene rows are span IDs whenever ``trace.spans`` is already
+grouped by partition (every importer's output is). Otherwise the spans are
+stably regrouped; word 11 of a record (and :attr:`GPUTraceScene.span_ids`)
+maps a row back to its span ID, and parents, links and CSRs use rows.
+
+Times stay exact: a start is 64-bit fixed point (integer ns since
+:attr:`GPUTraceScene.time_origin_ns`, the earliest start), never float32.
+A shader subtracts its view origin (also a ``vec2<u32>`` of ns since the
+time origin) with ``trace_time_sub`` / ``trace_time_delta_*`` from
+``shaders/trace_time.wgsl``: the difference is the exact signed 64-bit
+integer (a day is 8.64e13 ns < 2**47), and only then becomes a float.
+``trace_time_delta_f32`` is exact while |delta| < 2**24 ns (16.7 ms) and
+otherwise within 2 ulp (|delta| * 2**-23): for a view w ns wide, a visible
+span is placed within w * 2**-23 ns, below 1/8000 of the view (one pixel of
+an 8K-wide canvas); ``trace_time_delta_i32`` gives the exact integer,
+saturated to int32, for views up to 2.1 s wide.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from gpuviz.graph.checks import check_device, check_id
+from gpuviz.graph.errors import GraphStateError, GraphTypeError, GraphValidationError
+from gpuviz.graph.resources import GraphVectorView
+from gpuviz.tables import GPUData, GPURecordBatch, GPUSchema, GPUTable, GPUVector
+from gpuviz.tables.data import DEFAULT_USAGE
+
+__all__ = ["GPUTraceScene", "TraceAdjacency", "RECORD_WORDS", "RECORD_BYTES", "NO_PARENT", "PARTITION_SHIFT",
+           "MAX_PARTITIONS", "FLAG_INCOMPLETE", "FLAG_HAS_ARGS", "FLAG_ROOT", "FLAG_HAS_CHILDREN",
+           "FLAG_LINKS_OUT", "FLAG_LINKS_IN", "FLAG_ZERO_DURATION"]
+
+#: uint32 words of one span record.
+RECORD_WORDS = 12
+#: Bytes of one span record (three ``vec4<u32>``).
+RECORD_BYTES = 4 * RECORD_WORDS
+#: Parent of a root span in :attr:`GPUTraceScene.parents`.
+NO_PARENT = 0xFFFFFFFF
+#: Word 10 of a record is ``flags | partition << PARTITION_SHIFT``.
+PARTITION_SHIFT = 8
+#: Partitions a scene can hold (24 bits of word 10).
+MAX_PARTITIONS = 1 << (32 - PARTITION_SHIFT)
+
+FLAG_INCOMPLETE = 1 << 0      #: the source never closed the span
+FLAG_HAS_ARGS = 1 << 1        #: ``args`` is not null (strings stay on the CPU)
+FLAG_ROOT = 1 << 2            #: no parent
+FLAG_HAS_CHILDREN = 1 << 3    #: some span names it as parent
+FLAG_LINKS_OUT = 1 << 4       #: source of at least one link
+FLAG_LINKS_IN = 1 << 5        #: target of at least one link
+FLAG_ZERO_DURATION = 1 << 6   #: duration is 0
+
+_SPAN_COLUMNS = {"time": 0, "place": 16, "label": 32}  # byte offset of each uint32x4 column in a record
+_WRITE_PIECE = 64 << 20
+_BLOCK_ROWS = 1 << 15  # records transposed per block: 1.5 MiB, inside a core's L2  # bytes per queue.write_buffer call: bounds wgpu's staging copies
+
+
+@dataclass(frozen=True)
+class TraceAdjacency:
+    """One CSR adjacency of a :class:`GPUTraceScene`, chunked by partition.
+
+    Attributes
+    ----------
+    offsets : GPUVector
+        uint32; chunk p has ``n_p + 1`` offsets into neighbors chunk p (its
+        first is 0): row r of partition p (local row i) has neighbours
+        ``neighbors_p[offsets_p[i]:offsets_p[i + 1]]``.
+    neighbors : GPUVector
+        uint32 global scene rows, one chunk per partition.
+    edges : GPUVector or None
+        uint32 link IDs beside ``neighbors`` (link adjacencies only).
+
+    Views over the scene's buffers: owned by the scene, never by this object.
+    """
+
+    offsets: GPUVector
+    neighbors: GPUVector
+    edges: GPUVector | None = None
+
+
+def _column(table, name):
+    column = table.column(name)
+    return column.to_numpy() if column.num_chunks != 1 else column.chunk(0).to_numpy(zero_copy_only=False)
+
+
+def _dense_ids(column):
+    """(uint32 IDs, pyarrow dictionary) of a string column, IDs in first-appearance order."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    encoded = pc.dictionary_encode(column)
+    ids = encoded.indices.to_numpy(zero_copy_only=False)
+    if encoded.null_count:  # a null string gets the ID after the dictionary's last entry
+        ids = np.where(encoded.is_null().to_numpy(zero_copy_only=False), len(encoded.dictionary), ids)
+        return ids.astype(np.uint32), pa.concat_arrays([encoded.dictionary, pa.nulls(1, pa.string())])
+    return ids.astype(np.uint32, copy=False), encoded.dictionary
+
+
+def _group(keys, count):
+    """Rows ordered by ``keys`` (stable; uint32 < 2**32), and CSR offsets over ``count`` keys."""
+    keys = np.asarray(keys, np.uint32)
+    if len(keys) and not np.all(keys[1:] >= keys[:-1]):
+        packed = (keys.astype(np.uint64) << np.uint64(32)) | np.arange(len(keys), dtype=np.uint64)
+        packed.sort()  # unique values: any sort is stable; numpy's SIMD sort is the fastest here
+        order = (packed & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+    else:
+        order = np.arange(len(keys), dtype=np.uint32)
+    offsets = np.zeros(count + 1, np.uint64)
+    np.cumsum(np.bincount(keys, minlength=count), out=offsets[1:])
+    return order, offsets
+
+
+def _local_offsets(global_offsets, bounds):
+    """Per-partition CSR offsets (``n_p + 1`` each, starting at 0) from global ones."""
+    parts = len(bounds) - 1
+    out = np.empty(int(bounds[-1]) + parts, np.uint32)
+    for p in range(parts):  # one slice per partition, not per span
+        a, b = int(bounds[p]), int(bounds[p + 1])
+        out[a + p: b + p + 1] = global_offsets[a: b + 1] - global_offsets[a]
+    return out
+
+
+class _Host:
+    """The scene's tables as numpy arrays, built with vectorised numpy only."""
+
+    def __init__(self, trace):
+        spans = trace.spans
+        n = spans.num_rows
+        if n >= NO_PARENT:
+            raise GraphValidationError(f"GPUTraceScene cannot hold {n} spans (at most {NO_PARENT - 1})")
+        partition = _column(spans, "partition").astype(np.uint32, copy=False)
+        parts = max(1, len(trace.sources), int(partition.max()) + 1 if n else 0,
+                    int(_column(trace.processes, "partition").max()) + 1 if trace.processes.num_rows else 0)
+        if parts > MAX_PARTITIONS:
+            raise GraphValidationError(f"GPUTraceScene holds at most {MAX_PARTITIONS} partitions (got {parts})")
+        self.perm = None
+        if n and not np.all(partition[1:] >= partition[:-1]):
+            self.perm = np.argsort(partition, kind="stable").astype(np.uint32)
+        self.bounds = np.zeros(parts + 1, np.int64)
+        np.cumsum(np.bincount(partition, minlength=parts), out=self.bounds[1:])
+        self.parts, self.n = parts, n
+        rank = None
+        if self.perm is not None:
+            rank = np.empty(n, np.uint32)
+            rank[self.perm] = np.arange(n, dtype=np.uint32)
+        self.rank = rank
+        start = _column(spans, "start_ns")
+        self.origin = int(start.min()) if n else 0
+        names, self.names = _dense_ids(spans.column("name"))
+        categories, self.categories = _dense_ids(spans.column("category"))
+        parent = _column(spans, "parent")
+        links = trace.links
+        if links.num_rows >= 2**32:
+            raise GraphValidationError(f"GPUTraceScene cannot hold {links.num_rows} links (at most 2**32 - 1)")
+        source, target = _column(links, "source").astype(np.uint32), _column(links, "target").astype(np.uint32)
+        if rank is not None:
+            source, target = rank[source], rank[target]
+            parent = np.where(parent >= 0, rank[np.maximum(parent, 0)].astype(np.int64), -1)
+            parent = parent[self.perm]
+        self.parents = np.where(parent >= 0, parent, NO_PARENT).astype(np.uint32)
+        kinds, self.link_kinds = _dense_ids(links.column("kind"))
+        self.links = np.stack([source, target, kinds, np.arange(len(source), dtype=np.uint32)], axis=1)
+        with ThreadPoolExecutor(4) as pool:  # numpy sorts release the GIL
+            jobs = {
+                "links_forward": pool.submit(self._link_csr, source, target),
+                "links_reverse": pool.submit(self._link_csr, target, source),
+                "hierarchy_reverse": pool.submit(self._children_csr),
+                "records": pool.submit(self._records, spans, start, names, categories, source, target),
+            }
+            self.csr = {name: job.result() for name, job in jobs.items() if name != "records"}
+            self.records = jobs["records"].result()
+        if n:
+            self.records[:, 10] |= np.where(self.child_counts > 0, FLAG_HAS_CHILDREN, 0).astype(np.uint32)
+        self.csr["hierarchy_forward"] = self._parent_csr()
+        thread = _column(spans, "thread").astype(np.int64)
+        self.thread_process = _column(trace.threads, "process").astype(np.uint32)
+        lanes = np.zeros(trace.threads.num_rows, np.uint32)
+        if n:
+            np.maximum.at(lanes, thread, _column(spans, "lane").astype(np.uint32) + np.uint32(1))
+        self.thread_lanes = lanes
+
+    def _csr(self, offsets, neighbors, edges):
+        """(local offsets, neighbors, edges or None, neighbour row where each partition starts)."""
+        return _local_offsets(offsets, self.bounds), neighbors, edges, offsets[self.bounds].astype(np.int64)
+
+    def _link_csr(self, key, other):
+        order, offsets = _group(key, self.n)
+        return self._csr(offsets, other[order], order)
+
+    def _children_csr(self):
+        has = self.parents != NO_PARENT
+        rows = np.flatnonzero(has).astype(np.uint32)
+        order, offsets = _group(self.parents[has], self.n)
+        self.child_counts = np.diff(offsets)
+        return self._csr(offsets, rows[order], None)
+
+    def _parent_csr(self):
+        has = self.parents != NO_PARENT
+        offsets = np.zeros(self.n + 1, np.uint64)
+        np.cumsum(has, out=offsets[1:])
+        return self._csr(offsets, self.parents[has], None)
+
+    def _records(self, spans, start, names, categories, source, target):
+        n, perm = self.n, self.perm
+        take = (lambda a: a) if perm is None else (lambda a: a[perm])
+        start = take(start).view(np.uint64) - np.uint64(self.origin & 0xFFFFFFFFFFFFFFFF)
+        duration = take(_column(spans, "duration_ns"))
+        flags = take(_column(spans, "incomplete")).astype(np.uint32)  # FLAG_INCOMPLETE is bit 0
+        flags |= take(spans.column("args").is_valid().to_numpy()).astype(np.uint32) << np.uint32(1)
+        flags |= (self.parents == NO_PARENT).astype(np.uint32) << np.uint32(2)
+        flags |= (np.bincount(source, minlength=n)[:n] > 0).astype(np.uint32) << np.uint32(4)
+        flags |= (np.bincount(target, minlength=n)[:n] > 0).astype(np.uint32) << np.uint32(5)
+        flags |= (duration == 0).astype(np.uint32) << np.uint32(6)
+        flags |= take(_column(spans, "partition")).astype(np.uint32) << np.uint32(PARTITION_SHIFT)
+        ids = np.arange(n, dtype=np.uint32) if perm is None else perm
+        columns = [(slice(0, 2), start.view(np.uint32).reshape(n, 2)),
+                   (slice(2, 4), duration.view(np.uint32).reshape(n, 2))]
+        columns += [(w, take(_column(spans, c))) for w, c in ((4, "lane"), (5, "thread"), (6, "process"),
+                                                              (7, "depth"))]
+        columns += [(8, take(names)), (9, take(categories)), (10, flags), (11, ids)]
+        words = np.empty((n, RECORD_WORDS), np.uint32)
+        for lo in range(0, n, _BLOCK_ROWS):  # blocks that stay in cache while all 12 words are written
+            hi = min(n, lo + _BLOCK_ROWS)
+            block = words[lo:hi]
+            for word, values in columns:
+                block[:, word] = values[lo:hi]
+        return words
+
+
+def _data(buffer, fmt, length, byte_offset, byte_stride=None):
+    """A borrowed GPUData range; an empty one sits inside the buffer wherever it starts."""
+    if length == 0:
+        byte_offset = min(byte_offset, buffer.size // 4 * 4)
+    return GPUData(buffer, format=fmt, length=int(length), byte_offset=int(byte_offset), byte_stride=byte_stride)
+
+
+class GPUTraceScene:
+    """A trace uploaded once into GPU tables: span records, parents, links and
+    their CSR adjacencies, chunked by partition (see the module docstring for
+    the record layout and the exact-time contract).
+
+    Parameters
+    ----------
+    device : wgpu.GPUDevice
+    trace : Trace
+        Any :class:`~gpuviz.trace.model.Trace` (an importer's, ``Trace.from_arrow``'s
+        or ``synthetic``'s).
+    label : str
+        Prefix of the buffer labels (``"trace-records"``...).
+
+    Attributes
+    ----------
+    spans : GPUTable
+        Columns ``"time"``, ``"place"``, ``"label"`` (``uint32x4``, strided
+        views of the 48-byte records), one batch per partition (empty ones
+        kept).
+    record_buffer : wgpu.GPUBuffer
+        The records, ``RECORD_BYTES`` per row, for shaders that bind
+        ``array<TraceSpan>`` (``shaders/trace_span.wgsl``).
+    parents : GPUVector
+        uint32 parent row per row (:data:`NO_PARENT` for roots), a chunk per partition.
+    links : GPUData
+        ``uint32x4`` per link: source row, target row, kind ID, link ID.
+    links_forward, links_reverse, hierarchy_forward, hierarchy_reverse : TraceAdjacency
+        CSR: link source -> targets, target -> sources, child -> parent,
+        parent -> children.
+    thread_process, thread_lanes : GPUData
+        uint32 per thread: its process row; its lane count.
+    names, categories, link_kinds : pyarrow.StringArray
+        The strings of the dense IDs (ID = index), on the CPU.
+    time_origin_ns : int
+        Absolute ns of relative time 0 (the earliest span start; 0 without spans).
+    partition_offsets : tuple of int
+        ``partition_count + 1`` row bounds: partition p holds rows
+        ``partition_offsets[p]:partition_offsets[p + 1]``.
+    span_ids : numpy.ndarray
+        uint32 span ID of each row (``arange`` when rows are IDs).
+    rows_are_ids : bool
+    timings : dict
+        Seconds spent preparing on the CPU (``"prepare"``) and queueing the
+        writes (``"write"``).
+
+    Raises
+    ------
+    GraphTypeError
+        ``device`` is not a ``wgpu.GPUDevice`` or ``trace`` is not a Trace.
+    GraphValidationError
+        More spans, links or partitions than the record format holds, or a
+        table over the device's ``max-buffer-size``; nothing stays allocated.
+
+    Notes
+    -----
+    Uploads once, with ``queue.write_buffer`` (queued, not waited for);
+    never records commands, submits compute work or reads back. Keeps no
+    strings and no ``args`` on the GPU, and does not upload counters or
+    instants. Binding a whole table in one storage binding needs the
+    device's ``max-storage-buffer-binding-size`` to cover it (gpuviz's
+    ``request_device`` asks for the adapter's limits). All GPU tables are
+    borrowed views of buffers the scene owns: only :meth:`destroy` frees them.
+    """
+
+    def __init__(self, device, trace, *, label="trace"):
+        from gpuviz.trace.model import Trace
+
+        check_device("GPUTraceScene", device)
+        check_id("GPUTraceScene", label, kind="label")
+        if not isinstance(trace, Trace):
+            raise GraphTypeError(f'GPUTraceScene "{label}" needs a gpuviz.trace.Trace (got {type(trace).__name__})')
+        self.device, self.label = device, label
+        self._destroyed = False
+        self._buffers = {}
+        t0 = time.perf_counter()
+        host = _Host(trace)
+        t1 = time.perf_counter()
+        try:
+            self._upload_tables(host)
+        except BaseException:
+            self.destroy()
+            raise
+        self.timings = {"prepare": t1 - t0, "write": time.perf_counter() - t1}
+        self.names, self.categories, self.link_kinds = host.names, host.categories, host.link_kinds
+        self.time_origin_ns = host.origin
+        self.partition_offsets = tuple(int(b) for b in host.bounds)
+        self.rows_are_ids = host.perm is None
+        self.span_ids = np.arange(host.n, dtype=np.uint32) if host.perm is None else host.perm
+        self._build_views(host)
+
+    # -- upload ------------------------------------------------------------------
+    def _upload(self, name, array):
+        raw = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
+        size = max(4, -(-raw.nbytes // 4) * 4)
+        limit = self.device.limits["max-buffer-size"]
+        if size > limit:
+            raise GraphValidationError(
+                f'GPUTraceScene "{self.label}" table "{name}" needs {size} bytes, over the device limit '
+                f"max-buffer-size {limit}")
+        buffer = self.device.create_buffer(label=f"{self.label}-{name}", size=size, usage=DEFAULT_USAGE)
+        self._buffers[name] = buffer
+        for offset in range(0, raw.nbytes, _WRITE_PIECE):
+            self.device.queue.write_buffer(buffer, offset, raw[offset: offset + _WRITE_PIECE])
+        return buffer
+
+    def _upload_tables(self, host):
+        self._upload("records", host.records)
+        self._upload("parents", host.parents)
+        self._upload("links", host.links)
+        for name, (offsets, neighbors, edges, _) in host.csr.items():
+            stem = name.replace("_", "-")
+            self._upload(f"{stem}-offsets", offsets)
+            self._upload(f"{stem}-neighbors", neighbors)
+            if edges is not None:
+                self._upload(f"{stem}-edges", edges)
+        self._upload("thread-process", host.thread_process)
+        self._upload("thread-lanes", host.thread_lanes)
+
+    def _build_views(self, host):
+        bounds, buffers = self.partition_offsets, self._buffers
+        parts = range(len(bounds) - 1)
+        sizes = [bounds[p + 1] - bounds[p] for p in parts]
+        schema = GPUSchema({name: "uint32x4" for name in _SPAN_COLUMNS})
+        self.record_buffer = buffers["records"]
+        self.spans = GPUTable(schema, batches=[
+            GPURecordBatch(schema, columns={
+                name: _data(buffers["records"], "uint32x4", sizes[p], RECORD_BYTES * bounds[p] + off, RECORD_BYTES)
+                for name, off in _SPAN_COLUMNS.items()})
+            for p in parts])
+        self.parents = GPUVector([_data(buffers["parents"], "uint32", sizes[p], 4 * bounds[p]) for p in parts],
+                                 format="uint32")
+        self.links = _data(buffers["links"], "uint32x4", len(host.links), 0)
+
+        def vector(table, starts, lengths):
+            return GPUVector([_data(buffers[table], "uint32", lengths[p], 4 * starts[p]) for p in parts],
+                             format="uint32")
+
+        for name, (_, _, edges, nbounds) in host.csr.items():
+            stem = name.replace("_", "-")
+            counts = np.diff(nbounds)
+            adjacency = TraceAdjacency(
+                offsets=vector(f"{stem}-offsets", [bounds[p] + p for p in parts], [s + 1 for s in sizes]),
+                neighbors=vector(f"{stem}-neighbors", nbounds, counts),
+                edges=None if edges is None else vector(f"{stem}-edges", nbounds, counts))
+            setattr(self, name, adjacency)
+        self.thread_process = _data(buffers["thread-process"], "uint32", len(host.thread_process), 0)
+        self.thread_lanes = _data(buffers["thread-lanes"], "uint32", len(host.thread_lanes), 0)
+
+    # -- facts -------------------------------------------------------------------
+    @property
+    def span_count(self) -> int:
+        """Spans (records) in the scene."""
+        return self.partition_offsets[-1]
+
+    @property
+    def link_count(self) -> int:
+        """Links in the scene."""
+        return self.links.length
+
+    @property
+    def partition_count(self) -> int:
+        """Partitions (chunks of every per-span table), empty ones included."""
+        return len(self.partition_offsets) - 1
+
+    @property
+    def stats(self) -> dict:
+        """Bytes of each GPU table (buffer sizes, by table name) and ``"total"``."""
+        out = {name: int(buffer.size) for name, buffer in self._buffers.items()}
+        out["total"] = sum(out.values())
+        return out
+
+    @property
+    def destroyed(self) -> bool:
+        """True after :meth:`destroy`."""
+        return self._destroyed
+
+    # -- graph -------------------------------------------------------------------
+    def import_to_graph(self, graph, *, id="trace") -> dict:
+        """Import every table into ``graph`` as borrowed views.
+
+        Returns a dict of views: ``"records"`` (GraphVectorView of
+        ``uint32x4`` rows 48 bytes long, a chunk per partition) and
+        ``"records-packed"`` (one GraphDataView over all rows), ``"parents"``,
+        ``"<adjacency>-offsets"``, ``"<adjacency>-neighbors"`` and
+        ``"<adjacency>-edges"`` (GraphVectorViews; adjacency names as the
+        attributes, dashed: ``"links-forward"``, ``"hierarchy-reverse"``),
+        ``"links"``, ``"thread-process"`` and ``"thread-lanes"``
+        (GraphDataViews). Graph IDs are ``f"{id}-{key}"``.
+
+        The graph never destroys imports: the buffers stay the scene's, valid
+        until :meth:`destroy` (destroy the scene only after the compiled
+        graph is done with them). Raises GraphStateError after destroy.
+        """
+        if self._destroyed:
+            raise GraphStateError(f'GPUTraceScene "{self.label}" was destroyed; it cannot be imported')
+        check_id("GPUTraceScene.import_to_graph", id)
+        buffer = self.record_buffer
+        handle = graph.import_buffer(id=f"{id}-records", byte_length=buffer.size, usage=buffer.usage, buffer=buffer)
+        bounds = self.partition_offsets
+
+        def record_view(first, count):
+            offset = RECORD_BYTES * first if count else 0
+            return graph.create_data_view(handle, format="uint32x4", length=count, byte_offset=offset,
+                                          byte_stride=RECORD_BYTES, row_byte_length=RECORD_BYTES)
+
+        views = {
+            "records": GraphVectorView(f"{id}-records", tuple(
+                record_view(bounds[p], bounds[p + 1] - bounds[p]) for p in range(self.partition_count)),
+                self.spans.schema["time"]),
+            "records-packed": record_view(0, self.span_count),
+            "parents": graph.import_gpu_vector(f"{id}-parents", self.parents),
+        }
+        for name in ("links_forward", "links_reverse", "hierarchy_forward", "hierarchy_reverse"):
+            adjacency, stem = getattr(self, name), name.replace("_", "-")
+            for part in ("offsets", "neighbors", "edges"):
+                vector = getattr(adjacency, part)
+                if vector is not None:
+                    views[f"{stem}-{part}"] = graph.import_gpu_vector(f"{id}-{stem}-{part}", vector)
+        for name in ("links", "thread-process", "thread-lanes"):
+            views[name] = graph.import_gpu_data(f"{id}-{name}", getattr(self, name.replace("-", "_")))
+        return views
+
+    def destroy(self) -> None:
+        """Free every buffer of the scene; idempotent. Does not wait for queued
+        work that uses them, and leaves graphs that imported them to the caller."""
+        if self._destroyed:
+            return
+        self._destroyed = True
+        for buffer in self._buffers.values():
+            buffer.destroy()
+
+    def __repr__(self) -> str:
+        state = "destroyed" if self._destroyed else f"{self.stats['total']} bytes"
+        return (f'GPUTraceScene("{self.label}", spans={self.span_count}, links={self.link_count}, '
+                f"partitions={self.partition_count}, {state})")
