@@ -1,0 +1,240 @@
+"""Chrome Trace Event JSON -> :class:`~gpuviz.trace.model.Trace`.
+
+Phases: X; B/E (per thread stack); b/e/n (nestable async) and S/T/p/F
+(legacy async) on one ``async`` thread per process; s/t/f flows and flow v2
+(``bind_id``/``flow_in``/``flow_out`` on slices); M metadata; C counters;
+i/I instants. Everything else is counted as ``unknown_phase``.
+
+Rules where the format is loose (each written so that a reference can be
+built independently):
+
+* B/E: per thread, events in (ts, file order). At one timestamp: first every
+  E whose name equals the innermost open B closes it (repeatedly), then the
+  Bs open in file order, then the remaining Es close the innermost open B
+  (``mismatched_end_name`` when the names differ, ``unmatched_end`` when
+  nothing is open). A B never closed is kept, ``incomplete``, ending at the
+  last timestamp seen on its thread (``unclosed_begin``).
+* Async b/e: keyed by (process unless ``id2.global``, cat, id); e closes the
+  innermost open b of its key. S/T/p/F: keyed by (cat, name, id) across
+  processes; the span lives on the S's process; each T/p step starts a
+  child span up to the next step or F, linked by ``async-step`` links.
+  Unclosed ones end at their track's last timestamp (``unclosed_async``).
+* Flows s/t/f: keyed by (cat, name, id), in (ts, file order). s and t bind
+  to the innermost slice of their thread open at ts (start <= ts <= end); f
+  binds the same way when ``bp == "e"``, else to the first slice beginning
+  on its thread at or after ts. Consecutive bound points become ``flow``
+  links.
+"""
+
+import json
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from gpuviz.trace.formats.chrome_phases import (async_spans, begin_end_spans, counters_table, flow_links,
+                                                flow_v2_links, instants_table, metadata)
+from gpuviz.trace.formats.jsonevents import Reporter, decode_events, read_bytes
+from gpuviz.trace.lanes import pack_lanes
+from gpuviz.trace.model import assemble, table
+
+__all__ = ["read_chrome", "build_trace", "PHASES"]
+
+#: Phase letter -> small code.
+PHASES = {"X": 1, "B": 2, "E": 3, "b": 4, "e": 5, "n": 6, "S": 7, "T": 8, "p": 9, "F": 10,
+          "s": 11, "t": 12, "f": 13, "M": 14, "C": 15, "i": 16, "I": 17, "\x00bad": 18}
+ASYNC = (4, 5, 6, 7, 8, 9, 10)
+FLOW = (11, 12, 13)
+
+
+def read_chrome(path, *, strict=False, partition=0, data=None):
+    """Read one Chrome Trace Event JSON file (``.json`` or ``.json.gz``).
+
+    Parameters
+    ----------
+    path : str or Path
+        The file (named in errors).
+    strict : bool
+        Raise :class:`~gpuviz.trace.TraceFormatError` at the first problem
+        instead of repairing and counting it in ``trace.report``.
+    partition : int
+        Partition (rank / source file) of everything read.
+    data : bytes, optional
+        The file's (uncompressed) bytes when already read.
+
+    Non-trace, empty and garbage files raise in both modes. It does not read
+    ``samples``/``stackFrames`` (sampling profiles) and never drops a span.
+    """
+    reporter = Reporter(str(path), strict)
+    if data is None:
+        data = read_bytes(path)
+    cols = decode_events(data, str(path), reporter)
+    return build_trace(cols, reporter, partition=partition, source=str(path))
+
+
+def _codes(ph):
+    enc = pc.dictionary_encode(ph)
+    lookup = np.array([PHASES.get(p, 0) for p in enc.dictionary.to_pylist()] or [0], np.uint8)
+    return lookup[enc.indices.to_numpy(zero_copy_only=False)] if len(ph) else np.zeros(0, np.uint8)
+
+
+class Identity:
+    """Process and thread rows, in order of first appearance."""
+
+    def __init__(self, cols, code, used):
+        pid = pc.dictionary_encode(cols.pid)
+        raw_index = pid.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        texts = pid.dictionary.to_pylist()
+        # Processes: pids of the events that count, in order of first appearance.
+        remap = np.full(len(texts) + 1, -1, np.int64)
+        seen = np.unique(raw_index[used], return_index=True)
+        keep = seen[0][np.argsort(seen[1], kind="stable")]
+        remap[keep] = np.arange(len(keep))
+        self.pid_index = remap[raw_index] if len(raw_index) else raw_index
+        self.pid_text = [texts[k] for k in keep.tolist()]
+        tid = pc.dictionary_encode(cols.tid)
+        self.tid_index = tid.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        self.tid_text = tid.dictionary.to_pylist()
+        self.code = code
+        self.thread_of = np.full(len(code), -1, np.int64)
+        self.thread_rows = []        # (process, tid text, kind)
+        self.thread_key = {}
+        self.process_names = {}
+        self.process_labels = {}
+        self.thread_names = {}
+        self.thread_sort = {}
+        self.async_thread = {}
+
+    def threads_for(self, mask):
+        """Assign thread rows to the events in ``mask`` (vectorised)."""
+        idx = np.flatnonzero(mask)
+        if len(idx) == 0:
+            return
+        key = self.pid_index[idx] * (len(self.tid_text) + 1) + self.tid_index[idx]
+        uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        rows = np.empty(len(uniq), np.int64)
+        for u in np.argsort(first, kind="stable"):
+            ev = idx[first[u]]
+            k = (int(self.pid_index[ev]), self.tid_text[self.tid_index[ev]])
+            if k not in self.thread_key:
+                self.thread_key[k] = len(self.thread_rows)
+                self.thread_rows.append((k[0], k[1], "thread"))
+            rows[u] = self.thread_key[k]
+        self.thread_of[idx] = rows[inverse]
+
+    def async_row(self, process):
+        if process not in self.async_thread:
+            self.async_thread[process] = len(self.thread_rows)
+            self.thread_rows.append((process, "async", "async"))
+        return self.async_thread[process]
+
+    def tables(self, partition, kinds=None):
+        nproc = len(self.pid_text)
+        processes = table("processes", {
+            "id": np.arange(nproc, dtype=np.uint32), "pid": self.pid_text,
+            "name": [self.process_names.get(p, "") for p in range(nproc)],
+            "labels": [", ".join(self.process_labels.get(p, [])) for p in range(nproc)],
+            "partition": np.full(nproc, partition, np.uint32)})
+        rows = self.thread_rows
+        kinds = kinds or {}
+        threads = table("threads", {
+            "id": np.arange(len(rows), dtype=np.uint32),
+            "process": np.array([r[0] for r in rows], np.uint32),
+            "tid": [r[1] for r in rows],
+            "name": [self.thread_names.get(i, "") for i in range(len(rows))],
+            "sort_index": np.array([self.thread_sort.get(i, i) for i in range(len(rows))], np.int64),
+            "kind": [kinds.get(i, r[2]) for i, r in enumerate(rows)]})
+        return processes, threads
+
+
+def build_trace(cols, reporter, *, partition=0, source="", thread_kind=None, time_offset_ns=0):
+    """Event columns -> Trace (shared by the Chrome and Kineto readers).
+
+    ``thread_kind(identity) -> {thread row: kind}`` lets Kineto mark GPU
+    streams; ``time_offset_ns`` is added to every time. Does not read files.
+    """
+    n = len(cols)
+    code = _codes(cols.ph)
+    index = np.arange(n, dtype=np.int64)
+    valid = cols.ts_ok | (code == 14)              # metadata may lack ts
+    reporter.add_mask("bad_timestamp", ~valid & (code != 18), index)
+    reporter.add_mask("unknown_phase", valid & (code == 0), index)
+    code = np.where(valid, code, 18)
+    scope = np.zeros(n, np.uint8)                  # 0 thread, 1 process, 2 global (instants)
+    for i in np.flatnonzero((code == 16) | (code == 17)).tolist():
+        scope[i] = {"p": 1, "g": 2}.get(cols.rare[i].s, 0)
+    ident = Identity(cols, code, (code != 18) & (code != 0) & (scope != 2))
+    ident.threads_for(np.isin(code, (1, 2, 3, 11, 12, 13)) | (np.isin(code, (16, 17)) & (scope == 0)))
+    metadata(cols, code, ident, reporter)
+    ts = cols.ts_ns + np.int64(time_offset_ns)
+    last = _thread_last(ident, code, ts, cols)
+    x = _x_spans(cols, code, ts, ident, reporter)
+    be = begin_end_spans(cols, code, ts, ident, reporter, last)
+    async_parts, step_pairs = async_spans(cols, code, ts, ident, reporter)
+    parts = (x, be, async_parts)
+    merged = {k: np.concatenate([p[k] for p in parts]) for k in ("event", "start", "dur", "thread", "incomplete")}
+    order = np.argsort(merged["event"], kind="stable")
+    merged = {k: v[order] for k, v in merged.items()}
+    event = merged["event"]
+    row_of_event = np.full(n + 1, -1, np.int64)
+    row_of_event[event] = np.arange(len(event))
+    lane, depth, parent, added = pack_lanes(start=merged["start"], duration=merged["dur"], thread=merged["thread"])
+    reporter.note("lanes_added", added)
+    links = [flow_links(cols, code, ts, ident, reporter, merged, parent),
+             flow_v2_links(cols, event, code, ts),
+             _step_links(step_pairs, row_of_event)]
+    instants = instants_table(cols, code, ts, ident, reporter)
+    counters = counters_table(cols, code, ts, ident, reporter)
+    processes, threads = ident.tables(partition, thread_kind(ident) if thread_kind else None)
+    take = pa.array(event)
+    link_table = table("links", {"source": np.concatenate([x[0] for x in links]).astype(np.uint32),
+                                 "target": np.concatenate([x[1] for x in links]).astype(np.uint32),
+                                 "kind": [k for x in links for k in x[2]]})
+    return assemble(name=pc.take(cols.name, take), category=pc.take(cols.cat, take),
+                    start_ns=merged["start"], duration_ns=merged["dur"], thread=merged["thread"],
+                    threads=threads, processes=processes, parent=parent, args=pc.take(cols.args, take),
+                    incomplete=merged["incomplete"], links=link_table, counters=counters, instants=instants,
+                    report={**reporter.counts}, sources=(source,), lanes=(lane, depth))
+
+
+def _step_links(step_pairs, row_of_event):
+    """async-step links between consecutive S/T/F segments."""
+    if not step_pairs:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), []
+    pairs = np.array(step_pairs, np.int64)
+    return row_of_event[pairs[:, 0]], row_of_event[pairs[:, 1]], ["async-step"] * len(pairs)
+
+
+def _thread_last(ident, code, ts, cols):
+    """Last timestamp (incl. X ends) seen on each thread; unclosed Bs end there."""
+    nthreads = len(ident.thread_rows) + 1
+    last = np.full(nthreads, np.iinfo(np.int64).min, np.int64)
+    has = ident.thread_of >= 0
+    end = np.where((code == 1) & cols.dur_ok & (cols.dur_ns > 0), ts + np.maximum(cols.dur_ns, 0), ts)
+    np.maximum.at(last, ident.thread_of[has], end[has])
+    return last
+
+
+def _x_spans(cols, code, ts, ident, reporter):
+    idx = np.flatnonzero(code == 1)
+    dur = cols.dur_ns[idx]
+    missing = ~cols.has_dur[idx]
+    bad = cols.has_dur[idx] & ~cols.dur_ok[idx]
+    negative = cols.dur_ok[idx] & (dur < 0)
+    reporter.add_mask("missing_duration", missing, idx)
+    reporter.add_mask("bad_duration", bad, idx)
+    reporter.add_mask("negative_duration", negative, idx)
+    dur = np.where(missing | bad | negative, 0, dur)
+    return {"event": idx, "start": ts[idx], "dur": dur, "thread": ident.thread_of[idx],
+            "incomplete": np.zeros(len(idx), bool)}
+
+
+def decode_args(text):
+    """JSON text of ``args`` -> dict ({} for null or non-objects)."""
+    if text is None:
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}

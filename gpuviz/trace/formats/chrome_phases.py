@@ -1,0 +1,334 @@
+"""The phases of Chrome Trace Event JSON other than X (see chrome.py for the rules).
+
+Each function reads the :class:`~gpuviz.trace.formats.jsonevents.EventColumns`
+and the phase codes, and returns span parts, links or tables. Loops here run
+over the events of their phase only (B/E, async, flows, metadata, counters);
+X slices stay vectorised in chrome.py.
+"""
+
+import msgspec
+import numpy as np
+
+from gpuviz.trace.model import table
+
+__all__ = ["metadata", "begin_end_spans", "async_spans", "flow_links", "flow_v2_links",
+           "counters_table", "instants_table"]
+
+_EMPTY_SPANS = {"event": np.zeros(0, np.int64), "start": np.zeros(0, np.int64), "dur": np.zeros(0, np.int64),
+                "thread": np.zeros(0, np.int64), "incomplete": np.zeros(0, bool)}
+
+
+def _args(event):
+    raw = event.args
+    if not len(raw):
+        return {}
+    try:
+        value = msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _raw_text(raw):
+    text = bytes(raw).decode("utf-8", "replace")
+    return text[1:-1] if len(text) >= 2 and text[0] == '"' and text[-1] == '"' else text
+
+
+def metadata(cols, code, ident, reporter):
+    """Apply M events: process/thread names, labels, sort indexes."""
+    idx = np.flatnonzero(code == 14)
+    names = {i: cols.rare[i].name for i in idx.tolist()}
+    thread_meta = np.zeros(len(code), bool)
+    for i, name in names.items():
+        if name in ("thread_name", "thread_sort_index"):
+            thread_meta[i] = True
+    ident.threads_for(thread_meta)
+    for i, name in names.items():
+        args = _args(cols.rare[i])
+        proc = int(ident.pid_index[i])
+        if name == "process_name":
+            ident.process_names[proc] = str(args.get("name", ""))
+        elif name == "process_labels":
+            labels = args.get("labels", "")
+            ident.process_labels.setdefault(proc, []).append(str(labels))
+        elif name == "thread_name":
+            ident.thread_names[int(ident.thread_of[i])] = str(args.get("name", ""))
+        elif name == "thread_sort_index":
+            value = args.get("sort_index")
+            if isinstance(value, (int, float)) and abs(value) < 2 ** 62:
+                ident.thread_sort[int(ident.thread_of[i])] = int(value)
+        elif name != "process_sort_index":
+            reporter.add("unknown_metadata", index=i)
+
+
+def _spans(rows):
+    if not rows:
+        return dict(_EMPTY_SPANS)
+    event, start, dur, thread, incomplete = zip(*rows)
+    return {"event": np.array(event, np.int64), "start": np.array(start, np.int64),
+            "dur": np.array(dur, np.int64), "thread": np.array(thread, np.int64),
+            "incomplete": np.array(incomplete, bool)}
+
+
+def begin_end_spans(cols, code, ts, ident, reporter, last):
+    """B/E pairs per thread stack; unclosed Bs end at their thread's last ts."""
+    idx = np.flatnonzero((code == 2) | (code == 3))
+    if len(idx) == 0:
+        return dict(_EMPTY_SPANS)
+    thread = ident.thread_of[idx]
+    order = np.lexsort((idx, ts[idx], thread))
+    idx, thread = idx[order], thread[order]
+    times = ts[idx].tolist()
+    is_begin = (code[idx] == 2).tolist()
+    names = [cols.rare[i].name for i in idx.tolist()]
+    rows = []
+    ev = idx.tolist()
+    th = thread.tolist()
+    k, n = 0, len(ev)
+    while k < n:
+        t, tt = th[k], times[k]
+        stack = []
+        while k < n and th[k] == t:
+            g = k
+            while g < n and th[g] == t and times[g] == tt:
+                g += 1
+            _one_timestamp(k, g, stack, ev, names, is_begin, tt, t, rows, reporter)
+            k = g
+            if k < n:
+                tt = times[k]
+        for b in stack:
+            reporter.add("unclosed_begin", index=b[0])
+            rows.append((b[0], b[1], max(int(last[t]) - b[1], 0), t, True))
+    return _spans(rows)
+
+
+def _one_timestamp(lo, hi, stack, ev, names, is_begin, ts, thread, rows, reporter):
+    ends = [j for j in range(lo, hi) if not is_begin[j]]
+    pending = list(ends)
+    progress = True
+    while progress and pending and stack:
+        progress = False
+        for j in pending:
+            if stack and names[j] == stack[-1][2]:
+                b = stack.pop()
+                rows.append((b[0], b[1], ts - b[1], thread, False))
+                pending.remove(j)
+                progress = True
+                break
+    for j in range(lo, hi):
+        if is_begin[j]:
+            stack.append((ev[j], ts, names[j]))
+    for j in pending:
+        if not stack:
+            reporter.add("unmatched_end", index=ev[j])
+            continue
+        b = stack.pop()
+        if names[j] and names[j] != b[2]:
+            reporter.add("mismatched_end_name", index=ev[j])
+        rows.append((b[0], b[1], ts - b[1], thread, False))
+
+
+def _async_key(cols, i, ident):
+    e = cols.rare[i]
+    if len(e.id2):
+        try:
+            id2 = msgspec.json.decode(e.id2)
+        except msgspec.DecodeError:
+            id2 = {}
+        if isinstance(id2, dict) and "global" in id2:
+            return (None, e.cat, "g:" + str(id2["global"]))
+        if isinstance(id2, dict) and "local" in id2:
+            return (int(ident.pid_index[i]), e.cat, "l:" + str(id2["local"]))
+    return (int(ident.pid_index[i]), e.cat, _raw_text(e.id))
+
+
+def async_spans(cols, code, ts, ident, reporter):
+    """Nestable b/e/n and legacy S/T/p/F spans on per-process async threads.
+
+    Returns (span parts, [(event, event)] async-step pairs). n events and
+    instants are left to :func:`instants_table`.
+    """
+    idx = np.flatnonzero(np.isin(code, (4, 5, 7, 8, 9, 10)))
+    if len(idx) == 0:
+        return dict(_EMPTY_SPANS), []
+    idx = idx[np.lexsort((idx, ts[idx]))]
+    rows, steps = [], []
+    nestable, legacy = {}, {}
+    last = {}
+    for i in idx.tolist():
+        c = int(code[i])
+        e = cols.rare[i]
+        t = int(ts[i])
+        proc = int(ident.pid_index[i])
+        if c in (4, 5):
+            key = _async_key(cols, i, ident)
+            if c == 4:
+                track = ident.async_row(proc)
+                nestable.setdefault(key, []).append((i, t, track))
+            elif nestable.get(key):
+                b = nestable[key].pop()
+                rows.append((b[0], b[1], t - b[1], b[2], False))
+            else:
+                reporter.add("unmatched_async_end", index=i)
+                continue
+        else:
+            key = (e.cat, e.name, _raw_text(e.id))
+            if c == 7:
+                track = ident.async_row(proc)
+                legacy[key] = {"start": (i, t, track), "step": None}
+            elif key not in legacy:
+                reporter.add("unmatched_async_end" if c == 10 else "unmatched_async_step", index=i)
+                continue
+            else:
+                state = legacy[key]
+                track = state["start"][2]
+                if state["step"] is not None:
+                    s = state["step"]
+                    rows.append((s[0], s[1], t - s[1], track, False))
+                prev = state["step"][0] if state["step"] is not None else state["start"][0]
+                if c == 10:
+                    s = state["start"]
+                    rows.append((s[0], s[1], t - s[1], track, False))
+                    del legacy[key]
+                else:
+                    steps.append((prev, i))
+                    state["step"] = (i, t)
+        last[track] = max(last.get(track, t), t)
+    for stack in nestable.values():
+        for b in stack:
+            reporter.add("unclosed_async", index=b[0])
+            rows.append((b[0], b[1], last[b[2]] - b[1], b[2], True))
+    for state in legacy.values():
+        s = state["start"]
+        reporter.add("unclosed_async", index=s[0])
+        end = last[s[2]]
+        if state["step"] is not None:
+            st = state["step"]
+            rows.append((st[0], st[1], end - st[1], s[2], True))
+        rows.append((s[0], s[1], end - s[1], s[2], True))
+    return _spans(rows), steps
+
+
+def _slice_index(spans):
+    """Per-thread search structures over the spans: (order, thread, start, end)."""
+    order = np.lexsort((-spans["dur"], spans["start"], spans["thread"]))
+    return order, spans["thread"][order], spans["start"][order], spans["start"] + spans["dur"]
+
+
+def _bind(spans, parent, index, thread, t, enclosing):
+    """Row of the slice a flow point binds to, or -1."""
+    order, th, st, end = index
+    lo = np.searchsorted(th, thread, side="left")
+    hi = np.searchsorted(th, thread, side="right")
+    if lo == hi:
+        return -1
+    if not enclosing:
+        k = lo + np.searchsorted(st[lo:hi], t, side="left")
+        return int(order[k]) if k < hi else -1
+    k = lo + np.searchsorted(st[lo:hi], t, side="right") - 1
+    if k < lo:
+        return -1
+    row = int(order[k])
+    # The last slice starting at or before t, or one of its ancestors, encloses t.
+    while row >= 0 and not (spans["start"][row] <= t <= end[row]):
+        row = int(parent[row])
+    return row
+
+
+def flow_links(cols, code, ts, ident, reporter, spans, parent):
+    """v1 flows (s/t/f) -> ``flow`` links between the slices they bind to."""
+    idx = np.flatnonzero(np.isin(code, (11, 12, 13)))
+    empty = (np.zeros(0, np.int64), np.zeros(0, np.int64), [])
+    if len(idx) == 0:
+        return empty
+    idx = idx[np.lexsort((idx, ts[idx]))]
+    order = _slice_index(spans)
+    open_flows = {}
+    src, dst = [], []
+    for i in idx.tolist():
+        c = int(code[i])
+        e = cols.rare[i]
+        key = (e.cat, e.name, _raw_text(e.id))
+        enclosing = c != 13 or e.bp == "e"
+        row = _bind(spans, parent, order, int(ident.thread_of[i]), int(ts[i]), enclosing)
+        if row < 0:
+            reporter.add("unbound_flow", index=i)
+        if c == 11:
+            if key in open_flows:
+                reporter.add("unclosed_flow", index=open_flows[key][0])
+            open_flows[key] = (i, row)
+            continue
+        if key not in open_flows:
+            reporter.add("unmatched_flow_end" if c == 13 else "unmatched_flow_step", index=i)
+            continue
+        prev = open_flows[key][1]
+        if prev >= 0 and row >= 0:
+            src.append(prev)
+            dst.append(row)
+        if c == 13:
+            del open_flows[key]
+        else:
+            open_flows[key] = (i, row if row >= 0 else prev)
+    for first, _ in open_flows.values():
+        reporter.add("unclosed_flow", index=first)
+    return np.array(src, np.int64), np.array(dst, np.int64), ["flow"] * len(src)
+
+
+def flow_v2_links(cols, event, code, ts):
+    """Slices with ``bind_id`` (or ``id``) and ``flow_out``/``flow_in``."""
+    flagged = np.array([e for e, ev in cols.rare.items() if code[e] == 1 and (ev.flow_in or ev.flow_out)], np.int64)
+    if len(flagged) == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), []
+    row_of = {int(e): r for r, e in zip(np.flatnonzero(np.isin(event, flagged)).tolist(),
+                                        event[np.isin(event, flagged)].tolist())}
+    rows = [(row_of[e], e) for e in flagged.tolist() if e in row_of]
+    src, dst = [], []
+    out = {}
+    rows.sort(key=lambda re: (int(ts[re[1]]), re[1]))
+    for r, e in rows:
+        ev = cols.rare[e]
+        key = _raw_text(ev.bind_id if len(ev.bind_id) else ev.id)
+        if ev.flow_in and key in out:
+            src.append(out[key])
+            dst.append(r)
+        if ev.flow_out:
+            out[key] = r
+    return np.array(src, np.int64), np.array(dst, np.int64), ["flow"] * len(src)
+
+
+def counters_table(cols, code, ts, ident, reporter):
+    """C events -> one row per (event, numeric args key)."""
+    rows = {"process": [], "name": [], "series": [], "ts_ns": [], "value": []}
+    for i in np.flatnonzero(code == 15).tolist():
+        e = cols.rare[i]
+        name = e.name + (" " + _raw_text(e.id) if len(e.id) else "")
+        for key, value in _args(e).items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+                reporter.add("bad_counter_value", index=i)
+                continue
+            rows["process"].append(int(ident.pid_index[i]))
+            rows["name"].append(name)
+            rows["series"].append(str(key))
+            rows["ts_ns"].append(int(ts[i]))
+            rows["value"].append(float(value))
+    return table("counters", rows)
+
+
+def instants_table(cols, code, ts, ident, reporter):
+    """i/I (scope g/p/t) and async n events -> instants."""
+    rows = {"name": [], "category": [], "ts_ns": [], "process": [], "thread": [], "scope": []}
+    for i in np.flatnonzero(np.isin(code, (6, 16, 17))).tolist():
+        e = cols.rare[i]
+        proc = int(ident.pid_index[i])
+        if code[i] == 6:
+            scope, thread = "t", ident.async_row(proc)
+        else:
+            scope = e.s if e.s in ("g", "p", "t") else "t"
+            thread = int(ident.thread_of[i]) if scope == "t" else None
+        rows["name"].append(e.name)
+        rows["category"].append(e.cat)
+        rows["ts_ns"].append(int(ts[i]))
+        rows["process"].append(None if scope == "g" else proc)
+        rows["thread"].append(thread)
+        rows["scope"].append(scope)
+    return table("instants", rows)

@@ -1,0 +1,401 @@
+"""Trace Event JSON bytes -> event columns, fast, exact, and tolerant.
+
+The parser is msgspec (chosen by measurement, see /work/notes/chrome.md and
+docs/benchmarks.md): events decode into a typed ``Struct`` whose numeric and
+ID fields are ``msgspec.Raw`` — the exact JSON text — so ``ts``/``dur`` are
+converted to int64 ns from their decimal text by Arrow's string -> decimal
+cast (1.1 us is exactly 1100 ns; digits below 1 ns are truncated toward
+zero), never through a float. Events are decoded in blocks of a few MB cut at
+event boundaries, so peak memory stays near the size of the file.
+
+Broken files: when the whole document does not decode, a string-aware
+bracket scan (numpy) finds every complete event before the error; those are
+kept and the rest is reported (``truncated`` when the damage is at the end,
+``bad_json`` otherwise).
+"""
+
+import gzip
+import re
+from dataclasses import dataclass, field
+
+import msgspec
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from gpuviz.trace.errors import TraceFormatError
+
+__all__ = ["read_bytes", "decode_events", "EventColumns", "Reporter", "Event"]
+
+_BLOCK = 8 << 20
+_BOUNDARY = re.compile(rb"\}\s*,\s*\{")
+_ERROR_BYTE = re.compile(r"\(byte (\d+)\)")
+_EMPTY = msgspec.Raw(b"")
+
+
+class Event(msgspec.Struct, gc=False):
+    """One Trace Event; ``Raw`` fields keep the exact JSON text."""
+    ph: str = ""
+    name: str = ""
+    cat: str = ""
+    pid: msgspec.Raw = _EMPTY
+    tid: msgspec.Raw = _EMPTY
+    ts: msgspec.Raw = _EMPTY
+    dur: msgspec.Raw = _EMPTY
+    args: msgspec.Raw = _EMPTY
+    id: msgspec.Raw = _EMPTY
+    id2: msgspec.Raw = _EMPTY
+    bp: str = ""
+    s: str = ""
+    bind_id: msgspec.Raw = _EMPTY
+    flow_in: bool = False
+    flow_out: bool = False
+
+
+_DECODER = msgspec.json.Decoder(list[Event])
+_RAW_LIST = msgspec.json.Decoder(list[msgspec.Raw])
+_HEADER = msgspec.json.Decoder(dict[str, msgspec.Raw])
+
+
+class Reporter:
+    """Counts problems by reason; in strict mode raises at the first one."""
+
+    def __init__(self, path, strict):
+        self.path, self.strict, self.counts = path, strict, {}
+
+    def add(self, reason, count=1, *, index=None, offset=None):
+        if count <= 0:
+            return
+        if self.strict:
+            raise TraceFormatError(self.path, reason, index=index, offset=offset)
+        self.counts[reason] = self.counts.get(reason, 0) + int(count)
+
+    def add_mask(self, reason, mask, indexes):
+        """Add ``mask.sum()`` problems; strict names the first event index."""
+        count = int(np.count_nonzero(mask))
+        if count:
+            self.add(reason, count, index=int(np.asarray(indexes)[mask].min()))
+
+    def note(self, reason, count=1):
+        """A count that is information, never an error (``lanes_added``)."""
+        if count:
+            self.counts[reason] = self.counts.get(reason, 0) + int(count)
+
+
+@dataclass
+class EventColumns:
+    """Columns of all decoded events, in file order (index = event index)."""
+    ph: pa.Array
+    name: pa.Array
+    cat: pa.Array
+    pid: pa.Array          # text, quotes stripped ("25738" and 25738 agree)
+    tid: pa.Array
+    ts_ns: np.ndarray      # int64
+    ts_ok: np.ndarray      # bool: ts present and a valid number
+    dur_ns: np.ndarray
+    dur_ok: np.ndarray
+    has_dur: np.ndarray
+    args: pa.Array         # JSON text or null
+    rare: dict = field(default_factory=dict)   # event index -> Event (non-X phases, flow v2 slices)
+    header: dict = field(default_factory=dict)  # top-level keys other than traceEvents (decoded)
+
+    def __len__(self):
+        return len(self.ph)
+
+
+def read_bytes(path):
+    """The file's bytes, gunzipped when it starts with the gzip magic."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, ValueError) as exc:
+            # A cut .gz: keep what decompresses (the JSON layer then reports truncation).
+            data = _partial_gunzip(path, data, exc)
+    return data
+
+
+def _partial_gunzip(path, data, exc):
+    import zlib
+    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        out = d.decompress(data)
+    except zlib.error:
+        raise TraceFormatError(path, f"corrupt gzip data ({exc})", offset=0) from None
+    if not out:
+        raise TraceFormatError(path, f"corrupt gzip data ({exc})", offset=0)
+    return out
+
+
+def _raw_to_binary(raws):
+    """list of Raw/bytes -> LargeBinaryArray (length 0 = missing), one copy."""
+    joined = b"\x00".join(raws)
+    buf = np.frombuffer(joined, np.uint8)
+    n = len(raws)
+    if n == 0:
+        return pa.array([], pa.large_binary())
+    sep = np.flatnonzero(buf == 0)
+    if len(sep) != n - 1:   # a NUL inside a value (invalid JSON would not pass msgspec)
+        return pa.array([bytes(r) for r in raws], pa.large_binary())
+    starts = np.empty(n, np.int64)
+    starts[0] = 0
+    starts[1:] = sep + 1
+    offsets = np.empty(n + 1, np.int64)
+    offsets[:n] = starts - np.arange(n, dtype=np.int64)
+    offsets[n] = len(joined) - (n - 1)
+    values = buf[buf != 0] if n > 1 else buf
+    return pa.LargeBinaryArray.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(values)])
+
+
+def _text(binary):
+    """Raw JSON scalars -> text without surrounding quotes."""
+    s = binary.cast(pa.large_string())
+    return pc.utf8_trim(s, characters='"')
+
+
+def raw_to_ns(binary):
+    """Raw JSON numbers (or numeric strings) in us -> (int64 ns, ok mask).
+
+    Exact for decimal text; sub-ns digits truncate toward zero. Missing,
+    non-numeric, non-finite or out-of-int64 values give ok=False.
+    """
+    n = len(binary)
+    lengths = pc.binary_length(binary).to_numpy(zero_copy_only=False)
+    text = _text(binary)
+    present = lengths > 0
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, bool)
+    if present.all() and lengths.max() <= 32:
+        try:
+            dec = pc.cast(text, pa.decimal128(38, 3), safe=False)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            dec = None
+        if dec is not None and dec.null_count == 0:
+            words = np.frombuffer(dec.buffers()[1], np.int64)[2 * dec.offset: 2 * (dec.offset + n)].reshape(-1, 2)
+            ns = words[:, 0].copy()
+            ok = words[:, 1] == (ns >> 63)
+            return ns, ok
+    return _slow_ns(text.to_pylist(), present)
+
+
+def _slow_ns(texts, present):
+    from decimal import ROUND_DOWN, Decimal, InvalidOperation
+    n = len(texts)
+    ns = np.zeros(n, np.int64)
+    ok = np.zeros(n, bool)
+    lo, hi = -(1 << 63), (1 << 63) - 1
+    for i, t in enumerate(texts):
+        if not present[i] or t is None or len(t) > 64:
+            continue
+        try:
+            d = Decimal(t)
+        except (InvalidOperation, ValueError):
+            continue
+        if not d.is_finite() or abs(d.adjusted()) > 30:
+            if d.is_finite() and d == 0:
+                ok[i] = True
+            continue
+        v = int((d * 1000).to_integral_value(rounding=ROUND_DOWN))
+        if lo <= v <= hi:
+            ns[i], ok[i] = v, True
+    return ns, ok
+
+
+def _find_array(data, path):
+    """(is_object, offset of the first '[' or '{'); raises for non-JSON."""
+    i = 0
+    n = len(data)
+    while i < n and data[i] in b" \t\r\n":
+        i += 1
+    if data[:3] == b"\xef\xbb\xbf":
+        i = 3
+    if i >= n:
+        raise TraceFormatError(path, "empty file", offset=0)
+    first = data[i:i + 1]
+    if first == b"[":
+        return False, i
+    if first == b"{":
+        return True, i
+    raise TraceFormatError(path, f"not a JSON trace (starts with {data[i:i + 8]!r})", offset=i)
+
+
+def decode_events(data, path, reporter):
+    """Decode the events of a Trace Event JSON document into :class:`EventColumns`.
+
+    Raises :class:`TraceFormatError` for data that is not a trace at all (in
+    both modes); reports what a broken but readable trace lost.
+    """
+    is_object, start = _find_array(data, path)
+    header = {}
+    events_buf = None
+    try:
+        if is_object:
+            top = _HEADER.decode(data)
+            if "traceEvents" not in top:
+                raise TraceFormatError(path, "JSON object without \"traceEvents\" (not a Trace Event file)", offset=start)
+            events_buf = memoryview(top.pop("traceEvents"))
+            for key, raw in top.items():
+                if len(raw) < (1 << 20):
+                    header[key] = msgspec.json.decode(raw)
+        else:
+            events_buf = memoryview(data)[start:]
+            if bytes(data[-64:]).rstrip()[-1:] != b"]":
+                raise msgspec.DecodeError("Input data was truncated")
+        if bytes(events_buf[:1]) != b"[":
+            raise TraceFormatError(path, "\"traceEvents\" is not an array", offset=start)
+        return _decode_blocks(events_buf, path, reporter, header, base_offset=0 if is_object else start)
+    except (msgspec.DecodeError, _Resplit) as exc:
+        message = str(exc)
+        return _decode_broken(data, path, reporter, is_object, start, message)
+
+
+def _decode_blocks(buf, path, reporter, header, base_offset):
+    """Decode ``[ev, ev, ...]`` (a memoryview) in blocks cut at event boundaries."""
+    n = len(buf)
+    pos = 1
+    while pos < n and buf[pos] in b" \t\r\n":
+        pos += 1
+    end = n - 1                # the closing ']'
+    while end > pos and buf[end] != ord("]"):
+        end -= 1
+    parts = []
+    first_index = 0
+    while pos < end:
+        cut = end
+        if end - pos > _BLOCK:
+            m = _BOUNDARY.search(buf, pos + _BLOCK, end)
+            if m is not None:
+                cut = m.start() + 1
+        try:
+            parts.append(_decode_block(b"[" + bytes(buf[pos:cut]) + b"]", path, reporter, first_index))
+        except _Resplit as exc:
+            if cut == end:
+                m = _ERROR_BYTE.search(str(exc.__cause__))
+                at = base_offset + pos + int(m.group(1)) - 1 if m else base_offset + len(buf)
+                raise _Resplit(f"{exc.__cause__} (byte {at})") from None
+            # The boundary guess fell inside a string: the rest as one block.
+            cut = end
+            parts.append(_decode_block(b"[" + bytes(buf[pos:cut]) + b"]", path, reporter, first_index))
+        first_index += len(parts[-1][0])
+        pos = cut
+        while pos < end and buf[pos] in b" \t\r\n,":
+            pos += 1
+    return _columns(parts, header)
+
+
+def _decode_block(block, path, reporter, first_index):
+    try:
+        events = _DECODER.decode(block)
+    except msgspec.ValidationError:
+        events = []
+        for k, raw in enumerate(_RAW_LIST.decode(block)):
+            try:
+                events.append(msgspec.json.decode(raw, type=Event))
+            except (msgspec.ValidationError, msgspec.DecodeError):
+                reporter.add("bad_event", index=first_index + k)
+                events.append(Event(ph="\x00bad"))
+    except msgspec.DecodeError as exc:
+        # A boundary guess inside a string, or a broken document.
+        raise _Resplit() from exc
+    return _block_columns(events, first_index, block)
+
+
+class _Resplit(Exception):
+    pass
+
+
+_FLOW_V2 = (b'"flow_in"', b'"flow_out"', b'"bind_id"')
+
+
+def _block_columns(events, first_index, block):
+    ph = pa.array([e.ph for e in events], pa.string())
+    enc = pc.dictionary_encode(ph)
+    not_x = np.array([p != "X" for p in enc.dictionary.to_pylist()] or [False], bool)
+    idx = np.flatnonzero(not_x[enc.indices.to_numpy(zero_copy_only=False)]) if len(events) else np.zeros(0, np.int64)
+    if any(key in block for key in _FLOW_V2):
+        idx = np.union1d(idx, [k for k, e in enumerate(events) if e.flow_in or e.flow_out or len(e.bind_id)])
+    rare = {first_index + k: events[k] for k in idx.tolist()}
+    return (ph,
+            pa.array([e.name for e in events], pa.string()),
+            pa.array([e.cat for e in events], pa.string()),
+            _raw_to_binary([e.pid for e in events]),
+            _raw_to_binary([e.tid for e in events]),
+            _raw_to_binary([e.ts for e in events]),
+            _raw_to_binary([e.dur for e in events]),
+            _raw_to_binary([e.args for e in events]),
+            rare)
+
+
+def _columns(parts, header):
+    def cat(k, empty):
+        arrays = [part[k] for part in parts]
+        return pa.concat_arrays(arrays) if arrays else pa.array([], empty)
+    ph, names, cats = (cat(k, pa.string()) for k in range(3))
+    pid, tid, ts, dur, args = (cat(k, pa.large_binary()) for k in range(3, 8))
+    rare = {}
+    for part in parts:
+        rare.update(part[8])
+    ts_ns, ts_ok = raw_to_ns(ts)
+    dur_ns, dur_ok = raw_to_ns(dur)
+    has_dur = pc.binary_length(dur).to_numpy(zero_copy_only=False) > 0 if len(dur) else np.zeros(0, bool)
+    args_text = args.cast(pa.large_string())
+    missing = pc.or_(pc.equal(pc.binary_length(args), 0), pc.equal(args_text, "{}"))
+    args_text = pc.if_else(missing, pa.scalar(None, pa.large_string()), args_text).cast(pa.string())
+    return EventColumns(ph=ph, name=names, cat=cats, pid=_text(pid).cast(pa.string()), tid=_text(tid).cast(pa.string()),
+                        ts_ns=ts_ns, ts_ok=ts_ok, dur_ns=dur_ns, dur_ok=dur_ok, has_dur=has_dur,
+                        args=args_text, rare=rare, header=header)
+
+
+def _structure(buf, lo, hi):
+    """Brackets outside strings in ``buf[lo:hi]``: (positions, depth after each)."""
+    b = np.frombuffer(buf, np.uint8, count=hi - lo, offset=lo)
+    quotes = np.flatnonzero(b == 34)
+    if len(quotes):
+        maybe = quotes[(quotes > 0) & (b[np.maximum(quotes - 1, 0)] == 92)]
+        if len(maybe):
+            escaped = []
+            for q in maybe.tolist():
+                k = q - 1
+                while k >= 0 and b[k] == 92:
+                    k -= 1
+                if (q - 1 - k) % 2:
+                    escaped.append(q)
+            quotes = np.setdiff1d(quotes, np.array(escaped, np.int64))
+    opens = (b == 123) | (b == 91)
+    brackets = np.flatnonzero(opens | (b == 125) | (b == 93))
+    outside = np.searchsorted(quotes, brackets) % 2 == 0
+    brackets = brackets[outside]
+    depth = np.cumsum(np.where(opens[brackets], 1, -1))
+    return brackets + lo, depth
+
+
+def _decode_broken(data, path, reporter, is_object, start, message):
+    """Keep every complete event before the point where decoding failed."""
+    m = _ERROR_BYTE.search(message)
+    error_at = int(m.group(1)) if m else len(data)
+    tail = data[error_at:].strip() if m else b""
+    at_end = not m or not tail or tail in (b"]", b"]}", b"}")
+    reason = "truncated" if at_end else "bad_json"
+    arr = start
+    if is_object:
+        key = data.find(b'"traceEvents"', start)
+        if key < 0 or key > error_at:
+            raise TraceFormatError(path, f"not a Trace Event file ({message})", offset=error_at)
+        arr = data.find(b"[", key)
+        if arr < 0:
+            raise TraceFormatError(path, f"truncated before the event array ({message})", offset=error_at)
+    if error_at <= arr:
+        raise TraceFormatError(path, f"not a Trace Event file ({message})", offset=error_at)
+    reporter.add(reason, offset=error_at)
+    pos, depth = _structure(data, arr, min(error_at, len(data)))
+    closes = pos[(depth == 1) & (np.frombuffer(data, np.uint8)[pos] == 125)]
+    if len(closes) == 0:
+        return _columns([], {})
+    last = int(closes[-1])
+    body = memoryview(b"[" + data[arr + 1:last + 1] + b"]")
+    try:
+        return _decode_blocks(body, path, reporter, {}, base_offset=arr)
+    except (msgspec.DecodeError, _Resplit):
+        reporter.add("bad_json", offset=arr)
+        return _columns([], {})
