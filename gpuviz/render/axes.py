@@ -147,7 +147,7 @@ class Axis:
         overlap: the largest tick count (from a target of one per ~60
         pixels horizontally, ~32 vertically) whose labels fit."""
         per = 60.0 if self.horizontal else 32.0
-        target = max(1, min(12, int(length // per)))
+        target = max(2, min(12, int(length // per)))
         while True:
             ticks = self._ticks_for(target, length, measure)
             if target == 1 or self._fits(ticks, length, measure):
