@@ -351,3 +351,32 @@ def test_construction_errors(device):
         GPUGraphTraversal(id="t", max_depth=-1, **views)
     with pytest.raises(GraphValidationError, match='frontier_capacity must be at least 1'):
         GPUGraphTraversal(id="t", max_depth=1, frontier_capacity=0, **views)
+
+
+def test_seed_vector_and_long_outputs(device):
+    """Seeds as a vector (an empty chunk kept; seed_count counts across
+    chunks), output and depths longer than the node count (rows past it
+    untouched), malformed offsets clamped to the neighbour rows."""
+    n = 8
+    offsets = np.array([0, 2, 1, 3, 3, 50, 6, 6, 6], np.uint32)  # 1 > 2 - 1 and 50 past the 6 neighbours
+    neighbors = np.array([1, 2, 3, 4, 5, 7], np.uint32)
+    graph = new_graph(device)
+    out = gpu_data(device, np.full(n + 3, SENTINEL))
+    dep = gpu_data(device, np.full(n + 3, SENTINEL))
+    count = gpu_data(device, [4])
+    seeds = graph.import_gpu_vector("s", gpu_vector(device, [[0], [], [4, 9], [6, 2]]))
+    GPUGraphTraversal(id="t", offsets=graph.import_gpu_data("o", gpu_data(device, offsets)),
+                      neighbors=graph.import_gpu_data("nb", gpu_data(device, neighbors)), seeds=seeds,
+                      seed_count=graph.import_gpu_data("c", count), output=graph.import_gpu_data("out", out),
+                      depths=graph.import_gpu_data("d", dep), max_depth=2).add_to_graph(graph)
+    compiled = graph.compile()
+    encoder = device.create_command_encoder()
+    compiled.encode(encoder)
+    device.queue.submit([encoder.finish()])
+    # node 0 -> 1, 2; node 1's range [2, 1) is empty; node 4 -> neighbours[3:6] = 4, 5, 7 (clamped end)
+    clamped = np.array([0, 2, 2, 3, 3, 6, 6, 6, 6], np.uint32)
+    expected, _ = bfs(n, (clamped, neighbors), None, [0, 4, 9, 6], depth=2)
+    got = read(device, dep)
+    assert got[:n].tolist() == expected.tolist() and got[n:].tolist() == [SENTINEL] * 3
+    assert read(device, out)[:n].tolist() == (expected != UNREACHED).astype(np.uint32).tolist()
+    assert read(device, out)[n:].tolist() == [SENTINEL] * 3
