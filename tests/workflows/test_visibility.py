@@ -1,0 +1,436 @@
+"""GPUVisibilityWorkflow against a numpy oracle: every predicate alone and
+all together, tile boundaries, vectors with empty and uneven chunks,
+non-finite inputs, spheres straddling planes, inverted windows, the count
+written into a DrawCommandBuffer word, parameter changes on a compiled
+graph, and the named errors.
+
+Values are small dyadic fractions, so float32 sums and products are exact on
+any GPU (FMA or not) and the oracle may compute in float64.
+"""
+
+import numpy as np
+import pytest
+import wgpu
+from hypothesis import given, settings, strategies as st
+
+from gpuviz.errors import GraphValidationError, ViewRangeError
+from gpuviz.graph import GPUCommandGraph
+from gpuviz.render.draw_commands import DrawCommandBuffer
+from gpuviz.tables import GPUData, GPUVector, read_array
+from gpuviz.workflows.visibility import VISIBILITY_TILE as TILE
+from gpuviz.workflows.visibility import GPUVisibilityWorkflow
+
+BU = wgpu.BufferUsage
+USAGE = BU.STORAGE | BU.COPY_SRC | BU.COPY_DST
+SENTINEL = 0xDEADBEEF
+PREDICATES = ("masks", "spheres", "intervals", "lod")
+SPECIALS = np.array([np.nan, np.inf, -np.inf], np.float32)
+
+
+# ------------------------------------------------------------------ oracle
+def oracle(n, *, masks=(), spheres=None, planes=None, intervals=None, window=None, lod=None, lod_range=None,
+           source_ids=None):
+    """(kept IDs, 0/1 mask) of the workflow's contract."""
+    keep = np.ones(n, bool)
+    with np.errstate(invalid="ignore", over="ignore"):
+        for m in masks:
+            keep &= np.asarray(m)[:n] != 0
+        if spheres is not None:
+            s = np.asarray(spheres, np.float64)[:n].reshape(n, 4)
+            p = np.asarray(planes, np.float64).reshape(-1, 4)[:6]
+            dist = s[:, :3] @ p[:, :3].T + p[:, 3]
+            ok = np.isfinite(s).all(1) & (s[:, 3] >= 0) & (dist >= -s[:, 3:4]).all(1)
+            keep &= ok & ~np.isnan(p).any()
+        if intervals is not None:
+            iv = np.asarray(intervals, np.float64)[:n].reshape(n, 2)
+            t0, t1, dmin = np.asarray(window, np.float64).ravel()[:3]
+            ok = np.isfinite(iv).all(1) & (iv[:, 1] >= t0) & (iv[:, 0] <= t1) & (iv[:, 1] - iv[:, 0] >= dmin)
+            keep &= ok & (t0 <= t1) & ~np.isnan([t0, t1, dmin]).any()
+        if lod is not None:
+            v = np.asarray(lod, np.float64)[:n]
+            lo, hi = np.asarray(lod_range, np.float64).ravel()[:2]
+            keep &= np.isfinite(v) & (lo <= v) & (v < hi) & ~np.isnan([lo, hi]).any()
+    ids = np.flatnonzero(keep).astype(np.uint32)
+    if source_ids is not None:
+        ids = np.asarray(source_ids, np.uint32)[:n][keep]
+    return ids, keep.astype(np.uint32)
+
+
+# --------------------------------------------------------------- test data
+def quantized(rng, shape, lo, hi, step):
+    return (rng.integers(round(lo / step), round(hi / step) + 1, shape) * step).astype(np.float32)
+
+
+def sprinkle(rng, a, rate):
+    """Non-finite values at ``rate`` of a float array's entries."""
+    a = a.copy()
+    hit = rng.random(a.shape) < rate
+    a[hit] = rng.choice(SPECIALS, int(hit.sum()))
+    return a
+
+
+def make_rows(rng, n, which, special=0.0):
+    rows = {}
+    if "masks" in which:
+        rows["masks"] = [(rng.random(n) < 0.7).astype(np.uint32) * rng.integers(1, 5, n).astype(np.uint32),
+                         (rng.random(n) < 0.8).astype(np.uint32)]
+    if "spheres" in which:
+        s = np.concatenate([quantized(rng, (n, 3), -6, 6, 0.125), quantized(rng, (n, 1), -0.5, 3, 0.125)], 1)
+        rows["spheres"] = sprinkle(rng, s, special)
+    if "intervals" in which:
+        start = quantized(rng, n, 0, 100, 0.25)
+        rows["intervals"] = sprinkle(rng, np.stack([start, start + quantized(rng, n, 0, 20, 0.25)], 1), special)
+    if "lod" in which:
+        rows["lod"] = sprinkle(rng, quantized(rng, n, 0, 10, 0.125), special)
+    return rows
+
+
+def box_planes(half=(4.0, 3.0, 5.0), tilt=False):
+    """Six inward planes of a box (|x| <= hx...), one tilted by a dyadic normal."""
+    hx, hy, hz = half
+    p = np.array([[1, 0, 0, hx], [-1, 0, 0, hx], [0, 1, 0, hy], [0, -1, 0, hy], [0, 0, 1, hz], [0, 0, -1, hz]],
+                 np.float32)
+    if tilt:
+        p[0] = [0.5, 0.5, 0, 2.5]
+    return p
+
+
+def params(which, *, window=(20.0, 60.0, 2.5, 0.0), lod_range=(2.0, 7.5), tilt=True):
+    out = {}
+    if "spheres" in which:
+        out["planes"] = box_planes(tilt=tilt)
+    if "intervals" in which:
+        out["window"] = np.array([window], np.float32)
+    if "lod" in which:
+        out["lod_range"] = np.array([lod_range], np.float32)
+    return out
+
+
+# ---------------------------------------------------------------- GPU runs
+def upload(device, a):
+    return GPUData.from_numpy(device, np.asarray(a), USAGE)
+
+
+def upload_vector(device, arrays):
+    return GPUVector.from_numpy(device, arrays, USAGE)
+
+
+def split(a, chunks):
+    edges = np.cumsum([0, *chunks])
+    return [a[edges[k]:edges[k + 1]] for k in range(len(chunks))]
+
+
+def run_workflow(device, n, rows, prm, *, chunks=None, source_ids=None, output="data", mask_output=True,
+                 length=None, spare=5):
+    """Build, compile and run one workflow; returns (compiled, ids, count,
+    mask, buffers) with ids including ``spare`` words past the rows."""
+    graph = GPUCommandGraph(device, id="visibility")
+
+    def per_row(name, a):
+        if chunks is None:
+            return graph.import_gpu_data(name, upload(device, a))
+        return graph.import_gpu_vector(name, upload_vector(device, split(a, chunks)))
+
+    kwargs = {}
+    for name, value in rows.items():
+        kwargs[name] = [per_row(f"mask{k}", m) for k, m in enumerate(value)] if name == "masks" else per_row(name, value)
+    if source_ids is not None:
+        kwargs["source_ids"] = per_row("source-ids", source_ids)
+    for name, value in prm.items():
+        kwargs[name] = graph.import_gpu_data(name, upload(device, value))
+    buffers = {"count": upload(device, np.full(3, SENTINEL, np.uint32))}
+    count = graph.create_data_view(graph.import_gpu_data("count", buffers["count"]).handle, format="uint32",
+                                   length=1, byte_offset=4)
+    if output == "data":
+        buffers["ids"] = upload(device, np.full(n + spare, SENTINEL, np.uint32))
+        out = graph.create_data_view(graph.import_gpu_data("ids", buffers["ids"]).handle, format="uint32", length=n)
+    else:  # a vector with the inputs' chunks, "separate" buffers or one "shared" buffer with guard words
+        arrays = [np.full(c, SENTINEL, np.uint32) for c in chunks]
+        if output == "separate":
+            buffers["ids"] = upload_vector(device, arrays)
+        else:
+            backing = upload(device, np.full(n + 3 * len(chunks) + spare, SENTINEL, np.uint32))
+            starts = [3 * (k + 1) + sum(chunks[:k]) for k in range(len(chunks))]
+            buffers["ids"] = GPUVector([GPUData(backing.buffer, format="uint32", length=c, byte_offset=4 * s)
+                                        for s, c in zip(starts, chunks)], format="uint32")
+            buffers["backing"] = backing
+        out = graph.import_gpu_vector("ids", buffers["ids"])
+    if mask_output:
+        if chunks is None:
+            buffers["mask"] = upload(device, np.full(n, SENTINEL, np.uint32))
+            kwargs["mask_output"] = graph.import_gpu_data("mask", buffers["mask"])
+        else:
+            buffers["mask"] = upload_vector(device, [np.full(c, SENTINEL, np.uint32) for c in chunks])
+            kwargs["mask_output"] = graph.import_gpu_vector("mask", buffers["mask"])
+    workflow = GPUVisibilityWorkflow(id="vis", output=out, count=count, length=length, **kwargs)
+    workflow.add_to_graph(graph)
+    compiled = graph.compile()
+    submit(device, compiled)
+    return compiled, buffers
+
+
+def submit(device, compiled):
+    encoder = device.create_command_encoder()
+    compiled.encode(encoder)
+    device.queue.submit([encoder.finish()])
+
+
+def check(device, buffers, n, want_ids, want_mask):
+    counts = read_array(device, buffers["count"])
+    assert counts.tolist() == [SENTINEL, want_ids.size, SENTINEL]
+    ids = read_array(device, buffers["ids"])
+    np.testing.assert_array_equal(ids[:want_ids.size], want_ids)
+    assert (ids[want_ids.size:] == SENTINEL).all(), "rows past the count stay untouched"
+    if "mask" in buffers:
+        np.testing.assert_array_equal(read_array(device, buffers["mask"]), want_mask)
+    if "backing" in buffers:
+        words = read_array(device, buffers["backing"])
+        inside = np.zeros(words.size, bool)
+        for chunk in buffers["ids"].chunks:
+            inside[chunk.byte_offset // 4:chunk.byte_offset // 4 + chunk.length] = True
+        assert (words[~inside] == SENTINEL).all(), "guard words between output chunks stay untouched"
+
+
+def oracle_of(n, rows, prm, source_ids=None):
+    return oracle(n, **rows, **prm, source_ids=source_ids)
+
+
+# ------------------------------------------------------------------- tests
+SIZES = [0, 1, 5, TILE - 1, TILE, TILE + 1, 3 * TILE + 2]
+
+
+@settings(max_examples=14, deadline=None)
+@given(n=st.one_of(st.sampled_from(SIZES), st.integers(0, 3 * TILE)),
+       which=st.sets(st.sampled_from(PREDICATES), min_size=1), special=st.sampled_from([0.0, 0.05]),
+       with_source=st.booleans(), seed=st.integers(0, 2**16))
+def test_matches_numpy(device, n, which, special, with_source, seed):
+    rng = np.random.default_rng(seed)
+    rows = make_rows(rng, n, which, special)
+    prm = params(which)
+    source = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32) if with_source else None
+    _, buffers = run_workflow(device, n, rows, prm, source_ids=source)
+    check(device, buffers, n, *oracle_of(n, rows, prm, source))
+
+
+@pytest.mark.parametrize("predicate", PREDICATES)
+def test_each_predicate_alone(device, predicate):
+    rng = np.random.default_rng(PREDICATES.index(predicate))
+    n = 2 * TILE + 37
+    rows, prm = make_rows(rng, n, {predicate}), params({predicate})
+    _, buffers = run_workflow(device, n, rows, prm)
+    ids, mask = oracle_of(n, rows, prm)
+    assert 0 < ids.size < n, "the data must keep some rows and cull others"
+    check(device, buffers, n, ids, mask)
+
+
+def test_all_predicates_together_with_non_finite_inputs(device):
+    rng = np.random.default_rng(3)
+    n = TILE + 901
+    rows, prm = make_rows(rng, n, set(PREDICATES), special=0.1), params(set(PREDICATES))
+    ids, mask = oracle_of(n, rows, prm)
+    singles = [oracle_of(n, {k: v}, params({k}))[1] for k, v in rows.items()]
+    assert ids.size and all(s.sum() > mask.sum() for s in singles), "each predicate culls something alone"
+    _, buffers = run_workflow(device, n, rows, prm)
+    check(device, buffers, n, ids, mask)
+
+
+@pytest.mark.parametrize("chunks", [[3, 0, 5], [TILE + 3, 0, 1, 2 * TILE - 1], [0, 0], [7], [0, TILE, 0]])
+@pytest.mark.parametrize("output", ["data", "separate", "shared"])
+def test_vectors_keep_chunks(device, chunks, output):
+    """IDs count on across chunks (or come from source_ids); output as one
+    data view, or as a vector filling its chunks as one sequence."""
+    rng = np.random.default_rng(sum(chunks) + len(chunks))
+    n = sum(chunks)
+    which = {"masks", "intervals", "spheres"}
+    rows, prm = make_rows(rng, n, which, special=0.02), params(which)
+    source = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32) if output == "separate" else None
+    _, buffers = run_workflow(device, n, rows, prm, chunks=chunks, source_ids=source, output=output)
+    check(device, buffers, n, *oracle_of(n, rows, prm, source))
+
+
+def test_spheres_straddling_planes_and_bad_radii(device):
+    """Centers outside a plane by less than, exactly, and more than r;
+    negative, NaN and infinite radii; non-finite centers."""
+    s = np.array([[0, 0, 0, 1],        # inside
+                  [4.5, 0, 0, 1],      # outside x <= 4 by 0.5 < r: straddles, kept
+                  [5, 0, 0, 1],        # outside by exactly r: touches, kept
+                  [5.25, 0, 0, 1],     # outside by more than r: culled
+                  [0, -4, 2, 1.5],     # straddles y >= -3 and is inside z
+                  [0, 0, 0, -0.125],   # negative radius: culled
+                  [0, 0, 0, np.nan], [0, 0, 0, np.inf], [np.nan, 0, 0, 1], [0, -np.inf, 0, 1],
+                  [0, 0, 7, 2.5], [0, 0, 7.75, 2.5]], np.float32)
+    planes = box_planes()
+    _, buffers = run_workflow(device, len(s), {"spheres": s}, {"planes": planes})
+    ids, mask = oracle(len(s), spheres=s, planes=planes)
+    assert ids.tolist() == [0, 1, 2, 4, 10]
+    check(device, buffers, len(s), ids, mask)
+
+
+@pytest.mark.parametrize("window, expected", [
+    ((10.0, 20.0, 0.0, 0.0), [0, 1, 2, 3]),
+    ((20.0, 10.0, 0.0, 0.0), []),          # inverted: nothing, though span 2 covers both bounds
+    ((15.0, 15.0, 0.0, 0.0), [0, 1, 2]),   # a point window
+    ((-np.inf, np.inf, 6.0, 0.0), [2, 4]),  # open window, minimum duration
+    ((np.nan, 20.0, 0.0, 0.0), []),
+    ((10.0, 20.0, np.nan, 0.0), []),
+])
+def test_windows(device, window, expected):
+    iv = np.array([[12, 15], [15, 16], [0, 30], [20, 21], [30, 40], [21, 22], [np.nan, 15], [12, np.inf]],
+                  np.float32)
+    win = np.array([window], np.float32)
+    _, buffers = run_workflow(device, len(iv), {"intervals": iv}, {"window": win})
+    ids, mask = oracle(len(iv), intervals=iv, window=win)
+    assert ids.tolist() == expected
+    check(device, buffers, len(iv), ids, mask)
+
+
+def test_lod_range_is_half_open_and_nan_bounds_keep_nothing(device):
+    lod = np.array([1, 2, 3, 7.5, 8, np.nan, np.inf, 7.375], np.float32)
+    _, buffers = run_workflow(device, len(lod), {"lod": lod}, {"lod_range": np.array([[2, 7.5]], np.float32)})
+    ids, mask = oracle(len(lod), lod=lod, lod_range=[2, 7.5])
+    assert ids.tolist() == [1, 2, 7]
+    check(device, buffers, len(lod), ids, mask)
+    _, buffers = run_workflow(device, len(lod), {"lod": lod}, {"lod_range": np.array([[np.nan, 9]], np.float32)})
+    assert read_array(device, buffers["count"])[1] == 0
+
+
+def test_length_without_per_row_inputs_and_prefix_of_longer_inputs(device):
+    _, buffers = run_workflow(device, 10, {}, {}, length=10, mask_output=False)
+    check(device, buffers, 10, np.arange(10, dtype=np.uint32), None)
+    rng = np.random.default_rng(9)
+    rows = make_rows(rng, 300, {"masks"})
+    _, buffers = run_workflow(device, 200, rows, {}, length=200, mask_output=False)
+    check(device, buffers, 200, oracle(200, **rows)[0], None)
+
+
+def test_count_written_into_a_draw_command_record(device):
+    """The count lands in record 1's instanceCount word; no other word changes."""
+    dcb = DrawCommandBuffer(device, type="draw-indexed", capacity=3)
+    for i in range(3):
+        dcb.write(i, index_count=36, instance_count=99, first_index=i, base_vertex=0, first_instance=0)
+    before = np.frombuffer(device.queue.read_buffer(dcb.buffer), np.uint32).copy()
+    rng = np.random.default_rng(1)
+    n = TILE + 77
+    rows, prm = make_rows(rng, n, {"spheres"}), params({"spheres"})
+    graph = GPUCommandGraph(device, id="draws")
+    out = upload(device, np.zeros(n, np.uint32))
+    GPUVisibilityWorkflow(id="cull", output=graph.import_gpu_data("ids", out),
+                          count=graph.import_gpu_data("instances", dcb.get_instance_count_data(1)),
+                          spheres=graph.import_gpu_data("spheres", upload(device, rows["spheres"])),
+                          planes=graph.import_gpu_data("planes", upload(device, prm["planes"]))).add_to_graph(graph)
+    submit(device, graph.compile())
+    after = np.frombuffer(device.queue.read_buffer(dcb.buffer), np.uint32)
+    ids = oracle(n, spheres=rows["spheres"], planes=prm["planes"])[0]
+    word = dcb.instance_count_byte_offset(1) // 4
+    assert after[word] == ids.size
+    assert np.delete(after, word).tolist() == np.delete(before, word).tolist()
+    np.testing.assert_array_equal(read_array(device, out)[:ids.size], ids)
+
+
+def test_parameters_and_masks_change_without_recompiling(device, monkeypatch):
+    """Writes to planes, window, lod_range and a mask between encodings of
+    one compiled graph give the new oracle's result; no pipeline is made."""
+    from gpuviz.graph import kernel
+
+    rng = np.random.default_rng(2)
+    n = 2 * TILE + 5
+    which = set(PREDICATES)
+    rows, prm = make_rows(rng, n, which), params(which)
+    graph = GPUCommandGraph(device, id="params")
+    data = {name: upload(device, v) for name, v in {**prm, "spheres": rows["spheres"], "intervals": rows["intervals"],
+                                                    "lod": rows["lod"], "mask": rows["masks"][0]}.items()}
+    v = {name: graph.import_gpu_data(name, d) for name, d in data.items()}
+    out, count = upload(device, np.zeros(n, np.uint32)), upload(device, np.zeros(1, np.uint32))
+    GPUVisibilityWorkflow(id="vis", output=graph.import_gpu_data("ids", out), count=graph.import_gpu_data("n", count),
+                          masks=[v["mask"]], spheres=v["spheres"], planes=v["planes"], intervals=v["intervals"],
+                          window=v["window"], lod=v["lod"], lod_range=v["lod_range"]).add_to_graph(graph)
+    compiled = graph.compile()
+    made = []
+    monkeypatch.setattr(kernel, "compute_pipeline", lambda *a, **k: made.append(a) or None)
+    for step in range(3):
+        if step:
+            prm = {"planes": box_planes(half=(2.0 + step, 3.0, 4.0)),
+                   "window": np.array([[10.0 * step, 40.0 + 10 * step, step, 0]], np.float32),
+                   "lod_range": np.array([[step, 5.0 + step]], np.float32)}
+            rows["masks"][0] = (rng.random(n) < 0.5).astype(np.uint32)
+            for name, value in {**prm, "mask": rows["masks"][0]}.items():
+                device.queue.write_buffer(data[name].buffer, 0, np.ascontiguousarray(value).tobytes())
+        submit(device, compiled)
+        ids, _ = oracle(n, masks=rows["masks"][:1], spheres=rows["spheres"], intervals=rows["intervals"],
+                        lod=rows["lod"], **prm)
+        assert ids.size
+        assert read_array(device, count).tolist() == [ids.size]
+        np.testing.assert_array_equal(read_array(device, out)[:ids.size], ids)
+    assert made == []
+
+
+def test_zero_rows_write_count_zero(device):
+    for chunks in (None, [0, 0]):
+        _, buffers = run_workflow(device, 0, {"lod": np.zeros(0, np.float32)}, params({"lod"}), chunks=chunks)
+        check(device, buffers, 0, np.zeros(0, np.uint32), np.zeros(0, np.uint32))
+
+
+# ------------------------------------------------------------------ errors
+@pytest.fixture
+def views(device):
+    graph = GPUCommandGraph(device, id="errors")
+
+    def make(name, a, **kw):
+        return graph.import_gpu_data(name, upload(device, np.asarray(a, **kw)))
+
+    v = {"mask": make("mask", np.ones(8, np.uint32)), "out": make("out", np.zeros(16, np.uint32)),
+         "n": make("n", np.zeros(1, np.uint32)), "iv": make("iv", np.zeros((8, 2), np.float32)),
+         "win": make("win", np.zeros((1, 4), np.float32)), "lod": make("lod", np.zeros(8, np.float32)),
+         "lod6": make("lod6", np.zeros(6, np.float32)), "f4": make("f4", np.zeros((8, 4), np.float32))}
+    v["vec"] = graph.import_gpu_vector("vec", upload_vector(device, [np.ones(3, np.uint32), np.ones(5, np.uint32)]))
+    v["vec2"] = graph.import_gpu_vector("vec2", upload_vector(device, [np.ones(4, np.uint32), np.ones(4, np.uint32)]))
+    return graph, v
+
+
+@pytest.mark.parametrize("case, message", [
+    ("window without intervals", r'GPUVisibilityWorkflow "e" window needs intervals \(they come together\)'),
+    ("spheres without planes", "spheres needs planes"),
+    ("wrong format", r"masks\[0\] must be uint32 \(got float32\)"),
+    ("short output", r"output is shorter than the input \(needs 8 rows, got 4\)"),
+    ("different lengths", "per-row inputs have different lengths"),
+    ("mismatched chunks", r"chunk lengths \[4, 4\] do not match masks\[0\] chunk lengths \[3, 5\]"),
+    ("kinds", "is a vector view but masks"),
+    ("no length", "needs length= when no per-row input"),
+    ("length too long", "per-row inputs are shorter than length 9"),
+    ("output shares an input's buffer", 'output and masks\\[0\\] share buffer "mask"'),
+    ("mask_output shares an input's buffer", "mask_output and intervals share buffer"),
+    ("short window", r"window is shorter than needed \(needs 4 rows, got 1\)"),
+    ("vector output with data inputs", "output is a vector view but the inputs are data views"),
+    ("count not one row of uint32", r"count must be uint32 \(got float32\)"),
+])
+def test_named_errors(views, case, message):
+    graph, v = views
+    sub = lambda name, length, offset=0, fmt="uint32": graph.create_data_view(  # noqa: E731
+        v[name].handle, format=fmt, length=length, byte_offset=offset)
+    base = dict(id="e", output=v["out"], count=v["n"])
+    kwargs = {
+        "window without intervals": dict(window=v["win"], masks=[v["mask"]]),
+        "spheres without planes": dict(spheres=v["f4"]),
+        "wrong format": dict(masks=[v["lod"]]),
+        "short output": dict(masks=[v["mask"]], output=sub("out", 4)),
+        "different lengths": dict(masks=[v["mask"]], lod=v["lod6"], lod_range=sub("win", 2, fmt="float32")),
+        "mismatched chunks": dict(masks=[v["vec"], v["vec2"]]),
+        "kinds": dict(masks=[v["mask"], v["vec"]]),
+        "no length": dict(),
+        "length too long": dict(masks=[v["mask"]], length=9),
+        "output shares an input's buffer": dict(masks=[sub("mask", 4)], output=sub("mask", 4, 16)),
+        "mask_output shares an input's buffer": dict(intervals=sub("iv", 4, fmt="float32x2"), window=v["win"],
+                                                     mask_output=sub("iv", 4, 32, fmt="uint32")),
+        "short window": dict(intervals=v["iv"], window=sub("win", 1, fmt="float32")),
+        "vector output with data inputs": dict(masks=[v["mask"]], output=v["vec"]),
+        "count not one row of uint32": dict(masks=[v["mask"]], count=sub("win", 1, fmt="float32")),
+    }[case]
+    with pytest.raises(GraphValidationError, match=message):
+        GPUVisibilityWorkflow(**{**base, **kwargs}).add_to_graph(graph)
+
+
+def test_unpacked_views_are_refused(views):
+    graph, v = views
+    strided = graph.create_data_view(v["out"].handle, format="uint32", length=4, byte_stride=8)
+    with pytest.raises(ViewRangeError, match=r'GPUVisibilityWorkflow "e" masks\[0\] must be packed'):
+        GPUVisibilityWorkflow(id="e", output=v["out"], count=v["n"], masks=[strided]).add_to_graph(graph)
