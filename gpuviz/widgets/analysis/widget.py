@@ -33,7 +33,7 @@ from ..inspector import GraphInspector
 from .controls import AnalysisControls
 from .data import prepare_table
 from .graph import DataAnalysisGraph
-from .interaction import PanZoom
+from .interaction import PanZoom, PointerTools
 from .parameters import AnalysisParameters, check_int, check_operation
 from .render import PlotPresenter, panel_rects
 
@@ -169,6 +169,8 @@ class DataAnalysis(widgets.HBox):
         self._gpu_times = {}
         self._dirty = True
         self._pan_zoom = PanZoom()
+        self._pointer = PointerTools(self, params)  # brushing, hover tooltips (self._hover), cursor
+        self._hover = None
         self.frames = 0
         self._presenter = PlotPresenter(self.device, self.graph.plot_texture)
         self.inspector = GraphInspector(self.graph.compiled)
@@ -271,6 +273,17 @@ class DataAnalysis(widgets.HBox):
         beyond their values. Changes neither the value range nor the group mask."""
         self.set_bounds(self._params.home_bounds(full=bool(full)))
 
+    @property
+    def hover(self):
+        """What the tooltip shows, or None: ``panel`` (``"heatmap"``,
+        ``"histogram"``, ``"groups"``), ``index`` (displayed cell ``j * w + i``,
+        bin or group), ``values`` as read from the GPU (heatmap ``[value,
+        rows]``, histogram ``[count, cdf, total]``, groups ``[rows, mean]``)
+        and ``lines``. Set by pointer moves, read back without waiting
+        (it lags the pointer by a frame or two); refreshed after every change."""
+        hover = self._pointer.hover
+        return None if hover is None else dict(hover)
+
     group_mask = property(lambda self: self._params.group_enabled.copy(),
                           doc="One bool per group label: False for groups hidden from every view.")
 
@@ -360,6 +373,7 @@ class DataAnalysis(widgets.HBox):
         self._encode(encoder, self._canvas_size)
         self.device.queue.submit([encoder.finish()])
         self.inspector.poll()
+        self._pointer.request()  # the hover values after this change (submitted after it)
         self.canvas.request_draw()
 
     def draw(self, encoder, target_view, size) -> None:
@@ -374,8 +388,12 @@ class DataAnalysis(widgets.HBox):
         render_size = (max(1, int(width * scale)), max(1, int(height * scale)))
         if not self._offscreen:
             self._canvas_size = render_size  # what parameter changes render at from now on
-        if self._dirty or render_size != self.graph.render_size:
+        if self._pointer.poll():  # a hover sample arrived (never waited for): a new tooltip
+            self._hover, self._dirty = self._pointer.tooltip, True
+        encoded = self._dirty or render_size != self.graph.render_size
+        if encoded:
             self._encode(encoder, render_size)
+        self._pointer.after_frame(encoded and not self._offscreen)
         self._presenter.present(encoder, target_view, render_size, (width, height))
 
     def handle_event(self, event) -> bool:
@@ -391,15 +409,24 @@ class DataAnalysis(widgets.HBox):
             return False
         if event.get("event_type") == "resize":
             return True
-        rect = panel_rects(*self.canvas.get_logical_size(), bool(self.graph.groups))["heatmap"]
+        rects = panel_rects(*self.canvas.get_logical_size(), bool(self.graph.groups))
+        try:
+            consumed, redraw = self._pointer.handle(event, rects)
+        except GraphValidationError:
+            consumed, redraw = True, False
+        if redraw:
+            self._hover, self._dirty = self._pointer.tooltip, True
+        if consumed:
+            return redraw
+        rect = rects["heatmap"]
         bounds = self._pan_zoom.bounds_after(event, rect=rect, bounds=self._params.bounds,
                                              home=self._params.home_bounds())
         if bounds is None:
-            return False
+            return redraw
         try:
             self.set_bounds(bounds, frame=False)
         except GraphValidationError:
-            return False
+            return redraw
         return True
 
     # -------------------------------------------------------------- outputs
@@ -462,6 +489,7 @@ class DataAnalysis(widgets.HBox):
         if getattr(self, "graph", None) is not None:
             self.canvas.close()
             self.inspector.close()
+            self._pointer.destroy()
             self._presenter.destroy()
             self.graph.destroy()
             self.data.table.destroy()
