@@ -1,0 +1,202 @@
+"""Benchmark cases of GPUVisibilityWorkflow (part of ``python -m gpuviz.bench
+topology``; alone: ``python -c "..."`` through :func:`bench_visibility`).
+
+Each case builds one compiled graph over imported buffers, times whole
+encodings by timestamps (the harness's GPUTimer), checks the IDs and the
+count against the numpy oracle and only then prints its row, next to the
+WGSL vec4 copy kernel moving the same bytes (the inputs read once plus the
+IDs and count written) and the peers: numpy (the oracle, timed once) and
+torch on CUDA where importable, written the obvious way (boolean masking,
+then ``nonzero``) and checked against the oracle too.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import numpy as np
+
+from ..workflows.visibility import GPUVisibilityWorkflow
+from .harness import BU, GPUTimer, Mismatch, ReferenceKernel, check_equal, import_graph, read, rewarm, upload
+from .tables import Column, Report
+
+__all__ = ["bench_visibility", "visibility_oracle", "VISIBILITY_SIZE", "VISIBILITY_TARGET"]
+
+#: Default size (the issue's): 25M rows.
+VISIBILITY_SIZE = 25 << 20
+#: Target of the intervals + one mask case: at most this many times the copy of its bytes.
+VISIBILITY_TARGET = 1.3
+
+COLUMNS = (Column("size", "size", 5, "size"), Column("case", "case", 40), Column("gpu_s", "gpuviz µs", 10, "us"),
+           Column("ref_s", "copy µs", 9, "us"), Column("ratio", "÷copy", 6, "ratio"),
+           Column("numpy_s", "numpy µs (×gpuviz)", 20, "us_ratio", of="gpu_s"),
+           Column("torch_s", "torch µs (×gpuviz)", 18, "us_ratio", of="gpu_s"),
+           Column("verdict", "target", 16))
+
+
+def visibility_oracle(*, mask=None, intervals=None, window=None, spheres=None, planes=None):
+    """Kept row indices (uint32) of the mask / interval / sphere predicates
+    (finite inputs; the full contract's oracle is the test suite's)."""
+    n = next(a.shape[0] for a in (mask, intervals, spheres) if a is not None)
+    keep = np.ones(n, bool)
+    if mask is not None:
+        keep &= mask != 0
+    if intervals is not None:
+        t0, t1, dmin = (float(v) for v in window.ravel()[:3])
+        start, end = intervals[:, 0], intervals[:, 1]
+        keep &= (end >= t0) & (start <= t1) & (end - start >= dmin)
+    if spheres is not None:
+        p = planes.reshape(6, 4)
+        dist = spheres[:, :3] @ p[:, :3].T + p[:, 3]
+        keep &= (spheres[:, 3] >= 0) & (dist >= -spheres[:, 3:4]).all(1)
+    return np.flatnonzero(keep).astype(np.uint32)
+
+
+def _copy_time(device, timer, nbytes):
+    """The vec4 copy kernel moving ``nbytes`` in total (half read, half written)."""
+    words = max(4, -(-nbytes // 32) * 4)
+    src = device.create_buffer(size=4 * words, usage=BU.STORAGE)
+    dst = device.create_buffer(size=4 * words, usage=BU.STORAGE)
+    t = timer.median(ReferenceKernel(device, "copy", words, src, dst).record)
+    src.destroy()
+    dst.destroy()
+    return t
+
+
+def _node_times(device, compiled, runs):
+    """Median GPU seconds per node over ``runs`` timestamped encodings."""
+    times = {}
+    for _ in range(runs):
+        encoder = device.create_command_encoder()
+        compiled.encode(encoder, timestamps=True)
+        device.queue.submit([encoder.finish()])
+        for node, t in (compiled.read_timings() or {}).items():
+            times.setdefault(node, []).append(t)
+    return {node: statistics.median(ts) for node, ts in times.items()}
+
+
+def _inputs(rng, n, window_width):
+    """Trace-like spans over [0, 1000) ms with log-normal durations, a 70 %
+    selection mask, a window of ``window_width`` ms, 0.01 ms minimum
+    duration; frustum spheres in a 200-unit cube against a 90° view box."""
+    start = (rng.random(n, np.float32) * 1000).astype(np.float32)
+    duration = rng.lognormal(-2.0, 1.5, n).astype(np.float32)
+    intervals = np.stack([start, start + duration], 1)
+    mask = (rng.random(n, np.float32) < 0.7).astype(np.uint32)
+    t0 = 500.0 - window_width / 2
+    window = np.array([[t0, t0 + window_width, 0.01, 0.0]], np.float32)
+    return intervals, mask, window
+
+
+def _spheres(rng, n):
+    centers = (rng.random((n, 3), np.float32) * 200 - 100).astype(np.float32)
+    radii = (rng.random((n, 1), np.float32) * 2).astype(np.float32)
+    planes = np.array([[1, 0, 0, 50], [-1, 0, 0, 50], [0, 1, 0, 40], [0, -1, 0, 40], [0, 0, 1, 60], [0, 0, -1, 10]],
+                      np.float32)
+    return np.concatenate([centers, radii], 1), planes
+
+
+def _torch_peer(peers, expected, runs, **arrays):
+    """torch: the predicates as boolean tensors, then nonzero (checked, then timed)."""
+    if peers is None or peers.torch is None:
+        return None
+    torch = peers.torch
+    t = {k: torch.from_numpy(np.ascontiguousarray(v.view(np.int32) if v.dtype == np.uint32 else v)).cuda()
+         for k, v in arrays.items()}
+
+    def run():
+        keep = None
+        if "mask" in t:
+            keep = t["mask"] != 0
+        if "intervals" in t:
+            t0, t1, dmin = (float(v) for v in arrays["window"].ravel()[:3])
+            s, e = t["intervals"][:, 0], t["intervals"][:, 1]
+            k = (e >= t0) & (s <= t1) & (e - s >= dmin)
+            keep = k if keep is None else keep & k
+        if "spheres" in t:
+            p = t["planes"].reshape(6, 4)
+            dist = t["spheres"][:, :3] @ p[:, :3].T + p[:, 3]
+            k = (t["spheres"][:, 3] >= 0) & (dist >= -t["spheres"][:, 3:4]).all(1)
+            keep = k if keep is None else keep & k
+        return torch.nonzero(keep).squeeze(1)
+
+    if not np.array_equal(run().cpu().numpy().astype(np.uint32), expected):
+        raise Mismatch("visibility torch peer differs from the oracle")
+    return peers.time_torch(run, runs)
+
+
+def bench_visibility(device, sizes, runs, *, variants=False, peers=None, report=None):
+    """GPUVisibilityWorkflow: intervals + one mask (the issue's target case)
+    at two window widths, and frustum spheres (no target; the culling
+    consumer's shape). ``variants`` adds the mask_output and all-predicate
+    cases."""
+    report = report or Report()
+    table = report.table("topology-visibility", "GPUVisibilityWorkflow: fused predicate pass + tile-count scan + "
+                         "ID scatter", COLUMNS, reference="vec4 copy kernel of the bytes read + written")
+    rng = np.random.default_rng(14)
+    timer = GPUTimer(device, runs)
+    for n in sizes or [VISIBILITY_SIZE]:
+        intervals, mask, window = _inputs(rng, n, 500.0)
+        narrow = _inputs(rng, 1, 10.0)[2]
+        spheres, planes = _spheres(rng, n)
+        cases = [("intervals + mask, ~35% kept", dict(mask=mask, intervals=intervals, window=window), True),
+                 ("intervals + mask, narrow window", dict(mask=mask, intervals=intervals, window=narrow), True),
+                 ("spheres + planes (frustum)", dict(spheres=spheres, planes=planes), False)]
+        if variants:
+            cases.append(("all of them", dict(mask=mask, intervals=intervals, window=window, spheres=spheres,
+                                              planes=planes), False))
+        for label, arrays, targeted in cases:
+            _case(device, timer, table, n, label, arrays, targeted, peers, runs)
+        if variants:
+            _case(device, timer, table, n, "intervals + mask, with mask_output",
+                  dict(mask=mask, intervals=intervals, window=window), False, peers, runs, mask_output=True)
+    return table
+
+
+FORMATS = {"mask": "uint32", "intervals": "float32x2", "window": "float32x4", "spheres": "float32x4",
+           "planes": "float32x4"}
+
+
+def _case(device, timer, table, n, label, arrays, targeted, peers, runs, mask_output=False):
+    started = time.perf_counter()
+    expected = visibility_oracle(**arrays)
+    numpy_s = time.perf_counter() - started
+    bufs = {k: upload(device, v) for k, v in arrays.items()}
+    bufs["ids"] = device.create_buffer(size=max(16, 4 * n), usage=BU.STORAGE | BU.COPY_SRC)
+    bufs["count"] = device.create_buffer(size=16, usage=BU.STORAGE | BU.COPY_SRC | BU.COPY_DST)
+    if mask_output:
+        bufs["mask_out"] = device.create_buffer(size=max(16, 4 * n), usage=BU.STORAGE | BU.COPY_SRC)
+    spec = {k: (b, FORMATS.get(k, "uint32"), arrays[k].shape[0] if k in arrays else (1 if k == "count" else n))
+            for k, b in bufs.items()}
+    graph, v = import_graph(device, spec)
+    GPUVisibilityWorkflow(id="visible", output=v["ids"], count=v["count"], masks=[v["mask"]] if "mask" in v else (),
+                          intervals=v.get("intervals"), window=v.get("window"), spheres=v.get("spheres"),
+                          planes=v.get("planes"), mask_output=v.get("mask_out")).add_to_graph(graph)
+    compiled = graph.compile()
+    read_bytes = sum(a.nbytes for k, a in arrays.items() if k not in ("window", "planes"))
+    written = 4 * expected.size + 4 + (4 * n if mask_output else 0)
+    rewarm(device, n)
+    ref = _copy_time(device, timer, read_bytes + written)
+    device.queue.write_buffer(bufs["count"], 0, np.full(4, 0xFFFFFFFF, np.uint32))
+    ours = timer.median(lambda encoder: compiled.encode(encoder))
+    count = int(read(device, bufs["count"], np.uint32, 1)[0])
+    if count != expected.size:
+        raise Mismatch(f"visibility {label}: count {count}, oracle {expected.size}")
+    check_equal(f"visibility {label}", read(device, bufs["ids"], np.uint32, count), expected)
+    if mask_output:
+        keep = np.zeros(n, np.uint32)
+        keep[expected] = 1
+        check_equal(f"visibility {label} mask", read(device, bufs["mask_out"], np.uint32, n), keep)
+    nodes = _node_times(device, compiled, min(runs, 10))
+    compiled.destroy()
+    torch_s = _torch_peer(peers, expected, runs, **arrays)
+    verdict = (f"≤{VISIBILITY_TARGET:g}× {'ok' if ours / ref <= VISIBILITY_TARGET else 'MISS'}" if targeted
+               else "(record)")
+    table.add(size=n, case=label, gpu_s=ours, ref_s=ref, ratio=ours / ref, numpy_s=numpy_s, torch_s=torch_s,
+              verdict=verdict, kept=int(expected.size), bytes=read_bytes + written, nodes_s=nodes)
+    table.note(f"  {label}: kept {expected.size}, {(read_bytes + written) / 1e6:.1f} MB moved; "
+               + ", ".join(f"{k} {t * 1e6:.1f} µs" for k, t in nodes.items()) + " (each node in its own pass)",
+               nodes_s=nodes)
+    for b in bufs.values():
+        b.destroy()
