@@ -5,13 +5,18 @@ range shaded, group labels, values and legend, and the tooltip.
 Labels that depend on GPU results (the colour range of this frame's grid,
 the histogram's largest count, the group means) come from a
 :class:`~gpuviz.graph.GPUReadbackRing` sample of those buffers, recorded
-after the graph in each encoding and read without waiting in a later one:
+after the graph in each encoding and read without waiting in a later frame:
 the frame loop never stalls. Until a newer sample arrives the labels are
 those of the last one read, and :meth:`AnalysisOverlay.poll` says when a
-sample changed them (the widget then redraws once). ``draw_offscreen``
-calls :meth:`AnalysisOverlay.settle`, which waits, so its labels are exact.
-The colours themselves never wait: the heatmap reads the GPU-computed range
-in the same frame (:class:`~gpuviz.render.colour_range.GPUColourRange`).
+sample changed them. ``draw_offscreen`` calls :meth:`AnalysisOverlay.settle`,
+which waits, so its labels are exact. The colours themselves never wait:
+the heatmap reads the GPU-computed range in the same frame
+(:class:`~gpuviz.render.colour_range.GPUColourRange`).
+
+The overlay is drawn by the presentation pass, on top of the blitted plot
+(:class:`~gpuviz.widgets.analysis.render.PlotPresenter`), not by the graph:
+a new label sample or a moving tooltip redraws text without re-running the
+graph, and live canvases and ``draw_offscreen`` share that one path.
 """
 
 from __future__ import annotations
@@ -176,36 +181,49 @@ class AnalysisOverlay:
                    for k in self.stats)
 
     # -------------------------------------------------------------- labels
-    def prepare(self, queue, *, graph, params, data, render_size, pixel_ratio=1.0, colour_scale="auto",
-                hover=None, brush=None) -> None:
-        """Before encoding a frame: set the heatmap's normalisation, lay out
-        every label from host state and the latest sample, write them
-        (``queue.write_buffer``)."""
+    def before_encode(self, queue, *, graph, params, data, colour_scale="auto") -> str:
+        """Before the graph is encoded: write the heatmap's normalisation
+        (``colour_scale`` resolved for the operation) into its colour-range
+        node; returns it."""
         value_stats = data.stats.get(params.columns["value"])
         normalisation = resolve_colour_scale(colour_scale, params.operation, value_stats)
         graph.colour_range.set_normalisation(normalisation, percentile=ROBUST_PERCENTILE, queue=queue)
+        return normalisation
+
+    def prepare(self, queue, *, params, data, render_size, target_size=None, pixel_ratio=1.0, hover=None,
+                brush=None) -> None:
+        """Before presenting a frame: lay out every label from host state and
+        the latest sample and write them (``queue.write_buffer``).
+
+        ``render_size`` is the plot's size (physical pixels, what the graph
+        drew), ``target_size`` the canvas target it is presented into
+        (default: the same); labels are laid out over the plot in logical
+        pixels (``render_size / pixel_ratio``) and drawn at the target's scale.
+        """
         self._collect(wait=False)
+        width, height = render_size
+        target = tuple(render_size if target_size is None else target_size)
         ratio = float(pixel_ratio)
-        if self._plot is None or ratio != self.pixel_ratio:
+        drawn_ratio = ratio * target[0] / width
+        if self._plot is None or drawn_ratio != self._plot.pixel_ratio:
             if self._plot is not None:
                 self._plot.destroy()
-            self._plot = PlotOverlay(self.device, pixel_ratio=ratio, label="data-analysis-overlay")
-            self.pixel_ratio = ratio
+            self._plot = PlotOverlay(self.device, pixel_ratio=drawn_ratio, label="data-analysis-overlay")
+        self.pixel_ratio = ratio
         plot = self._plot
         plot.clear()
         self.colour_bar = None
-        width, height = render_size
         if self.enabled:
             layout = panel_layout(width, height, bool(self.group_count), pixel_ratio=ratio)
             panels = {name: {k: _logical(r, ratio) for k, r in rects.items()} for name, rects in layout.items()}
-            self._heatmap(plot, panels["heatmap"], params, data, normalisation)
+            self._heatmap(plot, panels["heatmap"], params)
             self._histogram(plot, panels["histogram"], params, brush)
             if self.group_count:
                 self._groups(plot, panels["groups"], params, data)
             if hover is not None:
                 x, y, lines = hover
                 plot.tooltip(lines, x=x, y=y, bounds=(0.0, 0.0, width / ratio, height / ratio))
-        plot.upload(queue, target_size=(width, height))
+        plot.upload(queue, target_size=target)
         self._drawn = self.stats
 
     def draw(self, render_pass) -> None:
@@ -216,7 +234,7 @@ class AnalysisOverlay:
         x, y, w, _h = rects["frame"]
         plot.text(text, x=x + 6, y=y + 3, title=True, color=TEXT_COLOR, max_width=max(w - 12, 8))
 
-    def _heatmap(self, plot, rects, params, data, normalisation) -> None:
+    def _heatmap(self, plot, rects, params) -> None:
         c = params.columns
         op = params.operation
         what = "rows" if op == "count" else f"{op} of {c['value']}"

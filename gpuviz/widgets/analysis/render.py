@@ -6,7 +6,8 @@ The render node draws into a widget-owned ``rgba8unorm`` plot texture of a
 fixed maximum size, in its top-left ``width x height`` corner: an imported
 texture keeps its compiled size, while canvases resize, so the canvas frame
 is a one-triangle copy of that corner (:class:`PlotPresenter`) recorded
-after the graph. Nothing here submits or reads back.
+after the graph, with the text and axes (:mod:`.labels`) drawn over it in
+the same pass. Nothing here submits or reads back.
 """
 
 from __future__ import annotations
@@ -95,8 +96,8 @@ def add_render_node(graph, *, plot, views: dict, state) -> str:
         freed with the other outputs), ``colour_range`` (the
         :class:`~gpuviz.render.colour_range.GPUColourRange` whose
         normalisation the overlay sets) and ``overlay`` (the
-        :class:`AnalysisOverlay` drawn last in the pass; ``overlay.enabled =
-        False`` draws the plots without text and axes).
+        :class:`AnalysisOverlay` that :class:`PlotPresenter` draws over the
+        plot; ``overlay.enabled = False`` presents the plots without text and axes).
     """
     has_groups = "group_means" in views
     colour = GPUData.allocate(state.device, format="float32", length=4, label="data-analysis-colour-range")
@@ -143,9 +144,6 @@ def add_render_node(graph, *, plot, views: dict, state) -> str:
                     render_pass.set_pipeline(pipelines[name])
                     render_pass.set_bind_group(0, bound[name])
                     render_pass.draw(6, instances, 0, first)
-            if overlay.enabled:
-                render_pass.set_viewport(0, 0, width, height, 0.0, 1.0)
-                overlay.draw(render_pass)
         return encode
 
     return graph.add_render_node(id="draw", resources=resources, compile=compile_draw,
@@ -181,13 +179,18 @@ class PlotPresenter:
             {"binding": 0, "resource": {"buffer": self.uniform, "offset": 0, "size": 16}},
             {"binding": 1, "resource": plot_texture.create_view()}])
 
-    def present(self, encoder, target_view, src_size, dst_size) -> None:
+    def present(self, encoder, target_view, src_size, dst_size, overlay=None) -> None:
+        """Copy the ``src_size`` corner of the plot into ``target_view``
+        (``dst_size``), then draw ``overlay`` (an object with
+        ``draw(render_pass)``, e.g. the prepared :class:`AnalysisOverlay`) on top."""
         self.device.queue.write_buffer(self.uniform, 0, np.array([*src_size, *dst_size], np.float32).tobytes())
         render_pass = encoder.begin_render_pass(label="data-analysis-present", color_attachments=[{
             "view": target_view, "load_op": "clear", "store_op": "store", "clear_value": BACKGROUND}])
         render_pass.set_pipeline(self.pipeline)
         render_pass.set_bind_group(0, self.bind_group)
         render_pass.draw(3)
+        if overlay is not None and getattr(overlay, "enabled", True):
+            overlay.draw(render_pass)
         render_pass.end()
 
     def destroy(self) -> None:

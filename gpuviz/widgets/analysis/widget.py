@@ -34,6 +34,7 @@ from .controls import AnalysisControls
 from .data import prepare_table
 from .graph import DataAnalysisGraph
 from .interaction import PanZoom, PointerTools
+from .labels import COLOUR_SCALES
 from .parameters import AnalysisParameters, check_int, check_operation
 from .render import PlotPresenter, panel_rects
 
@@ -168,6 +169,7 @@ class DataAnalysis(widgets.HBox):
         self._last_timestamps = float("-inf")
         self._gpu_times = {}
         self._dirty = True
+        self._colour_scale = "auto"  # heatmap colour normalisation (labels.resolve_colour_scale)
         self._pan_zoom = PanZoom()
         self._pointer = PointerTools(self, params)  # brushing, hover tooltips (self._hover), cursor
         self._hover = None
@@ -248,6 +250,24 @@ class DataAnalysis(widgets.HBox):
         """Heatmap statistic: ``"count"``, ``"sum"``, ``"mean"``, ``"min"`` or ``"max"`` (a uniform write)."""
         self._params.set_operation(operation)
         self._apply()
+
+    colour_scale = property(lambda self: self._colour_scale,
+                            doc='Heatmap colour normalisation: "auto", "linear", "log" or "robust".')
+
+    @_guarded
+    def set_colour_scale(self, colour_scale: str) -> None:
+        """Heatmap colour normalisation, computed on the GPU every frame from
+        the displayed grid: ``"linear"`` (min..max of the non-empty cells),
+        ``"log"`` (min..max of the positive cells, log-mapped), ``"robust"``
+        (1st..99th percentile cells, the rest clamped) or ``"auto"`` (robust
+        for mean / min / max, log for count and for sums of non-negative
+        values; see :func:`~gpuviz.widgets.analysis.labels.resolve_colour_scale`).
+        A uniform write: never recompiles."""
+        if colour_scale not in COLOUR_SCALES:
+            raise GraphValidationError(f"{self._name()} colour_scale {colour_scale!r} is not one of {COLOUR_SCALES}")
+        self._colour_scale = colour_scale
+        self._dirty = True
+        self._frame()
 
     @_guarded
     def set_value_range(self, value_range) -> None:
@@ -351,8 +371,12 @@ class DataAnalysis(widgets.HBox):
         if timestamps:
             self._last_timestamps = now
         self.inspector.poll()  # counts sampled by earlier, already submitted encodings
+        overlay = self.graph.overlay
+        overlay.before_encode(self.device.queue, graph=self.graph, params=self._params, data=self.data,
+                              colour_scale=self._colour_scale)
         cpu = self.graph.compiled.encode(encoder, buffers=self.graph.overrides(self._params.columns),
                                          timestamps=timestamps)
+        overlay.sample(encoder)  # this frame's label inputs, read by a later frame (never waited for)
         self.inspector.sample_counts(encoder)
         self.inspector.record_encode(cpu, gpu_times=self._gpu_times)
         self._dirty = False
@@ -373,8 +397,15 @@ class DataAnalysis(widgets.HBox):
         self._encode(encoder, self._canvas_size)
         self.device.queue.submit([encoder.finish()])
         self.inspector.poll()
+        self.graph.overlay.poll()
         self._pointer.request()  # the hover values after this change (submitted after it)
         self.canvas.request_draw()
+
+    def _pixel_ratio(self) -> float:
+        try:
+            return max(float(self.canvas.get_pixel_ratio()), 0.25)
+        except (AttributeError, TypeError, ValueError):
+            return 1.0
 
     def draw(self, encoder, target_view, size) -> None:
         """GPUCanvas drawable hook: re-encode the graph when a parameter changed
@@ -394,7 +425,13 @@ class DataAnalysis(widgets.HBox):
         if encoded:
             self._encode(encoder, render_size)
         self._pointer.after_frame(encoded and not self._offscreen)
-        self._presenter.present(encoder, target_view, render_size, (width, height))
+        overlay = self.graph.overlay  # text and axes over the plot: a label change never re-runs the graph
+        overlay.prepare(self.device.queue, params=self._params, data=self.data, render_size=render_size,
+                        target_size=(width, height), pixel_ratio=1.0 if self._offscreen else self._pixel_ratio(),
+                        hover=getattr(self, "_hover", None), brush=getattr(self, "_brush", None))
+        self._presenter.present(encoder, target_view, render_size, (width, height), overlay=overlay)
+        if overlay.pending and not self._offscreen:
+            self.canvas.request_draw()  # until the labels' sample is read (a few frames)
 
     def handle_event(self, event) -> bool:
         """GPUCanvas event hook: drag on the heatmap pans, the wheel zooms
@@ -480,9 +517,22 @@ class DataAnalysis(widgets.HBox):
         """The widget's canvas content rendered offscreen: ``(height, width, 4)`` uint8."""
         self._offscreen = True
         try:
+            self._settle_labels(width, height)
             return draw_offscreen(self, width=width, height=height, device=self.device)
         finally:
             self._offscreen = False
+
+    def _settle_labels(self, width, height) -> None:
+        """Offscreen images get exact labels: encode this frame at the image's
+        size and wait for its label sample; the draw then presents it."""
+        if not (isinstance(width, int) and isinstance(height, int) and width > 0 and height > 0):
+            return  # draw_offscreen raises its own error
+        pw, ph = self.graph.plot_size
+        scale = min(1.0, pw / width, ph / height)
+        encoder = self.device.create_command_encoder(label="data-analysis-labels")
+        self._encode(encoder, (max(1, int(width * scale)), max(1, int(height * scale))))
+        self.device.queue.submit([encoder.finish()])
+        self.graph.overlay.settle()
 
     def close(self) -> None:
         """Close the widgets and free the GPU table, graph and plot."""
@@ -491,6 +541,7 @@ class DataAnalysis(widgets.HBox):
             self.inspector.close()
             self._pointer.destroy()
             self._presenter.destroy()
+            self.graph.overlay.destroy()
             self.graph.destroy()
             self.data.table.destroy()
             self.graph = None
