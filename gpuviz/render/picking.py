@@ -35,7 +35,8 @@ NAME = "GPUIndexPickingTarget"
 
 
 class PickingHandles(NamedTuple):
-    """The target's textures as one graph imported them."""
+    """The target's textures as one graph imported them (handles only: they
+    do not own the textures; ``batches`` is None without batch IDs)."""
 
     objects: GraphTextureHandle
     batches: GraphTextureHandle | None
@@ -133,6 +134,7 @@ class GPUIndexPickingTarget:
 
     @property
     def destroyed(self) -> bool:
+        """True after :meth:`destroy` (the textures can no longer be used)."""
         return self._destroyed
 
     def destroy(self) -> None:
