@@ -1,0 +1,177 @@
+"""DataAnalysis images (draw_offscreen) checked for real content: tick labels
+where the axes are, colour bar end labels equal to the range the heatmap was
+coloured by (recomputed from results() in numpy), heatmap colours on that
+range, the value range shaded, group legend, tooltip, tick labels in order."""
+
+import os
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from gpuviz.render.colour_bar import ramp_colours
+from gpuviz.render.colour_range import colour_range_oracle
+from gpuviz.render.number_format import format_number
+from gpuviz.widgets.analysis.labels import resolve_colour_scale
+from gpuviz.widgets.analysis.layout import GROUP_PALETTE, PANEL_COLOR, RAMP, panel_layout
+from gpuviz.widgets.analysis.widget import DataAnalysis
+from tests.render.test_text import ink_box, write_png
+
+W, H = 720, 420
+PANEL = np.array(PANEL_COLOR[:3]) * 255
+
+
+@pytest.fixture(scope="module")
+def table():
+    rng = np.random.default_rng(5)
+    n = 6000
+    x = rng.normal(0.0, 1.0, n).astype(np.float32)
+    y = (0.5 * x + rng.normal(0.0, 1.0, n)).astype(np.float32)
+    fare = rng.lognormal(2.0, 0.5, n).astype(np.float32)
+    fare[:4] = 4000.0  # outliers: a linear colour range would squash every other cell
+    pay = rng.choice(["card", "cash", "app"], n)
+    return pa.table({"x": x, "y": y, "fare": fare, "tip": (fare * 0.1).astype(np.float32), "pay": pay})
+
+
+@pytest.fixture(scope="module")
+def widget(table):
+    w = DataAnalysis(table, x="x", y="y", value="fare", group="pay", grid_size=(64, 48), bins=32, size=(W, H))
+    yield w
+    w.close()
+
+
+def text_ink(image, rect):
+    """Label-like pixels (light grey or coloured text) inside ``rect = (x, y, w, h)``."""
+    x, y, w, h = (int(round(v)) for v in rect)
+    part = image[max(y, 0):y + h, max(x, 0):x + w, :3].astype(int)
+    return np.abs(part - PANEL).max(axis=2) > 70
+
+
+def save(name, image):
+    folder = os.environ.get("GPUVIZ_TEST_IMAGES")
+    if folder:
+        os.makedirs(folder, exist_ok=True)
+        write_png(os.path.join(folder, name), image)
+
+
+def test_tick_labels_are_in_the_margin_bands_of_every_axis(widget):
+    image = widget.draw_offscreen(width=W, height=H)
+    save("analysis-default.png", image)
+    layout = panel_layout(W, H, True)
+    for name, rects in layout.items():
+        fx, fy, fw, fh = rects["frame"]
+        px, py, pw, ph = rects["plot"]
+        below = (px, py + ph + 6, pw, 13)  # tick labels under the x axis
+        left = (fx, py, px - fx - 5, ph)  # tick labels left of the y axis
+        assert text_ink(image, below).sum() > 20, name
+        assert text_ink(image, left).sum() > 20, name
+        title = (fx, fy, fw, 18)
+        assert text_ink(image, title).sum() > 40, name
+    hx, hy, hw, hh = layout["histogram"]["plot"]
+    fx, _fy, fw, _fh = layout["histogram"]["frame"]
+    assert text_ink(image, (hx + hw + 5, hy, fx + fw - hx - hw - 5, hh)).sum() > 20  # CDF labels on the right
+    cx, cy, cw, ch = layout["heatmap"]["colour_bar"]
+    fx, _fy, fw, _fh = layout["heatmap"]["frame"]
+    assert text_ink(image, (cx + cw + 5, cy - 7, fx + fw - cx - cw - 5, ch + 14)).sum() > 40  # colour bar labels
+    # and nothing text-like between the heatmap plot and its colour bar
+    px, py, pw, ph = layout["heatmap"]["plot"]
+    assert text_ink(image, (px + pw + 2, py, cx - px - pw - 4, ph)).sum() == 0
+
+
+@pytest.mark.parametrize("operation,colour_scale", [("mean", "auto"), ("count", "auto"), ("max", "linear"),
+                                                    ("sum", "auto"), ("min", "log")])
+def test_colour_bar_ends_are_the_range_the_heatmap_was_coloured_by(widget, operation, colour_scale):
+    widget.set_operation(operation)
+    widget.set_colour_scale(colour_scale)
+    image = widget.draw_offscreen(width=W, height=H)
+    result = widget.results()
+    grid = result["grid"]
+    normalisation = resolve_colour_scale(colour_scale, operation, widget.data.stats["fare"])
+    lo, hi = colour_range_oracle(grid, normalisation=normalisation)
+    bar = widget.graph.overlay.colour_bar
+    assert bar.extremes == (lo, hi)
+    labels = [t for t, *_ in bar.labels]
+    assert labels[0] == format_number(lo, digits=3) and labels[-1] == format_number(hi, digits=3)
+    if operation == "mean":  # robust: the outlier cells lie above the bar's top
+        assert normalisation == "robust" and hi < np.nanmax(grid)
+    if operation == "count":
+        assert normalisation == "log"
+    # the end labels are drawn at the bar's ends
+    cx, cy, cw, ch = panel_layout(W, H, True)["heatmap"]["colour_bar"]
+    top = text_ink(image, (cx + cw + 5, cy - 7, 60, 14))
+    bottom = text_ink(image, (cx + cw + 5, cy + ch - 7, 60, 14))
+    assert top.sum() > 10 and bottom.sum() > 10
+    # cells are coloured on exactly that range: below lo -> first stop, above hi -> last, between -> the ramp
+    px, py, pw, ph = panel_layout(W, H, True)["heatmap"]["plot"]
+    rows, cols = grid.shape
+    finite = np.argwhere(np.isfinite(grid))
+    values = grid[np.isfinite(grid)]
+    for value in (np.nanmin(grid), np.nanmax(grid), np.median(values)):
+        j, i = finite[np.argmin(np.abs(values - value))]
+        v = float(grid[j, i])
+        if normalisation == "log":
+            t = 0.0 if v <= 0 else np.log(v / lo) / np.log(hi / lo)
+        else:
+            t = (v - lo) / (hi - lo)
+        sx = int(px + (i + 0.5) * pw / cols)
+        sy = int(py + ph - (j + 0.5) * ph / rows)
+        want = ramp_colours(RAMP, [np.clip(t, 0, 1)])[0] * 255
+        assert np.abs(image[sy, sx, :3].astype(float) - want).max() <= 4, (operation, v, t)
+    save(f"analysis-{operation}-{colour_scale}.png", image)
+    widget.set_colour_scale("auto")
+    widget.set_operation("mean")
+
+
+def test_x_tick_labels_are_drawn_in_order_where_laid_out(widget):
+    image = widget.draw_offscreen(width=W, height=H)
+    px, py, pw, ph = panel_layout(W, H, True)["heatmap"]["plot"]
+    ink = text_ink(image, (0, 0, W, H))
+    band = ink[py + ph + 6:py + ph + 20]
+    columns = np.nonzero(band.any(axis=0))[0]
+    runs = np.split(columns, np.nonzero(np.diff(columns) > 4)[0] + 1)  # one run of ink per label
+    centres = [(r[0] + r[-1] + 1) / 2 for r in runs if r[0] >= px - 20 and r[-1] <= px + pw + 20]
+    x0, _y0, x1, _y1 = widget.bounds
+    from gpuviz.render.axes import Axis
+    overlay = widget.graph.overlay._plot
+    layout = Axis(side="bottom", domain=(x0, x1)).layout((px, py, pw, ph), measure=overlay.measure,
+                                                         line_height=overlay.line_height)
+    assert len(centres) == len(layout.labels)
+    np.testing.assert_allclose(centres, [x for _t, x, *_ in layout.labels], atol=2.0)
+    widths = [r[-1] - r[0] + 1 for r in runs if r[0] >= px - 20 and r[-1] <= px + pw + 20]
+    for (text, *_), width in zip(layout.labels, widths):
+        assert abs(width - overlay.measure(text)) <= 3, text
+
+
+def test_value_range_is_shaded_and_groups_have_a_legend(widget):
+    lo, hi = widget.value_range
+    widget.set_value_range((8.0, 15.0))
+    image = widget.draw_offscreen(width=W, height=H)
+    save("analysis-range.png", image)
+    hx, hy, hw, hh = panel_layout(W, H, True)["histogram"]["plot"]
+    axis_x = widget.graph.overlay._plot  # the shade spans the value range's pixels on the histogram's x axis
+    strip = image[hy + 2:hy + 12, hx:hx + hw, :3].astype(int)  # above the bars: background or shade
+    shaded = (strip[..., 2] - PANEL[2]) > 15
+    cols = np.nonzero(shaded.all(axis=0))[0]
+    assert 0 < len(cols) < hw * 0.8
+    assert axis_x is not None
+    widget.set_value_range((lo, hi))
+    gx, gy, gw, _gh = panel_layout(W, H, True)["groups"]["frame"]
+    legend = image[gy + 19:gy + 19 + 15, gx:gx + gw, :3].astype(int)
+    for colour in GROUP_PALETTE[:3]:
+        near = np.abs(legend - np.array(colour) * 255).max(axis=2) <= 8
+        assert near.sum() >= 30  # a 9 x 9 swatch per group
+
+
+def test_tooltip_is_drawn_at_the_cursor(widget):
+    widget._hover = (150.0, 120.0, ["fare 12.5", "rows 40"])
+    try:
+        image = widget.draw_offscreen(width=W, height=H)
+    finally:
+        widget._hover = None
+    save("analysis-tooltip.png", image)
+    box = image[128:160, 160:220, :3].astype(int)  # right of and below the cursor
+    assert (box.max(axis=2) < 20).mean() > 0.4  # the dark box
+    assert (box.min(axis=2) > 150).sum() > 20  # light text on it
+    plain = widget.draw_offscreen(width=W, height=H)
+    assert not np.array_equal(plain[128:160, 160:220], image[128:160, 160:220])
+    assert ink_box((plain[..., :3].astype(int) != image[..., :3]).any(axis=2))[0] >= 150
