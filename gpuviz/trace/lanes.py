@@ -56,17 +56,40 @@ def _sweep(start, end):
 
 
 def _visit_order(start, duration, thread):
+    """Argsort by (thread, start, longer first, row)."""
+    nthreads = int(thread.max()) + 1 if len(thread) else 0
+    t0 = start.min()
+    span = int(start.max()) - int(t0) + 1
+    dmax = int(duration.max()) + 1
+    if nthreads * span * dmax < (1 << 62):
+        # One int64 key: one argsort instead of a three-key lexsort.
+        key = (thread * np.int64(span) + (start - t0)) * np.int64(dmax) + (dmax - 1 - duration)
+        return np.argsort(key, kind="stable")
     return np.lexsort((-duration, start, thread))
 
 
-def _vector_depth(s, e, d, th, pos_in_thread, thread_first):
-    """Open-span count at each start (positions in visiting order)."""
-    n = len(s)
-    # A shared rank space for starts and ends; keys made unique per thread.
+def _thread_keys(s, e, th, new_thread):
+    """Start and end keys made comparable across threads: (skey, ekey)."""
+    first = np.flatnonzero(new_thread)
+    counts = np.diff(np.append(first, len(s)))
+    lo = np.minimum.reduceat(s, first)
+    hi = np.maximum.reduceat(e, first)
+    width = hi - lo + 1
+    if np.all(width > 0) and float(width.astype(np.float64).sum()) < 2.0 ** 62:
+        base = np.cumsum(width) - width - lo
+        b = np.repeat(base, counts)
+        return s + b, e + b
     values, inverse = np.unique(np.concatenate([s, e]), return_inverse=True)
     m = np.int64(len(values) + 1)
-    skey = th.astype(np.int64) * m + inverse[:n]
-    ekey = np.sort(th.astype(np.int64) * m + inverse[n:])
+    n = len(s)
+    return th * m + inverse[:n], th * m + inverse[n:]
+
+
+def _vector_depth(s, e, d, th, new_thread, pos_in_thread, thread_first):
+    """Open-span count at each start (positions in visiting order)."""
+    n = len(s)
+    skey, ekey = _thread_keys(s, e, th, new_thread)
+    ekey = np.sort(ekey)
     ended = np.searchsorted(ekey, skey, side="right") - thread_first   # ends <= start in thread
     # Spans at or after i in order that also end <= start_i: zero-length spans
     # at exactly start_i, which sort last in their start group.
@@ -108,8 +131,8 @@ def pack_lanes(*, start, duration, thread):
     new_thread[0] = True
     new_thread[1:] = th[1:] != th[:-1]
     thread_first = np.maximum.accumulate(np.where(new_thread, positions, 0))
-    depth = _vector_depth(s, e, d, th, positions - thread_first, thread_first)
-    parent_pos = _parent_positions(depth, th, n)
+    depth = _vector_depth(s, e, d, th, new_thread, positions - thread_first, thread_first)
+    parent_pos = _parent_positions(depth, n)
     has_parent = depth > 0
     pp = np.where(has_parent, parent_pos, 0)
     ok = ~has_parent | ((parent_pos >= 0) & (e[pp] > s) & (e <= e[pp]) & (th[pp] == th))
@@ -126,17 +149,18 @@ def pack_lanes(*, start, duration, thread):
     return out_lane, out_depth, out_parent, added
 
 
-def _parent_positions(depth, th, n):
-    """Previous position (same thread) whose depth is one less; -1 if none."""
-    dmax = np.int64(depth.max()) + 1
-    group = th * dmax + depth
-    key = group * np.int64(n) + np.arange(n, dtype=np.int64)
-    sorted_key = np.sort(key)
-    want = (group - 1) * np.int64(n) + np.arange(n, dtype=np.int64)
-    at = np.searchsorted(sorted_key, want, side="left") - 1
-    found = sorted_key[np.maximum(at, 0)]
-    valid = (at >= 0) & (found // n == group - 1) & (depth > 0)
-    return np.where(valid, found % n, -1)
+def _parent_positions(depth, n):
+    """Previous position whose depth is one less; -1 if none.
+
+    (In a properly nested thread that is the parent; the caller checks.)
+    """
+    by_depth = np.argsort(depth, kind="stable")          # (depth, position) order
+    key = depth[by_depth] * np.int64(n) + by_depth
+    want = (depth - 1) * np.int64(n) + np.arange(n, dtype=np.int64)
+    at = np.searchsorted(key, want, side="left") - 1
+    found = by_depth[np.maximum(at, 0)]
+    valid = (at >= 0) & (depth > 0) & (depth[found] == depth - 1)
+    return np.where(valid, found, -1)
 
 
 def _repair_clusters(s, e, depth, parent_pos, track, ok, new_thread):
@@ -155,6 +179,8 @@ def _repair_clusters(s, e, depth, parent_pos, track, ok, new_thread):
 
 def _lanes_from_tracks(track, depth, th, new_thread):
     """lane = offset[thread, track] + depth, with per-track heights."""
+    if not track.any():
+        return depth.astype(np.uint32), 0
     tkey = th * (np.int64(track.max()) + 1) + track
     keys, inverse = np.unique(tkey, return_inverse=True)
     height = np.zeros(len(keys), np.int64)

@@ -116,6 +116,10 @@ class Trace:
         Reason -> count (``"unclosed_begin"``, ``"lanes_added"``, ...).
     sources : sequence of str, optional
         The source of each partition (file name), index = partition.
+    metadata : dict, optional
+        Format facts that are not tables (``format``, Kineto's
+        ``base_time_ns``, ``distributed_info``, ``device_properties``; per
+        rank lists after a merge). JSON-serialisable.
 
     The constructor validates the schemas and the cross references (span IDs
     are rows, thread/process rows exist, links point at spans, durations are
@@ -124,7 +128,8 @@ class Trace:
     tables from other tools. Tables are never copied.
     """
 
-    def __init__(self, *, spans, links, threads, processes, counters, instants, report=None, sources=()):
+    def __init__(self, *, spans, links, threads, processes, counters, instants, report=None, sources=(),
+                 metadata=None):
         for name, table in (("spans", spans), ("links", links), ("threads", threads),
                             ("processes", processes), ("counters", counters), ("instants", instants)):
             _check_table(name, table)
@@ -132,6 +137,7 @@ class Trace:
         self.processes, self.counters, self.instants = processes, counters, instants
         self.report = {str(k): int(v) for k, v in (report or {}).items()}
         self.sources = tuple(str(s) for s in sources)
+        self.metadata = dict(metadata or {})
         self._check_references()
 
     def _check_references(self):
@@ -204,7 +210,7 @@ class Trace:
             pq.write_table(getattr(self, name), os.path.join(folder, f"{name}.parquet"))
         with open(os.path.join(folder, "report.json"), "w") as f:
             json.dump({"format": "gpuviz-trace", "version": 1, "report": self.report,
-                       "sources": list(self.sources)}, f)
+                       "sources": list(self.sources), "metadata": self.metadata}, f, default=str)
 
 
 def empty_table(name):
@@ -230,7 +236,7 @@ def _string_column(values, n, default):
 def assemble(*, name, start_ns, duration_ns, thread, threads, processes,
              category=None, parent=None, args=None, incomplete=None, partition=None,
              links=None, counters=None, instants=None, report=None, sources=(),
-             lanes=None):
+             lanes=None, metadata=None):
     """Build a :class:`Trace` from raw span columns; what every importer calls.
 
     Parameters
@@ -306,7 +312,7 @@ def assemble(*, name, start_ns, duration_ns, thread, threads, processes,
                  threads=threads, processes=processes,
                  counters=counters if counters is not None else empty_table("counters"),
                  instants=instants if instants is not None else empty_table("instants"),
-                 report={k: v for k, v in report.items() if v}, sources=sources)
+                 report={k: v for k, v in report.items() if v}, sources=sources, metadata=metadata)
 
 
 def merge_reports(*reports):

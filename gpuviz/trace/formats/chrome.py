@@ -147,11 +147,13 @@ class Identity:
         return processes, threads
 
 
-def build_trace(cols, reporter, *, partition=0, source="", thread_kind=None, time_offset_ns=0):
+def build_trace(cols, reporter, *, partition=0, source="", thread_kind=None, flow_kind=None, time_offset_ns=0):
     """Event columns -> Trace (shared by the Chrome and Kineto readers).
 
     ``thread_kind(identity) -> {thread row: kind}`` lets Kineto mark GPU
-    streams; ``time_offset_ns`` is added to every time. Does not read files.
+    streams; ``flow_kind(cat) -> str`` names the links of s/t/f flows
+    (default ``"flow"``); ``time_offset_ns`` is added to every time. Does not
+    read files.
     """
     n = len(cols)
     code = _codes(cols.ph)
@@ -180,7 +182,7 @@ def build_trace(cols, reporter, *, partition=0, source="", thread_kind=None, tim
     row_of_event[event] = np.arange(len(event))
     lane, depth, parent, added = pack_lanes(start=merged["start"], duration=merged["dur"], thread=merged["thread"])
     reporter.note("lanes_added", added)
-    links = [flow_links(cols, code, ts, ident, reporter, merged, parent),
+    links = [flow_links(cols, code, ts, ident, reporter, merged, parent, flow_kind),
              flow_v2_links(cols, event, code, ts),
              _step_links(step_pairs, row_of_event)]
     instants = instants_table(cols, code, ts, ident, reporter)
@@ -194,7 +196,14 @@ def build_trace(cols, reporter, *, partition=0, source="", thread_kind=None, tim
                     start_ns=merged["start"], duration_ns=merged["dur"], thread=merged["thread"],
                     threads=threads, processes=processes, parent=parent, args=pc.take(cols.args, take),
                     incomplete=merged["incomplete"], links=link_table, counters=counters, instants=instants,
-                    report={**reporter.counts}, sources=(source,), lanes=(lane, depth))
+                    report={**reporter.counts}, sources=_sources(partition, source), lanes=(lane, depth),
+                    metadata={"format": "chrome", **({"display_time_unit": cols.header["displayTimeUnit"]}
+                                                     if "displayTimeUnit" in cols.header else {})})
+
+
+def _sources(partition, source):
+    """sources[partition] = source (earlier partitions unnamed)."""
+    return ("",) * int(partition) + (source,)
 
 
 def _step_links(step_pairs, row_of_event):

@@ -215,27 +215,42 @@ def _slice_index(spans):
     return order, spans["thread"][order], spans["start"][order], spans["start"] + spans["dur"]
 
 
-def _bind(spans, parent, index, thread, t, enclosing):
-    """Row of the slice a flow point binds to, or -1."""
+def bind_points(spans, parent, index, thread, t, enclosing):
+    """Rows of the slices flow points bind to (-1: none), vectorised.
+
+    ``enclosing``: the innermost slice open at t (start <= t <= end) — the
+    last slice starting at or before t or one of its ancestors; else the
+    first slice beginning at or after t.
+    """
     order, th, st, end = index
-    lo = np.searchsorted(th, thread, side="left")
-    hi = np.searchsorted(th, thread, side="right")
-    if lo == hi:
-        return -1
-    if not enclosing:
-        k = lo + np.searchsorted(st[lo:hi], t, side="left")
-        return int(order[k]) if k < hi else -1
-    k = lo + np.searchsorted(st[lo:hi], t, side="right") - 1
-    if k < lo:
-        return -1
-    row = int(order[k])
-    # The last slice starting at or before t, or one of its ancestors, encloses t.
-    while row >= 0 and not (spans["start"][row] <= t <= end[row]):
-        row = int(parent[row])
-    return row
+    thread = np.asarray(thread, np.int64)
+    t = np.asarray(t, np.int64)
+    rows = np.full(len(t), -1, np.int64)
+    for u in np.unique(thread).tolist():
+        q = np.flatnonzero(thread == u)
+        lo = np.searchsorted(th, u, side="left")
+        hi = np.searchsorted(th, u, side="right")
+        if lo == hi:
+            continue
+        starts = st[lo:hi]
+        enc = enclosing[q]
+        before = lo + np.searchsorted(starts, t[q], side="right") - 1
+        after = lo + np.searchsorted(starts, t[q], side="left")
+        k = np.where(enc, before, after)
+        ok = np.where(enc, before >= lo, after < hi)
+        rows[q] = np.where(ok, order[np.clip(k, 0, len(order) - 1)], -1)
+    # Walk up from the last slice starting before t until one contains t.
+    walk = np.flatnonzero(enclosing & (rows >= 0))
+    while len(walk):
+        r = rows[walk]
+        inside = (spans["start"][r] <= t[walk]) & (t[walk] <= end[r])
+        walk = walk[~inside]
+        rows[walk] = parent[rows[walk]]
+        walk = walk[rows[walk] >= 0]
+    return rows
 
 
-def flow_links(cols, code, ts, ident, reporter, spans, parent):
+def flow_links(cols, code, ts, ident, reporter, spans, parent, flow_kind=None):
     """v1 flows (s/t/f) -> ``flow`` links between the slices they bind to."""
     idx = np.flatnonzero(np.isin(code, (11, 12, 13)))
     empty = (np.zeros(0, np.int64), np.zeros(0, np.int64), [])
@@ -243,14 +258,21 @@ def flow_links(cols, code, ts, ident, reporter, spans, parent):
         return empty
     idx = idx[np.lexsort((idx, ts[idx]))]
     order = _slice_index(spans)
+    ev = [cols.rare[i] for i in idx.tolist()]
+    bound = bind_points(spans, parent, order, ident.thread_of[idx], ts[idx],
+                        np.array([code[i] != 13 or e.bp == "e" for i, e in zip(idx.tolist(), ev)], bool))
     open_flows = {}
-    src, dst = [], []
-    for i in idx.tolist():
+    early_ends = {}            # key -> [(event, row)] of f/t seen before any s
+    src, dst, kinds = [], [], []
+
+    def link(a, b, cat):
+        if a >= 0 and b >= 0:
+            src.append(a)
+            dst.append(b)
+            kinds.append(flow_kind(cat) if flow_kind else "flow")
+    for i, e, row in zip(idx.tolist(), ev, bound.tolist()):
         c = int(code[i])
-        e = cols.rare[i]
         key = (e.cat, e.name, _raw_text(e.id))
-        enclosing = c != 13 or e.bp == "e"
-        row = _bind(spans, parent, order, int(ident.thread_of[i]), int(ts[i]), enclosing)
         if row < 0:
             reporter.add("unbound_flow", index=i)
         if c == 11:
@@ -259,19 +281,25 @@ def flow_links(cols, code, ts, ident, reporter, spans, parent):
             open_flows[key] = (i, row)
             continue
         if key not in open_flows:
-            reporter.add("unmatched_flow_end" if c == 13 else "unmatched_flow_step", index=i)
+            early_ends.setdefault(key, []).append((i, row, c))
             continue
-        prev = open_flows[key][1]
-        if prev >= 0 and row >= 0:
-            src.append(prev)
-            dst.append(row)
+        link(open_flows[key][1], row, e.cat)
         if c == 13:
             del open_flows[key]
         else:
-            open_flows[key] = (i, row if row >= 0 else prev)
+            open_flows[key] = (i, row if row >= 0 else open_flows[key][1])
+    # An f earlier in time than its s (e.g. GPU clock ahead of the CPU's):
+    # pair it with the s of its key that stayed open.
+    for key, ends in early_ends.items():
+        for i, row, c in ends:
+            if c == 13 and key in open_flows:
+                reporter.add("reversed_flow", index=i)
+                link(open_flows.pop(key)[1], row, key[0])
+            else:
+                reporter.add("unmatched_flow_end" if c == 13 else "unmatched_flow_step", index=i)
     for first, _ in open_flows.values():
         reporter.add("unclosed_flow", index=first)
-    return np.array(src, np.int64), np.array(dst, np.int64), ["flow"] * len(src)
+    return np.array(src, np.int64), np.array(dst, np.int64), kinds
 
 
 def flow_v2_links(cols, event, code, ts):

@@ -166,15 +166,16 @@ def raw_to_ns(binary):
     present = lengths > 0
     if n == 0:
         return np.zeros(0, np.int64), np.zeros(0, bool)
-    if present.all() and lengths.max() <= 32:
+    if lengths.max() <= 32:
         try:
-            dec = pc.cast(text, pa.decimal128(38, 3), safe=False)
+            filled = text if present.all() else pc.if_else(pa.array(present), text, "0")
+            dec = pc.cast(filled, pa.decimal128(38, 3), safe=False)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             dec = None
         if dec is not None and dec.null_count == 0:
             words = np.frombuffer(dec.buffers()[1], np.int64)[2 * dec.offset: 2 * (dec.offset + n)].reshape(-1, 2)
             ns = words[:, 0].copy()
-            ok = words[:, 1] == (ns >> 63)
+            ok = (words[:, 1] == (ns >> 63)) & present
             return ns, ok
     return _slow_ns(text.to_pylist(), present)
 
@@ -309,6 +310,7 @@ _FLOW_V2 = (b'"flow_in"', b'"flow_out"', b'"bind_id"')
 
 
 def _block_columns(events, first_index, block):
+    """Final columns of one block (so its Python objects can go at once)."""
     ph = pa.array([e.ph for e in events], pa.string())
     enc = pc.dictionary_encode(ph)
     not_x = np.array([p != "X" for p in enc.dictionary.to_pylist()] or [False], bool)
@@ -316,35 +318,38 @@ def _block_columns(events, first_index, block):
     if any(key in block for key in _FLOW_V2):
         idx = np.union1d(idx, [k for k, e in enumerate(events) if e.flow_in or e.flow_out or len(e.bind_id)])
     rare = {first_index + k: events[k] for k in idx.tolist()}
-    return (ph,
-            pa.array([e.name for e in events], pa.string()),
-            pa.array([e.cat for e in events], pa.string()),
-            _raw_to_binary([e.pid for e in events]),
-            _raw_to_binary([e.tid for e in events]),
-            _raw_to_binary([e.ts for e in events]),
-            _raw_to_binary([e.dur for e in events]),
-            _raw_to_binary([e.args for e in events]),
-            rare)
-
-
-def _columns(parts, header):
-    def cat(k, empty):
-        arrays = [part[k] for part in parts]
-        return pa.concat_arrays(arrays) if arrays else pa.array([], empty)
-    ph, names, cats = (cat(k, pa.string()) for k in range(3))
-    pid, tid, ts, dur, args = (cat(k, pa.large_binary()) for k in range(3, 8))
-    rare = {}
-    for part in parts:
-        rare.update(part[8])
-    ts_ns, ts_ok = raw_to_ns(ts)
+    ts_ns, ts_ok = raw_to_ns(_raw_to_binary([e.ts for e in events]))
+    dur = _raw_to_binary([e.dur for e in events])
     dur_ns, dur_ok = raw_to_ns(dur)
     has_dur = pc.binary_length(dur).to_numpy(zero_copy_only=False) > 0 if len(dur) else np.zeros(0, bool)
+    args = _raw_to_binary([e.args for e in events])
     args_text = args.cast(pa.large_string())
     missing = pc.or_(pc.equal(pc.binary_length(args), 0), pc.equal(args_text, "{}"))
     args_text = pc.if_else(missing, pa.scalar(None, pa.large_string()), args_text).cast(pa.string())
-    return EventColumns(ph=ph, name=names, cat=cats, pid=_text(pid).cast(pa.string()), tid=_text(tid).cast(pa.string()),
-                        ts_ns=ts_ns, ts_ok=ts_ok, dur_ns=dur_ns, dur_ok=dur_ok, has_dur=has_dur,
-                        args=args_text, rare=rare, header=header)
+    return (ph,
+            pa.array([e.name for e in events], pa.string()),
+            pa.array([e.cat for e in events], pa.string()),
+            _text(_raw_to_binary([e.pid for e in events])).cast(pa.string()),
+            _text(_raw_to_binary([e.tid for e in events])).cast(pa.string()),
+            args_text, ts_ns, ts_ok, dur_ns, dur_ok, has_dur, rare)
+
+
+def _columns(parts, header):
+    def arrow(k, chunked):
+        arrays = [part[k] for part in parts]
+        if not arrays:
+            return pa.array([], pa.string())
+        return pa.chunked_array(arrays, pa.string()) if chunked else pa.concat_arrays(arrays)
+
+    def numbers(k, dtype):
+        return np.concatenate([part[k] for part in parts]) if parts else np.zeros(0, dtype)
+    rare = {}
+    for part in parts:
+        rare.update(part[11])
+    return EventColumns(ph=arrow(0, False), name=arrow(1, True), cat=arrow(2, True), pid=arrow(3, False),
+                        tid=arrow(4, False), args=arrow(5, True),
+                        ts_ns=numbers(6, np.int64), ts_ok=numbers(7, bool), dur_ns=numbers(8, np.int64),
+                        dur_ok=numbers(9, bool), has_dur=numbers(10, bool), rare=rare, header=header)
 
 
 def _structure(buf, lo, hi):

@@ -1,0 +1,103 @@
+"""PyTorch profiler (Kineto) traces -> :class:`~gpuviz.trace.model.Trace`.
+
+A Kineto trace is Chrome Trace Event JSON with conventions on top; this
+module reuses the Chrome reader and adds them:
+
+* GPU streams: threads holding GPU activity (categories ``kernel``,
+  ``gpu_memcpy``, ``gpu_memset``, ``gpu_user_annotation``, or named
+  ``stream N``; the 2021 layout's ``Memcpy``/``Kernel`` categories too)
+  get thread kind ``gpu-stream``.
+* Flows: ``ac2g`` (CPU launch -> GPU kernel), ``fwdbwd`` and 2021 ``async``
+  flows are ordinary s/f flows; their link ``kind`` is the flow category.
+* ``baseTimeNanoseconds``, ``distributedInfo`` and ``deviceProperties`` go
+  to ``trace.metadata``; ``distributedInfo.rank`` is the partition unless
+  the caller gives one; each device's name is added to the labels of the
+  GPU process whose pid is the device id.
+"""
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from gpuviz.trace.formats.chrome import build_trace
+from gpuviz.trace.formats.jsonevents import Reporter, decode_events, read_bytes
+
+__all__ = ["read_kineto", "is_kineto_header", "GPU_CATEGORIES"]
+
+#: Categories of GPU activity (current and 2021 layouts).
+GPU_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation", "Kernel", "Memcpy", "Memset",
+                  "cuda_sync")
+_HEADER_KEYS = ("schemaVersion", "deviceProperties", "distributedInfo", "baseTimeNanoseconds")
+_FLOW_KINDS = ("ac2g", "fwdbwd", "async")
+
+
+def is_kineto_header(header):
+    """True when the top-level keys of a trace object are Kineto's."""
+    return any(k in header for k in _HEADER_KEYS)
+
+
+def read_kineto(path, *, strict=False, partition=None, data=None):
+    """Read one PyTorch profiler trace (``.json``/``.json.gz``, also the 2021 layout).
+
+    Parameters
+    ----------
+    path : str or Path
+    strict : bool
+        Raise :class:`~gpuviz.trace.TraceFormatError` at the first problem.
+    partition : int, optional
+        Default: ``distributedInfo.rank`` when present, else 0.
+    data : bytes, optional
+        The uncompressed bytes when already read.
+
+    Times stay in the file's clock (``ts`` in us -> ns, exactly);
+    ``baseTimeNanoseconds`` is recorded in ``trace.metadata`` and used by the
+    multi-rank merge, not added here. Does not read memory or sample events.
+    """
+    reporter = Reporter(str(path), strict)
+    if data is None:
+        data = read_bytes(path)
+    cols = decode_events(data, str(path), reporter)
+    header = cols.header
+    info = header.get("distributedInfo") if isinstance(header.get("distributedInfo"), dict) else {}
+    rank = info.get("rank")
+    if partition is None:
+        partition = int(rank) if isinstance(rank, int) and 0 <= rank < 1 << 20 else 0
+    trace = build_trace(cols, reporter, partition=partition, source=str(path),
+                        thread_kind=lambda ident: _gpu_streams(cols, ident),
+                        flow_kind=lambda cat: cat if cat in _FLOW_KINDS else "flow")
+    devices = header.get("deviceProperties") if isinstance(header.get("deviceProperties"), list) else []
+    base = header.get("baseTimeNanoseconds")
+    trace.metadata.update({
+        "format": "kineto",
+        "base_time_ns": int(base) if isinstance(base, int) else None,
+        "distributed_info": info,
+        "device_properties": devices,
+        "schema_version": header.get("schemaVersion"),
+    })
+    if devices:
+        trace.processes = _label_devices(trace.processes, devices)
+    return trace
+
+
+def _gpu_streams(cols, ident):
+    """{thread row: "gpu-stream"} for threads with GPU activity."""
+    kinds = {}
+    gpu = pc.is_in(cols.cat, value_set=pa.array(GPU_CATEGORIES)).to_numpy(zero_copy_only=False)
+    rows = ident.thread_of[gpu & (ident.thread_of >= 0)]
+    for row in np.unique(rows).tolist():
+        kinds[int(row)] = "gpu-stream"
+    for row, name in ident.thread_names.items():
+        if name.strip().lower().startswith("stream"):
+            kinds[int(row)] = "gpu-stream"
+    return kinds
+
+
+def _label_devices(processes, devices):
+    names = {str(d.get("id")): str(d.get("name", "")) for d in devices if isinstance(d, dict)}
+    pids = processes.column("pid").to_pylist()
+    labels = processes.column("labels").to_pylist()
+    out = []
+    for pid, label in zip(pids, labels):
+        extra = names.get(pid)
+        out.append(label if not extra or extra in label else (f"{label}, {extra}" if label else extra))
+    return processes.set_column(processes.schema.get_field_index("labels"), "labels", pa.array(out, pa.string()))
