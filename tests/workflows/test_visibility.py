@@ -434,3 +434,71 @@ def test_unpacked_views_are_refused(views):
     strided = graph.create_data_view(v["out"].handle, format="uint32", length=4, byte_stride=8)
     with pytest.raises(ViewRangeError, match=r'GPUVisibilityWorkflow "e" masks\[0\] must be packed'):
         GPUVisibilityWorkflow(id="e", output=v["out"], count=v["n"], masks=[strided]).add_to_graph(graph)
+
+
+# ----------------------------------------------------------------- frustum
+def perspective(fovy, aspect, near, far):
+    """WebGPU-style (depth 0..1) right-handed perspective matrix."""
+    f = 1 / np.tan(fovy / 2)
+    return np.array([[f / aspect, 0, 0, 0], [0, f, 0, 0], [0, 0, far / (near - far), near * far / (near - far)],
+                     [0, 0, -1, 0]])
+
+
+def look_at(eye, target, up=(0, 1, 0)):
+    eye, target, up = (np.asarray(v, float) for v in (eye, target, up))
+    z = (eye - target) / np.linalg.norm(eye - target)
+    x = np.cross(up, z) / np.linalg.norm(np.cross(up, z))
+    y = np.cross(z, x)
+    m = np.eye(4)
+    m[0, :3], m[1, :3], m[2, :3] = x, y, z
+    m[:3, 3] = -m[:3, :3] @ eye
+    return m
+
+
+@pytest.mark.parametrize("depth_range", ["zero-to-one", "minus-one-to-one"])
+def test_frustum_planes_agree_with_clip_space(depth_range):
+    from gpuviz.workflows.frustum import frustum_planes
+
+    m = perspective(1.0, 1.5, 0.5, 80.0) @ look_at((3, 2, 10), (0, 0, 0))
+    if depth_range == "minus-one-to-one":  # the same frustum in OpenGL's depth convention
+        m = np.diag([1, 1, 2, 1]) @ m - np.outer([0, 0, 1, 0], m[3])
+    planes = frustum_planes(m, depth_range=depth_range)
+    assert planes.shape == (6, 4) and planes.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(planes[:, :3], axis=1), 1, rtol=1e-6)
+    rng = np.random.default_rng(0)
+    p = np.c_[rng.uniform(-60, 60, (20000, 3)), np.ones(20000)]
+    clip = p @ m.T
+    lo = 0 if depth_range == "zero-to-one" else -clip[:, 3]
+    inside = (np.abs(clip[:, 0]) <= clip[:, 3]) & (np.abs(clip[:, 1]) <= clip[:, 3]) & (clip[:, 2] >= lo) \
+        & (clip[:, 2] <= clip[:, 3])
+    dist = p @ planes.astype(np.float64).T
+    clear = np.abs(dist).min(1) > 1e-3  # away from every plane: no rounding question
+    assert inside[clear].any() and (~inside[clear]).any()
+    np.testing.assert_array_equal((dist >= 0).all(1)[clear], inside[clear])
+
+
+def test_frustum_planes_drive_the_workflow(device):
+    """Spheres against planes from a camera: the GPU keeps what the oracle
+    keeps (radius 0 spheres are points; the others straddle planes)."""
+    from gpuviz.workflows.frustum import frustum_planes
+
+    planes = frustum_planes(perspective(1.2, 1.0, 1.0, 50.0) @ look_at((0, 0, 20), (0, 0, 0)))
+    rng = np.random.default_rng(4)
+    n = 3000
+    s = np.c_[rng.uniform(-30, 30, (n, 3)), rng.uniform(0, 3, n)].astype(np.float32)
+    dist = s[:, :3].astype(np.float64) @ planes[:, :3].T.astype(np.float64) + planes[:, 3]
+    margin = np.abs(dist + s[:, 3:4]).min(1)
+    s = s[margin > 1e-3]  # no row decided by float32 rounding
+    _, buffers = run_workflow(device, len(s), {"spheres": s}, {"planes": planes})
+    ids, mask = oracle(len(s), spheres=s, planes=planes)
+    assert 0 < ids.size < len(s)
+    check(device, buffers, len(s), ids, mask)
+
+
+def test_frustum_planes_refuse_bad_matrices():
+    from gpuviz.workflows.frustum import frustum_planes
+
+    with pytest.raises(GraphValidationError, match=r"finite 4x4 matrix \(got shape \(3, 3\)\)"):
+        frustum_planes(np.eye(3))
+    with pytest.raises(GraphValidationError, match="depth_range must be one of"):
+        frustum_planes(np.eye(4), depth_range="reversed")

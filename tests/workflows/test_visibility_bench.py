@@ -1,0 +1,32 @@
+"""Smoke test of the visibility benchmark at a tiny size (not a timed test):
+every case's row prints only after its IDs and count matched numpy."""
+
+from gpuviz.bench.harness import Peers
+from gpuviz.bench.tables import Report
+from gpuviz.bench.topology_visibility import bench_visibility, visibility_oracle
+
+
+def test_bench_visibility_tiny(device, capsys):
+    report = Report()
+    table = bench_visibility(device, [20000], 2, variants=True, peers=Peers(), report=report)
+    out = capsys.readouterr().out
+    assert "GPUVisibilityWorkflow" in out and "NOT PRINTED" not in out
+    cases = [row["case"] for row in table.rows]
+    assert cases == ["intervals + mask, ~35% kept", "intervals + mask, narrow window", "spheres + planes (frustum)",
+                     "all of them", "intervals + mask, with mask_output"]
+    for row in table.rows:
+        assert row["gpu_s"] > 0 and row["ref_s"] > 0 and 0 < row["kept"] < 20000
+        assert set(row["nodes_s"]) == {"visible-predicate", "visible-tile-offsets-tiles", "visible-scatter"}
+
+
+def test_bench_oracle_is_the_contract_on_finite_data():
+    import numpy as np
+
+    from .test_visibility import oracle
+
+    rng = np.random.default_rng(0)
+    iv = np.sort(rng.random((500, 2), np.float32) * 10, 1)
+    mask = (rng.random(500) < 0.5).astype(np.uint32)
+    window = np.array([[2, 6, 0.5, 0]], np.float32)
+    np.testing.assert_array_equal(visibility_oracle(mask=mask, intervals=iv, window=window),
+                                  oracle(500, masks=[mask], intervals=iv, window=window)[0])
