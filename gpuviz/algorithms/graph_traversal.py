@@ -34,7 +34,7 @@ STORAGE = wgpu.BufferUsage.STORAGE
 EDGES_PER_GROUP = 1024  # graph_traversal.wgsl: WG * ITEMS
 FILL_PER_GROUP = 1024
 MAX_DEPTH_LIMIT = 1024
-MAX_PARTITIONS = 1024
+MAX_PARTITIONS = 64  # each level kernel keeps one bind group per partition (ComputeKernel caches 64)
 # graph_traversal.wgsl: TraversalParams field order
 PARAM_FIELDS = ("level", "part", "nlen", "rnlen", "seed_base", "seed_len", "seeds_total", "total_nodes",
                 "fill_off", "fill_count", "fill_value", "bitmap_off", "blocks_off", "totals_off",

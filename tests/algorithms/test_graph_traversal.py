@@ -380,3 +380,14 @@ def test_seed_vector_and_long_outputs(device):
     assert got[:n].tolist() == expected.tolist() and got[n:].tolist() == [SENTINEL] * 3
     assert read(device, out)[:n].tolist() == (expected != UNREACHED).astype(np.uint32).tolist()
     assert read(device, out)[n:].tolist() == [SENTINEL] * 3
+
+
+def test_large_frontier(device):
+    """A 280K-entry frontier: more than 1024 block sums, so the block scan
+    takes several steps and edges' source search spans many blocks."""
+    rng = np.random.default_rng(13)
+    n = 400_000
+    src, dst = random_graph(rng, n, n)
+    seeds = rng.permutation(n)[:280_000].astype(np.uint32)
+    t = Traversal(device, n, src, dst, seeds, max_depth=2)
+    check(t, seeds, depth=2)

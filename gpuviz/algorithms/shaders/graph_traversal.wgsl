@@ -5,12 +5,12 @@
 //   fill    - write fill_value into fill_count words of binding 17
 //             (output 0, depths 0xFFFFFFFF, traversal state 0).
 //   claim_seeds - claim the seeds into frontier 0 (binding 4).
-//   args    - per partition, the indirect grid of this level's visit pass.
+//   level_args - per partition, the indirect grid of this level's visit pass.
 //   visit   - publish frontier L (output = 1, depths = L) and, below the
 //             active depth, write each entry's degree as a workgroup-local
 //             exclusive scan plus one sum per 256-entry block.
-//   blocks  - one workgroup per partition scans its block sums, stores the
-//             level's edge total and the indirect grid of the expand pass.
+//   blocks  - one workgroup per partition scans its block sums (1024 a step),
+//             stores the level's edge total and the indirect grid of the expand pass.
 //   expand  - one invocation per frontier edge (ITEMS per invocation): a
 //             binary search over the block and local scans finds the edge's
 //             source entry, so a node of any degree is spread over as many
@@ -283,13 +283,25 @@ fn blocks(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid:
     let count = workgroupUniformLoad(&wg_word);
     let nb = (count + WG - 1u) / WG;
     let first = P.blocks_off + tab(q, T_BLOCK);
+    // ITEMS consecutive sums per invocation, scanned serially, then the
+    // invocation totals across the workgroup: WG * ITEMS sums a step
     var carry = 0u;
-    for (var b0 = 0u; b0 < nb; b0 += WG) {
-        let b = b0 + lid;
-        var v = 0u;
-        if (b < nb) { v = scan[first + b]; }
-        let s = wg_scan(lid, v);
-        if (b < nb) { scan[first + b] = carry + s.x; }
+    for (var b0 = 0u; b0 < nb; b0 += WG * ITEMS) {
+        var v: array<u32, ITEMS>;
+        var sum = 0u;
+        for (var k = 0u; k < ITEMS; k++) {
+            let b = b0 + lid * ITEMS + k;
+            v[k] = 0u;
+            if (b < nb) { v[k] = scan[first + b]; }
+            sum += v[k];
+        }
+        let s = wg_scan(lid, sum);
+        var run = carry + s.x;
+        for (var k = 0u; k < ITEMS; k++) {
+            let b = b0 + lid * ITEMS + k;
+            if (b < nb) { scan[first + b] = run; }
+            run += v[k];
+        }
         carry += s.y;
     }
     if (lid == 0u) {
