@@ -237,7 +237,7 @@ class GPUVisibilityWorkflow:
             raise GraphValidationError(f'{NAME} "{self.id}" needs {need} storage bindings in one pass, the device '
                                        f"allows {limit} (combine masks with GPUMask first)")
         buffers = len({v.handle for v in outs if v.length})
-        need = 3 + (self.source_ids is not None) + buffers + (buffers > 1)
+        need = 3 + (self.source_ids is not None) + buffers + (buffers > 1)  # bits, offsets, counts, ...
         if need > limit or 4 + buffers > 30:
             raise GraphValidationError(f'{NAME} "{self.id}" output spans {buffers} buffers: the scatter pass needs '
                                        f"{need} storage bindings, the device allows {limit}")
@@ -269,7 +269,7 @@ class GPUVisibilityWorkflow:
         ids = [self._predicate_node(graph, chunks, params, bits, counts)]
         ids += ChainedScan(id=f"{self.id}-tile-offsets", data=[counts], out=[offsets], total=count,
                            owner=NAME, owner_id=self.id).add_to_graph(graph)
-        ids.append(self._scatter_node(graph, chunks, bits, offsets, outs))
+        ids.append(self._scatter_node(graph, chunks, bits, counts, offsets, outs))
         self.node_ids = ids
         return ids
 
@@ -319,10 +319,10 @@ class GPUVisibilityWorkflow:
 
         return graph.add_compute_node(id=f"{self.id}-predicate", resources=resources, compile=compile_predicate)
 
-    def _scatter_node(self, graph, chunks, bits, offsets, outs) -> str:
+    def _scatter_node(self, graph, chunks, bits, counts, offsets, outs) -> str:
         ids = [ch["views"].get("source_ids") for ch in chunks]
         used = [v for v in outs if v.length]
-        resources = [(bits, "storage-read"), (offsets, "storage-read")]
+        resources = [(bits, "storage-read"), (counts, "storage-read"), (offsets, "storage-read")]
         resources += [(v, "storage-read") for v in ids if v is not None]
         resources += [(v, "storage-write") for v in used]
 
@@ -345,7 +345,8 @@ class GPUVisibilityWorkflow:
                 table[row, :6] = [ch["n"], ch["tile_base"], ch["tiles"], ch["row_base"],
                                   0 if bound is None else bound.offset, out_off]
                 bindings = [StorageBinding(1, bits.handle, 0, bits.byte_length),
-                            StorageBinding(2, offsets.handle, 0, offsets.byte_length), *dst]
+                            StorageBinding(2, offsets.handle, 0, offsets.byte_length),
+                            StorageBinding(31, counts.handle, 0, counts.byte_length), *dst]
                 if bound is not None:
                     bindings.append(bound.storage)
                 dispatches.append((kernel, bindings, row, ch["tiles"]))

@@ -364,6 +364,19 @@ def test_parameters_and_masks_change_without_recompiling(device, monkeypatch):
     assert made == []
 
 
+def test_tiles_keeping_nothing_between_kept_rows(device):
+    """Whole tiles (and a whole vector chunk) without a kept row between
+    tiles that keep some: offsets carry past the empty ones."""
+    n = 4 * TILE + 3
+    mask = np.zeros(n, np.uint32)
+    mask[:5] = 1
+    mask[TILE - 1] = 1
+    mask[3 * TILE + 7::3] = 2
+    for chunks in (None, [TILE, 2 * TILE, 0, TILE + 3]):
+        _, buffers = run_workflow(device, n, {"masks": [mask]}, {}, chunks=chunks)
+        check(device, buffers, n, *oracle(n, masks=[mask]))
+
+
 def test_zero_rows_write_count_zero(device):
     for chunks in (None, [0, 0]):
         _, buffers = run_workflow(device, 0, {"lod": np.zeros(0, np.float32)}, params({"lod"}), chunks=chunks)

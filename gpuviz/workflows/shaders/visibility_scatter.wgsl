@@ -7,6 +7,8 @@
 // adds the tile's offset from the scanned tile counts, and writes the IDs:
 // the row's global index (row_base + row) or source_ids[row].
 //
+// A tile whose count (from the predicate pass) is zero returns at once.
+//
 // Template values: subgroups (which group primitives), ids (layout of the
 // source_ids role, "none" for row indices) and scatter: dst (bindings of
 // the output buffers) and table (several output chunks: scatter_chunks holds
@@ -32,6 +34,7 @@ struct ScatterParams {
 @group(0) @binding(0) var<uniform> P: ScatterParams;
 @group(0) @binding(1) var<storage, read> bits: array<u32>;
 @group(0) @binding(2) var<storage, read> offsets: array<u32>;
+@group(0) @binding(31) var<storage, read> counts: array<u32>;
 {{ views.view("ids", 3, "read", ids, "P.ids_off") }}
 {% for b in scatter.dst %}
 @group(0) @binding({{ b }}) var<storage, read_write> dst{{ b }}: array<u32>;
@@ -100,6 +103,7 @@ fn write_group(g: Group, wg: u32, r: u32, k0: u32) {
 fn kernel_main(g: Group, wg: u32) {
     if (wg >= P.num_tiles) { return; }  // uniform per workgroup
     let tile = P.tile_base + wg;
+    if (counts[tile] == 0u) { return; }  // nothing kept: skip the scans (uniform too)
     s_words[g.lid] = bits[tile * WG + g.lid];
     workgroupBarrier();
     var ca = vec4<u32>(0u);
