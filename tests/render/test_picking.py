@@ -327,3 +327,42 @@ def test_named_errors(device):
     other_device = wgpu.gpu.request_adapter_sync().request_device_sync()
     with pytest.raises(DeviceMismatchError):
         target.import_into(GPUCommandGraph(other_device, id="elsewhere"))
+
+
+def test_repeated_region_picks_read_back_through_a_readback_ring(device):
+    """Two picks of one compiled graph (rect words rewritten between them)
+    copy count and pairs into two ring slots in the same encoders, are
+    submitted before either is read, and are read back out of order: the
+    picking passes themselves never read back."""
+    from gpuviz.graph import GPUReadbackRing
+
+    target = GPUIndexPickingTarget(device, size=(W, H), batches=True)
+    graph = drawn_graph(device, target)
+    capacity = 64
+    out = region(device, graph, target, "pick", (0, 0, 1, 1), capacity)
+    compiled = graph.compile()
+    ring = GPUReadbackRing(device, byte_length=12 + 8 * capacity, slot_count=2, label="picks")
+    rects = [(6, 4, 14, 12), (15, 0, 21, 6)]
+    slots = []
+    for rect in rects:
+        device.queue.write_buffer(out["rect"].buffer, 0, np.array(rect, np.uint32).tobytes())
+        encoder = device.create_command_encoder()
+        compiled.encode(encoder)
+        slot = ring.acquire()
+        slot.copy(encoder, out["counters"].buffer, byte_length=12)
+        slot.copy(encoder, out["ids"].buffer, byte_length=4 * capacity, destination_offset=12)
+        slot.copy(encoder, out["batches"].buffer, byte_length=4 * capacity, destination_offset=12 + 4 * capacity)
+        device.queue.submit([encoder.finish()])
+        slot.map_async()
+        slots.append(slot)
+    assert ring.free_count == 0
+    objects, batch_image = paint(RECTS, range(len(RECTS)))
+    for rect, slot in reversed(list(zip(rects, slots))):
+        words = np.frombuffer(slot.read(), np.uint32)
+        n, overflow = int(words[1]), int(words[2])
+        want = pairs_in(objects, batch_image, rect)
+        assert (n, overflow) == (len(want), 0)
+        ids, bats = words[3:3 + capacity], words[3 + capacity:]
+        assert sorted(zip(ids[:n].tolist(), bats[:n].tolist())) == want
+    assert ring.free_count == 2
+    ring.destroy()
