@@ -21,7 +21,7 @@ from ..graph.errors import GraphTypeError, GraphValidationError
 from ..graph.shaders import wgsl
 from .dispatch import WORKGROUP, ceil_div
 from .validation import check_topology, chunks_of, refuse_overlaps, single_row
-from .views import storage_alignment, uniform_slot, view_binding
+from .views import StorageBinding, storage_alignment, uniform_slot, view_binding
 
 __all__ = ["GPUGraphTraversal", "UNREACHED", "DIRECTIONS"]
 
@@ -236,6 +236,13 @@ class GPUGraphTraversal:
                                          "reverse_neighbors": rnbrs, "seeds": seeds,
                                          "seed_count": singles["seed_count"], "active_depth": singles["active_depth"]},
                         writes={"output": outs, "depths": deps, "overflow": singles["overflow"]}, separate=True)
+        limit = int(graph.device.limits["max-storage-buffer-binding-size"])
+        for role, views in (("offsets", offs), ("neighbors", nbrs), ("reverse_offsets", roffs),
+                            ("reverse_neighbors", rnbrs), ("output", outs), ("depths", deps), ("seeds", seeds)):
+            big = next((v for v in views if v is not None and v.byte_length > limit), None)
+            if big is not None:
+                raise GraphValidationError(f'{name} "{id}" {role} spans {big.byte_length} bytes in one chunk, more '
+                                           f"than the device's storage binding limit ({limit} bytes): split it")
         if self.direction == "backward":  # the reverse CSR takes the forward slot
             offs, nbrs, roffs, rnbrs = roffs, rnbrs, (None,) * len(outs), (None,) * len(outs)
         elif self.direction == "forward":
@@ -269,201 +276,189 @@ class GPUGraphTraversal:
         if self.node_count == 0:
             self.node_ids = []
             return []
-        cap = self.frontier_capacity or self.node_count
+        plan = _Plan(self, graph, parts)
+        ids = [plan.add_clear(graph)]
+        if plan.seeds:
+            ids.append(plan.add_seeds(graph))
+        ids += [plan.add_level(graph, level) for level in range(self.max_depth + 1)]
+        if plan.singles["overflow"] is not None:
+            ids.append(plan.add_report(graph))
+        self.node_ids = ids
+        return ids
+
+
+def _resolve(bindings: dict, frame) -> dict:
+    """``{binding: (buffer, offset, size)}`` of StorageBindings, graph handles
+    (bound whole) and fixed tuples (node-owned buffers)."""
+    out = {}
+    for b, v in bindings.items():
+        if isinstance(v, tuple):
+            out[b] = v
+        elif isinstance(v, StorageBinding):
+            out[b] = v.resolve(frame)
+        else:
+            buffer = frame.buffer(v)
+            out[b] = (buffer, 0, buffer.size)
+    return out
+
+
+class _Plan:
+    """What one ``add_to_graph`` decided (partitions, frontier regions,
+    scratch layout, transients), captured by the node compile callbacks."""
+
+    def __init__(self, owner: GPUGraphTraversal, graph, parts: list):
+        self.id, self.parts, self.max_depth = owner.id, parts, owner.max_depth
+        self.seeds, self.singles = owner._seeds, owner._singles
+        self.both = owner.direction == "both"
+        self.has_depths = owner.depths is not None
+        self.template = dict(parts=len(parts), both=self.both, depths=self.has_depths,
+                             active=owner.active_depth is not None, seed_count=owner.seed_count is not None)
+        cap = owner.frontier_capacity or owner.node_count
         region = block = 0
-        for part in parts:
+        for part in parts:  # each partition's frontier region and block sums
             part.region, part.cap, part.block = region, min(cap, part.nodes), block
             region += part.cap
             block += ceil_div(part.cap, WORKGROUP)
-        self._parts = parts
-        depth, count = self.max_depth, len(parts)
-        bitmap = 2 + (depth + 1) * count
-        self._layout = {"bitmap_off": bitmap, "blocks_off": region, "totals_off": region + block,
-                        "total_nodes": self.node_count}
-        state_words = bitmap + ceil_div(self.node_count, 32)
-        sizes = {"state": state_words, "frontier-a": region, "frontier-b": region, "scan": region + block + count}
+        bitmap = 2 + (self.max_depth + 1) * len(parts)  # graph_traversal.wgsl: state words
+        self.layout = {"bitmap_off": bitmap, "blocks_off": region, "totals_off": region + block,
+                       "total_nodes": owner.node_count}
+        self.state_words = bitmap + ceil_div(owner.node_count, 32)
+        sizes = {"state": self.state_words, "frontier-a": region, "scan": region + block + len(parts)}
+        if self.max_depth:  # a second frontier only when some level expands
+            sizes["frontier-b"] = region
         limit = int(graph.device.limits["max-storage-buffer-binding-size"])
         for label, words in sizes.items():
             if 4 * words > limit:
                 raise GraphValidationError(f'GPUGraphTraversal "{self.id}" {label} needs {4 * words} bytes, more '
                                            f"than the device's storage binding limit ({limit} bytes)")
-        if depth == 0:  # one level: nothing is expanded into a second frontier
-            del sizes["frontier-b"]
-        t = {label: graph.create_transient_buffer(id=f"{self.id}-{label}", byte_length=4 * max(words, 4),
-                                                  usage=STORAGE) for label, words in sizes.items()}
-        t["args"] = graph.create_transient_buffer(id=f"{self.id}-args", byte_length=24 * count,
-                                                  usage=STORAGE | wgpu.BufferUsage.INDIRECT)
-        self._t = t
-        self._state_words = state_words
-        ids = [self._add_clear(graph)]
-        if self._seeds:
-            ids.append(self._add_seeds(graph))
-        ids += [self._add_level(graph, level) for level in range(depth + 1)]
-        if self._singles["overflow"] is not None:
-            ids.append(self._add_report(graph))
-        self.node_ids = ids
-        return ids
+        self.t = {label: graph.create_transient_buffer(id=f"{self.id}-{label}", byte_length=4 * max(words, 4),
+                                                       usage=STORAGE) for label, words in sizes.items()}
+        self.t["args"] = graph.create_transient_buffer(id=f"{self.id}-args", byte_length=24 * len(parts),
+                                                       usage=STORAGE | wgpu.BufferUsage.INDIRECT)
 
     # ---------------------------------------------------------------- kernels
-    def _kernel(self, ctx, entry: str) -> ComputeKernel:
-        code = wgsl("algorithms/shaders/graph_traversal.wgsl", parts=len(self._parts),
-                    both=self.direction == "both", depths=self.depths is not None,
-                    active=self.active_depth is not None, seed_count=self.seed_count is not None)
+    def kernel(self, ctx, entry: str) -> ComputeKernel:
+        code = wgsl("algorithms/shaders/graph_traversal.wgsl", **self.template)
         return ComputeKernel(ctx.device, code=code, entry_point=entry, constants={"MAX_DEPTH": self.max_depth},
                              label=f"{ctx.node_id}-{entry}")
 
-    def _node_objects(self, ctx, rows: list):
+    def node_objects(self, ctx, rows: list) -> tuple:
         """The node's uniform (one slot per row of params) and the partition
         table, both made now; returns ``(slot bindings, table binding)``."""
         device = ctx.device
         slot = uniform_slot(device, PARAMS_BYTES)
         data = np.zeros((max(1, len(rows)), slot // 4), np.uint32)
         for r, params in enumerate(rows):
-            values = {**self._layout, **params}
+            values = {**self.layout, **params}
             data[r, :len(PARAM_FIELDS)] = [values.get(f, 0) for f in PARAM_FIELDS]
         uniform = ctx.own(device.create_buffer_with_data(label=f"{ctx.node_id}-params", data=data.tobytes(),
                                                          usage=wgpu.BufferUsage.UNIFORM))
-        table = np.zeros((len(self._parts), 8), np.uint32)
-        for p, part in enumerate(self._parts):
+        table = np.zeros((len(self.parts), 8), np.uint32)  # graph_traversal.wgsl: T_* fields
+        for p, part in enumerate(self.parts):
             table[p, :5] = (part.base, part.nodes, part.region, part.cap, part.block)
         table = ctx.own(device.create_buffer_with_data(label=f"{ctx.node_id}-table", data=table.tobytes(),
                                                        usage=STORAGE))
         return [(uniform, r * slot, PARAMS_BYTES) for r in range(len(rows))], (table, 0, table.size)
 
-    def _views(self, ctx, views: dict) -> tuple:
-        """Bindings and uniform element offsets of caller views (``{role:
-        view}``; empty and absent views bind a small node-owned buffer)."""
+    @staticmethod
+    def views(ctx, roles: dict) -> tuple:
+        """Bindings and uniform element offsets (``"{role}_off"``) of caller
+        views; an empty view binds a small node-owned buffer it never reads."""
         align = storage_alignment(ctx.device)
         bindings, offsets, dummy = {}, {}, None
-        for role, view in views.items():
-            if view is None or view.length == 0:  # never read: any small buffer fills the binding
+        for role, view in roles.items():
+            if view is None or view.length == 0:
                 if dummy is None:
                     dummy = ctx.own(ctx.device.create_buffer(label=f"{ctx.node_id}-empty", size=16, usage=STORAGE))
-                bindings[B_VIEW[role]] = (dummy, 0, 16)
-                offsets[f"{role}_off"] = 0
+                bindings[B_VIEW[role]], offsets[f"{role}_off"] = (dummy, 0, 16), 0
                 continue
             vb = view_binding(B_VIEW[role], view, alignment=align, vec4=False)
-            bindings[B_VIEW[role]] = vb.storage
-            offsets[f"{role}_off"] = vb.offset
+            bindings[B_VIEW[role]], offsets[f"{role}_off"] = vb.storage, vb.offset
         return bindings, offsets
 
-    @staticmethod
-    def _resolve(bindings: dict, frame) -> dict:
-        return {b: (v.resolve(frame) if hasattr(v, "resolve") else
-                    (frame.buffer(v), 0, frame.buffer(v).size) if not isinstance(v, tuple) else v)
-                for b, v in bindings.items()}
-
     # ------------------------------------------------------------------ nodes
-    def _add_clear(self, graph) -> str:
-        targets = [(p.output, 0) for p in self._parts if p.nodes]
-        targets += [(p.depths, UNREACHED) for p in self._parts if p.nodes and p.depths is not None]
-        state = self._t["state"]
+    def add_clear(self, graph) -> str:
+        """Output 0, depths UNREACHED, claims and counters 0."""
+        targets = [(p.output, 0) for p in self.parts if p.nodes]
+        targets += [(p.depths, UNREACHED) for p in self.parts if p.nodes and p.depths is not None]
+        state = self.t["state"]
 
         def compile_clear(ctx):
-            kernel = self._kernel(ctx, "fill")
+            kernel = self.kernel(ctx, "fill")
             align = storage_alignment(ctx.device)
             rows, dispatches = [], []
             for view, value in targets:
                 vb = view_binding(B_FILL, view, alignment=align, vec4=False)
                 rows.append({"fill_off": vb.offset, "fill_count": view.length, "fill_value": value})
                 dispatches.append(({B_FILL: vb.storage}, view.length))
-            rows.append({"fill_off": 0, "fill_count": self._state_words, "fill_value": 0})
-            dispatches.append(({B_FILL: state}, self._state_words))
-            slots, _ = self._node_objects(ctx, rows)
+            rows.append({"fill_off": 0, "fill_count": self.state_words, "fill_value": 0})
+            dispatches.append(({B_FILL: state}, self.state_words))
+            slots, _ = self.node_objects(ctx, rows)
 
             def encode(compute_pass, frame):
                 for (bindings, words), slot in zip(dispatches, slots):
-                    resolved = self._resolve(bindings, frame)
-                    resolved[B_PARAMS] = slot
-                    kernel.dispatch(compute_pass, frame, bindings=resolved, workgroups=ceil_div(words, FILL_PER_GROUP))
+                    kernel.dispatch(compute_pass, frame, bindings={**_resolve(bindings, frame), B_PARAMS: slot},
+                                    workgroups=ceil_div(words, FILL_PER_GROUP))
             return encode
 
         resources = [(v, "storage-write") for v, _ in targets] + [(state, "storage-write")]
         return graph.add_compute_node(id=f"{self.id}-clear", resources=resources, compile=compile_clear)
 
-    def _add_seeds(self, graph) -> str:
-        t, seed_count = self._t, self._singles["seed_count"]
-        total = sum(s.length for s in self._seeds)
+    def add_seeds(self, graph) -> str:
+        """Claim the first seed_count seeds into frontier 0."""
+        t, seed_count = self.t, self.singles["seed_count"]
+        total = sum(s.length for s in self.seeds)
 
         def compile_seeds(ctx):
-            kernel = self._kernel(ctx, "claim_seeds")
+            kernel = self.kernel(ctx, "claim_seeds")
             rows, dispatches, first = [], [], 0
-            for chunk in self._seeds:
-                views, offsets = self._views(ctx, {"seeds": chunk, **({"seed_count": seed_count}
-                                                                       if seed_count is not None else {})})
+            for chunk in self.seeds:
+                roles = {"seeds": chunk, **({"seed_count": seed_count} if seed_count is not None else {})}
+                views, offsets = self.views(ctx, roles)
                 rows.append({**offsets, "seed_base": first, "seed_len": chunk.length, "seeds_total": total})
                 views.update({B_STATE: t["state"], B_NXT: t["frontier-a"]})
                 dispatches.append((views, ceil_div(chunk.length, WORKGROUP)))
                 first += chunk.length
-            slots, table = self._node_objects(ctx, rows)
+            slots, table = self.node_objects(ctx, rows)
 
             def encode(compute_pass, frame):
                 for (bindings, groups), slot in zip(dispatches, slots):
-                    resolved = self._resolve(bindings, frame)
-                    resolved.update({B_PARAMS: slot, B_TABLE: table})
-                    kernel.dispatch(compute_pass, frame, bindings=resolved, workgroups=groups)
+                    kernel.dispatch(compute_pass, frame, workgroups=groups,
+                                    bindings={**_resolve(bindings, frame), B_PARAMS: slot, B_TABLE: table})
             return encode
 
-        resources = [(s, "storage-read") for s in self._seeds] + [(t["state"], "storage-read-write"),
-                                                                   (t["frontier-a"], "storage-write")]
+        resources = [(s, "storage-read") for s in self.seeds] + [(t["state"], "storage-read-write"),
+                                                                  (t["frontier-a"], "storage-write")]
         if seed_count is not None:
             resources.append((seed_count, "storage-read"))
         return graph.add_compute_node(id=f"{self.id}-seeds", resources=resources, compile=compile_seeds)
 
-    def _add_level(self, graph, level: int) -> str:
-        t, active = self._t, self._singles["active_depth"]
+    def add_level(self, graph, level: int) -> str:
+        """Publish frontier ``level``; below max_depth also expand it."""
+        t, active = self.t, self.singles["active_depth"]
         last = level == self.max_depth
         cur = t["frontier-a" if level % 2 == 0 else "frontier-b"]
         nxt = None if last else t["frontier-b" if level % 2 == 0 else "frontier-a"]
-        parts = [(q, p) for q, p in enumerate(self._parts) if p.nodes]
-        both = self.direction == "both"
 
         def compile_level(ctx):
-            kernels = {e: self._kernel(ctx, e) for e in ("level_args", "visit", "blocks", "expand")}
-            rows = [{"level": level}]
-            act_views, act_off = self._views(ctx, {"active": active}) if active is not None else ({}, {})
-            rows[0].update(act_off)
-            plans = []
-            for q, p in parts:
-                roles = {"offsets": p.offsets, "neighbors": p.neighbors, "output": p.output}
-                if p.depths is not None:
-                    roles["depths"] = p.depths
-                if both:
-                    roles.update(roffsets=p.roffsets, rneighbors=p.rneighbors)
-                views, offsets = self._views(ctx, roles)
-                rows.append({**offsets, **act_off, "level": level, "part": q, "nlen": p.neighbors.length,
-                             "rnlen": p.rneighbors.length if both else 0})
-                plans.append((q, views))
-            slots, table = self._node_objects(ctx, rows)
-            common = {B_TABLE: table}
-            args_bindings = {**act_views, B_STATE: t["state"], B_ARGS: t["args"]}
-            blocks_bindings = {**act_views, B_STATE: t["state"], B_SCAN: t["scan"], B_ARGS: t["args"]}
-            visit_roles = ["offsets", "output"] + ["depths"] * (self.depths is not None) + ["roffsets"] * both
-            expand_roles = ["offsets", "neighbors"] + ["roffsets", "rneighbors"] * both
-            visits, expands = [], []
-            for (q, views), slot in zip(plans, slots[1:]):
-                visit = {B_VIEW[r]: views[B_VIEW[r]] for r in visit_roles}
-                visit.update({**act_views, B_STATE: t["state"], B_CUR: cur, B_SCAN: t["scan"], B_PARAMS: slot})
-                visits.append((visit, 24 * q))
-                if not last:
-                    expand = {B_VIEW[r]: views[B_VIEW[r]] for r in expand_roles}
-                    expand.update({B_STATE: t["state"], B_CUR: cur, B_NXT: nxt, B_SCAN: t["scan"], B_PARAMS: slot})
-                    expands.append((expand, 24 * q + 12))
+            kernels = {e: self.kernel(ctx, e) for e in ("level_args", "visit", "blocks", "expand")}
+            shared, visits, expands, slots, table = self._level_bindings(ctx, level, cur, nxt)
 
             def encode(compute_pass, frame):
                 args = frame.buffer(t["args"])
-                run = lambda name, bindings: {**self._resolve(bindings, frame), **common}  # noqa: E731
+                fixed = _resolve(shared, frame)
                 kernels["level_args"].dispatch(compute_pass, frame, workgroups=1,
-                                               bindings={**run("level_args", args_bindings), B_PARAMS: slots[0]})
+                                               bindings={**fixed, B_PARAMS: slots[0], B_TABLE: table})
                 for bindings, at in visits:
-                    kernels["visit"].dispatch_indirect(compute_pass, frame, bindings=run("visit", bindings),
+                    kernels["visit"].dispatch_indirect(compute_pass, frame, bindings=_resolve(bindings, frame),
                                                        indirect_buffer=args, indirect_offset=at)
                 if last:
                     return
-                kernels["blocks"].dispatch(compute_pass, frame, workgroups=len(self._parts),
-                                           bindings={**run("blocks", blocks_bindings), B_PARAMS: slots[0]})
+                kernels["blocks"].dispatch(compute_pass, frame, workgroups=len(self.parts),
+                                           bindings={**fixed, **_resolve({B_SCAN: t["scan"]}, frame),
+                                                     B_PARAMS: slots[0], B_TABLE: table})
                 for bindings, at in expands:
-                    kernels["expand"].dispatch_indirect(compute_pass, frame, bindings=run("expand", bindings),
+                    kernels["expand"].dispatch_indirect(compute_pass, frame, bindings=_resolve(bindings, frame),
                                                         indirect_buffer=args, indirect_offset=at)
             return encode
 
@@ -473,24 +468,57 @@ class GPUGraphTraversal:
             resources.append((nxt, "storage-write"))
         if active is not None:
             resources.append((active, "storage-read"))
-        for _, p in parts:
-            views = [p.offsets, p.neighbors, p.roffsets if both else None, p.rneighbors if both else None]
-            resources += [(v, "storage-read") for v in views if v is not None and v.length]
-            resources += [(v, "storage-write") for v in (p.output, p.depths) if v is not None]
+        for p in self.parts:
+            if p.nodes:
+                reads = [p.offsets, p.neighbors] + ([p.roffsets, p.rneighbors] if self.both else [])
+                resources += [(v, "storage-read") for v in reads if v.length]
+                resources += [(v, "storage-write") for v in (p.output, p.depths) if v is not None]
         return graph.add_compute_node(id=f"{self.id}-level-{level}", resources=resources, compile=compile_level)
 
-    def _add_report(self, graph) -> str:
-        state, overflow = self._t["state"], self._singles["overflow"]
+    def _level_bindings(self, ctx, level, cur, nxt) -> tuple:
+        """A level node's bindings: those of level_args and blocks (shared),
+        then per non-empty partition its visit and expand bindings with the
+        offset of their grid in the args buffer; the uniform slots (0: the
+        level's, then one per partition) and the partition table."""
+        t, active = self.t, self.singles["active_depth"]
+        act_views, act_off = self.views(ctx, {"active": active}) if active is not None else ({}, {})
+        rows, plans = [{"level": level, **act_off}], []
+        for q, p in enumerate(self.parts):
+            if not p.nodes:
+                continue
+            roles = {"offsets": p.offsets, "neighbors": p.neighbors, "output": p.output}
+            roles.update({"depths": p.depths} if self.has_depths else {})
+            roles.update({"roffsets": p.roffsets, "rneighbors": p.rneighbors} if self.both else {})
+            views, offsets = self.views(ctx, roles)
+            rows.append({**offsets, **act_off, "level": level, "part": q, "nlen": p.neighbors.length,
+                         "rnlen": p.rneighbors.length if self.both else 0})
+            plans.append((q, views))
+        slots, table = self.node_objects(ctx, rows)
+        visit_roles = ["offsets", "output"] + ["depths"] * self.has_depths + ["roffsets"] * self.both
+        expand_roles = ["offsets", "neighbors"] + ["roffsets", "rneighbors"] * self.both
+        visits, expands = [], []
+        for (q, views), slot in zip(plans, slots[1:]):
+            common = {B_PARAMS: slot, B_TABLE: table, B_STATE: t["state"], B_CUR: cur, B_SCAN: t["scan"]}
+            visits.append(({**{B_VIEW[r]: views[B_VIEW[r]] for r in visit_roles}, **act_views, **common}, 24 * q))
+            if nxt is not None:
+                expands.append(({**{B_VIEW[r]: views[B_VIEW[r]] for r in expand_roles}, **common, B_NXT: nxt},
+                                24 * q + 12))
+        shared = {**act_views, B_STATE: t["state"], B_ARGS: t["args"]}
+        return shared, visits, expands, slots, table
+
+    def add_report(self, graph) -> str:
+        """Copy the two overflow counters into the caller's view."""
+        state, overflow = self.t["state"], self.singles["overflow"]
 
         def compile_report(ctx):
-            kernel = self._kernel(ctx, "report")
-            views, offsets = self._views(ctx, {"overflow": overflow})
-            slots, _ = self._node_objects(ctx, [offsets])
+            kernel = self.kernel(ctx, "report")
+            views, offsets = self.views(ctx, {"overflow": overflow})
+            slots, _ = self.node_objects(ctx, [offsets])
             bindings = {**views, B_STATE: state}
 
             def encode(compute_pass, frame):
                 kernel.dispatch(compute_pass, frame, workgroups=1,
-                                bindings={**self._resolve(bindings, frame), B_PARAMS: slots[0]})
+                                bindings={**_resolve(bindings, frame), B_PARAMS: slots[0]})
             return encode
 
         return graph.add_compute_node(id=f"{self.id}-report", resources=[(state, "storage-read"),
