@@ -31,6 +31,14 @@ class TraceFormatError(GraphValidationError):
             where = f" at event {index}"
         super().__init__(f'TraceFormatError "{self.path}"{where}: {reason}')
 
+    def __reduce__(self):
+        # Picklable across worker processes (multi-rank load).
+        return (TraceFormatError, (self.path, self.reason), {"offset": self.offset, "index": self.index,
+                                                              "args": self.args})
+
+    def __setstate__(self, state):
+        self.offset, self.index, self.args = state["offset"], state["index"], state["args"]
+
 
 class TraceSchemaError(TraceFormatError):
     """An Arrow table given to the trace model lacks a required column, has
@@ -44,3 +52,6 @@ class TraceSchemaError(TraceFormatError):
 
     def __str__(self):
         return self.args[0]
+
+    def __reduce__(self):
+        return (TraceSchemaError, (self.table, self.reason))

@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 from gpuviz.trace.formats.chrome import build_trace
 from gpuviz.trace.formats.jsonevents import Reporter, decode_events, read_bytes
 
-__all__ = ["read_kineto", "is_kineto_header", "GPU_CATEGORIES"]
+__all__ = ["read_kineto", "read_json_trace", "is_kineto_header", "looks_like_kineto", "GPU_CATEGORIES"]
 
 #: Categories of GPU activity (current and 2021 layouts).
 GPU_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation", "Kernel", "Memcpy", "Memset",
@@ -53,10 +53,30 @@ def read_kineto(path, *, strict=False, partition=None, data=None):
     ``baseTimeNanoseconds`` is recorded in ``trace.metadata`` and used by the
     multi-rank merge, not added here. Does not read memory or sample events.
     """
+    return read_json_trace(path, strict=strict, partition=partition, data=data, kineto=True)
+
+
+def looks_like_kineto(cols):
+    """Kineto header keys, or Kineto's categories among the events."""
+    if is_kineto_header(cols.header):
+        return True
+    if len(cols.cat) == 0:
+        return False
+    found = pc.is_in(cols.cat, value_set=pa.array(("ac2g", "cpu_op", "cuda_runtime", "kernel")))
+    return bool(pc.any(found).as_py())
+
+
+def read_json_trace(path, *, strict=False, partition=None, data=None, kineto=None):
+    """Chrome or Kineto, decided once the events are decoded (``kineto=None``
+    detects, True/False forces). Does not read OTLP."""
     reporter = Reporter(str(path), strict)
     if data is None:
         data = read_bytes(path)
     cols = decode_events(data, str(path), reporter)
+    if kineto is None:
+        kineto = looks_like_kineto(cols)
+    if not kineto:
+        return build_trace(cols, reporter, partition=partition or 0, source=str(path))
     header = cols.header
     info = header.get("distributedInfo") if isinstance(header.get("distributedInfo"), dict) else {}
     rank = info.get("rank")
