@@ -25,6 +25,17 @@ kernels over the bytes the three primitives read; numpy (boolean filter,
 torch on CUDA where importable (same steps). Every GPU result is checked
 against a float32-exact numpy oracle before anything is printed.
 ``--variants`` also times tuning variants.
+
+The whole widget frame (``--text``): a :class:`~gpuviz.widgets.DataAnalysis`
+over the same rows (x / y = pickup, value = fare, group = hour; 512 x 512
+grid, 256 bins, a 1280 x 720 frame) timed as the canvas draws it: the
+compiled graph (grid aggregations, grid select, the colour-range radix select,
+histogram, CDF, groups, the render node) plus the presentation pass, with
+the text and axes overlay (``on``) and without it (``off``); ``both`` (the
+default) times both in one run and prints the overhead, the colour-range
+node's and the render node's own GPU times (per-node timestamps) and the
+host time of laying out and uploading every label after a parameter change
+(``AnalysisOverlay.prepare``; frames whose labels did not change reuse them).
 """
 
 from __future__ import annotations
@@ -177,6 +188,94 @@ class AnalysisWorkload:
         self.compiled.destroy()
         for data in self.out.values():
             data.destroy()
+
+
+# --------------------------------------------------------------------- frame
+FRAME_SIZE = (1280, 720)
+
+#: The widget frame with and without text and axes (see the module docstring).
+FRAME_COLUMNS = (Column("size", "rows", 9, "size"), Column("case", "frame", 16),
+                 Column("gpu_s", "frame µs", 9, "us"), Column("overhead", "text overhead", 13),
+                 Column("range_s", "colour-range µs", 15, "us"), Column("draw_s", "render node µs", 14, "us"),
+                 Column("prepare_s", "label layout µs", 15, "us"), Column("glyphs", "glyphs", 7))
+
+
+def _widget(device, data, batches):
+    """A DataAnalysis over the benchmark's rows (pickup split into x and y)."""
+    import pyarrow as pa
+
+    from gpuviz.widgets.analysis.widget import DataAnalysis
+
+    cuts = np.linspace(0, len(data["fare"]), batches + 1).astype(int)
+    arrow = pa.Table.from_batches([pa.record_batch({
+        "pickup_x": pa.array(data["pickup"][a:b, 0]), "pickup_y": pa.array(data["pickup"][a:b, 1]),
+        "fare": pa.array(data["fare"][a:b]), "distance": pa.array(data["distance"][a:b]),
+        "hour": pa.array(data["hour"][a:b])}) for a, b in zip(cuts[:-1], cuts[1:])])
+    return DataAnalysis(arrow, x="pickup_x", y="pickup_y", value="fare", group="hour", bins=BINS, max_bins=BINS,
+                        grid_size=(GRID, GRID), device=device, size=FRAME_SIZE)
+
+
+def _frame_case(widget, timer, target, text: bool, runs: int) -> dict:
+    """GPU seconds of one whole frame (graph + presentation), node times, label host time."""
+    graph, overlay = widget.graph, widget.graph.overlay
+    overlay.enabled = text
+    graph.render_size = FRAME_SIZE
+    overrides = graph.overrides(widget.columns)
+    view = target.create_view()
+    prepare = []
+
+    def labels():
+        overlay.invalidate()  # time a full layout, as after a parameter change (a steady frame reuses it)
+        started = time.perf_counter()
+        overlay.prepare(widget.device.queue, params=widget._params, data=widget.data, render_size=FRAME_SIZE)
+        prepare.append(time.perf_counter() - started)
+
+    labels()
+    presenter = widget._presenter
+
+    def record(encoder):
+        graph.compiled.encode(encoder, buffers=overrides)
+        presenter.present(encoder, view, FRAME_SIZE, FRAME_SIZE, overlay=overlay)
+
+    whole = timer.median(record)
+    nodes = []
+    for _ in range(max(3, runs // 4)):
+        encoder = widget.device.create_command_encoder()
+        graph.compiled.encode(encoder, buffers=overrides, timestamps=True)
+        widget.device.queue.submit([encoder.finish()])
+        nodes.append(graph.compiled.read_timings())
+        labels()
+    return {"gpu_s": whole, "range_s": statistics.median(t["colour-range"] for t in nodes),
+            "draw_s": statistics.median(t["draw"] for t in nodes),
+            "prepare_s": statistics.median(prepare) if text else 0.0,
+            "glyphs": sum(layer.glyph_count for layer in (overlay._plot.labels, overlay._plot.titles)) if text else 0}
+
+
+def bench_frame(device, data, rows, runs, batches, text, out) -> None:
+    """The frame table's rows for ``text`` in {"both", "on", "off"}."""
+    import wgpu
+
+    from .harness import GPUTimer
+
+    widget = _widget(device, data, batches)
+    try:
+        widget.draw_offscreen(width=FRAME_SIZE[0], height=FRAME_SIZE[1])  # labels settled, pipelines warm
+        target = device.create_texture(size=(*FRAME_SIZE, 1), format="rgba8unorm",
+                                       usage=wgpu.TextureUsage.RENDER_ATTACHMENT)
+        timer = GPUTimer(device, runs)
+        cases = {"on": [True], "off": [False], "both": [False, True]}[text]
+        times = {flag: _frame_case(widget, timer, target, flag, runs) for flag in cases}
+        for flag, row in times.items():
+            overhead = (f'{100 * (row["gpu_s"] / times[False]["gpu_s"] - 1.0):+.1f} %'
+                        if flag and False in times else "")
+            out.add(size=rows, case="text + axes" if flag else "plots only", overhead=overhead, **row)
+        if False in times and True in times:
+            over = times[True]["gpu_s"] / times[False]["gpu_s"] - 1.0
+            out.note(f"text + axes overhead at {rows:,} rows: {100 * over:.1f} % of the frame's GPU time "
+                     f"(target <= 10 %: {'met' if over <= 0.10 else 'MISSED'})")
+        target.destroy()
+    finally:
+        widget.close()
 
 
 # --------------------------------------------------------------------- peers
@@ -343,9 +442,10 @@ def _peers(data, final, expected, peers, runs, cpu_runs) -> dict:
 
 
 def bench_analysis(device, sizes, runs, *, variants=False, peers=None, report=None, batches=10, warmup=5,
-                   cpu_runs=3):
+                   cpu_runs=3, text="both", primitives=True):
     """The harness case: two tables (tunings; references and peers), rows
-    printed after their checks."""
+    printed after their checks, and the widget-frame table (``text``:
+    ``"both"``, ``"on"``, ``"off"`` or ``"skip"``)."""
     from .harness import BU, GPUTimer, Peers, ReferenceKernel
     from .tables import Report
 
@@ -357,8 +457,17 @@ def bench_analysis(device, sizes, runs, *, variants=False, peers=None, report=No
                            f"(histogram {BINS} bins + {GRID}x{GRID} grid mean + {GROUPS} group means)", CHANGE_COLUMNS)
     against = report.table("analysis-peers", "Analysis, default tuning against the references (WGSL vec4 copy and "
                            "read kernels over the bytes the primitives read) and peers", PEER_COLUMNS)
+    frames = None
+    if text != "skip":
+        frames = report.table("analysis-frame", f"DataAnalysis frame ({FRAME_SIZE[0]}x{FRAME_SIZE[1]}, {GRID}x{GRID} "
+                              f"grid, {BINS} bins, {GROUPS} groups): compiled graph + presentation, with and "
+                              "without the text / axes overlay", FRAME_COLUMNS)
     for rows in sizes:
         data = make_data(rows)
+        if frames is not None:
+            bench_frame(device, data, rows, runs, batches, text, frames)
+        if not primitives:
+            continue
         table = _upload_table(device, data, batches)
         ranges = _ranges(warmup + runs)
         expected = oracle(data, ranges[-1])
@@ -391,6 +500,10 @@ def main(argv=None) -> int:
     parser.add_argument("--cpu-runs", type=int, default=3, help="timed runs of the CPU peers")
     parser.add_argument("--variants", action="store_true", help="also time tuning variants")
     parser.add_argument("--json", metavar="PATH", help="write the header and the tables' rows to PATH")
+    parser.add_argument("--text", choices=("both", "on", "off", "skip"), default="both",
+                        help="the DataAnalysis frame with the text/axes overlay, without it, both (default: the "
+                             "overhead), or skip the frame table")
+    parser.add_argument("--frame-only", action="store_true", help="only the frame table (no primitive/peer tables)")
     args = parser.parse_args(argv)
     os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
 
@@ -404,7 +517,8 @@ def main(argv=None) -> int:
     report = Report(print_run_header(device, prog="gpuviz.bench.analysis", argv=argv, peers=peers))
     try:
         bench_analysis(device, parse_sizes(args.sizes), args.runs, variants=args.variants, peers=peers,
-                       report=report, batches=args.batches, cpu_runs=args.cpu_runs)
+                       report=report, batches=args.batches, cpu_runs=args.cpu_runs, text=args.text,
+                       primitives=not args.frame_only)
     except Mismatch as exc:
         print(f"analysis: NOT PRINTED, output did not match numpy: {exc}")
         report.failures.append({"benchmark": "analysis", "error": str(exc)})

@@ -62,6 +62,21 @@ def resolve_colour_scale(colour_scale: str, operation: str, value_stats) -> str:
     return "robust"
 
 
+def _state_key(params) -> tuple:
+    """Everything of the view parameters that labels depend on, hashable."""
+    enabled = getattr(params, "group_enabled", None)
+    return (tuple(params.columns.items()), params.operation, params.bins, params.scale,
+            np.asarray(params.edges).tobytes(), tuple(params.bounds), tuple(params.value_range),
+            None if enabled is None else np.asarray(enabled).tobytes())
+
+
+def _hover_key(hover):
+    if hover is None:
+        return None
+    x, y, lines = hover
+    return (float(x), float(y), tuple(str(line) for line in lines))
+
+
 def _logical(rect, ratio):
     return tuple(v / ratio for v in rect)
 
@@ -111,6 +126,8 @@ class AnalysisOverlay:
                                      label="data-analysis-labels")
         self._recorded, self._pending = [], []
         self._drawn = None
+        self._key = None  # what the uploaded labels were laid out from
+        self._serial = 0  # samples read
 
     # ------------------------------------------------------------ readback
     def sample(self, encoder) -> bool:
@@ -149,6 +166,7 @@ class AnalysisOverlay:
                 still.append(slot)
             else:
                 self.stats = self._parse(data)
+                self._serial += 1
         self._pending = still
 
     def _parse(self, data: bytes) -> dict:
@@ -204,6 +222,11 @@ class AnalysisOverlay:
         width, height = render_size
         target = tuple(render_size if target_size is None else target_size)
         ratio = float(pixel_ratio)
+        key = (tuple(render_size), target, ratio, self.enabled, _state_key(params), _hover_key(hover),
+               None if brush is None else tuple(brush), self._serial)
+        if key == self._key:
+            return  # the buffers hold these labels already (a steady frame lays out nothing)
+        self._key = key
         drawn_ratio = ratio * target[0] / width
         if self._plot is None or drawn_ratio != self._plot.pixel_ratio:
             if self._plot is not None:
@@ -225,6 +248,10 @@ class AnalysisOverlay:
                 plot.tooltip(lines, x=x, y=y, bounds=(0.0, 0.0, width / ratio, height / ratio))
         plot.upload(queue, target_size=target)
         self._drawn = self.stats
+
+    def invalidate(self) -> None:
+        """Lay the labels out again at the next :meth:`prepare` even if nothing changed."""
+        self._key = None
 
     def draw(self, render_pass) -> None:
         if self._plot is not None:
