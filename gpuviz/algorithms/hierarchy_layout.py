@@ -126,6 +126,9 @@ class GPUHierarchyLayout:
         if children_per_parent is not None:
             children_per_parent = _u32_arg(id, "children_per_parent", children_per_parent, low=1)
         if not isinstance(expanded_child_height, (GraphDataView, GraphVectorView)):
+            if isinstance(expanded_child_height, bool) or not hasattr(expanded_child_height, "__index__"):
+                raise GraphTypeError(f'GPUHierarchyLayout "{id}" expanded_child_height must be an int or a uint32 '
+                                     f"GraphDataView / GraphVectorView (got {type(expanded_child_height).__name__})")
             expanded_child_height = _u32_arg(id, "expanded_child_height", expanded_child_height)
         self.collapsed_child_height = _u32_arg(id, "collapsed_child_height", collapsed_child_height)
         self.collapsed_parent_height = _u32_arg(id, "collapsed_parent_height", collapsed_parent_height)

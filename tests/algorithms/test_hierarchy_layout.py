@@ -252,6 +252,9 @@ def test_errors(device, graph):
         layout(children_per_parent=0)
     with pytest.raises(gpuviz.GraphTypeError, match="collapsed_child_height must be an int"):
         layout(collapsed_child_height=1.5)
+    with pytest.raises(gpuviz.GraphTypeError, match="expanded_child_height must be an int or a uint32 "
+                                                   "GraphDataView / GraphVectorView \\(got list\\)"):
+        layout(expanded_child_height=[1, 2])
     with pytest.raises(E, match=r"expanded_child_height must be in \[0, 2\*\*32\) \(got -1\)"):
         layout(expanded_child_height=-1)
     with pytest.raises(E, match='"l" child_states must be uint32 \\(got float32\\)'):
