@@ -197,8 +197,10 @@ class GPUGraphTraversal:
                         f"{out.length} nodes (needs {out.length + 1})")
         return offs, nbrs
 
-    def _validate(self, graph) -> list:
-        """Check every input against ``graph``; returns the partitions."""
+    def _node_aligned(self, graph) -> tuple:
+        """The validated node-aligned views, one entry per partition:
+        ``(offsets, neighbors, reverse offsets, reverse neighbors, output,
+        depths)`` (None where not given); data views are cut to the node count."""
         name, id = "GPUGraphTraversal", self.id
         out_kind, outs = chunks_of(name, id, "output", self.output, graph)
         offs, nbrs = self._csr(graph, "", self.offsets, self.neighbors, out_kind, outs)
@@ -225,6 +227,12 @@ class GPUGraphTraversal:
                                                f"{outs[0].length} rows, got {deps[0].length})")
                 deps = (graph.create_data_view(deps[0].handle, format="uint32", length=outs[0].length,
                                                byte_offset=deps[0].byte_offset),)
+        return offs, nbrs, roffs, rnbrs, outs, deps
+
+    def _validate(self, graph) -> list:
+        """Check every input against ``graph``; returns the partitions."""
+        name, id = "GPUGraphTraversal", self.id
+        offs, nbrs, roffs, rnbrs, outs, deps = self._node_aligned(graph)
         _, seeds = chunks_of(name, id, "seeds", self.seeds, graph)
         singles = {}
         for role, value, rows in (("seed_count", self.seed_count, 1), ("active_depth", self.active_depth, 1),

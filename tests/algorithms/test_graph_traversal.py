@@ -259,7 +259,7 @@ def test_frontier_overflow_is_reported(device):
 
 
 @pytest.mark.parametrize("parts", [[40, 0, 35, 25], [0, 100], [100], [1, 1, 98, 0]])
-@pytest.mark.parametrize("direction", ["forward", "both"])
+@pytest.mark.parametrize("direction", ["forward", "backward", "both"])
 def test_partitioned_equals_packed(device, parts, direction):
     """Per-partition CSR chunks with global neighbour IDs (edges crossing
     partitions freely, empty partitions kept) give the packed result."""
@@ -284,6 +284,23 @@ def test_partitioned_equals_packed(device, parts, direction):
         assert (words[~inside] == SENTINEL).all()
 
 
+@settings(max_examples=10, deadline=None)
+@given(parts=st.lists(st.one_of(st.just(0), st.integers(1, 300)), min_size=1, max_size=5),
+       direction=st.sampled_from(["forward", "backward", "both"]), max_depth=st.integers(0, 4),
+       seed=st.integers(0, 2**16))
+def test_partitioned_matches_oracle(device, parts, direction, max_depth, seed):
+    """Random partitions (empty and uneven chunks) against the oracle."""
+    n = sum(parts)
+    if n == 0:
+        parts = parts + [1]
+        n = 1
+    rng = np.random.default_rng(seed)
+    src, dst = random_graph(rng, n, int(rng.integers(0, 3 * n + 1)))
+    seeds = rng.integers(0, n + 2, int(rng.integers(0, 12))).astype(np.uint32)
+    t = Traversal(device, n, src, dst, seeds, direction=direction, max_depth=max_depth, parts=parts)
+    check(t, seeds, direction=direction, depth=max_depth)
+
+
 def test_zero_nodes_adds_nothing(device):
     graph = new_graph(device)
     out = gpu_data(device, [SENTINEL])
@@ -291,6 +308,13 @@ def test_zero_nodes_adds_nothing(device):
                           neighbors=graph.import_gpu_data("n", gpu_data(device, [0])),
                           seeds=graph.import_gpu_data("s", gpu_data(device, [0, 1])),
                           output=graph.import_gpu_data("out", out), max_depth=3)
+    assert t.add_to_graph(graph) == [] and graph.nodes == ()
+    # partitioned: every partition empty (offsets chunks of one row, or none)
+    graph = new_graph(device)
+    vec = lambda name, chunks: graph.import_gpu_vector(name, gpu_vector(device, chunks))  # noqa: E731
+    t = GPUGraphTraversal(id="t", offsets=vec("o", [[0], []]), neighbors=vec("n", [[], []]),
+                          seeds=graph.import_gpu_data("s", gpu_data(device, [0])), output=vec("out", [[], []]),
+                          max_depth=2)
     assert t.add_to_graph(graph) == [] and graph.nodes == ()
 
 
