@@ -80,6 +80,11 @@ class GPUIndexPickingTarget:
     submit, map, read back, deduplicate IDs or decide what a pick means.
     """
 
+    #: The ID of nothing (the clear value; empty reads).
+    NO_ID = NO_ID
+    #: Format of both attachments.
+    FORMAT = PICKING_FORMAT
+
     def __init__(self, device, *, size, batches: bool = False, label: str = "picking"):
         if not isinstance(device, wgpu.GPUDevice):
             raise GraphTypeError(f'{NAME} "{label}" needs a wgpu.GPUDevice (got {type(device).__name__})')

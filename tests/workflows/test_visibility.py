@@ -364,6 +364,19 @@ def test_parameters_and_masks_change_without_recompiling(device, monkeypatch):
     assert made == []
 
 
+def test_portable_group_scans(device, monkeypatch):
+    """The scatter pass without subgroups (workgroup-memory scans), as on
+    devices that lack the feature."""
+    from gpuviz.workflows import visibility
+
+    monkeypatch.setattr(visibility, "use_subgroups", lambda ctx, subgroups: False)
+    rng = np.random.default_rng(8)
+    n = 3 * TILE + 11
+    rows, prm = make_rows(rng, n, {"masks", "lod"}), params({"lod"})
+    _, buffers = run_workflow(device, n, rows, prm, chunks=[TILE - 1, 0, 2 * TILE + 12])
+    check(device, buffers, n, *oracle_of(n, rows, prm))
+
+
 def test_tiles_keeping_nothing_between_kept_rows(device):
     """Whole tiles (and a whole vector chunk) without a kept row between
     tiles that keep some: offsets carry past the empty ones."""
