@@ -15,7 +15,8 @@ built independently):
   nothing is open). A B never closed is kept, ``incomplete``, ending at the
   last timestamp seen on its thread (``unclosed_begin``).
 * Async b/e: keyed by (process unless ``id2.global``, cat, id); e closes the
-  innermost open b of its key. S/T/p/F: keyed by (cat, name, id) across
+  innermost open b of its key with the same name (any, when e has no name);
+  an e that matches nothing is ``unmatched_async_end``. S/T/p/F: keyed by (cat, name, id) across
   processes; the span lives on the S's process; each T/p step starts a
   child span up to the next step or F, linked by ``async-step`` links.
   Unclosed ones end at their track's last timestamp (``unclosed_async``).

@@ -164,13 +164,18 @@ def async_spans(cols, code, ts, ident, reporter):
             key = _async_key(cols, i, ident)
             if c == 4:
                 track = ident.async_row(proc)
-                nestable.setdefault(key, []).append((i, t, track))
-            elif nestable.get(key):
-                b = nestable[key].pop()
-                rows.append((b[0], b[1], t - b[1], b[2], False))
+                nestable.setdefault(key, []).append((i, t, track, e.name))
             else:
-                reporter.add("unmatched_async_end", index=i)
-                continue
+                # e closes the innermost open b of its key with its name
+                # (any name when e has none); a b left above it stays open.
+                stack = nestable.get(key, [])
+                at = next((k for k in range(len(stack) - 1, -1, -1) if not e.name or stack[k][3] == e.name), -1)
+                if at < 0:
+                    reporter.add("unmatched_async_end", index=i)
+                    continue
+                b = stack.pop(at)
+                track = b[2]
+                rows.append((b[0], b[1], t - b[1], b[2], False))
         else:
             key = (e.cat, e.name, _raw_text(e.id))
             if c == 7:
