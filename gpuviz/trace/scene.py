@@ -49,6 +49,7 @@ saturated to int32, for views up to 2.1 s wide.
 
 from __future__ import annotations
 
+import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -89,6 +90,7 @@ FLAG_ZERO_DURATION = 1 << 6   #: duration is 0
 _SPAN_COLUMNS = {"time": 0, "place": 16, "label": 32}  # byte offset of each uint32x4 column in a record
 _WRITE_PIECE = 64 << 20  # bytes per queue.write_buffer call: bounds wgpu's staging copies
 _BLOCK_ROWS = 1 << 12  # records transposed per block (192 KiB): measured fastest, stays in L2
+_WORKERS = max(1, min(8, os.cpu_count() or 1))  # host threads preparing a scene
 
 
 @dataclass(frozen=True)
@@ -181,8 +183,6 @@ class _Host:
         self.rank = rank
         start = _column(spans, "start_ns")
         self.origin = int(start.min()) if n else 0
-        names, self.names = _dense_ids(spans.column("name"))
-        categories, self.categories = _dense_ids(spans.column("category"))
         parent = _column(spans, "parent")
         links = trace.links
         if links.num_rows >= 2**32:
@@ -193,19 +193,22 @@ class _Host:
             parent = np.where(parent >= 0, rank[np.maximum(parent, 0)].astype(np.int64), -1)
             parent = parent[self.perm]
         self.parents = np.where(parent >= 0, parent, NO_PARENT).astype(np.uint32)
-        kinds, self.link_kinds = _dense_ids(links.column("kind"))
+        with ThreadPoolExecutor(_WORKERS) as pool:  # numpy sorts and copies, pyarrow kernels release the GIL
+            dense = [pool.submit(_dense_ids, table.column(name))
+                     for table, name in ((spans, "name"), (spans, "category"), (links, "kind"))]
+            csr = {"links_forward": pool.submit(self._link_csr, source, target),
+                   "links_reverse": pool.submit(self._link_csr, target, source),
+                   "hierarchy_reverse": pool.submit(self._children_csr)}
+            (names, self.names), (categories, self.categories), (kinds, self.link_kinds) = (
+                job.result() for job in dense)
+            columns = self._record_columns(spans, start, names, categories, source, target)
+            self.records = np.empty((n, RECORD_WORDS), np.uint32)
+            step = max(_BLOCK_ROWS, -(-n // (4 * _WORKERS)) // _BLOCK_ROWS * _BLOCK_ROWS)
+            for job in [pool.submit(_transpose, self.records, columns, lo, min(n, lo + step))
+                        for lo in range(0, n, step)]:
+                job.result()
+            self.csr = {name: job.result() for name, job in csr.items()}
         self.links = np.stack([source, target, kinds, np.arange(len(source), dtype=np.uint32)], axis=1)
-        with ThreadPoolExecutor(4) as pool:  # numpy sorts release the GIL
-            jobs = {
-                "links_forward": pool.submit(self._link_csr, source, target),
-                "links_reverse": pool.submit(self._link_csr, target, source),
-                "hierarchy_reverse": pool.submit(self._children_csr),
-                "records": pool.submit(self._records, spans, start, names, categories, source, target),
-            }
-            self.csr = {name: job.result() for name, job in jobs.items() if name != "records"}
-            self.records = jobs["records"].result()
-        if n:
-            self.records[:, 10] |= np.where(self.child_counts > 0, FLAG_HAS_CHILDREN, 0).astype(np.uint32)
         self.csr["hierarchy_forward"] = self._parent_csr()
         thread = _column(spans, "thread").astype(np.int64)
         self.thread_process = _column(trace.threads, "process").astype(np.uint32)
@@ -226,7 +229,6 @@ class _Host:
         has = self.parents != NO_PARENT
         rows = np.flatnonzero(has).astype(np.uint32)
         order, offsets = _group(self.parents[has], self.n)
-        self.child_counts = np.diff(offsets)
         return self._csr(offsets, rows[order], None)
 
     def _parent_csr(self):
@@ -235,34 +237,40 @@ class _Host:
         offsets[1:] = np.cumsum(has, dtype=np.int64)
         return self._csr(offsets, self.parents[has], None)
 
-    def _records(self, spans, start, names, categories, source, target):
+    def _record_columns(self, spans, start, names, categories, source, target):
+        """(word, values) pairs of the records; words 0 and 1 of ``wide`` are 64-bit."""
         n, perm = self.n, self.perm
         take = (lambda a: a) if perm is None else (lambda a: a[perm])
         start = take(start).view(np.uint64) - np.uint64(self.origin & 0xFFFFFFFFFFFFFFFF)
         duration = take(_column(spans, "duration_ns"))
+        has_parent = self.parents != NO_PARENT
         flags = take(_column(spans, "incomplete")).astype(np.uint32)  # FLAG_INCOMPLETE is bit 0
         flags |= take(spans.column("args").is_valid().to_numpy()).astype(np.uint32) << np.uint32(1)
-        flags |= (self.parents == NO_PARENT).astype(np.uint32) << np.uint32(2)
+        flags |= (~has_parent).astype(np.uint32) << np.uint32(2)
+        flags |= (np.bincount(self.parents[has_parent], minlength=n)[:n] > 0).astype(np.uint32) << np.uint32(3)
         flags |= (np.bincount(source, minlength=n)[:n] > 0).astype(np.uint32) << np.uint32(4)
         flags |= (np.bincount(target, minlength=n)[:n] > 0).astype(np.uint32) << np.uint32(5)
         flags |= (duration == 0).astype(np.uint32) << np.uint32(6)
         flags |= take(_column(spans, "partition")).astype(np.uint32) << np.uint32(PARTITION_SHIFT)
         ids = np.arange(n, dtype=np.uint32) if perm is None else perm
         wide = [(0, start), (1, duration.view(np.uint64))]  # 64-bit words 0 and 1: (lo, hi) little-endian
-        columns = [(w, take(_column(spans, c))) for w, c in ((4, "lane"), (5, "thread"), (6, "process"),
-                                                             (7, "depth"))]
-        columns += [(8, take(names)), (9, take(categories)), (10, flags), (11, ids)]
-        words = np.empty((n, RECORD_WORDS), np.uint32)
-        words64 = words.view(np.uint64)
-        for lo in range(0, n, _BLOCK_ROWS):  # blocks that stay in cache while all 12 words are written
-            hi = min(n, lo + _BLOCK_ROWS)
-            block, block64 = words[lo:hi], words64[lo:hi]
-            for word, values in wide:
-                block64[:, word] = values[lo:hi]
-            for word, values in columns:
-                block[:, word] = values[lo:hi]
-        return words
+        narrow = [(w, take(_column(spans, c))) for w, c in ((4, "lane"), (5, "thread"), (6, "process"),
+                                                            (7, "depth"))]
+        narrow += [(8, take(names)), (9, take(categories)), (10, flags), (11, ids)]
+        return wide, narrow
 
+
+def _transpose(words, columns, lo, hi):
+    """Write rows lo..hi of the records in blocks that stay in cache while all 12 words are written."""
+    wide, narrow = columns
+    words64 = words.view(np.uint64)
+    for a in range(lo, hi, _BLOCK_ROWS):
+        b = min(hi, a + _BLOCK_ROWS)
+        block, block64 = words[a:b], words64[a:b]
+        for word, values in wide:
+            block64[:, word] = values[a:b]
+        for word, values in narrow:
+            block[:, word] = values[a:b]
 
 def _data(buffer, fmt, length, byte_offset, byte_stride=None):
     """A borrowed GPUData range; an empty one sits inside the buffer wherever it starts."""

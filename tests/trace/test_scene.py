@@ -142,8 +142,11 @@ def check_scene(device, trace, scene):
     np.testing.assert_array_equal(raw.reshape(-1, RECORD_WORDS), exp["records"])
     assert [c.length for c in scene.parents.chunks] == np.diff(exp["bounds"]).tolist()
     assert read_array(device, scene.parents).tolist() == exp["parents"]
+    kinds = list(dict.fromkeys(lk["kind"] for lk in exp["links"]))
+    assert scene.link_kinds.to_pylist() == kinds
     links = read_array(device, scene.links).reshape(-1, 4).tolist()
-    assert links == [[exp["row"][lk["source"]], exp["row"][lk["target"]], 0, i] for i, lk in enumerate(exp["links"])]
+    assert links == [[exp["row"][lk["source"]], exp["row"][lk["target"]], kinds.index(lk["kind"]), i]
+                     for i, lk in enumerate(exp["links"])]
     _check_adjacency(device, scene.links_forward, exp["bounds"], exp["out_links"], True)
     _check_adjacency(device, scene.links_reverse, exp["bounds"], exp["in_links"], True)
     _check_adjacency(device, scene.hierarchy_reverse, exp["bounds"], exp["children"], False)
