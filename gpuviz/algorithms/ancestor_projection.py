@@ -81,13 +81,22 @@ class GPUAncestorProjection:
     invalid : int
         The uint32 written where no visible ancestor is found.
 
+    Attributes
+    ----------
+    walk_steps : int
+        Serial steps before the jump rounds (default :data:`WALK`; 1 to 64,
+        structural, read by :meth:`add_to_graph`). Benchmarks vary it: more
+        steps cost dependent reads per unsettled node but fewer full passes.
+    rounds : int
+        The jump passes (known after :meth:`add_to_graph`).
+
     Notes
     -----
     Cost grows with log(max_depth), not with depth: one pass links every
     node (visible, root or parent; skipped when there is one non-empty
     chunk, whose rows are the global IDs: the walk then reads parents and
     visibility in place), one pass walks each node up to
-    :data:`WALK` steps, then :func:`projection_rounds` jump passes each
+    ``walk_steps`` steps, then :func:`projection_rounds` jump passes each
     double the distance every unsettled node covers, reading the previous
     pass's (ancestor, distance) table; the last pass writes ``output``. A
     cycle never loops: its nodes' distances grow past ``max_depth`` in the
@@ -111,6 +120,7 @@ class GPUAncestorProjection:
         self.parents = parents
         self.visibility = visibility
         self.output = output
+        self.walk_steps = WALK
         self.rounds = projection_rounds(self.max_depth)
         self.node_ids: list = []
 
@@ -139,6 +149,11 @@ class GPUAncestorProjection:
             raise GraphValidationError(f'GPUAncestorProjection "{id}" has {count} nodes, at most {MAX_NODES}')
         refuse_overlaps(name, id, reads={"parents": parents, "visibility": visibility}, writes={"output": outs},
                         separate=True)
+        walk = self.walk_steps
+        if isinstance(walk, bool) or not isinstance(walk, int) or not 1 <= walk <= 64:
+            raise GraphValidationError(f'GPUAncestorProjection "{id}" walk_steps must be an int in [1, 64] '
+                                       f"(got {walk!r})")
+        self.rounds = projection_rounds(self.max_depth, walk=walk)
         if count == 0:
             self.node_ids = []
             return []
@@ -150,12 +165,12 @@ class GPUAncestorProjection:
         resources = [(v, "storage-read") for group in (parents, visibility) for v in group if v.length]
         resources += [(v, "storage-write") for v in outs[:len(parents)] if v.length]
         resources += [(h, "storage-read-write") for h in (links, *tables) if h is not None]
-        chunks = (parents, visibility, outs, links, tables, count)
+        chunks = (parents, visibility, outs, links, tables, count, walk)
         self.node_ids = [graph.add_compute_node(id=f"{id}-project", resources=resources,
                                                 compile=lambda ctx: self._compile(ctx, *chunks))]
         return self.node_ids
 
-    def _compile(self, ctx, parents, visibility, outs, links, tables, count):
+    def _compile(self, ctx, parents, visibility, outs, links, tables, count, walk):
         """Dispatch plan: links, walk, then the jump rounds, each pass one
         dispatch per non-empty chunk (sizes and offsets in a uniform table)."""
         align = storage_alignment(ctx.device)
@@ -198,7 +213,7 @@ class GPUAncestorProjection:
                                    offsets.get("parents", 0), offsets.get("visibility", 0), offsets.get("out", 0))
                 code = wgsl("algorithms/shaders/ancestor_projection.wgsl", stage=stage, final=final,
                             direct=source == "inputs", layouts=layouts)
-                kernel = ComputeKernel(ctx.device, code=code, constants={"WALK": WALK}, label=ctx.node_id)
+                kernel = ComputeKernel(ctx.device, code=code, constants={"WALK": walk}, label=ctx.node_id)
                 lanes = 4 if stage == "links" else 1
                 plan.append((kernel, bound, row, ceil_div(parents[i].length, lanes * WORKGROUP)))
         uniform = ctx.own(ctx.device.create_buffer_with_data(label=f"{ctx.node_id}-params", data=params.tobytes(),

@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from ..algorithms.ancestor_projection import GPUAncestorProjection, projection_rounds
+from ..algorithms.ancestor_projection import WALK, GPUAncestorProjection, projection_rounds
 from ..algorithms.hierarchy_layout import GPUHierarchyLayout
 from .harness import BU, GPUTimer, Mismatch, ReferenceKernel, check_equal, import_graph, read, rewarm, upload
 from .tables import Column, Report
@@ -32,7 +32,7 @@ LAYOUT_TARGET_S = 50e-6
 PROJECTION_TARGET_S = 1e-3
 TORCH_FACTOR = 3.0
 
-COLUMNS = (Column("size", "size", 5, "size"), Column("case", "case", 34), Column("gpu_s", "gpuviz µs", 10, "us"),
+COLUMNS = (Column("size", "size", 5, "size"), Column("case", "case", 46), Column("gpu_s", "gpuviz µs", 10, "us"),
            Column("ref_s", "copy µs", 9, "us"), Column("ratio", "÷copy", 6, "ratio"),
            Column("numpy_s", "numpy µs (×gpuviz)", 20, "us_ratio", of="gpu_s"),
            Column("torch_s", "torch µs (×gpuviz)", 18, "us_ratio", of="gpu_s"),
@@ -217,6 +217,7 @@ def bench_projection(device, sizes, runs, *, variants=False, peers=None, report=
     cases = [("trace-like, 25% visible", "trace", 0.25), ("trace-like, 2% visible", "trace", 0.02)]
     if variants:
         cases.append(("random parents (cycles), 10% visible", "random", 0.1))
+    walks = (WALK, 2, 8, 16) if variants else (WALK,)
     for n in sizes or [PROJECTION_SIZE]:
         rewarm(device, n)
         ref = _copy_time(device, timer, 3 * n // 2)
@@ -231,17 +232,24 @@ def bench_projection(device, sizes, runs, *, variants=False, peers=None, report=
             numpy_s = time.perf_counter() - started
             bufs = {"p": upload(device, parents), "v": upload(device, visibility),
                     "o": upload(device, np.zeros(n, np.uint32))}
-            graph, v = import_graph(device, {k: (b, "uint32", n) for k, b in bufs.items()})
-            GPUAncestorProjection(id="project", parents=v["p"], visibility=v["v"], output=v["o"],
-                                  max_depth=max_depth).add_to_graph(graph)
-            compiled = graph.compile()
-            rewarm(device, n)
-            ours = timer.median(lambda encoder: compiled.encode(encoder))
-            check_equal(f"projection {label}", read(device, bufs["o"], np.uint32, n), expected)
-            compiled.destroy()
             torch_s = _projection_torch(peers, parents, visibility, max_depth, expected, runs)
-            table.add(size=n, case=label, gpu_s=ours, ref_s=ref, ratio=ours / ref, numpy_s=numpy_s,
-                      torch_s=torch_s, verdict=_verdict(ours, PROJECTION_TARGET_S, torch_s))
+            for walk in walks:
+                graph, v = import_graph(device, {k: (b, "uint32", n) for k, b in bufs.items()})
+                projection = GPUAncestorProjection(id="project", parents=v["p"], visibility=v["v"], output=v["o"],
+                                                   max_depth=max_depth)
+                projection.walk_steps = walk
+                projection.add_to_graph(graph)
+                compiled = graph.compile()
+                device.queue.write_buffer(bufs["o"], 0, np.zeros(n, np.uint32))
+                rewarm(device, n)
+                ours = timer.median(lambda encoder: compiled.encode(encoder))
+                check_equal(f"projection {label}", read(device, bufs["o"], np.uint32, n), expected)
+                compiled.destroy()
+                first = walk == walks[0]
+                table.add(size=n, case=label + ("" if first else f", walk {walk} + {projection.rounds} rounds"),
+                          gpu_s=ours, ref_s=ref, ratio=ours / ref, numpy_s=numpy_s if first else None,
+                          torch_s=torch_s if first else None,
+                          verdict=_verdict(ours, PROJECTION_TARGET_S, torch_s if first else None))
             for b in bufs.values():
                 b.destroy()
     return table

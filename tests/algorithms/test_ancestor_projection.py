@@ -193,6 +193,24 @@ def test_visibility_change_is_a_buffer_write(device, compiled_pipelines):
     assert len(compiled_pipelines) == made
 
 
+@pytest.mark.parametrize("walk", [1, 2, 7, 64])
+def test_walk_steps_change_passes_not_results(device, walk):
+    rng = np.random.default_rng(walk)
+    n = 3000
+    parents, visibility = random_graph(rng, n), (rng.random(n) < 0.15).astype(np.uint32)
+    for max_depth in (0, walk - 1, walk, 33):
+        graph = new_graph(device)
+        out = gpu_data(device, np.zeros(n))
+        projection = GPUAncestorProjection(id="proj", parents=graph.import_gpu_data("p", gpu_data(device, parents)),
+                                           visibility=graph.import_gpu_data("v", gpu_data(device, visibility)),
+                                           output=graph.import_gpu_data("o", out), max_depth=max_depth)
+        projection.walk_steps = walk
+        projection.add_to_graph(graph)
+        assert projection.rounds == projection_rounds(max_depth, walk=walk)
+        run(graph)
+        np.testing.assert_array_equal(read(device, out), projection_oracle(parents, visibility, max_depth))
+
+
 def test_rounds_grow_with_log_depth():
     """Passes after the walk: the least R with WALK * 2**R > max_depth."""
     assert WALK == 4, "the table below assumes a 4-step walk"
@@ -244,6 +262,10 @@ def test_errors(device, graph):
         proj(output=p)
     with pytest.raises(E, match='output and visibility share buffer "v"'):
         proj(output=v)
+    bad = GPUAncestorProjection(id="a", parents=p, visibility=v, output=o)
+    bad.walk_steps = 0
+    with pytest.raises(E, match=r'"a" walk_steps must be an int in \[1, 64\] \(got 0\)'):
+        bad.add_to_graph(graph)
     words = graph.import_gpu_data("w", gpu_data(device, np.zeros(20)))
     lo = graph.create_data_view(words.handle, format="uint32", length=10)
     hi = graph.create_data_view(words.handle, format="uint32", length=10, byte_offset=40)
