@@ -73,7 +73,9 @@ class GPUIndexPickingTarget:
     (cleared to :data:`NO_ID` unless ``load_op="load"``) with a pipeline
     whose fragment targets are :meth:`color_targets`; the fragment shader
     writes ``@location(0) object: u32`` (and ``@location(1) batch: u32``).
-    Use a depth attachment of the same size for front-most picking.
+    Use a depth attachment of the same size for front-most picking. The
+    attachments are single-sampled (integer formats have no multisample
+    resolve): draw IDs in their own non-multisampled pass.
     :meth:`add_pixel_pass` and :meth:`add_region_pass` add compute nodes
     that read the attachments after that render node (the graph orders them
     by the declared uses). The target owns its textures; it does not render,

@@ -133,7 +133,10 @@ def run_workflow(device, n, rows, prm, *, chunks=None, source_ids=None, output="
 
     kwargs = {}
     for name, value in rows.items():
-        kwargs[name] = [per_row(f"mask{k}", m) for k, m in enumerate(value)] if name == "masks" else per_row(name, value)
+        if name == "masks":
+            kwargs[name] = [per_row(f"mask{k}", m) for k, m in enumerate(value)]
+        else:
+            kwargs[name] = per_row(name, value)
     if source_ids is not None:
         kwargs["source_ids"] = per_row("source-ids", source_ids)
     for name, value in prm.items():
