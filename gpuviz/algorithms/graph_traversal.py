@@ -251,6 +251,12 @@ class GPUGraphTraversal:
             if big is not None:
                 raise GraphValidationError(f'{name} "{id}" {role} spans {big.byte_length} bytes in one chunk, more '
                                            f"than the device's storage binding limit ({limit} bytes): split it")
+        both = self.direction == "both"
+        need = max(6 + (self.depths is not None) + both + (self.active_depth is not None), 7 + 2 * both)
+        most = int(graph.device.limits["max-storage-buffers-per-shader-stage"])
+        if need > most:  # graph_traversal.wgsl: visit and expand bindings
+            raise GraphValidationError(f'{name} "{id}" needs {need} storage buffers per shader stage, the device '
+                                       f"allows {most}")
         if self.direction == "backward":  # the reverse CSR takes the forward slot
             offs, nbrs, roffs, rnbrs = roffs, rnbrs, (None,) * len(outs), (None,) * len(outs)
         elif self.direction == "forward":
