@@ -15,14 +15,19 @@ Tables, all rows from the same run:
   events/s, peak RSS vs the file; targets >= 100 MB/s, >= 1M events/s,
   RSS <= 3x), the baseline ``json.load`` + a Python loop into Arrow, and
   parse-only rows of the parser candidates that are installed (stdlib json,
-  orjson, msgspec, pysimdjson, DuckDB ``read_json``, ``pyarrow.json`` on a
-  newline-delimited copy of the same events: it cannot read a JSON array).
+  orjson, msgspec into Python objects; pysimdjson into its own document,
+  no Python objects; DuckDB ``read_json`` with typed columns into Arrow;
+  ``pyarrow.json`` on a newline-delimited copy of the same events: it
+  cannot read a JSON array).
 * ``trace-import-kineto``: Kineto-layout files (synthetic, and the shared
   real ResNet trace when present) through ``gpuviz.trace.load`` and
   holistictraceanalysis's ``parse_trace_dataframe`` (target: >= 5x faster).
 * ``trace-import-scene``: GPUTraceScene construction until the GPU holds the
   data (25M spans on a real GPU, 1M on a CPU adapter; target <= 2 s on the
   H200), checked by reading records back.
+* ``trace-import-synthetic``: :func:`gpuviz.trace.synthetic` generation time
+  and peak RSS per tier (1M, 25M, 100M on a real GPU's host; 1M, 4M on a CPU
+  adapter; targets: 100M in <= 120 s and <= 40 GB, scaled linearly).
 
 A row is printed only after its output matched what was written (span,
 link and event counts, sums of the exact ns times).
@@ -80,8 +85,11 @@ def _parse_only(method, path):
     if method == "duckdb read_json":
         import duckdb
 
-        table = duckdb.sql(f"SELECT * FROM read_json('{path}', format='array', union_by_name=true, "
-                           "maximum_object_size=1000000000)").to_arrow_table()
+        # typed columns (as the importer's typed decoding): auto-detection fails on mixed pid/tid types
+        table = duckdb.sql(f"SELECT * FROM read_json('{path}', format='array', maximum_object_size=1000000000, "
+                           "columns={ph: 'VARCHAR', name: 'VARCHAR', cat: 'VARCHAR', ts: 'DECIMAL(20,3)', "
+                           "dur: 'DECIMAL(20,3)', pid: 'VARCHAR', tid: 'VARCHAR', id: 'VARCHAR', bp: 'VARCHAR', "
+                           "args: 'JSON'})").to_arrow_table()
         return {"events": table.num_rows}
     if method.startswith("pyarrow.json"):
         import pyarrow.json as pj
@@ -142,13 +150,21 @@ def _high_water():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
+def _synthetic(spans):
+    from gpuviz.trace.synthetic import synthetic
+
+    trace = synthetic(spans=int(spans))
+    return {"spans": trace.span_count, "links": trace.links.num_rows, "bytes": trace.spans.nbytes}
+
+
 def _child(method, path, repeats):
-    """Run one method ``repeats`` times on ``path``; print a JSON line."""
-    run = {"gpuviz": _gpuviz, "baseline": _baseline, "hta": _hta}.get(method)
+    """Run one method ``repeats`` times on ``path`` (for ``synthetic``: the
+    span count); print a JSON line."""
+    run = {"gpuviz": _gpuviz, "baseline": _baseline, "hta": _hta, "synthetic": _synthetic}.get(method)
     if run is None:
         run = lambda p: _parse_only(method, p)  # noqa: E731
-    if method == "gpuviz":
-        from gpuviz.trace import load  # noqa: F401 - imports count towards the base, not the method
+    if method in ("gpuviz", "synthetic"):
+        from gpuviz.trace import load, synthetic  # noqa: F401 - imports count towards the base, not the method
     base = _high_water()
     times, result = [], None
     for _ in range(repeats):
@@ -236,6 +252,10 @@ KINETO_COLUMNS = [Column("method", "method", 36), Column("input", "input", 24), 
                   Column("seconds_s", "s", 6, "ratio"), Column("mb_per_s", "MB/s", 7, "ratio"),
                   Column("peak_mb", "peak RSS MB", 8, "ratio"), Column("vs_hta", "gpuviz/HTA", 8, "ratio"),
                   Column("hta_target", "vs HTA", 8, "target", of="vs_hta")]
+SYNTHETIC_COLUMNS = [Column("spans", "spans", 6, "size"), Column("seconds_s", "s", 7, "ratio"),
+                     Column("mspans_per_s", "M spans/s", 8, "ratio"), Column("peak_gb", "peak RSS GB", 8, "ratio"),
+                     Column("seconds_target", "s (120 s/100M)", 12, "target", of="seconds_s"),
+                     Column("rss_target", "GB (40 GB/100M)", 12, "target", of="peak_gb")]
 SCENE_COLUMNS = [Column("spans", "spans", 6, "size"), Column("mb", "GPU MB", 8, "ratio"),
                  Column("prepare_s", "prepare s", 8, "ratio"), Column("write_s", "write s", 8, "ratio"),
                  Column("seconds_s", "total s", 8, "ratio"), Column("target", "total", 8, "target", of="seconds_s")]
@@ -364,6 +384,29 @@ def _scene_table(device, report):
         scene.destroy()
 
 
+def _synthetic_table(device, report):
+    """Generation time and peak RSS of gpuviz.trace.synthetic per tier, in a
+    child each; targets scale 100M spans <= 120 s and <= 40 GB linearly."""
+    from .harness import Mismatch
+
+    table = report.table("trace-import-synthetic", "gpuviz.trace.synthetic: generation (CPU, child per tier)",
+                         SYNTHETIC_COLUMNS)
+    cpu = "cpu" in str(device.adapter.info.get("adapter_type", "")).lower()
+    tiers = os.environ.get("GPUVIZ_BENCH_SYNTHETIC", "1000000,4000000" if cpu else "1000000,25000000,100000000")
+    if cpu and "GPUVIZ_BENCH_SYNTHETIC" not in os.environ:
+        table.note("CPU adapter (not the GPU machine): tiers 1M and 4M (GPUVIZ_BENCH_SYNTHETIC sets them)")
+    for n in (int(float(t)) for t in tiers.split(",")):
+        got = measure("synthetic", n, 1)
+        if "error" in got:
+            table.note(f"synthetic {n}: no result ({got['error']})")
+            continue
+        if got["spans"] != n:
+            raise Mismatch(f"trace-import synthetic: {got['spans']} spans for {n} asked")
+        table.add(spans=n, seconds_s=got["seconds"], mspans_per_s=n / got["seconds"] / 1e6,
+                  peak_gb=got["peak"] / 1e9, seconds_target=120 * n / 1e8, rss_target=40 * n / 1e8,
+                  links=got["links"])
+
+
 def bench_trace_import(device, sizes, runs, *, variants, peers, report):
     """The three trace-import tables (see the module docstring). ``sizes``:
     span counts of the Chrome inputs (default :data:`DEFAULT_SIZES`);
@@ -376,6 +419,7 @@ def bench_trace_import(device, sizes, runs, *, variants, peers, report):
         _chrome_table(report, folder, sizes, repeats)
         _kineto_table(report, folder, sizes, repeats)
     _scene_table(device, report)
+    _synthetic_table(device, report)
 
 
 if __name__ == "__main__" and sys.argv[1:2] == ["--child"]:
