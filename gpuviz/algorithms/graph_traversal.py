@@ -31,7 +31,7 @@ UNREACHED = 0xFFFFFFFF
 DIRECTIONS = ("forward", "backward", "both")
 
 STORAGE = wgpu.BufferUsage.STORAGE
-EDGES_PER_GROUP = 1024  # graph_traversal.wgsl: WG * ITEMS
+EXPAND_ITEMS = 1  # edges per invocation of the expand pass (graph_traversal.wgsl override)
 FILL_PER_GROUP = 1024
 MAX_DEPTH_LIMIT = 1024
 MAX_PARTITIONS = 64  # each level kernel keeps one bind group per partition (ComputeKernel caches 64)
@@ -122,8 +122,8 @@ class GPUGraphTraversal:
     costs a constant number of passes whose sizes follow the GPU-resident
     frontier: a 256-entry block scan of frontier degrees, one workgroup per
     partition scanning the block sums, and an edge pass with one invocation
-    per 4 edges that finds each edge's source by binary search, so a node
-    with 100K neighbours is spread over ~100 workgroups, not one thread.
+    per edge that finds each edge's source by binary search, so a node
+    with 100K neighbours is spread over ~400 workgroups, not one thread.
     The only passes over every node are the initial fills of output (and
     depths) and a bitmap clear (node_count / 32 words).
 
@@ -353,7 +353,7 @@ class _Plan:
     # ---------------------------------------------------------------- kernels
     def kernel(self, ctx, entry: str) -> ComputeKernel:
         code = wgsl("algorithms/shaders/graph_traversal.wgsl", **self.template)
-        return ComputeKernel(ctx.device, code=code, entry_point=entry, constants={"MAX_DEPTH": self.max_depth},
+        return ComputeKernel(ctx.device, code=code, entry_point=entry, constants={"MAX_DEPTH": self.max_depth, "EXPAND_ITEMS": EXPAND_ITEMS},
                              label=f"{ctx.node_id}-{entry}")
 
     def node_objects(self, ctx, rows: list) -> tuple:

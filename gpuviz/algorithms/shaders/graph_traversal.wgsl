@@ -11,10 +11,10 @@
 //             exclusive scan plus one sum per 256-entry block.
 //   blocks  - one workgroup per partition scans its block sums (1024 a step),
 //             stores the level's edge total and the indirect grid of the expand pass.
-//   expand  - one invocation per frontier edge (ITEMS per invocation): a
-//             binary search over the block and local scans finds the edge's
-//             source entry, so a node of any degree is spread over as many
-//             workgroups as it has edges / (256 * ITEMS).
+//   expand  - one invocation per frontier edge (EXPAND_ITEMS per
+//             invocation): a binary search over the block and local scans
+//             finds the edge's source entry, so a node of any degree is
+//             spread over as many workgroups as it has edges / 256.
 //   report  - copy the two overflow counters into the caller's view.
 //
 // Claims are atomicOr on a node bitmap inside `state`: whatever the number
@@ -30,10 +30,12 @@
 {% import "algorithms/shaders/views.wgsl" as views %}
 
 override MAX_DEPTH: u32 = 0u;
+// Edges per expand invocation. 1: small frontiers (the common case) are
+// latency-bound, and more invocations hide the dependent loads of the search.
+override EXPAND_ITEMS: u32 = 1u;
 
 const WG: u32 = 256u;
-const ITEMS: u32 = 4u;              // edges per invocation in expand
-const EDGES_PER_GROUP: u32 = 1024u; // WG * ITEMS
+const ITEMS: u32 = 4u;  // words per invocation in fill, block sums per invocation in blocks
 const PARTS: u32 = {{ parts | u32 }};
 const MAX_GROUPS: u32 = 65535u;
 // state words: [0] out-of-range IDs, [1] frontier overflow, then one
@@ -307,7 +309,8 @@ fn blocks(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid:
     if (lid == 0u) {
         scan[P.totals_off + q] = carry;
         var groups = 0u;
-        if (P.level < active_depth()) { groups = (carry + EDGES_PER_GROUP - 1u) / EDGES_PER_GROUP; }
+        let per_group = WG * EXPAND_ITEMS;
+        if (P.level < active_depth()) { groups = (carry + per_group - 1u) / per_group; }
         write_grid(6u * q + 3u, groups);
     }
 }
@@ -322,13 +325,14 @@ fn expand(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid:
     }
     let total = workgroupUniformLoad(&wg_word);
     let count = workgroupUniformLoad(&wg_word2);
-    if (w * EDGES_PER_GROUP >= total) { return; }
+    let per_group = WG * EXPAND_ITEMS;
+    if (w * per_group >= total) { return; }
     let region = tab(P.part, T_REGION);
     let block_sums = P.blocks_off + tab(P.part, T_BLOCK);
     let nb = (count + WG - 1u) / WG;
     reset_claims(lid);
-    for (var k = 0u; k < ITEMS; k++) {
-        let e = w * EDGES_PER_GROUP + k * WG + lid;
+    for (var k = 0u; k < EXPAND_ITEMS; k++) {
+        let e = w * per_group + k * WG + lid;
         let valid = e < total;
         var v = 0u;
         if (valid) {
