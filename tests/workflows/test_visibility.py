@@ -380,6 +380,20 @@ def test_portable_group_scans(device, monkeypatch):
     check(device, buffers, n, *oracle_of(n, rows, prm))
 
 
+def test_two_dimensional_dispatch_grids(device, monkeypatch):
+    """Every dispatch split into a 2-D grid with a spare workgroup (as past
+    65535 workgroups a dimension): spare workgroups do nothing and tiles
+    are numbered wid.x + wid.y * nwg.x."""
+    from gpuviz.graph.kernel import ComputeKernel
+
+    monkeypatch.setattr(ComputeKernel, "workgroup_grid", lambda self, w: (2, -(-w // 2), 1) if w > 1 else (w, 1, 1))
+    rng = np.random.default_rng(6)
+    n = 4 * TILE + 100  # five tiles: a 2x3 grid
+    rows, prm = make_rows(rng, n, {"masks", "intervals"}), params({"intervals"})
+    _, buffers = run_workflow(device, n, rows, prm)
+    check(device, buffers, n, *oracle_of(n, rows, prm))
+
+
 def test_tiles_keeping_nothing_between_kept_rows(device):
     """Whole tiles (and a whole vector chunk) without a kept row between
     tiles that keep some: offsets carry past the empty ones."""
