@@ -159,7 +159,11 @@ def build_trace(cols, reporter, *, partition=0, source="", thread_kind=None, flo
     n = len(cols)
     code = _codes(cols.ph)
     index = np.arange(n, dtype=np.int64)
-    valid = cols.ts_ok | (code == 14)              # metadata may lack ts
+    # |t| < 2^62 ns (146 years): sums and differences of times never overflow int64.
+    limit = np.int64(1 << 62)
+    ts_ok = cols.ts_ok & (np.abs(cols.ts_ns) < limit) & (np.abs(cols.ts_ns + np.int64(time_offset_ns)) < limit)
+    cols.dur_ok = cols.dur_ok & (np.abs(cols.dur_ns) < limit)
+    valid = ts_ok | (code == 14)              # metadata may lack ts
     reporter.add_mask("bad_timestamp", ~valid & (code != 18), index)
     reporter.add_mask("unknown_phase", valid & (code == 0), index)
     code = np.where(valid, code, 18)

@@ -299,6 +299,8 @@ def _decode_block(block, path, reporter, first_index):
     except msgspec.DecodeError as exc:
         # A boundary guess inside a string, or a broken document.
         raise _Resplit() from exc
+    if events and all(e.ph == "\x00bad" for e in events) and first_index == 0:
+        raise TraceFormatError(path, "no element of the event array is an event object", index=0)
     return _block_columns(events, first_index, block)
 
 
@@ -392,15 +394,14 @@ def _decode_broken(data, path, reporter, is_object, start, message):
             raise TraceFormatError(path, f"truncated before the event array ({message})", offset=error_at)
     if error_at <= arr:
         raise TraceFormatError(path, f"not a Trace Event file ({message})", offset=error_at)
-    reporter.add(reason, offset=error_at)
     pos, depth = _structure(data, arr, min(error_at, len(data)))
     closes = pos[(depth == 1) & (np.frombuffer(data, np.uint8)[pos] == 125)]
     if len(closes) == 0:
-        return _columns([], {})
+        raise TraceFormatError(path, f"no complete event before the damage ({message})", offset=error_at)
+    reporter.add(reason, offset=error_at)
     last = int(closes[-1])
     body = memoryview(b"[" + data[arr + 1:last + 1] + b"]")
     try:
         return _decode_blocks(body, path, reporter, {}, base_offset=arr)
     except (msgspec.DecodeError, _Resplit):
-        reporter.add("bad_json", offset=arr)
-        return _columns([], {})
+        raise TraceFormatError(path, f"no readable event ({message})", offset=error_at) from None

@@ -1,0 +1,248 @@
+"""Chrome Trace Event JSON: generated traces against the spans they were made
+from, exact ns times, truncation, strict mode, non-traces."""
+
+import gzip
+import json
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from gpuviz.trace.errors import TraceFormatError
+from gpuviz.trace.formats.chrome import read_chrome
+from gpuviz.trace.load import load
+
+
+def us_text(ns):
+    """Exact decimal text in us for an integer ns value."""
+    sign = "-" if ns < 0 else ""
+    ns = abs(ns)
+    return f"{sign}{ns // 1000}" if ns % 1000 == 0 else f"{sign}{ns // 1000}.{ns % 1000:03d}"
+
+
+@st.composite
+def generated_trace(draw):
+    """(event list as JSON text pieces, expected spans, expected parent names).
+
+    Each thread gets a properly nested tree of spans (strictly inside their
+    parent, siblings apart), written as X or as a B/E pair, plus optional
+    free X spans that may overlap anything. Events are shuffled; pid/tid are
+    written as numbers or strings at random, per event.
+    """
+    nthreads = draw(st.integers(1, 3))
+    events, expected, parents = [], [], {}
+    counter = [0]
+
+    def ident(value):
+        return json.dumps(value) if draw(st.booleans()) else json.dumps(str(value))
+
+    def span_event(pid, tid, name, start, dur, use_be):
+        if use_be:
+            return [f'{{"ph":"B","pid":{ident(pid)},"tid":{ident(tid)},"ts":{us_text(start)},"name":"{name}"}}',
+                    f'{{"ph":"E","pid":{ident(pid)},"tid":{ident(tid)},"ts":{us_text(start + dur)}}}']
+        return [f'{{"ph":"X","pid":{ident(pid)},"tid":{ident(tid)},"ts":{us_text(start)},'
+                f'"dur":{us_text(dur)},"name":"{name}","cat":"c{counter[0] % 3}"}}']
+
+    def tree(pid, tid, lo, hi, level, parent):
+        t = lo + draw(st.integers(1, 5000))
+        while t < hi - 2 and draw(st.integers(0, 3)) > 0:
+            length = draw(st.integers(1, max(1, min(hi - t - 1, 200_000))))
+            counter[0] += 1
+            name = f"s{counter[0]}"
+            events.extend(span_event(pid, tid, name, t, length, draw(st.booleans())))
+            expected.append(((str(pid), str(tid)), name, t, length))
+            parents[name] = parent
+            if level < 4 and length > 4:
+                tree(pid, tid, t, t + length, level + 1, name)
+            t += length + draw(st.integers(1, 5000))
+
+    extras = draw(st.booleans())
+    base = draw(st.sampled_from([0, 1_695_835_535_123_456_789, 7_000_001]))
+    for k in range(nthreads):
+        pid, tid = 100 + k % 2, 7 + k
+        tree(pid, tid, base, base + 10_000_000, 0, None)
+        if extras:
+            for _ in range(draw(st.integers(0, 4))):
+                counter[0] += 1
+                start = base + draw(st.integers(0, 10_000_000))
+                dur = draw(st.integers(0, 3_000_000))
+                name = f"x{counter[0]}"
+                events.extend(span_event(pid, tid, name, start, dur, False))
+                expected.append(((str(pid), str(tid)), name, start, dur))
+    order = draw(st.permutations(range(len(events))))
+    return [events[i] for i in order], expected, (None if extras else parents)
+
+
+def spans_of(trace):
+    tid = trace.threads.column("tid").to_pylist()
+    pid = trace.processes.column("pid").to_pylist()
+    proc = trace.threads.column("process").to_pylist()
+    s = trace.spans
+    out = []
+    for th, name, start, dur in zip(s.column("thread").to_pylist(), s.column("name").to_pylist(),
+                                    s.column("start_ns").to_pylist(), s.column("duration_ns").to_pylist()):
+        out.append(((pid[proc[th]], tid[th]), name, start, dur))
+    return out
+
+
+def write(tmp_path, text, name="t.json"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                  HealthCheck.too_slow])
+@given(generated_trace(), st.booleans())
+def test_generated_traces_match_their_spans(tmp_path, case, object_form):
+    events, expected, parents = case
+    body = "[" + ",\n".join(events) + "]"
+    text = '{"traceEvents": ' + body + ', "displayTimeUnit": "ns"}' if object_form else body
+    trace = read_chrome(write(tmp_path, text), strict=True)
+    assert sorted(spans_of(trace)) == sorted(expected)
+    names = trace.spans.column("name").to_pylist()
+    if parents is not None:
+        assert trace.report.get("lanes_added", 0) == 0
+        got = [names[p] if p >= 0 else None for p in trace.spans.column("parent").to_pylist()]
+        assert got == [parents[n] for n in names]
+    # No span lost or moved, whatever the overlaps: one per expected span.
+    assert trace.span_count == len(expected)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(generated_trace(), st.data())
+def test_truncated_traces_keep_complete_events(tmp_path, case, data):
+    events, expected, _ = case
+    assume(events)
+    text = "[" + ",\n".join(events) + "]"
+    first_end = len("[") + len(events[0])
+    cut = data.draw(st.integers(first_end, len(text) - 1))
+    path = write(tmp_path, text[:cut])
+    trace = read_chrome(path)
+    assert trace.report.get("truncated", 0) == 1 or trace.report.get("bad_json", 0) == 1
+    # Every complete X before the cut is kept (B/E may become incomplete spans).
+    complete = [e for e in events if text.find(e) + len(e) <= cut]
+    xs = {json.loads(e)["name"] for e in complete if '"ph":"X"' in e}
+    assert xs <= set(trace.spans.column("name").to_pylist())
+    with pytest.raises(TraceFormatError, match="truncated|damage|byte"):
+        read_chrome(path, strict=True)
+
+
+def test_fractional_microseconds_are_exact(tmp_path):
+    path = write(tmp_path, '[{"ph":"X","pid":1,"tid":1,"ts":1.1,"dur":0.001,"name":"a"},'
+                           '{"ph":"X","pid":1,"tid":1,"ts":1695835535123456.789,"dur":2.5,"name":"b"},'
+                           '{"ph":"X","pid":1,"tid":1,"ts":"12","dur":1e1,"name":"c"},'
+                           '{"ph":"X","pid":1,"tid":1,"ts":0.0004,"dur":1,"name":"d"}]')
+    s = read_chrome(path).spans
+    assert s.column("start_ns").to_pylist() == [1100, 1695835535123456789, 12000, 0]
+    assert s.column("duration_ns").to_pylist() == [1, 2500, 10000, 1000]
+
+
+def test_string_and_number_ids_are_one_thread(tmp_path):
+    path = write(tmp_path, '[{"ph":"X","pid":"25738","tid":1,"ts":0,"dur":1,"name":"a"},'
+                           '{"ph":"X","pid":25738,"tid":"1","ts":2,"dur":1,"name":"b"}]')
+    t = read_chrome(path)
+    assert t.threads.num_rows == 1 and t.processes.column("pid").to_pylist() == ["25738"]
+
+
+def test_begin_end_rules(tmp_path):
+    path = write(tmp_path, '[{"ph":"B","pid":1,"tid":1,"ts":0,"name":"a"},'
+                           '{"ph":"E","pid":1,"tid":1,"ts":1,"name":"zz"},'
+                           '{"ph":"E","pid":1,"tid":1,"ts":2},'
+                           '{"ph":"B","pid":1,"tid":1,"ts":3,"name":"open"},'
+                           '{"ph":"X","pid":1,"tid":1,"ts":4,"dur":6,"name":"x"}]')
+    t = read_chrome(path)
+    assert t.report["mismatched_end_name"] == 1 and t.report["unmatched_end"] == 1
+    assert t.report["unclosed_begin"] == 1
+    s = t.spans.to_pandas().set_index("name")
+    # The unclosed B ends at the thread's last timestamp (the end of x, 10 us).
+    assert s.loc["open", "duration_ns"] == 7000 and bool(s.loc["open", "incomplete"])
+    with pytest.raises(TraceFormatError, match=r"at event 1: mismatched_end_name"):
+        read_chrome(path, strict=True)
+
+
+def test_flows_bind_by_the_rules(tmp_path):
+    events = [
+        '{"ph":"X","pid":1,"tid":1,"ts":0,"dur":10,"name":"outer"}',
+        '{"ph":"X","pid":1,"tid":1,"ts":2,"dur":3,"name":"inner"}',
+        '{"ph":"s","pid":1,"tid":1,"ts":3,"name":"f","cat":"c","id":"0x1"}',
+        '{"ph":"X","pid":1,"tid":2,"ts":20,"dur":5,"name":"enclosing"}',
+        '{"ph":"X","pid":1,"tid":2,"ts":30,"dur":5,"name":"next"}',
+        '{"ph":"f","pid":1,"tid":2,"ts":22,"name":"f","cat":"c","id":"0x1"}',
+        '{"ph":"s","pid":1,"tid":1,"ts":7,"name":"f","cat":"c","id":"0x2"}',
+        '{"ph":"f","pid":1,"tid":2,"ts":21,"name":"f","cat":"c","id":"0x2","bp":"e"}',
+        '{"ph":"X","pid":1,"tid":3,"ts":40,"dur":2,"name":"v2src","bind_id":"k","flow_out":true}',
+        '{"ph":"X","pid":1,"tid":3,"ts":50,"dur":2,"name":"v2dst","bind_id":"k","flow_in":true}',
+    ]
+    t = read_chrome(write(tmp_path, "[" + ",".join(events) + "]"))
+    names = t.spans.column("name").to_pylist()
+    pairs = {(names[a], names[b]) for a, b in zip(t.links.column("source").to_pylist(),
+                                                  t.links.column("target").to_pylist())}
+    # s binds to the innermost enclosing slice; f without bp="e" to the next slice that begins.
+    assert pairs == {("inner", "next"), ("outer", "enclosing"), ("v2src", "v2dst")}
+
+
+def test_async_counters_instants_metadata(tmp_path):
+    events = [
+        '{"ph":"M","pid":1,"tid":0,"name":"process_name","args":{"name":"proc"}}',
+        '{"ph":"M","pid":1,"tid":5,"name":"thread_name","args":{"name":"worker"}}',
+        '{"ph":"M","pid":1,"tid":5,"name":"thread_sort_index","args":{"sort_index":-3}}',
+        '{"ph":"M","pid":1,"name":"process_labels","args":{"labels":"GPU"}}',
+        '{"ph":"b","pid":1,"tid":5,"ts":1,"name":"req","cat":"net","id":"0x1"}',
+        '{"ph":"b","pid":1,"tid":5,"ts":2,"name":"req","cat":"net","id":"0x2"}',
+        '{"ph":"n","pid":1,"tid":5,"ts":3,"name":"mark","cat":"net","id":"0x1"}',
+        '{"ph":"e","pid":1,"tid":5,"ts":4,"name":"req","cat":"net","id":"0x1"}',
+        '{"ph":"e","pid":1,"tid":5,"ts":6,"name":"req","cat":"net","id":"0x2"}',
+        '{"ph":"S","pid":1,"tid":5,"ts":10,"name":"job","id":7}',
+        '{"ph":"T","pid":2,"tid":5,"ts":12,"name":"job","id":7,"args":{"step":"a"}}',
+        '{"ph":"F","pid":1,"tid":5,"ts":15,"name":"job","id":7}',
+        '{"ph":"C","pid":1,"ts":1,"name":"mem","args":{"used":5,"free":7.5}}',
+        '{"ph":"i","pid":1,"tid":5,"ts":2,"name":"t-inst"}',
+        '{"ph":"I","ts":3,"name":"g-inst","s":"g"}',
+        '{"ph":"i","pid":1,"tid":5,"ts":4,"name":"p-inst","s":"p"}',
+        '{"ph":"P","pid":1,"tid":5,"ts":4,"name":"sample"}',
+    ]
+    t = read_chrome(write(tmp_path, "[" + ",".join(events) + "]"))
+    assert t.processes.column("name").to_pylist()[0] == "proc"
+    assert t.processes.column("labels").to_pylist()[0] == "GPU"
+    th = t.threads.to_pandas()
+    assert th.loc[th.tid == "5", "name"].item() == "worker" and th.loc[th.tid == "5", "sort_index"].item() == -3
+    s = t.spans.to_pandas()
+    kinds = th.kind.to_numpy()[s.thread.to_numpy()]
+    assert (kinds == "async").sum() == 4      # two b/e spans, the S..F span and its step
+    assert sorted(s.duration_ns[kinds == "async"].tolist()) == [3000, 3000, 4000, 5000]
+    assert t.links.column("kind").to_pylist() == ["async-step"]
+    c = t.counters.to_pandas()
+    assert sorted(zip(c.series, c.value)) == [("free", 7.5), ("used", 5.0)]
+    i = t.instants.to_pandas().set_index("name")
+    assert i.loc["g-inst", "scope"] == "g" and np.isnan(i.loc["g-inst", "process"])
+    assert i.loc["p-inst", "scope"] == "p" and np.isnan(i.loc["p-inst", "thread"])
+    assert i.loc["mark", "scope"] == "t"
+    assert t.report["unknown_phase"] == 1
+
+
+@pytest.mark.parametrize("content", [b"", b"  \n", bytes(range(256)) * 4, b'{"a": 1}', b"[1, 2, 3]", b"[xx",
+                                     b'[{"ph":"X","ts":1', b"\x1f\x8bjunk", b"[" * 5000, b'"text"',
+                                     b'{"traceEvents": 5}', b"\xef\xbb\xbf"])
+@pytest.mark.parametrize("strict", [False, True])
+def test_non_traces_raise_in_both_modes(tmp_path, content, strict):
+    path = tmp_path / "bad.json"
+    path.write_bytes(content)
+    with pytest.raises(TraceFormatError, match=r'^TraceFormatError ".*bad.json"'):
+        load(path, strict=strict)
+
+
+def test_gzip_and_array_forms(tmp_path):
+    text = '{"traceEvents":[{"ph":"X","pid":1,"tid":1,"ts":5,"dur":1,"name":"a"}]}'
+    path = tmp_path / "t.json.gz"
+    path.write_bytes(gzip.compress(text.encode()))
+    assert load(path).span_count == 1
+    assert load(write(tmp_path, '[{"ph":"X","pid":1,"tid":1,"ts":5,"dur":1,"name":"a"},]')).report["truncated"] == 1
+
+
+def test_strict_names_the_offset_of_damage(tmp_path):
+    path = write(tmp_path, '[{"ph":"X","pid":1,"tid":1,"ts":5,"dur":1,"name":"a"},\n{"ph":"X",')
+    with pytest.raises(TraceFormatError) as info:
+        read_chrome(path, strict=True)
+    assert info.value.offset is not None and info.value.path.endswith("t.json")
