@@ -268,8 +268,11 @@ def _strings(vocabulary, codes, chunk=1 << 22):
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    from concurrent.futures import ThreadPoolExecutor
+
     words = pa.array(vocabulary, pa.string())
-    pieces = [pc.take(words, pa.array(codes[i:i + chunk])) for i in range(0, codes.size, chunk)]
+    with ThreadPoolExecutor() as pool:  # pyarrow releases the GIL: chunks in parallel
+        pieces = list(pool.map(lambda i: pc.take(words, pa.array(codes[i:i + chunk])), range(0, codes.size, chunk)))
     return pa.chunked_array(pieces or [pa.array([], pa.string())], pa.string())
 
 
