@@ -103,9 +103,12 @@ class GPUHierarchyLayout:
     child sequence (chunk bases are the cumulative chunk lengths, empty
     chunks included); ``c // k`` and every ``child_parents`` value index the
     logical parent sequence the same way, whatever chunk holds that parent.
-    A parent vector with more than one non-empty chunk is first copied into
-    one graph transient of ``parent_count`` words (parents are few); a data
-    view or a single non-empty chunk is read in place. A ``child_parents``
+    A data view or a single non-empty parent chunk is read in place. With
+    several non-empty parent chunks, ``children_per_parent`` splits each
+    child chunk's dispatch where the parent chunks' child ranges meet, so
+    every piece reads one parent chunk in place; ``child_parents`` (parents
+    known only on the GPU) first copies the parent chunks into one graph
+    transient of ``parent_count`` words (parents are few). A ``child_parents``
     row at or past the parent count reads as an expanded parent (the child
     keeps its own height); the non-decreasing order is not checked on the
     GPU (a parent that appears in two runs gets a summary row for each).
@@ -156,8 +159,9 @@ class GPUHierarchyLayout:
         return views
 
     def add_to_graph(self, graph) -> list:
-        """Validate against ``graph``; add the heights node (and a parent
-        copy node for a multi-chunk parent vector) and the offsets scan.
+        """Validate against ``graph``; add the heights node (and, for
+        ``child_parents`` with a multi-chunk parent vector, a parent copy
+        node) and the offsets scan.
 
         Returns the added node IDs (none for zero children). Raises a
         :class:`~gpuviz.GraphValidationError` subclass for wrong formats,
@@ -189,15 +193,14 @@ class GPUHierarchyLayout:
             self.node_ids = []
             return []
         node_ids = []
-        parent_view = self._parent_view(graph, parents, parent_count, node_ids)
+        pieces, read_parents = self._pieces(graph, children, parents, parent_count, node_ids)
         if heights is None:
             heights = self._transient_heights(graph, children, count)
         resources = [(v, "storage-read") for v in children if v.length]
         resources += [(v, "storage-read") for group in (rows, expanded) if group for v in group if v.length]
         resources += [(v, "storage-write") for v in heights if v.length]
-        if parent_view is not None:
-            resources.append((parent_view, "storage-read"))
-        plan = (children, heights, rows, expanded, parent_view, parent_count)
+        resources += [(v, "storage-read") for v in read_parents]
+        plan = (children, heights, rows, expanded, pieces, parent_count)
         node_ids.append(graph.add_compute_node(id=f"{id}-heights", resources=resources,
                                                compile=lambda ctx: self._compile_heights(ctx, *plan)))
         scan_in = heights[0] if kind == "data" else GraphVectorView(f"{id}-heights", tuple(heights), U32)
@@ -217,15 +220,39 @@ class GPUHierarchyLayout:
             start += chunk.length
         return views
 
-    def _parent_view(self, graph, parents, parent_count, node_ids):
-        """The one view the heights kernel reads parent states from (None
-        when there are no parents); a multi-chunk parent vector is copied
-        into a transient by an added node first."""
+    def _pieces(self, graph, children, parents, parent_count, node_ids) -> tuple:
+        """The heights dispatches as ``(child chunk, lo, hi, parent view,
+        its first global parent row)``, and the parent views they read.
+
+        One non-empty parent chunk (or a data view) serves every child
+        chunk. With several, ``children_per_parent`` splits each child chunk
+        where the parent chunks' child ranges meet (nothing copied); with
+        ``child_parents`` (parents known only on the GPU) the parent chunks
+        are first copied into one transient by an added node.
+        """
+        starts = np.cumsum([0] + [v.length for v in parents])
+        used = [(v, int(b)) for v, b in zip(parents, starts) if v.length]
+        whole = [(i, 0, v.length) for i, v in enumerate(children) if v.length]
+        if len(used) <= 1:
+            view, base = used[0] if used else (None, 0)
+            return [(i, lo, hi, view, base) for i, lo, hi in whole], [view] if view is not None else []
+        if self.children_per_parent is None:
+            packed = self._packed_parents(graph, parents, parent_count, node_ids)
+            return [(i, lo, hi, packed, 0) for i, lo, hi in whole], [packed]
+        k, pieces, child_base = self.children_per_parent, [], 0
+        for i, chunk in enumerate(children):
+            for view, base in used:
+                lo = max(base * k, child_base) - child_base
+                hi = min((base + view.length) * k, child_base + chunk.length) - child_base
+                if lo < hi:
+                    pieces.append((i, lo, hi, view, base))
+            child_base += chunk.length
+        return pieces, [v for v, _ in used]
+
+    def _packed_parents(self, graph, parents, parent_count, node_ids):
+        """A transient holding every parent state in global order, and the
+        node that copies the chunks into it at every encoding."""
         used = [v for v in parents if v.length]
-        if not used:
-            return None
-        if len(used) == 1:
-            return used[0]
         handle = graph.create_transient_buffer(id=f"{self.id}-parent-states", byte_length=4 * parent_count,
                                                usage=STORAGE)
         packed = graph.create_data_view(handle, format="uint32", length=parent_count)
@@ -261,50 +288,54 @@ class GPUHierarchyLayout:
                                                compile=compile_copy))
         return packed
 
-    def _compile_heights(self, ctx, children, heights, rows, expanded, parent_view, parent_count):
-        """One dispatch per non-empty child chunk; offsets and the chunk's
-        global base are uniforms, so chunks of one structure share a pipeline."""
+    def _compile_heights(self, ctx, children, heights, rows, expanded, pieces, parent_count):
+        """One dispatch per piece (a child chunk, or part of one that reads
+        one parent chunk); offsets and bases are uniforms, so pieces of one
+        structure share a pipeline."""
         align = storage_alignment(ctx.device)
         slot = uniform_slot(ctx.device, PARAMS_BYTES)
-        params = np.zeros((len(children), slot // 4), np.uint32)
+        params = np.zeros((len(pieces), slot // 4), np.uint32)
         constant = 0 if expanded is not None else self.expanded_child_height
         k = self.children_per_parent or 1
-        parent = None if parent_view is None else view_binding(3, parent_view, alignment=align, vec4=False)
-        plans, base, previous = [], 0, None
+        bases = np.cumsum([0] + [v.length for v in children])
+        previous = {}  # child chunk -> the non-empty chunk before it
+        last = None
         for i, chunk in enumerate(children):
-            if not chunk.length:
-                continue
+            if chunk.length:
+                previous[i], last = last, i
+        plans = []
+        for row, (i, lo, hi, parent_view, parent_base) in enumerate(pieces):
             bound = {"heights": view_binding(1, heights[i], alignment=align),
-                     "states": view_binding(2, chunk, alignment=align)}
-            if parent is not None:
-                bound["parents"] = parent
+                     "states": view_binding(2, children[i], alignment=align)}
+            if parent_view is not None:
+                bound["parents"] = view_binding(3, parent_view, alignment=align, vec4=False)
             if rows is not None:
                 bound["rows"] = view_binding(4, rows[i], alignment=align)
-                if previous is not None:
-                    last = _rows(rows[previous], 1, 4 * (rows[previous].length - 1))
-                    bound["prev"] = view_binding(6, last, alignment=align, vec4=False)
+                j = previous[i]
+                if j is not None:
+                    tail = _rows(rows[j], 1, 4 * (rows[j].length - 1))
+                    bound["prev"] = view_binding(6, tail, alignment=align, vec4=False)
             if expanded is not None:
                 bound["expanded"] = view_binding(5, expanded[i], alignment=align)
             offset = {role: b.offset for role, b in bound.items()}
-            params[i, :13] = (chunk.length, base, k, parent_count, constant, self.collapsed_child_height,
-                              self.collapsed_parent_height, offset["heights"], offset["states"],
-                              offset.get("parents", 0), offset.get("rows", 0), offset.get("expanded", 0),
-                              offset.get("prev", 0))
+            params[row, :15] = (lo, hi, bases[i], k, parent_count, constant, self.collapsed_child_height,
+                                self.collapsed_parent_height, offset["heights"], offset["states"],
+                                offset.get("parents", 0), offset.get("rows", 0), offset.get("expanded", 0),
+                                offset.get("prev", 0), parent_base)
             layouts = {role: "none" for role in ("heights", "states", "parents", "rows", "expanded", "prev")}
             layouts.update({role: b.layout for role, b in bound.items()})
             code = wgsl("algorithms/shaders/hierarchy_layout.wgsl", form="rows" if rows is not None else "divide",
                         expanded="view" if expanded is not None else "constant", prev="prev" in bound,
                         layouts=layouts)
             kernel = ComputeKernel(ctx.device, code=code, label=ctx.node_id)
-            plans.append((kernel, [b.storage for b in bound.values()], i, ceil_div(chunk.length, 4 * WORKGROUP)))
-            base += chunk.length
-            previous = i
+            groups = ceil_div(hi - (lo & ~3), 4 * WORKGROUP)
+            plans.append((kernel, [b.storage for b in bound.values()], row, groups))
         uniform = ctx.own(ctx.device.create_buffer_with_data(label=f"{ctx.node_id}-params", data=params.tobytes(),
                                                              usage=wgpu.BufferUsage.UNIFORM))
 
         def encode(compute_pass, frame):
-            for kernel, storage, i, groups in plans:
+            for kernel, storage, row, groups in plans:
                 bindings = {b.binding: b.resolve(frame) for b in storage}
-                bindings[0] = (uniform, i * slot, PARAMS_BYTES)
+                bindings[0] = (uniform, row * slot, PARAMS_BYTES)
                 kernel.dispatch(compute_pass, frame, bindings=bindings, workgroups=groups)
         return encode

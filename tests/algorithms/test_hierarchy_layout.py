@@ -291,3 +291,29 @@ def test_output_sharing_parent_buffer(device, graph):
     with pytest.raises(gpuviz.GraphValidationError, match='heights and parent_states share buffer "w"'):
         GPUHierarchyLayout(id="l", parent_states=p, child_states=c, offsets=o, heights=h,
                            children_per_parent=2).add_to_graph(graph)
+
+
+@pytest.mark.parametrize("regular", [True, False])
+def test_multi_chunk_parents(device, regular):
+    """Parents in several chunks: children_per_parent splits the child
+    chunks where the parent chunks' child ranges meet (pieces starting
+    mid-vec4, no copy node); child_parents copies the parent chunks into one
+    transient first (one extra node). Both give the packed result."""
+    child_chunks, parent_chunks = [7, 0, 1030, 5], [1, 0, 201, 146]
+    n, k = sum(child_chunks), 3
+    rng = np.random.default_rng(21)
+    ps, cs = states(rng, sum(parent_chunks), 0.5), states(rng, n, 0.6)
+    parent_of = np.arange(n) // k if regular else np.sort(rng.integers(0, ps.size, n))
+    graph = new_graph(device)
+    out = gpu_vector(device, split(np.zeros(n), child_chunks))
+    layout = GPUHierarchyLayout(
+        id="l", parent_states=graph.import_gpu_vector("p", gpu_vector(device, split(ps, parent_chunks))),
+        child_states=graph.import_gpu_vector("c", gpu_vector(device, split(cs, child_chunks))),
+        offsets=graph.import_gpu_vector("o", out), children_per_parent=k if regular else None,
+        child_parents=None if regular else graph.import_gpu_vector("r", gpu_vector(device,
+                                                                                   split(parent_of, child_chunks))),
+        expanded_child_height=5, collapsed_parent_height=2)
+    ids = layout.add_to_graph(graph)
+    assert ids[:2] == (["l-heights", "l-offsets-scan-tiles"] if regular else ["l-parent-states", "l-heights"])
+    run(graph)
+    np.testing.assert_array_equal(read(device, out), layout_oracle(ps, cs, parent_of, 5, 1, 2)[1])

@@ -1,10 +1,12 @@
-// Effective child heights of a two-level hierarchy, four children a lane.
+// Effective child heights of a two-level hierarchy, four children a lane,
+// over rows H.lo .. H.hi of one child chunk.
 //
-// A child whose parent is collapsed gets COLLAPSED_PARENT if it is the
+// A child whose parent is collapsed gets H.collapsed_parent if it is the
 // parent's first child, else 0; a child of an expanded parent gets its
 // expanded height (a constant or its own word of `expanded`) when its own
-// state is nonzero, else COLLAPSED_CHILD. A parent row at or past
-// H.parent_count reads as expanded.
+// state is nonzero, else H.collapsed_child. A parent row at or past
+// H.parent_count reads as expanded; the bound parent view starts at global
+// parent row H.parent_base (every parent this dispatch reads lies in it).
 //
 // Template values: form ("divide": parent = global child row / H.k;
 // "rows": parent = child_parents[c], a child starts its parent's run when
@@ -17,8 +19,9 @@
 {% import "algorithms/shaders/views.wgsl" as views %}
 
 struct HeightParams {
-    n: u32,                // children in this dispatch
-    child_base: u32,       // global row of its first child
+    lo: u32,               // the chunk rows this dispatch lays out: lo .. hi
+    hi: u32,
+    child_base: u32,       // global row of the chunk's row 0
     k: u32,                // children per parent ("divide")
     parent_count: u32,     // rows of the parent states
     expanded_height: u32,  // the constant expanded height
@@ -30,9 +33,8 @@ struct HeightParams {
     rows_off: u32,
     expanded_off: u32,
     prev_off: u32,         // the predecessor's element (the last of the previous chunk)
+    parent_base: u32,
     pad0: u32,
-    pad1: u32,
-    pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> H: HeightParams;
@@ -43,26 +45,30 @@ struct HeightParams {
 {{ views.view("expanded", 5, "read", layouts.expanded, "H.expanded_off") }}
 {{ views.view("prev", 6, "read", layouts.prev, "H.prev_off") }}
 
-// Bounded vec4 read of a child-aligned view (zero past the dispatch's last child).
+fn inside(i: u32) -> bool { return i >= H.lo && i < H.hi; }
+
+// Whole vec4 reads where all four rows are inside, else row by row (zero outside).
+fn full4(e: u32) -> bool { return e >= H.lo && e + 3u < H.hi; }
+
 fn load_states(e: u32) -> vec4<u32> {
-    if (e + 3u < H.n) { return states_get4(e); }
+    if (full4(e)) { return states_get4(e); }
     var o = vec4<u32>(0u);
-    for (var c = 0u; c < 4u; c++) { if (e + c < H.n) { o[c] = states_get1(e + c); } }
+    for (var c = 0u; c < 4u; c++) { if (inside(e + c)) { o[c] = states_get1(e + c); } }
     return o;
 }
 
 fn load_rows(e: u32) -> vec4<u32> {
-    if (e + 3u < H.n) { return rows_get4(e); }
+    if (full4(e)) { return rows_get4(e); }
     var o = vec4<u32>(0u);
-    for (var c = 0u; c < 4u; c++) { if (e + c < H.n) { o[c] = rows_get1(e + c); } }
+    for (var c = 0u; c < 4u; c++) { if (inside(e + c)) { o[c] = rows_get1(e + c); } }
     return o;
 }
 
 fn load_expanded(e: u32) -> vec4<u32> {
 {% if expanded == "view" %}
-    if (e + 3u < H.n) { return expanded_get4(e); }
+    if (full4(e)) { return expanded_get4(e); }
     var o = vec4<u32>(0u);
-    for (var c = 0u; c < 4u; c++) { if (e + c < H.n) { o[c] = expanded_get1(e + c); } }
+    for (var c = 0u; c < 4u; c++) { if (inside(e + c)) { o[c] = expanded_get1(e + c); } }
     return o;
 {% else %}
     return vec4<u32>(H.expanded_height);
@@ -71,7 +77,7 @@ fn load_expanded(e: u32) -> vec4<u32> {
 
 fn parent_expanded(p: u32) -> bool {
     if (p >= H.parent_count) { return true; }
-    return parents_get1(p) != 0u;
+    return parents_get1(p - H.parent_base) != 0u;
 }
 
 // The parent row of each of the four children and whether each is its
@@ -109,8 +115,8 @@ fn family(e: u32) -> Family {
 
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let e = (gid.x + gid.y * nwg.x * 256u) * 4u;
-    if (e >= H.n) { return; }
+    let e = (H.lo & ~3u) + (gid.x + gid.y * nwg.x * 256u) * 4u;
+    if (e >= H.hi) { return; }
     let own = load_states(e);
     let full = load_expanded(e);
     let f = family(e);
@@ -122,9 +128,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             h[c] = select(0u, H.collapsed_parent, f.first[c]);
         }
     }
-    if (e + 3u < H.n) {
+    if (full4(e)) {
         heights_set4(e, h);
     } else {
-        for (var c = 0u; c < 4u; c++) { if (e + c < H.n) { heights_set1(e + c, h[c]); } }
+        for (var c = 0u; c < 4u; c++) { if (inside(e + c)) { heights_set1(e + c, h[c]); } }
     }
 }
