@@ -206,7 +206,7 @@ def test_seed_count_and_active_depth_change_by_buffer_writes(device, compiled_pi
     t = Traversal(device, n, src, dst, seeds, seed_count=8, active_depth=2, max_depth=4)
     made = len(compiled_pipelines)
     check(t, seeds, depth=2)
-    for seed_count, active in ((0, 4), (3, 0), (8, 99), (5, 1)):
+    for seed_count, active in ((0, 4), (3, 0), (8, 99), (5, 1), (1000, 2)):
         t.write(seed_count=seed_count, active_depth=active)
         check(t, seeds, depth=min(active, 4), seed_count=seed_count)
     seeds = rng.integers(0, n, 8).astype(np.uint32)
