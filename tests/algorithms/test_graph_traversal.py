@@ -436,3 +436,15 @@ def test_large_frontier(device):
     seeds = rng.permutation(n)[:280_000].astype(np.uint32)
     t = Traversal(device, n, src, dst, seeds, max_depth=2)
     check(t, seeds, depth=2)
+
+
+def test_benchmark_runs_tiny(device, capsys):
+    """The benchmark's cases build, verify against their oracle and print."""
+    from gpuviz.bench.tables import Report
+    from gpuviz.bench.topology_traversal import bench_traversal
+
+    table = bench_traversal(device, [4096], 2, variants=True, peers=None, report=Report())
+    assert [row["case"] for row in table.rows][:3] == ["forward, mask", "forward, mask + depths",
+                                                      "both directions, mask"]
+    assert len(table.rows) == 6 and all(row["gpu_s"] > 0 and row["reached"] > 0 for row in table.rows)
+    assert "GPUGraphTraversal" in capsys.readouterr().out
