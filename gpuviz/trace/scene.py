@@ -198,7 +198,9 @@ class _Host:
                      for table, name in ((spans, "name"), (spans, "category"), (links, "kind"))]
             csr = {"links_forward": pool.submit(self._link_csr, source, target),
                    "links_reverse": pool.submit(self._link_csr, target, source),
-                   "hierarchy_reverse": pool.submit(self._children_csr)}
+                   "hierarchy_reverse": pool.submit(self._children_csr),
+                   "hierarchy_forward": pool.submit(self._parent_csr)}
+            lanes = pool.submit(_thread_lanes, spans, trace.threads.num_rows)
             (names, self.names), (categories, self.categories), (kinds, self.link_kinds) = (
                 job.result() for job in dense)
             columns = self._record_columns(spans, start, names, categories, source, target)
@@ -208,14 +210,9 @@ class _Host:
                         for lo in range(0, n, step)]:
                 job.result()
             self.csr = {name: job.result() for name, job in csr.items()}
+            self.thread_lanes = lanes.result()
         self.links = np.stack([source, target, kinds, np.arange(len(source), dtype=np.uint32)], axis=1)
-        self.csr["hierarchy_forward"] = self._parent_csr()
-        thread = _column(spans, "thread").astype(np.int64)
         self.thread_process = _column(trace.threads, "process").astype(np.uint32)
-        lanes = np.zeros(trace.threads.num_rows, np.uint32)
-        if n:
-            np.maximum.at(lanes, thread, _column(spans, "lane").astype(np.uint32) + np.uint32(1))
-        self.thread_lanes = lanes
 
     def _csr(self, offsets, neighbors, edges):
         """(local offsets, neighbors, edges or None, neighbour row where each partition starts)."""
@@ -258,6 +255,14 @@ class _Host:
                                                             (7, "depth"))]
         narrow += [(8, take(names)), (9, take(categories)), (10, flags), (11, ids)]
         return wide, narrow
+
+
+def _thread_lanes(spans, thread_count):
+    """Lanes per thread: the largest lane + 1 (0 for a thread without spans)."""
+    lanes = np.zeros(thread_count, np.uint32)
+    if spans.num_rows:
+        np.maximum.at(lanes, _column(spans, "thread"), _column(spans, "lane").astype(np.uint32) + np.uint32(1))
+    return lanes
 
 
 def _transpose(words, columns, lo, hi):
