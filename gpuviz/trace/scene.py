@@ -44,7 +44,13 @@ integer (a day is 8.64e13 ns < 2**47), and only then becomes a float.
 otherwise within 2 ulp (|delta| * 2**-23): for a view w ns wide, a visible
 span is placed within w * 2**-23 ns, below 1/8000 of the view (one pixel of
 an 8K-wide canvas); ``trace_time_delta_i32`` gives the exact integer,
-saturated to int32, for views up to 2.1 s wide.
+saturated to int32, for views up to 2.1 s wide. In a vertex shader::
+
+    let s = spans[id];                                   // array<TraceSpan>
+    let x0 = trace_time_delta_f32(s.start, view.origin) * view.pixels_per_ns;
+    let x1 = trace_time_delta_f32(trace_span_end(s), view.origin) * view.pixels_per_ns;
+
+with ``view.origin = GPUTraceScene.time_words(absolute_ns)`` written by the CPU.
 """
 
 from __future__ import annotations
@@ -277,6 +283,7 @@ def _transpose(words, columns, lo, hi):
         for word, values in narrow:
             block[:, word] = values[a:b]
 
+
 def _data(buffer, fmt, length, byte_offset, byte_stride=None):
     """A borrowed GPUData range; an empty one sits inside the buffer wherever it starts."""
     if length == 0:
@@ -315,7 +322,8 @@ class GPUTraceScene:
         CSR: link source -> targets, target -> sources, child -> parent,
         parent -> children.
     thread_process, thread_lanes : GPUData
-        uint32 per thread: its process row; its lane count.
+        uint32 per thread (``trace.threads`` order, not sorted by process):
+        its process row; its lane count (largest lane + 1, 0 without spans).
     names, categories, link_kinds : pyarrow.StringArray
         The strings of the dense IDs (ID = index), on the CPU.
     time_origin_ns : int
@@ -455,6 +463,17 @@ class GPUTraceScene:
         out = {name: int(buffer.size) for name, buffer in self._buffers.items()}
         out["total"] = sum(out.values())
         return out
+
+    def time_words(self, ns) -> tuple:
+        """``(lo, hi)`` uint32 words of an absolute time ``ns`` (int) relative to
+        :attr:`time_origin_ns`: what a shader's view origin holds. Exact (Python
+        ints, never floats); a time before the origin wraps as two's complement,
+        which ``trace_time_sub`` reads back as a negative difference. Does not
+        touch the GPU."""
+        if isinstance(ns, (bool, np.bool_)) or not isinstance(ns, (int, np.integer)):
+            raise GraphTypeError(f'GPUTraceScene "{self.label}" time_words needs integer ns (got {type(ns).__name__})')
+        rel = (int(ns) - self.time_origin_ns) % (1 << 64)
+        return rel & 0xFFFFFFFF, rel >> 32
 
     @property
     def destroyed(self) -> bool:

@@ -323,6 +323,10 @@ def test_day_long_trace_is_exact_on_the_gpu(device):
         # a view origin near the end of the day, in scene time
         origin = int(start[n // 2] - scene.time_origin_ns) + 12345
         ow = _words([origin])[0]
+        assert scene.time_words(int(start[n // 2]) + 12345) == (int(ow[0]), int(ow[1]))
+        assert scene.time_words(scene.time_origin_ns - 1) == (2**32 - 1, 2**32 - 1)
+        with pytest.raises(GraphTypeError):
+            scene.time_words(1.5)
         got = _dispatch(device, "span_probe", [n, int(ow[0]), int(ow[1]), 0], scene.record_buffer, 2 * n,
                         in_binding=3, out_binding=4)
         end_rel = start + dur - scene.time_origin_ns
