@@ -10,7 +10,7 @@ wrong-typed and huge values, deep nesting, random JSON in trace shape,
 gzip around any of them (and broken gzip). An input *passes* when ``load``
 returns a :class:`~gpuviz.trace.model.Trace` whose lanes do not overlap, or
 raises :class:`~gpuviz.trace.errors.TraceFormatError`; anything else is a
-*crash*, and an input still running after ``timeout`` seconds is a *hang*.
+*crash*, and an input still running after ``timeout`` CPU seconds is a *hang*.
 
 Inputs run in a worker subprocess watched by the parent (a hang or a dying
 worker costs one restart, never the run); ``python -m gpuviz.trace.fuzz
@@ -427,10 +427,32 @@ class _Worker:
 
     def __init__(self, seed, start, stop, target, memory_gb, log):
         self.next, self.stop, self.current, self.since, self.buffer = start, stop, None, time.monotonic(), b""
+        self.cpu_at = None
         command = [sys.executable, "-m", "gpuviz.trace.fuzz", "--worker", "--seed", str(seed), "--start",
                    str(start), "--stop", str(stop), "--target", target, "--memory-gb", str(memory_gb)]
         self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, bufsize=0,
                                         cwd=str(Path(__file__).resolve().parents[2]))
+
+    def cpu_seconds(self):
+        """CPU seconds the worker has used (Linux ``/proc``; None elsewhere)."""
+        try:
+            with open(f"/proc/{self.process.pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, ValueError, IndexError):
+            return None
+
+    def overdue(self, now, timeout):
+        """The current input has used ``timeout`` CPU seconds (or, where CPU
+        time is unknown or the worker does not run at all, 10x that of wall
+        time): a busy, shared machine starves a niced worker, so wall time
+        alone would report hangs that are not."""
+        if self.current is None:
+            return False
+        if now - self.since > 10 * timeout:
+            return True
+        cpu = self.cpu_seconds()
+        return (now - self.since > timeout) if cpu is None or self.cpu_at is None else cpu - self.cpu_at > timeout
 
     def lines(self):
         """Complete lines read now, or None at the end of the output."""
@@ -457,8 +479,8 @@ def run(count, *, seed=0, start=0, workers=1, timeout=10.0, target="gpuviz.trace
     """Run inputs ``start .. start+count-1`` of campaign ``seed``.
 
     Each of ``workers`` subprocesses takes a contiguous range; an input
-    running longer than ``timeout`` seconds is a hang (its worker is killed
-    and restarted after it), a worker that dies is a crash of the input it
+    that uses more than ``timeout`` CPU seconds (or 10x that in wall time)
+    is a hang (its worker is killed and restarted after it), a worker that dies is a crash of the input it
     was on. ``memory_gb`` caps each worker's address space. ``out`` (a
     folder) receives a reproducer file per failure. ``progress(done)`` is
     called now and then.
@@ -485,7 +507,7 @@ def run(count, *, seed=0, start=0, workers=1, timeout=10.0, target="gpuviz.trace
                     lines = w.lines()
                     for line in lines or ():
                         if line.startswith("S "):
-                            w.current, w.since = int(line.split()[1]), now
+                            w.current, w.since, w.cpu_at = int(line.split()[1]), now, w.cpu_seconds()
                         elif line.startswith("D "):
                             parts = line.split(" ", 3)
                             detail = json.loads(parts[3]) if len(parts) > 3 else None
@@ -502,11 +524,12 @@ def run(count, *, seed=0, start=0, workers=1, timeout=10.0, target="gpuviz.trace
                         w.next = w.current + 1
                     if w.next < w.stop:
                         active.append(_Worker(seed, w.next, w.stop, target, memory_gb, log))
-                elif w.current is not None and now - w.since > timeout:
+                elif w.overdue(now, timeout):
                     w.process.kill()
                     w.process.wait()
                     active.remove(w)
-                    _record(summary, seed, w.current, "hang", f"still running after {timeout} s", out)
+                    _record(summary, seed, w.current, "hang", f"still running after {timeout} CPU s "
+                            f"({now - w.since:.0f} s wall)", out)
                     done += 1
                     if w.current + 1 < w.stop:
                         active.append(_Worker(seed, w.current + 1, w.stop, target, memory_gb, log))
