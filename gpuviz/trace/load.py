@@ -125,7 +125,10 @@ def _load_many(paths, format, strict, progress, workers):
         else:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
+            # forkserver: safe with Arrow's threads; the preload makes each
+            # worker a fork of a process that already imported the readers.
             ctx = multiprocessing.get_context("forkserver")
+            ctx.set_forkserver_preload(["gpuviz.trace.load", "gpuviz.trace.formats.kineto"])
             with ProcessPoolExecutor(max_workers=count, mp_context=ctx) as pool:
                 traces = []
                 for p, trace in zip(paths, pool.map(_load_one, jobs)):
