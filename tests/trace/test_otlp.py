@@ -230,13 +230,28 @@ def test_files_gzip_json_lines_and_sniff(tmp_path):
     (b"", "empty file"), (b"  \n", "empty file"), (b"\x00\xff\xfe garbage \x80", "UTF-8"),
     (b"[1, 2, 3]", "top level is a list"), (b'{"traceEvents": []}', "no resourceSpans"),
     (b'{"resourceSpans": 3}', "expected a list"), (b'{"resourceSpans": [{"scopeSpans": [', "not JSON"),
-    (b"[" * 100000, "JSON"), (b"\x1f\x8b\x08\x00broken", "gzip")])
+    (b"[" * 100000, "JSON"), (b"\x1f\x8b\x08\x00broken", "gzip"),
+    (gzip.compress(b'{"resourceSpans": []}' * 50)[:-30] + b"\x00" * 30, "gzip")])
 def test_bad_input_raises_in_both_modes(tmp_path, strict, content, where):
     path = tmp_path / "bad.json"
     path.write_bytes(content)
     with pytest.raises(TraceFormatError, match=where) as info:
         read_otlp(path, strict=strict)
     assert str(path) in str(info.value)
+
+
+def test_lone_surrogates_are_replaced(tmp_path):
+    doc = _request(("svc\ud800", [("scope\udfff", [_span(_id(1), events=[{"timeUnixNano": "5", "name": "e\ud801"}])])]))
+    doc["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["name"] = "bad\udc00name"
+    text = json.dumps(doc)  # ASCII JSON with \ud800-style escapes
+    trace = parse_otlp(text)
+    assert trace.spans.column("name").to_pylist() == ["bad\ufffdname"]
+    assert trace.processes.column("name").to_pylist() == ["svc\ufffd"]
+    assert trace.threads.column("tid").to_pylist() == ["scope\ufffd"]
+    assert trace.instants.column("name").to_pylist() == ["e\ufffd"]
+    assert trace.report["bad_text"] == 6  # pid and name of the service, tid and name of the scope, event, span
+    with pytest.raises(TraceFormatError, match="bad_text"):
+        parse_otlp(text, strict=True)
 
 
 def test_truncated_json_names_the_byte_offset(tmp_path):

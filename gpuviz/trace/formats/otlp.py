@@ -53,6 +53,7 @@ import gzip
 import json
 import os
 import re
+import zlib
 
 import numpy as np
 import pyarrow as pa
@@ -73,6 +74,7 @@ _HEX = re.compile(r"\A[0-9a-fA-F]*\Z")
 _INT64_MAX = 2**63 - 1
 _MAX_VALUE_DEPTH = 64  # nested arrayValue/kvlistValue levels converted into args
 _NOTES = frozenset({"missing_parent", "missing_link_target"})
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def is_otlp(head: bytes) -> bool:
@@ -125,7 +127,7 @@ def read_otlp(path, *, strict=False, partition=0):
     if data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)
-        except (OSError, EOFError, ValueError) as exc:
+        except (OSError, EOFError, ValueError, zlib.error) as exc:
             raise TraceFormatError(path, f"broken gzip stream ({exc})") from None
     return parse_otlp(data, path=path, strict=strict, partition=partition)
 
@@ -220,10 +222,11 @@ class _Builder:
         self.keys = {}                # (trace_id, span_id) -> row
 
     # -- problems ------------------------------------------------------------
-    def problem(self, reason, where, detail):
+    def problem(self, reason, where, detail, index=None):
         """Count ``reason``; in strict mode raise it (notes are never raised)."""
         if self.strict and reason not in _NOTES:
-            raise TraceFormatError(self.path, f"{where}: {detail} ({reason})", index=self.span_index)
+            raise TraceFormatError(self.path, f"{where}: {detail} ({reason})",
+                                   index=self.span_index if index is None else index)
         self.report[reason] = self.report.get(reason, 0) + 1
 
     def not_trace(self, detail):
@@ -535,6 +538,21 @@ class _Builder:
             if span_id:
                 self.pending_links.append((row, (trace_id, span_id)))
 
+    def strings(self, values, what):
+        """A pyarrow string array; lone UTF-16 surrogates (JSON escapes such as
+        ``\\ud800``) cannot be UTF-8: each becomes U+FFFD (``bad_text``)."""
+        try:
+            return pa.array(values, pa.string())
+        except UnicodeEncodeError:
+            fixed = []
+            for i, value in enumerate(values):
+                if _SURROGATE.search(value):
+                    self.problem("bad_text", f"{what} {i}", "a lone UTF-16 surrogate; replaced by U+FFFD",
+                                 index=i if what == "span" else None)
+                    value = _SURROGATE.sub("\ufffd", value)
+                fixed.append(value)
+            return pa.array(fixed, pa.string())
+
     # -- the model ---------------------------------------------------------------
     def finish(self):
         n = len(self.cols["start"])
@@ -556,25 +574,26 @@ class _Builder:
             sources.append(found)
             targets.append(row)
         processes = table("processes", {
-            "id": np.arange(len(self.process_rows), dtype=np.uint32), "pid": self.process_cols["pid"],
-            "name": self.process_cols["name"], "labels": self.process_cols["labels"],
+            "id": np.arange(len(self.process_rows), dtype=np.uint32), "pid": self.strings(self.process_cols["pid"], "service"),
+            "name": self.strings(self.process_cols["name"], "service"), "labels": self.process_cols["labels"],
             "partition": np.full(len(self.process_rows), self.partition, np.uint32)})
         nt = len(self.thread_rows)
         threads = table("threads", {
             "id": np.arange(nt, dtype=np.uint32), "process": np.asarray(self.thread_cols["process"], np.uint32),
-            "tid": self.thread_cols["tid"], "name": self.thread_cols["name"],
+            "tid": self.strings(self.thread_cols["tid"], "scope"),
+            "name": self.strings(self.thread_cols["name"], "scope"),
             "sort_index": np.arange(nt, dtype=np.int64), "kind": ["async"] * nt})
         links = table("links", {"source": np.asarray(sources, np.uint32), "target": np.asarray(targets, np.uint32),
                                 "kind": ["link"] * len(sources)})
         inst_thread = np.asarray(self.instants["thread"], np.uint32)
         thread_process = np.asarray(self.thread_cols["process"], np.uint32)
         instants = table("instants", {
-            "name": self.instants["name"], "category": ["event"] * len(inst_thread),
+            "name": self.strings(self.instants["name"], "event"), "category": ["event"] * len(inst_thread),
             "ts_ns": np.asarray(self.instants["ts"], np.int64),
             "process": thread_process[inst_thread] if nt else np.zeros(0, np.uint32),
             "thread": inst_thread, "scope": ["t"] * len(inst_thread)})
         return assemble(
-            name=pa.array(self.cols["name"], pa.string()), category=pa.array(self.cols["category"], pa.string()),
+            name=self.strings(self.cols["name"], "span"), category=pa.array(self.cols["category"], pa.string()),
             start_ns=np.asarray(self.cols["start"], np.int64), duration_ns=np.asarray(self.cols["duration"], np.int64),
             thread=np.asarray(self.cols["thread"], np.uint32), threads=threads, processes=processes,
             parent=parent, args=pa.array(self.cols["args"], pa.string()),
