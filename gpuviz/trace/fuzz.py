@@ -427,7 +427,7 @@ class _Worker:
 
     def __init__(self, seed, start, stop, target, memory_gb, log):
         self.next, self.stop, self.current, self.since, self.buffer = start, stop, None, time.monotonic(), b""
-        self.cpu_at = None
+        self.cpu_at, self.started = None, False
         command = [sys.executable, "-m", "gpuviz.trace.fuzz", "--worker", "--seed", str(seed), "--start",
                    str(start), "--stop", str(stop), "--target", target, "--memory-gb", str(memory_gb)]
         self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, bufsize=0,
@@ -474,6 +474,36 @@ def _record(summary, seed, index, outcome, detail, out):
             (Path(out) / f"{outcome}-{seed}-{index}{item['suffix']}").write_bytes(item["data"])
 
 
+def _service(w, ready, now, timeout, record):
+    """Take in what worker ``w`` printed, or kill it when its input is
+    overdue. Returns None while it runs on, else the input to restart from
+    (``w.stop`` when it is done)."""
+    if w.process.stdout not in ready:
+        if not w.overdue(now, timeout):
+            return None
+        w.process.kill()
+        w.process.wait()
+        record(w.current, "hang", f"still running after {timeout} CPU s ({now - w.since:.0f} s wall)")
+        return w.current + 1
+    lines = w.lines()
+    for line in lines or ():
+        if line.startswith("S "):
+            w.current, w.since, w.cpu_at, w.started = int(line.split()[1]), now, w.cpu_seconds(), True
+        elif line.startswith("D "):
+            parts = line.split(" ", 3)
+            record(int(parts[1]), parts[2], json.loads(parts[3]) if len(parts) > 3 else None)
+            w.next, w.current = int(parts[1]) + 1, None
+    if lines is not None:
+        return None
+    code = w.process.wait()  # end of output: the worker finished or died
+    if w.current is not None:
+        record(w.current, "crash", f"worker died (exit status {code})")
+        return w.current + 1
+    if not w.started and w.next < w.stop:
+        raise RuntimeError(f"fuzz worker exited with status {code} before its first input (see its log)")
+    return w.next
+
+
 def run(count, *, seed=0, start=0, workers=1, timeout=10.0, target="gpuviz.trace:load", memory_gb=4, out=None,
         progress=None):
     """Run inputs ``start .. start+count-1`` of campaign ``seed``.
@@ -497,44 +527,23 @@ def run(count, *, seed=0, start=0, workers=1, timeout=10.0, target="gpuviz.trace
                                                          Path(out) / "workers.log", "a")
     bounds = [start + count * k // max(1, workers) for k in range(max(1, workers) + 1)]
     active = [_Worker(seed, a, b, target, memory_gb, log) for a, b in zip(bounds, bounds[1:]) if b > a]
-    done, last_report = 0, time.monotonic()
+    last_report = time.monotonic()
+
+    def record(index, outcome, detail):
+        _record(summary, seed, index, outcome, detail, out)
+
     try:
         while active:
             ready, _, _ = select.select([w.process.stdout for w in active], [], [], 0.5)
             now = time.monotonic()
             for w in list(active):
-                if w.process.stdout in ready:
-                    lines = w.lines()
-                    for line in lines or ():
-                        if line.startswith("S "):
-                            w.current, w.since, w.cpu_at = int(line.split()[1]), now, w.cpu_seconds()
-                        elif line.startswith("D "):
-                            parts = line.split(" ", 3)
-                            detail = json.loads(parts[3]) if len(parts) > 3 else None
-                            _record(summary, seed, int(parts[1]), parts[2], detail, out)
-                            w.next, w.current, done = int(parts[1]) + 1, None, done + 1
-                    if lines is not None:
-                        continue
-                    # end of output: the worker finished or died
-                    code = w.process.wait()
+                resume = _service(w, ready, now, timeout, record)
+                if resume is not None:
                     active.remove(w)
-                    if w.current is not None:
-                        _record(summary, seed, w.current, "crash", f"worker died (exit status {code})", out)
-                        done += 1
-                        w.next = w.current + 1
-                    if w.next < w.stop:
-                        active.append(_Worker(seed, w.next, w.stop, target, memory_gb, log))
-                elif w.overdue(now, timeout):
-                    w.process.kill()
-                    w.process.wait()
-                    active.remove(w)
-                    _record(summary, seed, w.current, "hang", f"still running after {timeout} CPU s "
-                            f"({now - w.since:.0f} s wall)", out)
-                    done += 1
-                    if w.current + 1 < w.stop:
-                        active.append(_Worker(seed, w.current + 1, w.stop, target, memory_gb, log))
+                    if resume < w.stop:
+                        active.append(_Worker(seed, resume, w.stop, target, memory_gb, log))
             if progress is not None and now - last_report > 5:
-                progress(done)
+                progress(sum(summary[k] for k in ("loaded", "format_error", "crash", "hang")))
                 last_report = now
     finally:
         for w in active:
