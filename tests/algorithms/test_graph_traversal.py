@@ -258,6 +258,26 @@ def test_frontier_overflow_is_reported(device):
     assert overflow.tolist() == [0, 15] and out.sum() == 5
 
 
+@pytest.mark.parametrize("capacity, dropped", [(100, 0), (99, 1), (101, 0)])
+def test_exact_frontier_capacity(device, capacity, dropped):
+    n = 101
+    t = Traversal(device, n, np.zeros(100, np.int64), np.arange(1, 101), np.array([0], np.uint32), max_depth=1,
+                  capacity=capacity)
+    out, dep, overflow = t.run()
+    assert overflow.tolist() == [0, dropped] and out.sum() == n - dropped
+
+
+def test_partitioned_capacity_is_per_partition(device):
+    """Capacity 10 bounds each partition's frontier: 59 leaves in partition 0
+    and 41 in partition 1 store 10 each."""
+    n = 101
+    t = Traversal(device, n, np.zeros(100, np.int64), np.arange(1, 101), np.array([0], np.uint32), max_depth=1,
+                  capacity=10, parts=[60, 41])
+    out, dep, overflow = t.run()
+    assert overflow.tolist() == [0, 49 + 31]
+    assert out[:60].sum() == 11 and out[60:].sum() == 10 and (dep[out == 1] <= 1).all()
+
+
 @pytest.mark.parametrize("parts", [[40, 0, 35, 25], [0, 100], [100], [1, 1, 98, 0]])
 @pytest.mark.parametrize("direction", ["forward", "backward", "both"])
 def test_partitioned_equals_packed(device, parts, direction):
