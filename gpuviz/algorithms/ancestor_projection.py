@@ -98,7 +98,9 @@ class GPUAncestorProjection:
     visibility in place), one pass walks each node up to
     ``walk_steps`` steps, then :func:`projection_rounds` jump passes each
     double the distance every unsettled node covers, reading the previous
-    pass's (ancestor, distance) table; the last pass writes ``output``. A
+    pass's (ancestor, distance) table; the last pass writes ``output``.
+    Settled nodes (found or dead) are written into each table once, then
+    only read. A
     cycle never loops: its nodes' distances grow past ``max_depth`` in the
     fixed number of rounds. For ``max_depth=32`` over one chunk: a walk
     and 4 jump passes (31: 3).
@@ -209,10 +211,13 @@ class GPUAncestorProjection:
                         bound.append(vb.storage)
                     else:
                         bound.append(StorageBinding(2, tables[target], 0, 8 * count))
+                mirror = stage == "walk" and len(tables) == 2
+                if mirror:
+                    bound.append(StorageBinding(4, tables[1], 0, 8 * count))
                 params[row, :8] = (parents[i].length, bases[i], count, self.max_depth, self.invalid,
                                    offsets.get("parents", 0), offsets.get("visibility", 0), offsets.get("out", 0))
                 code = wgsl("algorithms/shaders/ancestor_projection.wgsl", stage=stage, final=final,
-                            direct=source == "inputs", layouts=layouts)
+                            direct=source == "inputs", mirror=mirror, layouts=layouts)
                 kernel = ComputeKernel(ctx.device, code=code, constants={"WALK": walk}, label=ctx.node_id)
                 lanes = 4 if stage == "links" else 1
                 plan.append((kernel, bound, row, ceil_div(parents[i].length, lanes * WORKGROUP)))

@@ -13,7 +13,14 @@
 //          fixed number of rounds settles every node. A distance past
 //          P.max_depth is DEAD: this also ends cycles.
 // With `final` the pass writes the answer (t, or P.invalid) into the output
-// view instead of a state table. With `direct` (one non-empty chunk: its
+// view instead of a state table.
+//
+// Settled states (found or dead) never change again, so they are written
+// once into each table and then left alone: the walk, with `mirror`, writes
+// its settled states into the second table too (tagged STABLE: both tables
+// hold it); a jump pass rewrites a settled state only when it is not yet
+// STABLE (settled by the previous jump: the other table still holds its
+// pending state). Pending states are always written. With `direct` (one non-empty chunk: its
 // rows are the global IDs) the walk reads parents and visibility itself and
 // no links pass runs.
 //
@@ -28,6 +35,8 @@ const VISIBLE: u32 = 0xfffffffeu;
 const ROOT: u32 = 0xffffffffu;
 const DEAD: u32 = 0xffffffffu;
 const FOUND: u32 = 0x80000000u;
+const STABLE: u32 = 0x40000000u;  // both tables hold this settled state
+const DISTANCE: u32 = 0x3fffffffu;
 
 struct ProjectionParams {
     n: u32,
@@ -88,6 +97,11 @@ fn link_of(g: u32) -> u32 { return links[g]; }
 {% else %}
 @group(0) @binding(2) var<storage, read_write> after: array<vec2<u32>>;
 {% endif %}
+{% if mirror %}
+@group(0) @binding(4) var<storage, read_write> other: array<vec2<u32>>;
+{% endif %}
+
+fn settled(s: vec2<u32>) -> bool { return s.x == DEAD || (s.y & FOUND) != 0u; }
 
 fn settle(g: u32) -> vec2<u32> {
 {% if stage == "walk" %}
@@ -104,10 +118,10 @@ fn settle(g: u32) -> vec2<u32> {
     return vec2<u32>(DEAD, 0u);  // unreachable: the loop returns within WALK steps
 {% else %}
     let s = before[g];
-    if (s.x == DEAD || (s.y & FOUND) != 0u) { return s; }
+    if (settled(s)) { return s; }
     let u = before[s.x];
     if (u.x == DEAD) { return vec2<u32>(DEAD, 0u); }
-    let d = s.y + (u.y & ~FOUND);
+    let d = s.y + (u.y & DISTANCE);
     if (d > P.max_depth) { return vec2<u32>(DEAD, 0u); }
     return vec2<u32>(u.x, d | (u.y & FOUND));
 {% endif %}
@@ -120,8 +134,25 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let s = settle(P.base + i);
 {% if final %}
     out_set1(i, select(P.invalid, s.x, s.x != DEAD && (s.y & FOUND) != 0u));
-{% else %}
+{% elif stage == "walk" %}
+{% if mirror %}
+    if (settled(s)) {
+        let t = vec2<u32>(s.x, s.y | STABLE);
+        after[P.base + i] = t;
+        other[P.base + i] = t;
+        return;
+    }
+{% endif %}
     after[P.base + i] = s;
+{% else %}
+    let was = before[P.base + i];
+    if (settled(was)) {
+        // STABLE: the target already holds it; else the target holds this
+        // node's older pending state: overwrite it (then both hold it)
+        if ((was.y & STABLE) == 0u) { after[P.base + i] = vec2<u32>(was.x, was.y | STABLE); }
+        return;
+    }
+    after[P.base + i] = s;  // pending, or settled just now (the source still holds it pending)
 {% endif %}
 }
 {% endif %}
