@@ -19,6 +19,8 @@ does not.
 from __future__ import annotations
 
 import html
+import time
+from collections import deque
 
 import ipywidgets as widgets
 
@@ -29,6 +31,7 @@ from .render import BAR_COLOR, CDF_COLOR, GROUP_PALETTE, RAMP, css_color
 __all__ = ["AnalysisControls"]
 
 _MAX_ECHOES = 8  # one per message the browser answers, with room; bounds a kernel <-> browser ping-pong
+_SNAP_SECONDS = 2.0  # how long a range sent to the browser may come back snapped onto the slider's steps
 _SWATCH = '<span style="color: {}">&#9632;</span>'
 
 
@@ -68,6 +71,7 @@ class AnalysisControls:
         self.parameters, self.data = parameters, data
         self._syncing = False
         self._echo = None  # (stale (lo, hi), tolerance, echoes left) after the slider's bounds moved
+        self._sent = deque(maxlen=4 * _MAX_ECHOES)  # (time, (lo, hi)) ranges recently sent to the slider
         columns, layout = parameters.columns, widgets.Layout(width="220px")
         self.x_dropdown = widgets.Dropdown(options=data.columns, value=columns["x"], description="x", layout=layout)
         self.y_dropdown = widgets.Dropdown(options=data.columns, value=columns["y"], description="y", layout=layout)
@@ -95,7 +99,8 @@ class AnalysisControls:
                                  (self.bins_slider, lambda c: owner.set_bins(c.new)),
                                  (self.scale_toggle, lambda c: c.new is not None and owner.set_scale(c.new)),
                                  (self.operation_dropdown, lambda c: owner.set_operation(c.new)),
-                                 (self.range_slider, lambda c: self._is_echo(c.new) or owner.set_value_range(c.new))):
+                                 (self.range_slider, lambda c: self._is_echo(c.new) or self._is_snap(c.new)
+                                  or owner.set_value_range(c.new))):
             control.observe(self._observer(handler), names="value")
         reset = self._observer(lambda _change: owner.reset_view())
         self.reset_button.on_click(lambda _button: reset(None))
@@ -148,6 +153,7 @@ class AnalysisControls:
                     slider.min, slider.max = lo, hi
                 slider.step = step
                 slider.value = p.value_range
+                self._sent.append((time.monotonic(), tuple(p.value_range)))
         finally:
             self._syncing = syncing
 
@@ -167,6 +173,29 @@ class AnalysisControls:
         self._echo = ((old_lo, old_hi), tolerance, left - 1)
         self._sync_range_slider()
         return True
+
+    def _is_snap(self, value) -> bool:
+        """Whether a range-slider ``value`` is the browser's snap of a range
+        the kernel sent in the last :data:`_SNAP_SECONDS` onto the slider's
+        step grid: each handle within half a step of it. The browser rounds
+        a value set from the kernel (a histogram brush ends just below a bin
+        edge) to a whole number of steps and sends it back, possibly after
+        newer ranges were sent (a brush sends one per pointer move); a person
+        moves a handle by whole steps. A snap of the current range is
+        ignored; a snap of an older one is ignored and the slider shows the
+        current range again (whose own snap is then ignored in turn)."""
+        half = self.range_slider.step / 2 * (1 + 1e-9)
+        now = time.monotonic()
+
+        def near(sent):
+            return all(abs(v - s) <= half for v, s in zip(value, sent))
+
+        if near(self.parameters.value_range):
+            return True
+        if any(near(sent) for when, sent in self._sent if now - when <= _SNAP_SECONDS):
+            self._sync_range_slider()
+            return True
+        return False
 
     def update_legend(self) -> None:
         """Show the columns, ranges, bins, colours and group labels of the parameters."""

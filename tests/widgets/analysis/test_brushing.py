@@ -87,6 +87,21 @@ def test_dragging_across_the_histogram_sets_the_value_range(data):
     np.testing.assert_array_equal(counts[3:9], full["histogram_counts"][3:9])  # whole bins kept
     assert counts[:3].sum() == 0 and counts[9:].sum() == 0
     check_views(r, host, value_range=r["value_range"], enabled=[True] * 4)
+    # the browser snaps the kernel's range onto the slider's steps and sends it back: not a user's change
+    slider, brushed = widget.range_slider, widget.value_range
+    snapped = tuple(slider.min + round((v - slider.min) / slider.step) * slider.step for v in brushed)
+    assert snapped != brushed
+    slider.value = snapped
+    assert widget.value_range == brushed
+    slider.value = (snapped[0] + slider.step, snapped[1])  # a handle moved by one step is
+    assert widget.value_range == pytest.approx((snapped[0] + slider.step, snapped[1]))
+    widget.set_value_range(brushed)
+    # a snap of an older range arriving after a newer one (a brush sends one range per move)
+    older = bins_value_range(full["edges"], 3, 5)
+    widget.set_value_range(older)
+    widget.set_value_range(brushed)
+    slider.value = tuple(slider.min + round((v - slider.min) / slider.step) * slider.step for v in older)
+    assert widget.value_range == brushed and slider.value == pytest.approx(brushed)
 
     send(widget, "pointer_down", slot_x("histogram", 11, 12), mid)  # the last bin keeps its upper edge
     send(widget, "pointer_move", slot_x("histogram", 10, 12), mid)  # dragging leftwards
