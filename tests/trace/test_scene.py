@@ -296,12 +296,17 @@ def test_wgsl_time_subtraction_matches_int64(device):
     pairs = np.concatenate([_words(a), _words(b)], axis=1).astype(np.uint32)
     BU = wgpu.BufferUsage
     buffer = device.create_buffer_with_data(data=pairs.tobytes(), usage=BU.STORAGE)
-    got = _dispatch(device, "time_probe", [len(a), 0, 0, 0], buffer, len(a), in_binding=1, out_binding=2)
+    got = _dispatch(device, "time_probe", [len(a), 0, 0, 0], buffer, 2 * len(a), in_binding=1, out_binding=2)
     buffer.destroy()
     delta = a - b
-    np.testing.assert_array_equal(got[:, :2], _words(delta))
-    np.testing.assert_array_equal(got[:, 3].view(np.int32), np.clip(delta, -(2**31 - 1), 2**31 - 1))
-    _check_f32(got[:, 2], delta)
+    main, extra = got[0::2], got[1::2]
+    np.testing.assert_array_equal(main[:, :2], _words(delta))
+    np.testing.assert_array_equal(main[:, 3].view(np.int32), np.clip(delta, -(2**31 - 1), 2**31 - 1))
+    _check_f32(main[:, 2], delta)
+    np.testing.assert_array_equal(extra[:, 0], 1)
+    np.testing.assert_array_equal(extra[:, 1], a < b)
+    np.testing.assert_array_equal(extra[:, 2], b < a)
+    np.testing.assert_array_equal(extra[:, 3], (a + b) % 2**32)
 
 
 def test_day_long_trace_is_exact_on_the_gpu(device):

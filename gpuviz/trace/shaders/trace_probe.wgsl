@@ -11,7 +11,9 @@ struct ProbeParams {
 
 @group(0) @binding(0) var<uniform> params: ProbeParams;
 
-// time_probe: rows of (a.lo, a.hi, b.lo, b.hi) -> (sub.lo, sub.hi, f32 bits, i32 bits)
+// time_probe: rows of (a.lo, a.hi, b.lo, b.hi) -> two rows each:
+// (sub.lo, sub.hi, f32 bits of delta_f32, i32 bits of delta_i32) and
+// ((a - b) + b == a, a < b, b < a, (a + b).lo).
 @group(0) @binding(1) var<storage, read> pairs: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read_write> results: array<vec4<u32>>;
 
@@ -25,10 +27,11 @@ fn time_probe(@builtin(global_invocation_id) gid: vec3<u32>) {
     let a = p.xy;
     let b = p.zw;
     let d = trace_time_sub(a, b);
-    let back = trace_time_add(d, b);  // must give a again
-    let ok = select(0u, 1u, all(back == a));
-    results[i] = vec4<u32>(d.x, d.y, bitcast<u32>(trace_time_delta_f32(a, b)),
-                           bitcast<u32>(trace_time_delta_i32(a, b)) ^ (1u - ok));
+    results[2u * i] = vec4<u32>(d.x, d.y, bitcast<u32>(trace_time_delta_f32(a, b)),
+                                bitcast<u32>(trace_time_delta_i32(a, b)));
+    results[2u * i + 1u] = vec4<u32>(select(0u, 1u, all(trace_time_add(d, b) == a)),
+                                     select(0u, 1u, trace_time_less(a, b)), select(0u, 1u, trace_time_less(b, a)),
+                                     trace_time_add(a, b).x);
 }
 
 // span_probe: records -> (end - origin as i32, start - origin as f32 bits, flags, partition), and
