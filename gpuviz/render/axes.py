@@ -144,23 +144,31 @@ class Axis:
     # -------------------------------------------------------------- ticks
     def ticks(self, length: float, *, measure) -> Ticks:
         """Ticks for an axis ``length`` pixels long whose labels do not
-        overlap: the largest tick count (from a target of one per ~60
+        overlap: the largest tick count (from a target of one per ~50
         pixels horizontally, ~32 vertically) whose labels fit."""
-        per = 60.0 if self.horizontal else 32.0
+        per = 50.0 if self.horizontal else 32.0
         target = max(2, min(12, int(length // per)))
         while True:
             ticks = self._ticks_for(target, length, measure)
-            if target == 1 or self._fits(ticks, length, measure):
+            if self._fits(ticks, length, measure):
                 return ticks
+            if target == 1:
+                break
             target -= 1
+        for stride in range(2, len(ticks) + 1):  # a very short axis: every stride-th tick of the sparsest set
+            thinned = Ticks(positions=ticks.positions[::stride], labels=ticks.labels[::stride],
+                            step=ticks.step * stride, origin=ticks.origin, origin_label=ticks.origin_label)
+            if self._fits(thinned, length, measure):
+                return thinned
+        return thinned
 
     def _ticks_for(self, target, length, measure) -> Ticks:
         lo, hi = self.domain
         if self.scale == "category":
             widest = max((measure(c) for c in self.categories), default=0.0)
             per = length / max(len(self.categories), 1)
-            room = per if not self.horizontal else max(per, min(widest, 80.0) + 4)
-            slots = max(1, int(length // (room if self.horizontal else max(per, 14.0))))
+            room = per if not self.horizontal else max(per, min(widest, 36.0) + 4)  # longer ones get an ellipsis
+            slots = max(1, int(length / (room if self.horizontal else max(per, 14.0)) + 1e-6))
             return category_ticks(self.categories, max_labels=slots)
         if self.scale == "edges":
             stride = max(1, math.ceil((len(self.edges) - 1) / max(target, 1)))

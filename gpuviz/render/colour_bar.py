@@ -49,6 +49,7 @@ class ColourBarLayout:
     segments : tuple of (x0, y0, x1, y1)
         Tick marks.
     labels : tuple of (text, x, y, anchor, max_width)
+        Bottom to top: ``lo`` (at the bar's bottom edge), round values, ``hi`` (at its top edge).
     title : (text, x, y, anchor, max_width) or None
     extremes : (float, float)
         The range the end labels show (the ``domain`` given).
@@ -63,7 +64,7 @@ class ColourBarLayout:
 
 
 def colour_bar_layout(*, rect, domain, normalisation: str, stops, title: str = "", measure,
-                      line_height: float, slices: int = 64) -> ColourBarLayout:
+                      line_height: float, slices: int = 64, title_width: float | None = None) -> ColourBarLayout:
     """A vertical colour bar in ``rect = (x, y, w, h)`` with labels on its right.
 
     Parameters
@@ -82,6 +83,8 @@ def colour_bar_layout(*, rect, domain, normalisation: str, stops, title: str = "
         As :meth:`Axis.layout`.
     slices : int
         Gradient slices.
+    title_width : float, optional
+        Truncate the title (with an ellipsis) to this width.
 
     Notes
     -----
@@ -108,14 +111,19 @@ def colour_bar_layout(*, rect, domain, normalisation: str, stops, title: str = "
         axis = Axis(side="right", domain=(lo, hi), scale="log" if log else "linear")
         inner = axis.ticks(h, measure=measure)
         end_labels = [format_number(v, digits=3) for v in (lo, hi)]  # each end its own value, not a shared step
-        points = [(lo, end_labels[0], y + h), (hi, end_labels[1], y)]
         inner_px = axis.to_pixel(inner.positions, (x, y, w, h))
-        for value, text, p in zip(inner.positions, inner.labels, inner_px):
-            if y + line_height <= p <= y + h - line_height:  # clear of both end labels
-                points.append((value, text, float(p)))
-        points.sort(key=lambda item: -item[2])
-        segments = tuple((x1, p, x1 + tick, p) for _v, _t, p in points)
-        labels = tuple((text, x1 + tick + pad, p, ("left", "middle"), None) for _v, text, p in points)
-    title_entry = (title, x, y - line_height / 2 - 2.0, ("left", "bottom"), None) if title else None
+        # the end labels hang inside the bar's extent (top one below its top edge, bottom one above
+        # its bottom edge), so a title above the bar never meets them; round ticks keep clear of both
+        segments = [(x1, y, x1 + tick, y), (x1, y + h, x1 + tick, y + h)]
+        labels = [(end_labels[0], x1 + tick + pad, y + h, ("left", "bottom"), None)]
+        middle = []
+        for text, p in zip(inner.labels, inner_px):
+            if y + 1.5 * line_height <= p <= y + h - 1.5 * line_height:
+                segments.append((x1, float(p), x1 + tick, float(p)))
+                middle.append((text, x1 + tick + pad, float(p), ("left", "middle"), None))
+        labels += sorted(middle, key=lambda label: -label[2])
+        labels.append((end_labels[1], x1 + tick + pad, y, ("left", "top"), None))
+        segments, labels = tuple(segments), tuple(labels)
+    title_entry = (title, x, y - 3.0, ("left", "bottom"), title_width) if title else None
     return ColourBarLayout(slices=parts, frame=(x, y, x1, y + h), segments=segments, labels=labels,
                            title=title_entry, extremes=(lo, hi))

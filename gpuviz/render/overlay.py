@@ -110,32 +110,40 @@ class PlotOverlay:
             text, x, y, anchor, max_width = layout.title
             self.labels.add(text, x=x, y=y, anchor=anchor, color=TEXT_COLOR, max_width=max_width)
 
-    def legend(self, items, *, x, y, max_width, max_rows: int = 2, swatch: float = 9.0) -> float:
+    def legend(self, items, *, x, y, max_width, max_rows: int = 2, swatch: float = 9.0,
+               label_width: float = 90.0) -> float:
         """Queue ``items`` (``(label, rgb)``) as swatch + label entries flowing
         left to right from ``(x, y)`` in at most ``max_rows`` rows of
-        ``max_width``; what does not fit becomes ``+N more``. Returns the
-        height used."""
+        ``max_width`` (labels truncated to ``label_width``); when not all
+        fit, the last entry is ``+N more``. Returns the height used."""
         lh, gap = self.line_height, 10.0
-        cx, row, shown = x, 0, 0
         items = list(items)
-        for k, (text, rgb) in enumerate(items):
-            width = swatch + 4.0 + min(self.measure(text), 90.0)
+        widths = [swatch + 4.0 + min(self.measure(text), label_width) for text, _rgb in items]
+        placed, row, cx = [], 0, x
+        for k, width in enumerate(widths):
             if cx > x and cx + width > x + max_width:
                 row, cx = row + 1, x
-            rest = len(items) - k
-            more = f"+{rest} more"
-            if row >= max_rows or (row == max_rows - 1 and rest > 1
-                                   and cx + width + gap + self.measure(more) > x + max_width):
-                self.labels.add(more if row < max_rows else f"+{rest} more", x=cx if row < max_rows else x,
-                                y=y + min(row, max_rows - 1) * lh, anchor=("left", "top"), color=MUTED_COLOR)
+            if row >= max_rows:
                 break
+            placed.append((k, row, cx))
+            cx += width + gap
+        while len(placed) < len(items) and placed:  # make room for "+N more" on the last row
+            k, row, cx = placed[-1]
+            more = self.measure(f"+{len(items) - k - 1} more")
+            end = cx + widths[k] + gap
+            if row == max_rows - 1 and end + more > x + max_width:
+                placed.pop()
+                continue
+            self.labels.add(f"+{len(items) - k - 1} more", x=end, y=y + row * lh, anchor=("left", "top"),
+                            color=MUTED_COLOR)
+            break
+        for k, row, cx in placed:
+            text, rgb = items[k]
             top = y + row * lh
             self.rects.add(cx, top + (lh - swatch) / 2, cx + swatch, top + (lh + swatch) / 2, color=rgb)
             self.labels.add(text, x=cx + swatch + 4.0, y=top, anchor=("left", "top"), color=TEXT_COLOR,
-                            max_width=90.0)
-            cx += width + gap
-            shown += 1
-        return (row + 1) * lh
+                            max_width=label_width)
+        return ((placed[-1][1] + 1) if placed else 1) * lh
 
     def tooltip(self, lines, *, x, y, bounds, offset: float = 12.0) -> tuple | None:
         """Queue a tooltip box with ``lines`` beside the cursor ``(x, y)``,

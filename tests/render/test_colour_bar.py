@@ -131,8 +131,13 @@ def test_colour_bar_end_ticks_are_the_range_used(domain, normalisation):
     assert ys[0] == 230.0 and texts[0] == format_number(domain[0], digits=3)  # bottom: lo
     assert ys[-1] == 30.0 and texts[-1] == format_number(domain[1], digits=3)  # top: hi
     assert np.all(np.diff(ys) < 0)
-    assert np.all(-np.diff(ys) >= 13.0 - 1e-9) or len(ys) == 2  # no crowding next to the ends
-    assert layout.title[0] == "mean" and layout.title[2] < 30.0
+    # label boxes (13 px lines) stay inside the bar's extent and never overlap
+    offset = {"top": 0.0, "middle": -6.5, "bottom": -13.0}
+    boxes = [(y + offset[anchor[1]], y + offset[anchor[1]] + 13.0) for _t, _x, y, anchor, _w in layout.labels]
+    assert boxes[0][1] == 230.0 and boxes[-1][0] == 30.0
+    for (top_a, _bottom_a), (_top_b, bottom_b) in zip(boxes, boxes[1:]):
+        assert bottom_b <= top_a  # each next label (higher up) ends above the previous one
+    assert layout.title[0] == "mean" and layout.title[2] <= 27.0 and layout.title[3][1] == "bottom"  # above the bar
     # the gradient runs bottom (first stop) to top (last stop)
     assert layout.slices[0][4] == pytest.approx(tuple(ramp_colours(STOPS, [0.5 / 64])[0]))
     assert layout.slices[-1][1] == pytest.approx(30.0) and layout.slices[0][3] == pytest.approx(230.0)

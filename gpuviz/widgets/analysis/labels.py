@@ -278,8 +278,10 @@ class AnalysisOverlay:
         lo, hi = stats["colour_range"]
         name = {"linear": op, "log": f"{op} (log)", "robust": f"{op} (p{ROBUST_PERCENTILE:g}\u2013"
                 f"{100 - ROBUST_PERCENTILE:g})"}[used]
-        self.colour_bar = colour_bar_layout(rect=rects["colour_bar"], domain=(lo, hi), normalisation=used,
-                                            stops=RAMP, title=name, measure=plot.measure, line_height=lh)
+        fx, _fy, fw, _fh = rects["frame"]
+        bar = rects["colour_bar"]
+        self.colour_bar = colour_bar_layout(rect=bar, domain=(lo, hi), normalisation=used, stops=RAMP, title=name,
+                                            measure=plot.measure, line_height=lh, title_width=fx + fw - bar[0] - 2)
         plot.colour_bar(self.colour_bar)
 
     def _histogram(self, plot, rects, params, brush) -> None:
