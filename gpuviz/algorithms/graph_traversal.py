@@ -80,7 +80,8 @@ class GPUGraphTraversal:
         (the partitioned form), chunk p is partition p's own CSR: its
         offsets chunk has one row more than output chunk p and indexes its
         neighbors chunk; partition p holds the global IDs that follow
-        partition p-1's. Offsets past the neighbour rows are clamped to them.
+        partition p-1's (at most 64 partitions). Offsets past the neighbour
+        rows are clamped to them.
     seeds : GraphDataView or GraphVectorView
         uint32 global node IDs (a vector is one logical sequence).
     output : GraphDataView or GraphVectorView
@@ -125,7 +126,9 @@ class GPUGraphTraversal:
     per edge that finds each edge's source by binary search, so a node
     with 100K neighbours is spread over ~400 workgroups, not one thread.
     The only passes over every node are the initial fills of output (and
-    depths) and a bitmap clear (node_count / 32 words).
+    depths) and a bitmap clear (node_count / 32 words). Scratch: two
+    frontiers and a scan buffer of about ``frontier_capacity`` words each
+    (summed over partitions) plus the bitmap.
 
     Seeds, seed count and active depth are read on the GPU: changing them
     by buffer writes needs no recompile and no readback. Zero nodes adds no
