@@ -223,6 +223,10 @@ def test_files_gzip_json_lines_and_sniff(tmp_path):
     packed.write_bytes(gzip.compress(json.dumps(one).encode()))
     assert read_otlp(packed, partition=2).spans.column("partition").to_pylist() == [2]
     assert is_otlp(json.dumps(one).encode()[:64]) and not is_otlp(b'{"traceEvents": []}') and not is_otlp(b"[")
+    assert is_otlp(b'\xef\xbb\xbf \n{"resourceSpans": []}')
+    bom = tmp_path / "bom.json"
+    bom.write_bytes(b"\xef\xbb\xbf" + json.dumps(one).encode())
+    assert read_otlp(bom, strict=True).span_count == 1
 
 
 @pytest.mark.parametrize("strict", [False, True])

@@ -83,7 +83,8 @@ def is_otlp(head: bytes) -> bool:
 
     A cheap sniff for format detection; it parses nothing.
     """
-    text = head.lstrip()
+    text = head[3:] if head.startswith(b"\xef\xbb\xbf") else head  # a UTF-8 byte order mark
+    text = text.lstrip()
     return text[:1] == b"{" and (b'"resourceSpans"' in text or b'"resource_spans"' in text)
 
 
