@@ -168,6 +168,9 @@ def test_out_of_range_parent_rows_read_as_expanded(device):
                               collapsed_child=2, collapsed_parent=3)
     assert got_h.tolist() == [3, 0, 3, 7, 2, 7]
     np.testing.assert_array_equal(got_o, np.cumsum(got_h) - got_h)
+    got_h, _ = run_layout(device, parents=np.zeros(0, np.uint32), children=children, parent_of=rows, expanded=7,
+                          collapsed_child=2, collapsed_parent=3)
+    assert got_h.tolist() == [7, 2, 7, 7, 2, 7], "without parents every child keeps its own height"
 
 
 def test_state_changes_are_buffer_writes(device, compiled_pipelines):
