@@ -369,7 +369,7 @@ def _views(device, graph, **over):
 
 
 @pytest.mark.parametrize("case", ["format", "unpacked", "short-output", "short-depths", "chunks", "chunk-count",
-                                  "kind", "shares-buffer", "no-reverse", "overflow-rows"])
+                                  "kind", "shares-buffer", "no-reverse", "overflow-rows", "partitions"])
 def test_named_errors(device, case):
     graph = new_graph(device)
     over, error = {}, GraphValidationError
@@ -400,9 +400,18 @@ def test_named_errors(device, case):
         return
     elif case == "overflow-rows":
         over["overflow"] = graph.import_gpu_data("ov", gpu_data(device, [0]))
+    elif case == "partitions":  # 65 > 64 partitions
+        over["output"] = graph.import_gpu_vector("out-v", shared_vector(device, [[0]] * 65, range(0, 130, 2)))
+        over["offsets"] = graph.import_gpu_vector("o-v", shared_vector(device, [[0, 0]] * 65, range(0, 195, 3)))
+        over["neighbors"] = graph.import_gpu_vector("n-v", shared_vector(device, [[]] * 65, [0] * 65))
     t = GPUGraphTraversal(id="t", max_depth=2, **_views(device, graph, **over))
-    with pytest.raises(error, match='^GPUGraphTraversal "t" '):
+    with pytest.raises(error, match='^GPUGraphTraversal "t" ') as info:
         t.add_to_graph(graph)
+    expected = {"format": "must be uint32", "unpacked": "must be packed", "short-output": "output is shorter",
+                "short-depths": "depths is shorter", "chunks": "offsets chunk 1 has 3 rows",
+                "chunk-count": "one chunk per partition", "kind": "neighbors is a data view",
+                "shares-buffer": "share buffer", "overflow-rows": "overflow is shorter", "partitions": "65 partitions"}
+    assert expected[case] in str(info.value)
 
 
 def test_construction_errors(device):
