@@ -296,3 +296,13 @@ def test_topology_bench_tiny(device, capsys):
     for i in np.flatnonzero(has):  # parents come first, so one forward sweep finds every depth
         depth[i] = depth[parents[i]] + 1
     assert depth.max() <= 32 and depth.max() >= 16
+
+
+def test_unpacked_views_are_refused(device, graph):
+    words = graph.import_gpu_data("w", gpu_data(device, np.ones(20)))
+    strided = graph.create_data_view(words.handle, format="uint32", length=10, byte_stride=8)
+    views = {k: graph.import_gpu_data(k, gpu_data(device, np.ones(10))) for k in ("parents", "visibility", "output")}
+    for role in views:
+        args = dict(views, **{role: strided})
+        with pytest.raises(gpuviz.ViewRangeError, match=f'GPUAncestorProjection "a" {role} must be packed'):
+            GPUAncestorProjection(id="a", **args).add_to_graph(graph)

@@ -320,3 +320,16 @@ def test_multi_chunk_parents(device, regular):
     assert ids[:2] == (["l-heights", "l-offsets-scan-tiles"] if regular else ["l-parent-states", "l-heights"])
     run(graph)
     np.testing.assert_array_equal(read(device, out), layout_oracle(ps, cs, parent_of, 5, 1, 2)[1])
+
+
+def test_unpacked_views_are_refused(device, graph):
+    words = graph.import_gpu_data("w", gpu_data(device, np.ones(20)))
+    strided = graph.create_data_view(words.handle, format="uint32", length=10, byte_stride=8)
+    c = graph.import_gpu_data("c", gpu_data(device, np.ones(10)))
+    o = graph.import_gpu_data("o", gpu_data(device, np.ones(10)))
+    for role in ("parent_states", "child_states", "offsets"):
+        args = dict(id="l", parent_states=c if role != "parent_states" else strided, child_states=c, offsets=o,
+                    children_per_parent=1)
+        args[role] = strided
+        with pytest.raises(gpuviz.ViewRangeError, match=f'GPUHierarchyLayout "l" {role} must be packed'):
+            GPUHierarchyLayout(**args).add_to_graph(graph)
