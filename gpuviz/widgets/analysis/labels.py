@@ -276,13 +276,17 @@ class AnalysisOverlay:
             return
         used = stats["normalisation"]
         lo, hi = stats["colour_range"]
-        name = {"linear": op, "log": f"{op} (log)", "robust": f"{op} (p{ROBUST_PERCENTILE:g}\u2013"
-                f"{100 - ROBUST_PERCENTILE:g})"}[used]
+        # the statistic above the bar, how it was normalised below it
+        name = "rows" if op == "count" else op
+        note = {"linear": "min\u2013max", "log": "log scale",
+                "robust": f"p{ROBUST_PERCENTILE:g}\u2013p{100 - ROBUST_PERCENTILE:g}"}[used]
         fx, _fy, fw, _fh = rects["frame"]
         bar = rects["colour_bar"]
         self.colour_bar = colour_bar_layout(rect=bar, domain=(lo, hi), normalisation=used, stops=RAMP, title=name,
                                             measure=plot.measure, line_height=lh, title_width=fx + fw - bar[0] - 2)
         plot.colour_bar(self.colour_bar)
+        plot.text(note, x=bar[0], y=bar[1] + bar[3] + 6, anchor=("left", "top"), color=MUTED_COLOR,
+                  max_width=fx + fw - bar[0] - 2)
 
     def _histogram(self, plot, rects, params, brush) -> None:
         value = params.columns["value"]

@@ -29,7 +29,7 @@ PLOT_TOP = 0.92
 # Panel insets for axes, logical pixels: title row, axis-title row, tick labels + axis title.
 TITLE_ROW, LABEL_ROW = 19.0, 15.0
 _INSETS = {  # (left, top, right, bottom) around the plot area inside each panel's frame
-    "heatmap": (50.0, TITLE_ROW + LABEL_ROW, 78.0, 36.0),
+    "heatmap": (50.0, TITLE_ROW + LABEL_ROW, 80.0, 36.0),
     "histogram": (46.0, TITLE_ROW + LABEL_ROW, 40.0, 36.0),
     "groups": (46.0, TITLE_ROW + 2 * LABEL_ROW, 12.0, 36.0),
 }
