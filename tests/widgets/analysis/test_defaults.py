@@ -7,7 +7,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from gpuviz.widgets.analysis.data import AnalysisData, ColumnStats
+from gpuviz.device import request_device
+from gpuviz.widgets.analysis.data import AnalysisData, ColumnStats, prepare_table
 from gpuviz.widgets.analysis.parameters import AnalysisParameters
 from gpuviz.widgets.analysis.widget import DataAnalysis
 
@@ -154,3 +155,48 @@ def test_skewed_positive_values_default_to_log_bins(data):
     widget.set_scale("linear")  # the toggle still offers both
     assert widget.results()["histogram_counts"].sum() == len(v) and widget.compile_count == 1
     widget.close()
+
+
+def test_column_stats_at_upload_match_numpy():
+    rng = np.random.default_rng(2)
+    n = 5000
+    values = {"lognormal": rng.lognormal(0.0, 1.0, n), "uniform": rng.uniform(1.0, 9.0, n),
+              "signed": rng.lognormal(0.0, 1.0, n) - 0.5, "counts": rng.poisson(3.0, n).astype(np.float64)}
+    values["lognormal"][::97] = np.nan
+    table = pa.table({k: v.astype(np.float32) for k, v in values.items()} | {"key": np.zeros(n, np.int64)})
+    data = prepare_table(request_device(), table, x="uniform", y="counts", value="lognormal")
+    try:
+        for name, v in values.items():
+            f = v.astype(np.float32)
+            f = f[np.isfinite(f)]
+            stats = data.stats[name]
+            assert (stats.robust_lo, stats.robust_hi) == (np.percentile(f, 0.5, method="lower"),
+                                                          np.percentile(f, 99.5, method="higher"))
+            assert (stats.lo, stats.hi, stats.finite) == (f.min(), f.max(), f.size)
+        flags = {name: (s.integer, s.skewed) for name, s in data.stats.items()}
+        assert flags == {"lognormal": (False, True), "uniform": (False, False), "signed": (False, False),
+                         "counts": (True, False), "key": (True, False)}
+    finally:
+        data.table.destroy()
+
+
+def test_parameter_defaults_and_refusals_without_a_gpu():
+    stats = {"skewed": ColumnStats(0.1, 90.0, 0.1, 50, robust_lo=0.2, robust_hi=40.0, skewed=True),
+             "flat": ColumnStats(2.0, 2.0, 2.0, 50, robust_lo=2.0, robust_hi=2.0),
+             "spiky": ColumnStats(-1e6, 1e6, 1.0, 50, robust_lo=5.0, robust_hi=5.0)}
+    data = AnalysisData(table=None, stats=stats, group="g", group_labels=["a", "b"], chunk_lengths=(50,))
+    p = AnalysisParameters(data, columns={"x": "skewed", "y": "spiky", "value": "skewed"}, bins=4, max_bins=8,
+                           operation="mean")
+    assert p.scale == "log" and p.edges[0] == np.float32(0.1)
+    assert p.bounds == (0.2, -1e6, 40.0, 1e6)  # a collapsed robust range falls back to the extent
+    assert p.home_bounds(full=True) == (0.1, -1e6, 90.0, 1e6)
+    p.set_columns(y="flat")
+    assert p.bounds[1::2] == (1.5, 2.5)  # a constant column is padded
+    p.set_columns(value="flat")
+    assert p.scale == "linear"
+    p.set_group_enabled([True, False])
+    assert p.group_enabled.tolist() == [True, False]
+    for bad in ([True], [1, 0], "ab"):
+        with pytest.raises(ValueError, match="2 booleans"):
+            p.set_group_enabled(bad)
+    assert p.group_enabled.tolist() == [True, False]

@@ -132,3 +132,22 @@ def test_histogram_and_group_tooltips_match_results(widget):
     assert widget.hover["lines"][0] == "g = r (hidden: click to show)" and widget.hover["lines"][1] == "mean v: empty"
     move(widget, 0, 0, kind="pointer_leave")
     assert widget.hover is None
+
+
+def test_a_wheel_zoom_refreshes_the_sample_under_the_cursor(widget):
+    i, j = 8, 6
+    point = at("heatmap", (i + 0.5) / GRID[0], (j + 0.5) / GRID[1])
+    move(widget, *point)
+    before = settle(widget, "heatmap", j * GRID[0] + i)["values"]
+    canvas = widget.canvas
+    canvas._rfb_handle_msg(canvas, {"type": "wheel", "x": point[0], "y": point[1], "dx": 0, "dy": 400,
+                                    "buttons": [], "modifiers": [], "timestamp": 0}, [])
+    canvas._process_events()  # zoom out around the cursor: the cell under it now holds more rows
+    for _ in range(200):  # canvas frames only: the zoom's frame, then the refreshed sample
+        canvas.force_draw()
+        if widget.hover["values"] != before:
+            break
+        time.sleep(0.005)
+    r = widget.results()
+    assert widget.hover["values"] == [r["grid"][j, i], r["grid_counts"][j, i]]
+    assert widget.hover["values"][1] > before[1] and widget.compile_count == 1
