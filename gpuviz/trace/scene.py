@@ -139,18 +139,39 @@ def _dense_ids(column):
     return ids.astype(np.uint32, copy=False), encoded.dictionary
 
 
-def _group(keys, count):
-    """Rows ordered by ``keys`` (stable; uint32 < 2**32), and CSR offsets over ``count`` keys."""
+def _sorted_positions(keys, lo, hi):
+    """Positions lo..hi of ``keys`` ordered by key, stably (keys uint32)."""
+    packed = (keys[lo:hi].astype(np.uint64) << np.uint64(32)) | np.arange(hi - lo, dtype=np.uint64)
+    packed.sort()  # unique values, so any sort is stable; numpy's SIMD sort is the fastest here
+    return (packed & np.uint64(0xFFFFFFFF)).astype(np.uint32) + np.uint32(lo)
+
+
+def _group(keys, count, bounds):
+    """Positions of ``keys`` (uint32 rows < count) ordered by key, stably, and
+    CSR offsets over ``count`` keys.
+
+    Keys of one partition (row range in ``bounds``) sort in their own thread:
+    positions are first split by the key's partition (a radix sort of at most
+    16-bit partition numbers, linear), then each slice is sorted alone."""
     keys = np.asarray(keys, np.uint32)
-    if len(keys) and not np.all(keys[1:] >= keys[:-1]):
-        packed = (keys.astype(np.uint64) << np.uint64(32)) | np.arange(len(keys), dtype=np.uint64)
-        packed.sort()  # unique values: any sort is stable; numpy's SIMD sort is the fastest here
-        order = (packed & np.uint64(0xFFFFFFFF)).astype(np.uint32)
-    else:
-        order = np.arange(len(keys), dtype=np.uint32)
+    n = len(keys)
     offsets = np.zeros(count + 1, np.int64)
     offsets[1:] = np.cumsum(np.bincount(keys, minlength=count))  # cumsum into another dtype is 10x slower
-    return order, offsets
+    if n == 0 or np.all(keys[1:] >= keys[:-1]):
+        return np.arange(n, dtype=np.uint32), offsets
+    parts = len(bounds) - 1
+    if parts == 1 or parts > 1 << 16:
+        return _sorted_positions(keys, 0, n), offsets
+    part = np.searchsorted(bounds[1:], keys, side="right").astype(np.uint16)
+    split = None
+    if not np.all(part[1:] >= part[:-1]):
+        split = np.argsort(part, kind="stable").astype(np.uint32)  # radix sort for 16-bit keys
+        keys, part = keys[split], part[split]
+    edges = np.searchsorted(part, np.arange(parts + 1), side="left")
+    with ThreadPoolExecutor(_WORKERS) as pool:
+        pieces = list(pool.map(lambda p: _sorted_positions(keys, int(edges[p]), int(edges[p + 1])), range(parts)))
+    order = np.concatenate(pieces)
+    return (order if split is None else split[order]), offsets
 
 
 def _local_offsets(global_offsets, bounds):
@@ -225,13 +246,13 @@ class _Host:
         return _local_offsets(offsets, self.bounds), neighbors, edges, offsets[self.bounds].astype(np.int64)
 
     def _link_csr(self, key, other):
-        order, offsets = _group(key, self.n)
+        order, offsets = _group(key, self.n, self.bounds)
         return self._csr(offsets, other[order], order)
 
     def _children_csr(self):
         has = self.parents != NO_PARENT
         rows = np.flatnonzero(has).astype(np.uint32)
-        order, offsets = _group(self.parents[has], self.n)
+        order, offsets = _group(self.parents[has], self.n, self.bounds)
         return self._csr(offsets, rows[order], None)
 
     def _parent_csr(self):
