@@ -419,8 +419,8 @@ class DataAnalysis(widgets.HBox):
         render_size = (max(1, int(width * scale)), max(1, int(height * scale)))
         if not self._offscreen:
             self._canvas_size = render_size  # what parameter changes render at from now on
-        if self._pointer.poll():  # a hover sample arrived (never waited for): a new tooltip
-            self._hover, self._dirty = self._pointer.tooltip, True
+        if self._pointer.poll():  # a hover sample arrived (never waited for): a new tooltip, drawn by the
+            self._hover = self._pointer.tooltip  # presentation pass (the graph does not run again)
         encoded = self._dirty or render_size != self.graph.render_size
         if encoded:
             self._encode(encoder, render_size)
@@ -451,8 +451,8 @@ class DataAnalysis(widgets.HBox):
             consumed, redraw = self._pointer.handle(event, rects)
         except GraphValidationError:
             consumed, redraw = True, False
-        if redraw:
-            self._hover, self._dirty = self._pointer.tooltip, True
+        if redraw:  # a new tooltip (drawn over the plot), or a brush that already re-ran the graph
+            self._hover = self._pointer.tooltip
         if consumed:
             return redraw
         rect = rects["heatmap"]
