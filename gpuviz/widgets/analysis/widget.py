@@ -435,7 +435,12 @@ class DataAnalysis(widgets.HBox):
 
     def handle_event(self, event) -> bool:
         """GPUCanvas event hook: drag on the heatmap pans, the wheel zooms
-        around the pointer, a double click resets. Returns True to redraw.
+        around the pointer, a double click resets; a drag across the
+        histogram sets the value range to the bins it covers (a double click
+        there: the whole extent); a click on a group bar hides or shows that
+        group (a double click there: every group); moving the pointer shows
+        the value under it (:attr:`hover`, read back without waiting) and
+        sets the cursor (crosshair, ew-resize, pointer). Returns True to redraw.
         A pan or zoom that would leave float32 (or collapse the view) is ignored,
         and so is every event once the device is lost (see ``status``)."""
         lost = self._check_usable("handle_event", raise_lost=False)
