@@ -95,7 +95,7 @@ FLAG_ZERO_DURATION = 1 << 6   #: duration is 0
 
 _SPAN_COLUMNS = {"time": 0, "place": 16, "label": 32}  # byte offset of each uint32x4 column in a record
 _WRITE_PIECE = 64 << 20  # bytes per queue.write_buffer call: bounds wgpu's staging copies
-_BLOCK_ROWS = 1 << 12  # records transposed per block (192 KiB): measured fastest, stays in L2
+_BLOCK_ROWS = 1 << 13  # records written per block (384 KiB): stays in a core's L2
 _WORKERS = max(1, min(8, os.cpu_count() or 1))  # host threads preparing a scene
 
 
@@ -228,12 +228,14 @@ class _Host:
                    "hierarchy_reverse": pool.submit(self._children_csr),
                    "hierarchy_forward": pool.submit(self._parent_csr)}
             lanes = pool.submit(_thread_lanes, spans, trace.threads.num_rows)
-            (names, self.names), (categories, self.categories), (kinds, self.link_kinds) = (
+            used = [pool.submit(_used, keys, n) for keys in (self.parents[self.parents != NO_PARENT], source, target)]
+            columns = self._record_columns(spans, start)
+            (columns["name"], self.names), (columns["category"], self.categories), (kinds, self.link_kinds) = (
                 job.result() for job in dense)
-            columns = self._record_columns(spans, start, names, categories, source, target)
+            columns["children"], columns["out"], columns["in"] = (job.result() for job in used)
             self.records = np.empty((n, RECORD_WORDS), np.uint32)
             step = max(_BLOCK_ROWS, -(-n // (4 * _WORKERS)) // _BLOCK_ROWS * _BLOCK_ROWS)
-            for job in [pool.submit(_transpose, self.records, columns, lo, min(n, lo + step))
+            for job in [pool.submit(_transpose, self.records, columns, self.origin, lo, min(n, lo + step))
                         for lo in range(0, n, step)]:
                 job.result()
             self.csr = {name: job.result() for name, job in csr.items()}
@@ -261,27 +263,24 @@ class _Host:
         offsets[1:] = np.cumsum(has, dtype=np.int64)
         return self._csr(offsets, self.parents[has], None)
 
-    def _record_columns(self, spans, start, names, categories, source, target):
-        """(word, values) pairs of the records; words 0 and 1 of ``wide`` are 64-bit."""
-        n, perm = self.n, self.perm
+    def _record_columns(self, spans, start):
+        """The per-row inputs of the records, in row order (no copies when rows are IDs)."""
+        perm = self.perm
         take = (lambda a: a) if perm is None else (lambda a: a[perm])
-        start = take(start).view(np.uint64) - np.uint64(self.origin & 0xFFFFFFFFFFFFFFFF)
-        duration = take(_column(spans, "duration_ns"))
-        has_parent = self.parents != NO_PARENT
-        flags = take(_column(spans, "incomplete")).astype(np.uint32)  # FLAG_INCOMPLETE is bit 0
-        flags |= take(spans.column("args").is_valid().to_numpy()).astype(np.uint32) << np.uint32(1)
-        flags |= (~has_parent).astype(np.uint32) << np.uint32(2)
-        flags |= (np.bincount(self.parents[has_parent], minlength=n)[:n] > 0).astype(np.uint32) << np.uint32(3)
-        flags |= (np.bincount(source, minlength=n)[:n] > 0).astype(np.uint32) << np.uint32(4)
-        flags |= (np.bincount(target, minlength=n)[:n] > 0).astype(np.uint32) << np.uint32(5)
-        flags |= (duration == 0).astype(np.uint32) << np.uint32(6)
-        flags |= take(_column(spans, "partition")).astype(np.uint32) << np.uint32(PARTITION_SHIFT)
-        ids = np.arange(n, dtype=np.uint32) if perm is None else perm
-        wide = [(0, start), (1, duration.view(np.uint64))]  # 64-bit words 0 and 1: (lo, hi) little-endian
-        narrow = [(w, take(_column(spans, c))) for w, c in ((4, "lane"), (5, "thread"), (6, "process"),
-                                                            (7, "depth"))]
-        narrow += [(8, take(names)), (9, take(categories)), (10, flags), (11, ids)]
-        return wide, narrow
+        columns = {name: take(_column(spans, name)) for name in
+                   ("duration_ns", "lane", "thread", "process", "depth", "incomplete", "partition")}
+        columns["start"] = take(start).view(np.uint64)
+        columns["args"] = take(spans.column("args").is_valid().to_numpy())
+        columns["parents"] = self.parents
+        columns["ids"] = np.arange(self.n, dtype=np.uint32) if perm is None else perm
+        if perm is not None:  # dense IDs are computed in ID order
+            columns["take"] = perm
+        return columns
+
+
+def _used(keys, n):
+    """Which of n rows appear in ``keys`` (a bool per row)."""
+    return np.bincount(keys, minlength=n)[:n] > 0
 
 
 def _thread_lanes(spans, thread_count):
@@ -292,17 +291,35 @@ def _thread_lanes(spans, thread_count):
     return lanes
 
 
-def _transpose(words, columns, lo, hi):
-    """Write rows lo..hi of the records in blocks that stay in cache while all 12 words are written."""
-    wide, narrow = columns
+def _transpose(words, columns, origin, lo, hi):
+    """Rows lo..hi of the records, in blocks that stay in cache while all 12
+    words (flags included) are computed and written."""
+    c = columns
     words64 = words.view(np.uint64)
+    origin = np.uint64(origin & 0xFFFFFFFFFFFFFFFF)
+    take = c.get("take")
+    u32 = np.uint32
     for a in range(lo, hi, _BLOCK_ROWS):
         b = min(hi, a + _BLOCK_ROWS)
         block, block64 = words[a:b], words64[a:b]
-        for word, values in wide:
-            block64[:, word] = values[a:b]
-        for word, values in narrow:
-            block[:, word] = values[a:b]
+        duration = c["duration_ns"][a:b]
+        block64[:, 0] = c["start"][a:b] - origin
+        block64[:, 1] = duration.view(np.uint64)
+        for word, name in ((4, "lane"), (5, "thread"), (6, "process"), (7, "depth")):
+            block[:, word] = c[name][a:b]
+        rows = slice(a, b) if take is None else take[a:b]
+        block[:, 8] = c["name"][rows]
+        block[:, 9] = c["category"][rows]
+        flags = c["incomplete"][a:b].astype(u32)  # FLAG_INCOMPLETE is bit 0
+        flags |= c["args"][a:b].astype(u32) << u32(1)
+        flags |= (c["parents"][a:b] == NO_PARENT).astype(u32) << u32(2)
+        flags |= c["children"][a:b].astype(u32) << u32(3)
+        flags |= c["out"][a:b].astype(u32) << u32(4)
+        flags |= c["in"][a:b].astype(u32) << u32(5)
+        flags |= (duration == 0).astype(u32) << u32(6)
+        flags |= c["partition"][a:b] << u32(PARTITION_SHIFT)
+        block[:, 10] = flags
+        block[:, 11] = c["ids"][a:b]
 
 
 def _data(buffer, fmt, length, byte_offset, byte_stride=None):
