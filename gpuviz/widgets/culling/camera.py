@@ -1,0 +1,218 @@
+"""The perspective camera of :class:`~gpuviz.widgets.FrustumCulling`: checked
+parameters, its matrices and frustum (numpy), and the orbit interaction.
+
+Right-handed, y up; clip depth ``0 <= z <= w`` (WebGPU). The planes the GPU
+tests come from :func:`gpuviz.workflows.frustum_planes` of the same
+view-projection matrix the instance shader draws with, so what is drawn and
+what is kept cannot disagree. Nothing here touches the GPU.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ...errors import GraphTypeError, GraphValidationError
+from ...workflows.frustum import frustum_planes
+
+__all__ = ["Camera", "look_at", "perspective", "frustum_corners", "OrbitControl", "PASS_ALL_PLANES"]
+
+NAME = "FrustumCulling"
+#: Planes that keep every finite sphere (``culling = False``): zero normals, d = float32 max.
+PASS_ALL_PLANES = np.tile(np.array([0.0, 0.0, 0.0, np.finfo(np.float32).max], np.float32), (6, 1))
+
+
+def _vector(name: str, value) -> np.ndarray:
+    try:
+        v = np.asarray(value, np.float64)
+    except (TypeError, ValueError):
+        raise GraphTypeError(f"{NAME} set_camera {name} must be 3 numbers (got {value!r})") from None
+    if v.shape != (3,):
+        raise GraphValidationError(f"{NAME} set_camera {name} must be 3 numbers (got shape {v.shape})")
+    if not np.isfinite(v).all():
+        raise GraphValidationError(f"{NAME} set_camera {name} must be finite (got {v.tolist()})")
+    return v
+
+
+def _scalar(name: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise GraphTypeError(f"{NAME} set_camera {name} must be a number (got {value!r})")
+    value = float(value)
+    if not math.isfinite(value):
+        raise GraphValidationError(f"{NAME} set_camera {name} must be finite (got {value})")
+    return value
+
+
+@dataclass(frozen=True)
+class Camera:
+    """Checked camera values (degrees; ``far=None`` means "just past the scene").
+
+    Use :meth:`checked` to build one from user input; raises
+    GraphValidationError (a ValueError) for non-finite values, ``eye ==
+    target``, an ``up`` parallel to the view direction, ``fov_y`` outside
+    (0, 180), ``near <= 0`` or ``far <= near``. Holds no GPU state.
+    """
+
+    eye: tuple
+    target: tuple
+    up: tuple = (0.0, 1.0, 0.0)
+    fov_y: float = 60.0
+    near: float = 0.1
+    far: float | None = None
+
+    @classmethod
+    def checked(cls, *, eye, target, up=(0.0, 1.0, 0.0), fov_y=60.0, near=0.1, far=None) -> "Camera":
+        e, t, u = _vector("eye", eye), _vector("target", target), _vector("up", up)
+        forward = t - e
+        length = float(np.linalg.norm(forward))
+        if length == 0.0 or length < 1e-7 * max(1.0, float(np.abs(e).max())):
+            raise GraphValidationError(f"{NAME} set_camera eye and target must differ (both {e.tolist()})")
+        if np.linalg.norm(u) == 0.0 or np.linalg.norm(np.cross(forward / length, u / np.linalg.norm(u))) < 1e-6:
+            raise GraphValidationError(f"{NAME} set_camera up {u.tolist()} is zero or parallel to the view "
+                                       f"direction {(forward / length).tolist()}")
+        fov = _scalar("fov_y", fov_y)
+        if not 0.0 < fov < 180.0:
+            raise GraphValidationError(f"{NAME} set_camera fov_y must be between 0 and 180 degrees (got {fov})")
+        n = _scalar("near", near)
+        if n <= 0.0:
+            raise GraphValidationError(f"{NAME} set_camera near must be > 0 (got {n})")
+        f = None if far is None else _scalar("far", far)
+        if f is not None and f <= n:
+            raise GraphValidationError(f"{NAME} set_camera far must be greater than near {n} (got {f})")
+        return cls(tuple(e.tolist()), tuple(t.tolist()), tuple(u.tolist()), fov, n, f)
+
+    def resolved_far(self, scene_center, scene_radius) -> float:
+        """``far``, or with ``far=None`` the distance past the scene's bounding sphere (at least 2 near)."""
+        if self.far is not None:
+            return self.far
+        reach = float(np.linalg.norm(np.subtract(self.eye, scene_center))) + float(scene_radius)
+        return max(reach * 1.02, 2.0 * self.near)
+
+    def view_projection(self, aspect: float, far: float) -> np.ndarray:
+        """float64 (4, 4): ``clip = M @ (x, y, z, 1)``."""
+        return perspective(self.fov_y, aspect, self.near, far) @ look_at(self.eye, self.target, self.up)
+
+
+def look_at(eye, target, up) -> np.ndarray:
+    """The right-handed view matrix (camera looks down its -z)."""
+    eye, target, up = (np.asarray(v, np.float64) for v in (eye, target, up))
+    f = target - eye
+    f /= np.linalg.norm(f)
+    s = np.cross(f, up)
+    s /= np.linalg.norm(s)
+    u = np.cross(s, f)
+    m = np.eye(4)
+    m[0, :3], m[1, :3], m[2, :3] = s, u, -f
+    m[:3, 3] = -m[:3, :3] @ eye
+    return m
+
+
+def perspective(fov_y: float, aspect: float, near: float, far: float) -> np.ndarray:
+    """Right-handed perspective to WebGPU clip space (depth 0 at near, 1 at far)."""
+    t = 1.0 / math.tan(math.radians(fov_y) / 2.0)
+    m = np.zeros((4, 4))
+    m[0, 0], m[1, 1] = t / aspect, t
+    m[2, 2], m[2, 3] = far / (near - far), near * far / (near - far)
+    m[3, 2] = -1.0
+    return m
+
+
+def frustum_corners(view_projection) -> np.ndarray:
+    """float64 (8, 3): the near corners then the far corners, each in the order
+    (-1,-1), (1,-1), (1,1), (-1,1) of normalised device x, y."""
+    inv = np.linalg.inv(np.asarray(view_projection, np.float64))
+    ndc = np.array([[x, y, z, 1.0] for z in (0.0, 1.0) for x, y in ((-1, -1), (1, -1), (1, 1), (-1, 1))])
+    world = ndc @ inv.T
+    return world[:, :3] / world[:, 3:4]
+
+
+def planes_of(camera: Camera, aspect: float, far: float) -> np.ndarray:
+    """The float32 (6, 4) unit planes of the camera's frustum (what the GPU tests)."""
+    return frustum_planes(camera.view_projection(aspect, far))
+
+
+class OrbitControl:
+    """Turns rendercanvas pointer and wheel events into camera changes.
+
+    Left drag orbits the eye around the target (yaw about ``up``, pitch
+    clamped short of the poles), the wheel dollies (the distance scales by
+    ``exp(dy * 0.0015)``), right or middle drag pans the target and eye in
+    the view plane. ``advance(seconds)`` turns the eye about ``up`` (auto
+    orbit). Returns new :class:`Camera` values; does not draw or write GPU
+    buffers.
+    """
+
+    ROTATE = 0.006  # radians per logical pixel
+    DOLLY = 0.0015  # log distance per wheel unit
+    SPIN = 0.35  # radians per second of auto orbit
+
+    def __init__(self):
+        self._drag = None  # (button, x, y)
+
+    def handle(self, event, camera: Camera, *, view_height: float):
+        """The camera after ``event``, or None when the event changes nothing."""
+        kind = event.get("event_type")
+        x, y = float(event.get("x", 0.0)), float(event.get("y", 0.0))
+        if kind == "pointer_down":
+            self._drag = (int(event.get("button", 1)), x, y)
+            return None
+        if kind == "pointer_up":
+            self._drag = None
+            return None
+        if kind == "wheel":
+            return self.dolly(camera, float(event.get("dy", 0.0)))
+        if kind != "pointer_move" or self._drag is None:
+            return None
+        button, x0, y0 = self._drag
+        self._drag = (button, x, y)
+        dx, dy = x - x0, y - y0
+        if button == 1:
+            return self.rotate(camera, -dx * self.ROTATE, dy * self.ROTATE)
+        return self.pan(camera, dx, dy, view_height=view_height)
+
+    @staticmethod
+    def _frame(camera: Camera):
+        eye, target, up = (np.asarray(v, np.float64) for v in (camera.eye, camera.target, camera.up))
+        return eye, target, up / np.linalg.norm(up)
+
+    def rotate(self, camera: Camera, yaw: float, pitch: float) -> Camera:
+        eye, target, up = self._frame(camera)
+        offset = eye - target
+        offset = _rotate(offset, up, yaw)
+        side = np.cross(up, offset)
+        side /= np.linalg.norm(side)
+        turned = _rotate(offset, side, -pitch)
+        # keep the eye short of the poles (the view direction must not become parallel to up)
+        if abs(np.dot(turned / np.linalg.norm(turned), up)) < 0.995:
+            offset = turned
+        return replace(camera, eye=tuple((target + offset).tolist()))
+
+    def dolly(self, camera: Camera, dy: float) -> Camera:
+        eye, target, _ = self._frame(camera)
+        factor = math.exp(max(-5.0, min(5.0, dy * self.DOLLY)))
+        offset = (eye - target) * factor
+        if np.linalg.norm(offset) < 1e-4:
+            return camera
+        return replace(camera, eye=tuple((target + offset).tolist()))
+
+    def pan(self, camera: Camera, dx: float, dy: float, *, view_height: float) -> Camera:
+        eye, target, up = self._frame(camera)
+        forward = target - eye
+        distance = np.linalg.norm(forward)
+        side = np.cross(forward, up)
+        side /= np.linalg.norm(side)
+        true_up = np.cross(side, forward / distance)
+        per_pixel = 2.0 * distance * math.tan(math.radians(camera.fov_y) / 2) / max(view_height, 1.0)
+        shift = (-dx * side + dy * true_up) * per_pixel
+        return replace(camera, eye=tuple((eye + shift).tolist()), target=tuple((target + shift).tolist()))
+
+    def advance(self, camera: Camera, seconds: float) -> Camera:
+        return self.rotate(camera, self.SPIN * max(0.0, min(seconds, 0.25)), 0.0)
+
+
+def _rotate(v, axis, angle):
+    """Rodrigues' rotation of ``v`` about the unit ``axis``."""
+    c, s = math.cos(angle), math.sin(angle)
+    return v * c + np.cross(axis, v) * s + axis * np.dot(axis, v) * (1 - c)

@@ -1,0 +1,288 @@
+"""One FrustumCulling frame without Jupyter: camera state turned into buffer
+writes, the graph encoded, the visible count sampled through a readback
+ring, and the presentation pass (the frame corner copied into the target,
+titles and the readout drawn over it).
+
+:class:`~gpuviz.widgets.FrustumCulling` drives a :class:`CullingFrame` from
+its canvas; the benchmark drives one directly. Nothing here submits except
+the explicit readbacks (:meth:`CullingFrame.read_visible`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import wgpu
+
+from ...graph.readback_ring import GPUReadbackRing
+from ...graph.shaders import shader_module, wgsl
+from ...graph.compat import device_cache
+from ...render.overlay import MUTED_COLOR, TEXT_COLOR, PlotOverlay
+from ...render.picking import NO_ID
+from ...tables.readback import read_array
+from ..canvas import TEXTURE_FORMAT
+from .camera import PASS_ALL_PLANES, Camera, frustum_corners, planes_of
+from .graph import COLORS, CullingGraph, view_rects
+
+__all__ = ["CullingFrame", "overview_fit", "default_camera"]
+
+_READOUT_INTERVAL = 0.1  # seconds between two count samples
+_OVERVIEW_MARGIN = 1.08
+_MIN_HALF_PIXELS = 1.25  # smallest half-size of an instance square in the overview
+
+
+def default_camera(extent) -> Camera:
+    """A camera standing inside the edge of the scene, above the roofs,
+    looking across its centre: about a quarter of a round scene is in view."""
+    cx, cy, cz = extent.center
+    lo, hi = extent.lo, extent.hi
+    reach = max(hi[0] - lo[0], hi[2] - lo[2]) / 2 or 1.0
+    height = max(hi[1] - lo[1], 0.05 * reach)
+    eye = (cx + 0.3 * reach, lo[1] + max(1.3 * height, 0.12 * reach), cz + 0.62 * reach)
+    target = (cx - 0.12 * reach, lo[1] + 0.2 * height, cz - 0.12 * reach)
+    return Camera.checked(eye=eye, target=target, near=max(1e-3, 0.002 * reach))
+
+
+def overview_fit(extent, rect) -> tuple:
+    """``(bounds, matrix, clip_per_world)`` of the top-down overview in a
+    viewport ``rect = (x, y, w, h)``: the scene's x / z box (centres) grown by
+    8 % and widened to the viewport's aspect; x to the right, z down.
+    ``bounds = (x0, z0, x1, z1)`` is the world rectangle the viewport shows."""
+    _, _, w, h = rect
+    lo, hi = extent.lo, extent.hi
+    cx, cz = (lo[0] + hi[0]) / 2, (lo[2] + hi[2]) / 2
+    hx = max((hi[0] - lo[0]) / 2 * _OVERVIEW_MARGIN, 1e-3)
+    hz = max((hi[2] - lo[2]) / 2 * _OVERVIEW_MARGIN, 1e-3)
+    if hx / hz < w / h:
+        hx = hz * w / h
+    else:
+        hz = hx * h / w
+    m = np.zeros((4, 4))
+    m[0, 0], m[0, 3] = 1 / hx, -cx / hx
+    m[1, 2], m[1, 3] = -1 / hz, cz / hz
+    m[2, 3], m[3, 3] = 0.5, 1.0
+    return (cx - hx, cz - hz, cx + hx, cz + hz), m, (1 / hx, 1 / hz)
+
+
+def _present_pipeline(device):
+    cache = device_cache(device, "frustum-culling-present")
+    if "pipeline" not in cache:
+        module = shader_module(device, wgsl("widgets/culling/shaders/present.wgsl"), label="frustum-culling-present")
+        cache["pipeline"] = device.create_render_pipeline(
+            label="frustum-culling-present", layout="auto",
+            vertex={"module": module, "entry_point": "vs_main", "buffers": []},
+            primitive={"topology": "triangle-list"},
+            fragment={"module": module, "entry_point": "fs_main", "targets": [{"format": TEXTURE_FORMAT}]})
+    return cache["pipeline"]
+
+
+class CullingFrame:
+    """Camera, culling switch, graph and presentation of one scene.
+
+    Parameters
+    ----------
+    device : wgpu.GPUDevice
+    spheres : GPUData
+        See :class:`CullingGraph`.
+    extent : SceneExtent
+    own_spheres : bool
+
+    Notes
+    -----
+    :meth:`encode` writes only what changed (camera, planes, hover) with
+    ``queue.write_buffer`` and records the graph; :meth:`present` records
+    the presentation pass. Neither submits nor waits; the visible count is
+    sampled into a GPUReadbackRing and read when its map has resolved (a
+    later frame), never waited for.
+    """
+
+    def __init__(self, device, spheres, *, extent, own_spheres: bool):
+        self.device = device
+        self.extent = extent
+        self.graph = CullingGraph(device, spheres, own_spheres=own_spheres)
+        self.n = self.graph.n
+        self.camera = default_camera(extent)
+        self.culling = True
+        self.render_size = self.graph.render_size
+        self.overview_bounds = None
+        self.visible = None  # last sampled instanceCount (None until a sample was read)
+        self._dirty = True
+        self._hover_pixel = None
+        self._hover_dirty = False
+        self._planes = None
+        self._ring = GPUReadbackRing(device, byte_length=4, slot_count=3, label="frustum-culling-readout")
+        self._pending = []
+        self._last_sample = float("-inf")
+        self._overlay = None
+        self._present_uniform = device.create_buffer(label="frustum-culling-present", size=16,
+                                                     usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST)
+        pipeline = _present_pipeline(device)
+        self._present_group = device.create_bind_group(layout=pipeline.get_bind_group_layout(0), entries=[
+            {"binding": 0, "resource": {"buffer": self._present_uniform, "offset": 0, "size": 16}},
+            {"binding": 1, "resource": self.graph.color.create_view()}])
+
+    # ----------------------------------------------------------- parameters
+    def set_camera(self, camera: Camera) -> None:
+        self.camera = camera
+        self._dirty = True
+
+    def set_culling(self, on: bool) -> None:
+        self.culling = bool(on)
+        self._dirty = True
+
+    def set_render_size(self, size) -> None:
+        size = tuple(max(1, int(v)) for v in size)
+        if size != self.render_size:
+            self.render_size = self.graph.render_size = size
+            self._dirty = True
+
+    def set_hover(self, pixel) -> None:
+        """The frame pixel to highlight (None: nothing); written at the next encoding."""
+        if pixel != self._hover_pixel:
+            self._hover_pixel, self._hover_dirty = pixel, True
+
+    @property
+    def aspect(self) -> float:
+        _, _, w, h = view_rects(*self.render_size)["perspective"]
+        return w / h
+
+    @property
+    def far(self) -> float:
+        return self.camera.resolved_far(self.extent.center, self.extent.radius)
+
+    def planes(self) -> np.ndarray:
+        """The camera's float32 (6, 4) frustum planes at the current aspect (culling on)."""
+        return planes_of(self.camera, self.aspect, self.far)
+
+    def write_parameters(self) -> None:
+        """Write the camera uniform and the planes for the current camera, culling switch and size."""
+        far = self.far
+        vp = self.camera.view_projection(self.aspect, far)
+        self._planes = planes_of(self.camera, self.aspect, far)
+        self.graph.write_planes(self._planes if self.culling else PASS_ALL_PLANES)
+        rect = view_rects(*self.render_size)["overview"]
+        self.overview_bounds, overview, per_world = overview_fit(self.extent, rect)
+        small = (2 * _MIN_HALF_PIXELS / rect[2], 2 * _MIN_HALF_PIXELS / rect[3])
+        self.graph.write_camera(view_projection=vp, overview=overview, eye=self.camera.eye, far=far,
+                                overview_size=(*per_world, *small), corners=frustum_corners(vp))
+        self._dirty = False
+
+    # --------------------------------------------------------------- frames
+    def encode(self, encoder, *, timestamps: bool = False) -> dict:
+        """Write what changed, record the graph and (at most every 0.1 s) a
+        sample of the visible count; per-node CPU seconds."""
+        if self._dirty:
+            self.write_parameters()
+        if self._hover_dirty:
+            self.graph.write_hover(self._hover_pixel)
+            self._hover_dirty = False
+        cpu = self.graph.encode(encoder, timestamps=timestamps)
+        now = time.perf_counter()
+        if now - self._last_sample >= _READOUT_INTERVAL:
+            slot = self._ring.try_acquire()
+            if slot is not None:
+                slot.copy(encoder, self.graph.draws.buffer, source_offset=self.graph.draws.instance_count_byte_offset(0),
+                          byte_length=4)
+                self._pending.append(slot)
+                self._last_sample = now
+        return cpu
+
+    def poll(self) -> bool:
+        """After submission: start the maps of earlier samples and take the
+        newest one that resolved; never waits. True when the readout changed."""
+        changed, still = False, []
+        for slot in self._pending:
+            if slot.state == "acquired":
+                slot.map_async()
+            data = slot.read(wait=False)
+            if data is None:
+                still.append(slot)
+            else:
+                value = int(np.frombuffer(data, np.uint32)[0])
+                changed |= value != self.visible
+                self.visible = value
+        self._pending = still
+        return changed
+
+    def present(self, encoder, target_view, dst_size, *, pixel_ratio: float = 1.0, extra=()) -> None:
+        """Copy the frame corner into ``target_view`` (``dst_size`` physical
+        pixels) and draw the titles, the readout and ``extra`` lines over it."""
+        ratio = max(float(pixel_ratio), 0.25)
+        if self._overlay is None or self._overlay.pixel_ratio != ratio:
+            if self._overlay is not None:
+                self._overlay.destroy()
+            self._overlay = PlotOverlay(self.device, pixel_ratio=ratio, label="frustum-culling-overlay")
+        overlay = self._overlay
+        self._queue_labels(overlay, (dst_size[0] / ratio, dst_size[1] / ratio), extra)
+        overlay.upload(self.device.queue, target_size=dst_size)
+        self.device.queue.write_buffer(self._present_uniform, 0,
+                                       np.array([*self.render_size, *dst_size], np.float32).tobytes())
+        render_pass = encoder.begin_render_pass(label="frustum-culling-present", color_attachments=[{
+            "view": target_view, "load_op": "clear", "store_op": "store", "clear_value": (*COLORS["background"], 1)}])
+        render_pass.set_pipeline(_present_pipeline(self.device))
+        render_pass.set_bind_group(0, self._present_group)
+        render_pass.draw(3)
+        overlay.draw(render_pass)
+        render_pass.end()
+
+    def readout(self) -> str:
+        total = f"{self.n:,}"
+        if self.visible is None:
+            return f"visible (sampling) / {total}"
+        share = 100.0 * self.visible / self.n if self.n else 0.0
+        return f"visible {self.visible:,} / {total} ({share:.1f} %)"
+
+    def _queue_labels(self, overlay, size, extra) -> None:
+        w, h = size
+        overlay.clear()
+        half = math.floor(w / 2)
+        band = overlay.line_height + 10
+        overlay.rect(0, 0, w, band, color=(0.0, 0.0, 0.0, 0.55))  # titles stay legible over the scene
+        if extra:
+            overlay.rect(0, h - band - (len(extra) - 1) * overlay.line_height, half, h, color=(0.0, 0.0, 0.0, 0.55))
+        overlay.rect(half, 0, half, h, color=(0.3, 0.32, 0.38, 1.0))
+        status = "" if self.culling else " · culling OFF"
+        overlay.text(f"camera · {self.readout()}{status}", x=8, y=6, color=TEXT_COLOR, max_width=half - 16)
+        overlay.text("overview (top-down) · bright: visible · muted: culled", x=half + 8, y=6, color=TEXT_COLOR,
+                     max_width=w - half - 16)
+        for i, line in enumerate(extra):
+            overlay.text(line, x=8, y=h - 6 - (len(extra) - i) * overlay.line_height, color=MUTED_COLOR,
+                         max_width=half - 16)
+
+    # ----------------------------------------------------------- readbacks
+    def read_visible(self) -> tuple:
+        """``(count, ids)`` of the current camera: one encode, submit and an
+        explicit wait (for tests and notebooks; the frame loop never calls it)."""
+        encoder = self.device.create_command_encoder(label="frustum-culling-readback")
+        self.encode(encoder)
+        self.device.queue.submit([encoder.finish()])
+        count = int(read_array(self.device, self.graph.draws.get_instance_count_data(0))[0])
+        ids = read_array(self.device, self.graph.ids)[:count] if count else np.zeros(0, np.uint32)
+        for slot in self._pending:  # older samples would overwrite the readout with a stale count
+            if slot.state == "acquired":
+                slot.map_async()
+            slot.read()
+        self._pending.clear()
+        self.visible = count
+        return count, ids
+
+    def pick_pixel(self, pixel):
+        """The instance ID at frame pixel ``(x, y)`` or None (encodes, submits, waits)."""
+        self.set_hover(pixel)
+        encoder = self.device.create_command_encoder(label="frustum-culling-pick")
+        self.encode(encoder)
+        self.device.queue.submit([encoder.finish()])
+        value = int(np.frombuffer(self.device.queue.read_buffer(self.graph.hover, 0, 4), np.uint32)[0])
+        return None if value == NO_ID else value
+
+    def destroy(self) -> None:
+        for slot in self._pending:
+            slot.cancel()
+        self._pending.clear()
+        self._ring.destroy()
+        if self._overlay is not None:
+            self._overlay.destroy()
+        self._present_uniform.destroy()
+        self.graph.destroy()

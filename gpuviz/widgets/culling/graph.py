@@ -1,0 +1,306 @@
+"""The command graph behind :class:`~gpuviz.widgets.FrustumCulling`: one
+graph, compiled once per scene, for every camera.
+
+Nodes, in the order the graph keeps them::
+
+    cull-predicate, cull-tile-offsets-*, cull-scatter
+                   GPUVisibilityWorkflow: spheres against the six planes ->
+                   compacted IDs (ascending rows) + the instanceCount word of
+                   an indexed indirect record (no CPU in between)
+    views          render node: replays two render bundles recorded once at
+                   compile time, the perspective view (one indexed indirect
+                   draw of a cube mesh, depth tested) in the left viewport and
+                   the top-down overview (every row muted, the same IDs and
+                   record bright, the frustum's edges) in the right one; both
+                   write instance IDs into a GPUIndexPickingTarget
+    hover          GPUIndexPickingTarget pixel pass: the ID under the pointer,
+                   read by the next frame's shaders as the highlight
+
+A camera change writes the ``planes`` buffer (what the workflow tests) and
+the ``camera`` uniform (what the shaders draw with): buffer writes only. The
+attachments have a fixed maximum size (:data:`FRAME_SIZE`) and a frame uses
+their top-left corner, so canvas resizes do not rebuild anything either.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import wgpu
+
+from ...graph import GPUCommandGraph
+from ...graph.compat import device_cache
+from ...graph.shaders import shader_module, wgsl
+from ...render.draw_commands import DrawCommandBuffer
+from ...render.picking import NO_ID, GPUIndexPickingTarget
+from ...tables import GPUData
+from ...workflows.visibility import GPUVisibilityWorkflow
+from ..canvas import TEXTURE_FORMAT
+from .scene import CUBE_HALF, cube_mesh
+
+__all__ = ["CullingGraph", "FRAME_SIZE", "COLORS", "DEPTH_FORMAT", "view_rects"]
+
+BU, TU = wgpu.BufferUsage, wgpu.TextureUsage
+#: Largest frame the render node draws (larger canvases are scaled up when presented).
+FRAME_SIZE = (2048, 1280)
+DEPTH_FORMAT = "depth32float"
+#: Colours of the views (linear RGB in 0..1; the shader's template values, the tests' expectations).
+COLORS = {
+    "background": (0.055, 0.063, 0.082), "overview_background": (0.085, 0.095, 0.12),
+    "building_a": (0.52, 0.60, 0.72), "building_b": (0.82, 0.80, 0.74), "hover": (1.0, 0.52, 0.12),
+    "culled": (0.27, 0.29, 0.36), "visible": (0.30, 0.86, 1.0), "frustum": (1.0, 0.82, 0.25),
+}
+CAMERA_BYTES = 288  # shaders/draw.wgsl: Camera
+_INDEX_COUNT = 36
+
+
+def view_rects(width: int, height: int) -> dict:
+    """``{"perspective", "overview"}`` -> ``(x, y, w, h)`` pixel rects of a frame:
+    the left half and the right half (the right one takes the odd pixel)."""
+    half = max(1, width // 2)
+    return {"perspective": (0, 0, half, height), "overview": (half, 0, max(1, width - half), height)}
+
+
+def _layout(device):
+    cache = device_cache(device, "frustum-culling-layout")
+    if "layout" not in cache:
+        visibility = wgpu.ShaderStage.VERTEX | wgpu.ShaderStage.FRAGMENT
+        entries = [{"binding": 0, "visibility": visibility, "buffer": {"type": "uniform"}}]
+        entries += [{"binding": b, "visibility": visibility, "buffer": {"type": "read-only-storage"}}
+                    for b in (1, 2, 3)]
+        group = device.create_bind_group_layout(label="frustum-culling", entries=entries)
+        cache["group"] = group
+        cache["layout"] = device.create_pipeline_layout(label="frustum-culling", bind_group_layouts=[group])
+    return cache["group"], cache["layout"]
+
+
+def _pipelines(device) -> dict:
+    """The five render pipelines of the views, created once per device."""
+    cache = device_cache(device, "frustum-culling-pipelines")
+    if cache:
+        return cache
+    module = shader_module(device, wgsl("widgets/culling/shaders/draw.wgsl", cube_half=repr(float(CUBE_HALF)),
+                                        **{k: [repr(float(c)) for c in v] for k, v in COLORS.items()}),
+                           label="frustum-culling-draw")
+    _, layout = _layout(device)
+    mesh = [{"array_stride": 24, "step_mode": "vertex", "attributes": [
+        {"format": "float32x3", "offset": 0, "shader_location": 0},
+        {"format": "float32x3", "offset": 12, "shader_location": 1}]}]
+    ids = {"format": "r32uint"}
+    for name, vertex, fragment, buffers, topology, depth, id_mask, cull in (
+            ("background", "vs_background", "fs_main", [], "triangle-list", ("always", True), 0xF, "none"),
+            ("overview-background", "vs_background", "fs_overview_background", [], "triangle-list",
+             ("always", False), 0xF, "none"),
+            ("instances", "vs_instance", "fs_main", mesh, "triangle-list", ("less", True), 0xF, "back"),
+            ("overview-all", "vs_overview_all", "fs_main", mesh, "triangle-list", ("always", False), 0xF, "none"),
+            ("overview-visible", "vs_overview_visible", "fs_main", mesh, "triangle-list", ("always", False), 0xF,
+             "none"),
+            ("frustum", "vs_frustum", "fs_main", [], "line-list", ("always", False), 0, "none")):
+        cache[name] = device.create_render_pipeline(
+            label=f"frustum-culling-{name}", layout=layout,
+            vertex={"module": module, "entry_point": vertex, "buffers": buffers},
+            primitive={"topology": topology, "cull_mode": cull, "front_face": "ccw"},
+            depth_stencil={"format": DEPTH_FORMAT, "depth_compare": depth[0], "depth_write_enabled": depth[1]},
+            fragment={"module": module, "entry_point": fragment,
+                      "targets": [{"format": TEXTURE_FORMAT}, dict(ids, write_mask=id_mask)]})
+    return cache
+
+
+class CullingGraph:
+    """The compiled graph of one FrustumCulling scene and the GPU resources
+    it draws from (built and compiled once; :meth:`destroy` frees them).
+
+    Parameters
+    ----------
+    device : wgpu.GPUDevice
+    spheres : GPUData
+        float32x4 rows ``(cx, cy, cz, r)`` with STORAGE usage (borrowed:
+        never destroyed here unless ``own_spheres``).
+    own_spheres : bool
+        Destroy ``spheres`` with the graph (the widget uploaded them).
+
+    Attributes
+    ----------
+    n : int
+    compiled : CompiledGPUCommandGraph
+    draws : DrawCommandBuffer
+        One draw-indexed record: indexCount 36 (the cube), instanceCount
+        written by the visibility workflow.
+    ids : GPUData
+        uint32, n rows: the compacted IDs (the first instanceCount are valid).
+    picking : GPUIndexPickingTarget
+    render_size : (int, int)
+        The corner of the attachments the next encoding draws (set by the widget).
+
+    Notes
+    -----
+    Does not submit or read back: :meth:`write_camera` and
+    :meth:`write_hover` are ``queue.write_buffer`` calls, :meth:`encode`
+    records into the caller's encoder.
+    """
+
+    def __init__(self, device, spheres: GPUData, *, own_spheres: bool):
+        self.device = device
+        self.spheres = spheres
+        self.n = spheres.length
+        self._own_spheres = own_spheres
+        self.render_size = (960, 480)
+        self._owned = []
+        self.compiled = None
+        try:
+            self._allocate()
+            self._build()
+        except BaseException:
+            self.destroy()
+            raise
+
+    def _buffer(self, label, size, usage, data=None):
+        if data is None:
+            buffer = self.device.create_buffer(label=f"frustum-culling-{label}", size=max(16, size), usage=usage)
+        else:
+            buffer = self.device.create_buffer_with_data(label=f"frustum-culling-{label}", data=data, usage=usage)
+        self._owned.append(buffer)
+        return buffer
+
+    def _allocate(self) -> None:
+        device, limit = self.device, int(self.device.limits["max-texture-dimension-2d"])
+        self.frame_size = (min(FRAME_SIZE[0], limit), min(FRAME_SIZE[1], limit))
+        self.ids = GPUData.allocate(device, format="uint32", length=self.n, label="frustum-culling-ids",
+                                    usage=BU.STORAGE | BU.COPY_SRC)
+        self._owned.append(self.ids)
+        self.draws = DrawCommandBuffer(device, type="draw-indexed", capacity=1, label="frustum-culling-draws")
+        self._owned.append(self.draws)
+        self.draws.write(0, index_count=_INDEX_COUNT, instance_count=0)
+        self.planes = self._buffer("planes", 96, BU.STORAGE | BU.COPY_DST)
+        self.camera = self._buffer("camera", CAMERA_BYTES, BU.UNIFORM | BU.COPY_DST)
+        self.hover_position = self._buffer("hover-position", 16, BU.STORAGE | BU.COPY_DST,
+                                           np.full(4, NO_ID, np.uint32).tobytes())
+        self.hover = self._buffer("hover", 16, BU.STORAGE | BU.COPY_SRC | BU.COPY_DST,
+                                  np.full(4, NO_ID, np.uint32).tobytes())
+        vertices, indices = cube_mesh()
+        self.vertices = self._buffer("mesh-vertices", vertices.nbytes, BU.VERTEX, vertices.tobytes())
+        self.indices = self._buffer("mesh-indices", indices.nbytes, BU.INDEX, indices.tobytes())
+        size = (*self.frame_size, 1)
+        self.color = device.create_texture(label="frustum-culling-frame", size=size, format=TEXTURE_FORMAT,
+                                           usage=TU.RENDER_ATTACHMENT | TU.TEXTURE_BINDING | TU.COPY_SRC)
+        self.depth = device.create_texture(label="frustum-culling-depth", size=size, format=DEPTH_FORMAT,
+                                           usage=TU.RENDER_ATTACHMENT)
+        self._owned += [self.color, self.depth]
+        self.picking = GPUIndexPickingTarget(device, size=self.frame_size, label="frustum-culling-picking")
+        self._owned.append(self.picking)
+
+    def _build(self) -> None:
+        graph = GPUCommandGraph(self.device, id="frustum-culling")
+        spheres = graph.import_gpu_data("spheres", self.spheres)
+        planes_handle = graph.import_buffer(id="planes", byte_length=96, usage=self.planes.usage, buffer=self.planes)
+        planes = graph.create_data_view(planes_handle, format="float32x4", length=6)
+        ids = graph.import_gpu_data("ids", self.ids)
+        count = graph.import_gpu_data("draws", self.draws.get_instance_count_data(0))
+        GPUVisibilityWorkflow(id="cull", spheres=spheres, planes=planes, output=ids, count=count).add_to_graph(graph)
+        camera = graph.import_buffer(id="camera", byte_length=CAMERA_BYTES, usage=self.camera.usage,
+                                     buffer=self.camera)
+        hover_handle = graph.import_buffer(id="hover", byte_length=16, usage=self.hover.usage, buffer=self.hover)
+        hover = graph.create_data_view(hover_handle, format="uint32", length=2)
+        position_handle = graph.import_buffer(id="hover-position", byte_length=16, usage=self.hover_position.usage,
+                                              buffer=self.hover_position)
+        position = graph.create_data_view(position_handle, format="uint32", length=2)
+        vertices = graph.import_buffer(id="mesh-vertices", byte_length=self.vertices.size, usage=self.vertices.usage,
+                                       buffer=self.vertices)
+        indices = graph.import_buffer(id="mesh-indices", byte_length=self.indices.size, usage=self.indices.usage,
+                                      buffer=self.indices)
+        frame_size = (*self.frame_size, 1)
+        color = graph.import_texture(id="frame", size=frame_size, format=TEXTURE_FORMAT, usage=self.color.usage,
+                                     texture=self.color)
+        depth = graph.import_texture(id="depth", size=frame_size, format=DEPTH_FORMAT, usage=self.depth.usage,
+                                     texture=self.depth)
+        # load, not clear: each view's first draw covers its viewport (colour, NO_ID, depth 1), so a frame
+        # touches only the corner it uses, not the whole maximum-size attachments
+        attachments = [{"view": color, "load_op": "load", "store_op": "store"},
+                       *self.picking.color_attachments(graph, load_op="load")]
+        resources = [(camera, "uniform"), (spheres, "storage-read"), (ids, "storage-read"), (hover, "storage-read"),
+                     (count.handle, "indirect"), (vertices, "vertex"), (indices, "index")]
+        graph.add_render_node(id="views", resources=resources, compile=self._compile_views,
+                              color_attachments=attachments,
+                              depth_stencil_attachment={"view": depth, "depth_load_op": "load",
+                                                        "depth_store_op": "store"})
+        self.picking.add_pixel_pass(graph, id="hover", position=position, output=hover)
+        self.compiled = graph.compile()
+
+    def _compile_views(self, ctx):
+        """Record the two views' bundles once; every encoding replays them."""
+        device = ctx.device
+        pipelines = _pipelines(device)
+        group_layout, _ = _layout(device)
+        bind_group = device.create_bind_group(label="frustum-culling", layout=group_layout, entries=[
+            {"binding": 0, "resource": {"buffer": self.camera, "offset": 0, "size": CAMERA_BYTES}},
+            {"binding": 1, "resource": {"buffer": self.spheres.buffer, "offset": self.spheres.byte_offset,
+                                        "size": max(16, self.spheres.byte_length)}},
+            {"binding": 2, "resource": {"buffer": self.ids.buffer, "offset": 0, "size": self.ids.buffer.size}},
+            {"binding": 3, "resource": {"buffer": self.hover, "offset": 0, "size": 16}}])
+
+        def bundle(label, steps):
+            encoder = device.create_render_bundle_encoder(label=f"frustum-culling-{label}",
+                                                          color_formats=[TEXTURE_FORMAT, "r32uint"],
+                                                          depth_stencil_format=DEPTH_FORMAT)
+            encoder.set_bind_group(0, bind_group)
+            encoder.set_vertex_buffer(0, self.vertices)
+            encoder.set_index_buffer(self.indices, "uint16")
+            for name, draw in steps:
+                encoder.set_pipeline(pipelines[name])
+                draw(encoder)
+            return encoder.finish()
+
+        def indirect(encoder):
+            self.draws.draw(encoder, 0)  # instanceCount = what the workflow wrote this frame
+
+        perspective = bundle("perspective", [("background", lambda e: e.draw(3)), ("instances", indirect)])
+        overview = bundle("overview", [
+            ("overview-background", lambda e: e.draw(3)),
+            ("overview-all", lambda e: e.draw_indexed(_INDEX_COUNT, self.n) if self.n else None),
+            ("overview-visible", indirect), ("frustum", lambda e: e.draw(24))])
+
+        def encode(render_pass, frame):
+            rects = view_rects(*self.render_size)
+            for name, recorded in (("perspective", perspective), ("overview", overview)):
+                x, y, w, h = rects[name]
+                render_pass.set_viewport(x, y, w, h, 0.0, 1.0)
+                render_pass.execute_bundles([recorded])
+        return encode
+
+    # ------------------------------------------------------------ parameters
+    def write_planes(self, planes: np.ndarray) -> None:
+        """The six float32 planes the workflow tests at the next encoding."""
+        self.device.queue.write_buffer(self.planes, 0, np.ascontiguousarray(planes, np.float32).tobytes())
+
+    def write_camera(self, *, view_projection, overview, eye, far, overview_size, corners) -> None:
+        """The ``Camera`` uniform of shaders/draw.wgsl (matrices column-major)."""
+        data = np.zeros(CAMERA_BYTES // 4, np.float32)
+        data[0:16] = np.asarray(view_projection, np.float32).T.ravel()
+        data[16:32] = np.asarray(overview, np.float32).T.ravel()
+        data[32:36] = (*eye, far)
+        data[36:40] = overview_size
+        corners4 = np.ones((8, 4), np.float32)
+        corners4[:, :3] = corners
+        data[40:72] = corners4.ravel()
+        self.device.queue.write_buffer(self.camera, 0, data.tobytes())
+
+    def write_hover(self, pixel) -> None:
+        """The frame pixel ``(x, y)`` whose instance the next frames highlight (None: nothing)."""
+        words = np.full(4, NO_ID, np.uint32)
+        if pixel is not None:
+            words[:2] = pixel
+        self.device.queue.write_buffer(self.hover_position, 0, words.tobytes())
+
+    def encode(self, encoder, *, timestamps: bool = False) -> dict:
+        """Record the graph (cull, compact, both views, hover pick); per-node CPU seconds."""
+        return self.compiled.encode(encoder, timestamps=timestamps)
+
+    def destroy(self) -> None:
+        """Free the compiled graph and everything this object created (idempotent)."""
+        if self.compiled is not None:
+            self.compiled.destroy()
+            self.compiled = None
+        for obj in self._owned:
+            obj.destroy()
+        self._owned.clear()
+        if self._own_spheres and not self.spheres.destroyed:
+            self.spheres.destroy()

@@ -1,0 +1,150 @@
+"""Scenes of :class:`~gpuviz.widgets.FrustumCulling`: the generated city, the
+checks on caller spheres, the extent the overview and the default camera
+frame, and the instance mesh (host side, numpy; nothing is uploaded here).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import wgpu
+
+from ...errors import DeviceMismatchError, GraphTypeError, GraphValidationError, UsageError
+from ...graph.compat import owning_device
+
+__all__ = ["city_spheres", "check_spheres", "SceneExtent", "scene_extent", "cube_mesh", "CUBE_HALF"]
+
+NAME = "FrustumCulling"
+#: The cube drawn for a sphere of radius r has half-extent ``CUBE_HALF * r``
+#: (its corners touch the sphere, so a culled sphere never hides a drawn cube).
+CUBE_HALF = 1.0 / math.sqrt(3.0)
+
+
+def city_spheres(n: int, *, seed: int = 0) -> np.ndarray:
+    """``n`` float32 spheres ``(cx, cy, cz, r)`` of a city: a round town of
+    unit lots on a street grid (every eighth row and column is a street),
+    each lot a stack of equal cubes, taller and wider downtown.
+
+    Deterministic for a given ``(n, seed)``; does not upload anything.
+    """
+    if n <= 0:
+        return np.zeros((0, 4), np.float32)
+    rng = np.random.default_rng(seed)
+    # stacks average ~2.2 cubes; lots per side so that enough lots exist, streets included
+    side = int(math.ceil(math.sqrt(n / 2.0 * 64 / 49 * 4 / math.pi))) + 8
+    g = np.arange(side) - side // 2
+    gx, gz = np.meshgrid(g, g, indexing="ij")
+    lots = (gx % 8 != 0) & (gz % 8 != 0)
+    gx, gz = gx[lots].astype(np.float64), gz[lots].astype(np.float64)
+    order = np.argsort(np.hypot(gx, gz) * (1.0 + 0.15 * rng.random(gx.size)))
+    gx, gz = gx[order], gz[order]
+    reach = max(np.hypot(gx[-1], gz[-1]), 1.0)
+    centre = np.exp(-(np.hypot(gx, gz) / (0.35 * reach)) ** 2)  # 1 downtown, 0 at the edge
+    half = np.clip(0.12 + 0.30 * rng.random(gx.size) * (0.35 + 0.65 * centre), 0.08, 0.45)
+    floors = 1 + np.floor(rng.random(gx.size) ** 2 * (1 + 11 * centre)).astype(np.int64)
+    cum = np.cumsum(floors)
+    lots_used = int(np.searchsorted(cum, n)) + 1
+    floors = floors[:lots_used].copy()
+    floors[-1] -= int(cum[lots_used - 1] - n)
+    lot = np.repeat(np.arange(lots_used), floors)
+    level = np.arange(n) - np.repeat(np.concatenate([[0], np.cumsum(floors)[:-1]]), floors)
+    h = half[lot]
+    jitter = (rng.random((lots_used, 2)) - 0.5) * (0.9 - 2 * half[:lots_used, None]).clip(0)
+    out = np.empty((n, 4), np.float32)
+    out[:, 0] = gx[lot] + jitter[lot, 0]
+    out[:, 1] = h * (1 + 2 * level)
+    out[:, 2] = gz[lot] + jitter[lot, 1]
+    out[:, 3] = h / CUBE_HALF
+    return out
+
+
+def check_spheres(device, spheres):
+    """``(numpy copy or None, GPUData or None, n)`` of caller spheres.
+
+    Raises
+    ------
+    GraphTypeError
+        Not a numpy array (or array-like) nor a GPUData.
+    GraphValidationError
+        Not (n, 4) float32 (no silent casts: float64 is refused), or a GPUData
+        that is not float32x4 rows, packed.
+    UsageError
+        A GPUData whose buffer lacks STORAGE (culling and drawing bind it).
+    """
+    from ...tables import GPUData
+
+    if isinstance(spheres, GPUData):
+        if spheres.destroyed:
+            raise GraphValidationError(f'{NAME} spheres GPUData "{spheres.label}" was destroyed')
+        if spheres.format.name != "float32x4" or not spheres.is_packed:
+            raise GraphValidationError(f'{NAME} spheres GPUData "{spheres.label}" must be packed float32x4 rows '
+                                       f"(cx, cy, cz, r) (got {spheres.format.name}, stride {spheres.byte_stride})")
+        if not spheres.buffer.usage & wgpu.BufferUsage.STORAGE:
+            raise UsageError(f'{NAME} spheres GPUData "{spheres.label}" needs a STORAGE buffer '
+                             f"(usage {int(spheres.buffer.usage)})")
+        if owning_device(spheres.buffer, device) is not device:
+            raise DeviceMismatchError(f'{NAME} spheres GPUData "{spheres.label}" belongs to another device')
+        return None, spheres, spheres.length
+    if isinstance(spheres, (str, bytes)) or not hasattr(spheres, "__len__") and not hasattr(spheres, "__array__"):
+        raise GraphTypeError(f"{NAME} spheres must be an (n, 4) float32 array or a GPUData "
+                             f"(got {type(spheres).__name__})")
+    array = np.asarray(spheres)
+    if array.ndim != 2 or array.shape[1] != 4:
+        raise GraphValidationError(f"{NAME} spheres must have shape (n, 4): cx, cy, cz, r (got shape {array.shape})")
+    if array.dtype != np.float32:
+        raise GraphValidationError(f"{NAME} spheres must be float32 (got dtype {array.dtype}; "
+                                   "convert with .astype(np.float32) if that precision is enough)")
+    return np.ascontiguousarray(array), None, array.shape[0]
+
+
+@dataclass(frozen=True)
+class SceneExtent:
+    """What frames a scene: the box of its finite centres (``lo``, ``hi``,
+    float64 xyz), the bounding sphere (``center``, ``radius``) that sets the
+    default far plane, and the typical radius."""
+
+    lo: tuple
+    hi: tuple
+    center: tuple
+    radius: float
+    typical_radius: float
+
+
+def scene_extent(spheres: np.ndarray) -> SceneExtent:
+    """The extent of the drawable rows (finite, r >= 0). Huge radii do not
+    stretch the box (centres only); they are counted in ``radius`` only up
+    to the box's size, so one giant sphere cannot push the far plane away."""
+    s = np.asarray(spheres, np.float64).reshape(-1, 4)
+    ok = np.isfinite(s).all(1) & (s[:, 3] >= 0) if len(s) else np.zeros(0, bool)
+    s = s[ok]
+    if len(s) == 0:
+        return SceneExtent((-1.0, -1.0, -1.0), (1.0, 1.0, 1.0), (0.0, 0.0, 0.0), math.sqrt(3.0), 0.1)
+    lo, hi = s[:, :3].min(0), s[:, :3].max(0)
+    size = float(np.linalg.norm(hi - lo))
+    center = (lo + hi) / 2
+    reach = float(np.sqrt(((s[:, :3] - center) ** 2).sum(1)).max())
+    radius = reach + float(min(s[:, 3].max(), max(size, 1.0)))
+    typical = float(np.median(s[:, 3])) or max(size, 1.0) * 0.01
+    return SceneExtent(tuple(lo.tolist()), tuple(hi.tolist()), tuple(center.tolist()), max(radius, 1e-3), typical)
+
+
+def cube_mesh() -> tuple:
+    """``(vertices, indices)``: 24 float32 vertices ``(px, py, pz, nx, ny, nz)``
+    of a unit cube (corners at +-1), four per face for flat normals, and 36
+    uint16 indices, counter-clockwise seen from outside."""
+    faces = []
+    for axis in range(3):
+        for sign in (1.0, -1.0):
+            n = np.zeros(3)
+            n[axis] = sign
+            u = np.zeros(3)
+            u[(axis + 1) % 3] = 1.0
+            v = np.cross(n, u)
+            corners = [n + a * u + b * v for a, b in ((-1, -1), (1, -1), (1, 1), (-1, 1))]
+            faces.append([(*c, *n) for c in corners])
+    vertices = np.array(faces, np.float32).reshape(24, 6)
+    quad = np.array([0, 1, 2, 0, 2, 3], np.uint16)
+    indices = (np.arange(6, dtype=np.uint16)[:, None] * 4 + quad[None, :]).ravel()
+    return vertices, indices

@@ -1,0 +1,153 @@
+// FrustumCulling: the two views' draws, replayed every frame from render
+// bundles recorded once. The perspective view draws the compacted IDs (the
+// instanceCount of the indexed indirect record is the visibility
+// workflow's count); the overview draws every row muted, then the same
+// compacted IDs through the same record bright, then the frustum's edges.
+//
+// Template values: the colours (rgb lists) and cube_half (cube half-extent
+// per unit radius). Every pipeline writes colour (location 0) and the
+// instance ID (location 1, r32uint, the picking target).
+
+struct Camera {
+    view_proj: mat4x4<f32>,
+    overview: mat4x4<f32>,       // top-down: clip = overview * (x, 0, z, 1)
+    eye: vec4<f32>,              // xyz; w = far distance (fog)
+    overview_size: vec4<f32>,    // clip units per world unit (x, z); smallest half-size in clip (x, y)
+    corners: array<vec4<f32>, 8>,  // frustum corners in world space: near quad, then far quad
+}
+
+struct VertexOut {
+    @builtin(position) position: vec4<f32>,
+    @location(0) color: vec4<f32>,
+    @location(1) @interpolate(flat) id: u32,
+}
+
+struct FragmentOut {
+    @location(0) color: vec4<f32>,
+    @location(1) id: u32,
+}
+
+const NO_ID: u32 = 0xffffffffu;
+const CUBE_HALF: f32 = {{ cube_half }};
+const BACKGROUND: vec3<f32> = vec3<f32>({{ background | join(", ") }});
+const OVERVIEW_BACKGROUND: vec3<f32> = vec3<f32>({{ overview_background | join(", ") }});
+const BUILDING_A: vec3<f32> = vec3<f32>({{ building_a | join(", ") }});
+const BUILDING_B: vec3<f32> = vec3<f32>({{ building_b | join(", ") }});
+const HOVER: vec3<f32> = vec3<f32>({{ hover | join(", ") }});
+const CULLED: vec3<f32> = vec3<f32>({{ culled | join(", ") }});
+const VISIBLE: vec3<f32> = vec3<f32>({{ visible | join(", ") }});
+const FRUSTUM: vec3<f32> = vec3<f32>({{ frustum | join(", ") }});
+const LIGHT: vec3<f32> = vec3<f32>(0.40, 0.82, 0.41);
+
+@group(0) @binding(0) var<uniform> camera: Camera;
+@group(0) @binding(1) var<storage, read> spheres: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> ids: array<u32>;
+@group(0) @binding(3) var<storage, read> hover: array<u32>;
+
+var<private> EDGES: array<u32, 24> = array<u32, 24>(0u, 1u, 1u, 2u, 2u, 3u, 3u, 0u, 4u, 5u, 5u, 6u, 6u, 7u, 7u, 4u,
+                                                     0u, 4u, 1u, 5u, 2u, 6u, 3u, 7u);
+
+fn finite(x: f32) -> bool {
+    return (bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u;
+}
+
+fn drawable(s: vec4<f32>) -> bool {
+    return finite(s.x) && finite(s.y) && finite(s.z) && finite(s.w) && s.w >= 0.0;
+}
+
+fn hash(x: u32) -> u32 {
+    var h = x * 0x9e3779b9u;
+    h = (h ^ (h >> 16u)) * 0x85ebca6bu;
+    return h ^ (h >> 13u);
+}
+
+fn hidden() -> VertexOut {
+    var out: VertexOut;
+    out.position = vec4<f32>(2.0, 2.0, 2.0, 1.0);  // outside the clip volume: nothing is drawn
+    out.color = vec4<f32>(0.0);
+    out.id = NO_ID;
+    return out;
+}
+
+// ------------------------------------------------------------ backgrounds
+@vertex
+fn vs_background(@builtin(vertex_index) vi: u32) -> VertexOut {
+    let uv = vec2<f32>(f32((vi << 1u) & 2u), f32(vi & 2u));
+    var out: VertexOut;
+    out.position = vec4<f32>(uv * 2.0 - 1.0, 1.0, 1.0);  // depth 1: the far end of the depth range
+    out.color = vec4<f32>(BACKGROUND, 1.0);
+    out.id = NO_ID;
+    return out;
+}
+
+@fragment
+fn fs_overview_background(in: VertexOut) -> FragmentOut {
+    return FragmentOut(vec4<f32>(OVERVIEW_BACKGROUND, 1.0), NO_ID);
+}
+
+// -------------------------------------------------------- perspective view
+@vertex
+fn vs_instance(@location(0) corner: vec3<f32>, @location(1) normal: vec3<f32>,
+               @builtin(instance_index) k: u32) -> VertexOut {
+    let id = ids[k];
+    let s = spheres[id];
+    let world = s.xyz + corner * (s.w * CUBE_HALF);
+    var out: VertexOut;
+    out.position = camera.view_proj * vec4<f32>(world, 1.0);
+    let h = hash(id);
+    var base = mix(BUILDING_A, BUILDING_B, f32(h & 255u) / 255.0) * (0.85 + 0.15 * f32((h >> 8u) & 255u) / 255.0);
+    if (id == hover[0]) {
+        base = HOVER;
+    }
+    let lit = base * (0.42 + 0.58 * max(dot(normal, LIGHT), 0.0));
+    let fog = clamp(distance(world, camera.eye.xyz) / max(camera.eye.w, 1e-6), 0.0, 1.0);
+    out.color = vec4<f32>(mix(lit, BACKGROUND, 0.75 * fog * fog), 1.0);
+    out.id = id;
+    return out;
+}
+
+@fragment
+fn fs_main(in: VertexOut) -> FragmentOut {
+    return FragmentOut(in.color, in.id);
+}
+
+// ----------------------------------------------------------- overview view
+fn overview_vertex(corner: vec3<f32>, s: vec4<f32>, color: vec3<f32>, id: u32) -> VertexOut {
+    var out: VertexOut;
+    var p = camera.overview * vec4<f32>(s.x, 0.0, s.z, 1.0);
+    // seen from above a cube is a square; its side faces collapse to lines (zero area)
+    let half = max(vec2<f32>(s.w * CUBE_HALF) * camera.overview_size.xy, camera.overview_size.zw);
+    p = vec4<f32>(p.xy + sign(corner.xz) * half, 0.5, 1.0);
+    out.position = p;
+    out.color = vec4<f32>(select(color, HOVER, id == hover[0]), 1.0);
+    out.id = id;
+    return out;
+}
+
+@vertex
+fn vs_overview_all(@location(0) corner: vec3<f32>, @location(1) normal: vec3<f32>,
+                   @builtin(instance_index) k: u32) -> VertexOut {
+    let s = spheres[k];
+    if (!drawable(s)) {
+        return hidden();
+    }
+    return overview_vertex(corner, s, CULLED, k);
+}
+
+@vertex
+fn vs_overview_visible(@location(0) corner: vec3<f32>, @location(1) normal: vec3<f32>,
+                       @builtin(instance_index) k: u32) -> VertexOut {
+    let id = ids[k];
+    return overview_vertex(corner, spheres[id], VISIBLE, id);
+}
+
+@vertex
+fn vs_frustum(@builtin(vertex_index) vi: u32) -> VertexOut {
+    let c = camera.corners[EDGES[vi]];
+    var out: VertexOut;
+    let p = camera.overview * vec4<f32>(c.x, 0.0, c.z, 1.0);
+    out.position = vec4<f32>(p.xy, 0.5, 1.0);
+    out.color = vec4<f32>(FRUSTUM, 1.0);
+    out.id = NO_ID;
+    return out;
+}
