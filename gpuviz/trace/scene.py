@@ -64,6 +64,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from gpuviz.graph import GPUCommandGraph
 from gpuviz.graph.checks import check_device, check_id
 from gpuviz.graph.errors import GraphStateError, GraphTypeError, GraphValidationError
 from gpuviz.graph.resources import GraphVectorView
@@ -537,6 +538,9 @@ class GPUTraceScene:
         """
         if self._destroyed:
             raise GraphStateError(f'GPUTraceScene "{self.label}" was destroyed; it cannot be imported')
+        if not isinstance(graph, GPUCommandGraph):
+            raise GraphTypeError(f'GPUTraceScene "{self.label}" import_to_graph needs a GPUCommandGraph '
+                                 f"(got {type(graph).__name__})")
         check_id("GPUTraceScene.import_to_graph", id)
         buffer = self.record_buffer
         handle = graph.import_buffer(id=f"{id}-records", byte_length=buffer.size, usage=buffer.usage, buffer=buffer)

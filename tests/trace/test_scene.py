@@ -369,6 +369,14 @@ def test_bad_arguments(device):
         GPUTraceScene(None, trace)
     with pytest.raises(GraphTypeError, match="needs a gpuviz.trace.Trace"):
         GPUTraceScene(device, trace.spans)
+    scene = GPUTraceScene(device, trace)
+    with pytest.raises(GraphTypeError, match="needs a GPUCommandGraph"):
+        scene.import_to_graph(device)
+    graph = gpuviz.GPUCommandGraph(device)
+    scene.import_to_graph(graph, id="one")
+    with pytest.raises(gpuviz.DuplicateIdError):
+        scene.import_to_graph(graph, id="one")
+    scene.destroy()
 
 
 def test_graph_import_is_borrowed(device):
