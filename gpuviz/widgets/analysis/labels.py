@@ -199,10 +199,12 @@ class AnalysisOverlay:
                    for k in self.stats)
 
     # -------------------------------------------------------------- labels
-    def before_encode(self, queue, *, graph, params, data, colour_scale="auto") -> str:
+    def before_encode(self, queue, *, graph, params, data, colour_scale="auto", pixel_ratio=1.0) -> str:
         """Before the graph is encoded: write the heatmap's normalisation
         (``colour_scale`` resolved for the operation) into its colour-range
-        node; returns it."""
+        node and take the frame's pixel ratio (the render node insets its
+        plots by it); returns the normalisation."""
+        self.pixel_ratio = float(pixel_ratio)
         value_stats = data.stats.get(params.columns["value"])
         normalisation = resolve_colour_scale(colour_scale, params.operation, value_stats)
         graph.colour_range.set_normalisation(normalisation, percentile=ROBUST_PERCENTILE, queue=queue)

@@ -373,7 +373,8 @@ class DataAnalysis(widgets.HBox):
         self.inspector.poll()  # counts sampled by earlier, already submitted encodings
         overlay = self.graph.overlay
         overlay.before_encode(self.device.queue, graph=self.graph, params=self._params, data=self.data,
-                              colour_scale=self._colour_scale)
+                              colour_scale=self._colour_scale,
+                              pixel_ratio=1.0 if self._offscreen else self._pixel_ratio())
         cpu = self.graph.compiled.encode(encoder, buffers=self.graph.overrides(self._params.columns),
                                          timestamps=timestamps)
         overlay.sample(encoder)  # this frame's label inputs, read by a later frame (never waited for)

@@ -175,3 +175,45 @@ def test_tooltip_is_drawn_at_the_cursor(widget):
     plain = widget.draw_offscreen(width=W, height=H)
     assert not np.array_equal(plain[128:160, 160:220], image[128:160, 160:220])
     assert ink_box((plain[..., :3].astype(int) != image[..., :3]).any(axis=2))[0] >= 150
+
+
+def test_high_dpi_frames_scale_plots_axes_and_text_together(widget):
+    """A canvas at pixel ratio 2: the plots, the axes and the labels all sit
+    on the logical layout times two (the render node and the overlay agree)."""
+    import wgpu
+
+    from gpuviz.render.overlay import LINE_COLOR
+
+    device = widget.device
+    size = (2 * 400, 2 * 240)
+    texture = device.create_texture(size=(*size, 1), format="rgba8unorm",
+                                    usage=wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.COPY_SRC)
+    widget._pixel_ratio = lambda: 2.0  # what GPUCanvas reports on a high-DPI screen
+    try:
+        encoder = device.create_command_encoder()  # one frame: the graph encoded at ratio 2 and presented
+        widget.draw(encoder, texture.create_view(), size)
+        device.queue.submit([encoder.finish()])
+        widget.graph.overlay.settle()
+    finally:
+        del widget._pixel_ratio
+    data = device.queue.read_texture({"texture": texture}, {"bytes_per_row": 4 * size[0], "rows_per_image": size[1]},
+                                     (*size, 1))
+    image = np.frombuffer(data, np.uint8).reshape(size[1], size[0], 4)
+    save("analysis-hidpi.png", image)
+    logical = panel_layout(400, 240, True)
+    physical = panel_layout(*size, True, pixel_ratio=2.0)
+    for name in logical:
+        for key, rect in logical[name].items():
+            assert np.abs(np.subtract(physical[name][key], np.multiply(rect, 2))).max() <= 1, (name, key)
+    px, py, pw, ph = physical["heatmap"]["plot"]
+    line = image[py + 4:py + ph - 4, px, :3].astype(int)  # the y axis line runs along the plot's left edge
+    assert (np.abs(line - np.array(LINE_COLOR[:3]) * 255).max(axis=1) <= 3).mean() > 0.9
+    gap = image[py:py + ph, px - 10, :3].astype(int)  # between tick marks and tick labels: bare panel
+    assert np.abs(gap - PANEL).max() <= 2
+    heat = image[py:py + ph, px + 2:px + pw, :3].astype(int)
+    assert (np.abs(heat - PANEL).max(axis=2) > 5).mean() > 0.95  # cells (or the empty-cell colour) fill the plot
+    _fx, fy, _fw, _fh = physical["heatmap"]["frame"]
+    title = text_ink(image, (px - 100, fy, pw, 36))
+    rows = np.nonzero(title.any(axis=1))[0]
+    assert 14 <= rows[-1] - rows[0] + 1 <= 30  # a 12 px title at ratio 2: ~2 x its logical ink height
+    texture.destroy()
