@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...graph.readback_errors import ReadbackMapError
 from ...graph.readback_ring import GPUReadbackRing
 from ...render.number_format import format_number
 
@@ -81,8 +82,9 @@ class HoverProbe:
     Each request records ``copy_buffer_to_buffer`` of up to
     :data:`SLOT_WORDS` 4-byte words into its own encoder and submits it, so
     it reads what every earlier submission (the graph's encodings) wrote.
-    Samples older than the newest request are dropped. Never waits, never
-    reads a buffer the caller did not name; :meth:`destroy` frees the ring.
+    Samples older than the newest request are dropped, and so are samples
+    whose map failed (a lost device). Never waits, never reads a buffer the
+    caller did not name; :meth:`destroy` frees the ring.
     """
 
     def __init__(self, device, *, slot_count: int = 4):
@@ -131,7 +133,10 @@ class HoverProbe:
             if not slot.ready:
                 still.append((serial, slot, target, formats))
                 continue
-            data = slot.read(wait=False)
+            try:
+                data = slot.read(wait=False)
+            except ReadbackMapError:  # a lost device: no tooltip (the widget reports the loss itself)
+                continue
             if serial == self._serial and data is not None:
                 words = np.frombuffer(data, np.uint32)
                 found = (target, [float(words[k].view(np.float32)) if fmt == "float32" else int(words[k])
