@@ -98,6 +98,7 @@ _SPAN_COLUMNS = {"time": 0, "place": 16, "label": 32}  # byte offset of each uin
 _WRITE_PIECE = 64 << 20  # bytes per queue.write_buffer call: bounds wgpu's staging copies
 _BLOCK_ROWS = 1 << 13  # records written per block (384 KiB): stays in a core's L2
 _WORKERS = max(1, min(8, os.cpu_count() or 1))  # host threads preparing a scene
+_DENSE_SLICE = 1 << 20  # strings per dictionary-encoding slice
 
 
 @dataclass(frozen=True)
@@ -128,16 +129,33 @@ def _column(table, name):
     return column.to_numpy() if column.num_chunks != 1 else column.chunk(0).to_numpy(zero_copy_only=False)
 
 
+def _encode(column):
+    """(uint32 IDs, dictionary) of one string array (no nulls: the model
+    refuses them), IDs in first-appearance order."""
+    encoded = pc.dictionary_encode(column)
+    return encoded.indices.to_numpy(zero_copy_only=False).astype(np.uint32, copy=False), encoded.dictionary
+
+
 def _dense_ids(column):
-    """(uint32 IDs, pyarrow dictionary) of a string column, IDs in first-appearance order."""
+    """(uint32 IDs, pyarrow dictionary) of a string column, IDs in first-appearance order.
+
+    Long columns are encoded in slices on several threads; the slices'
+    dictionaries, concatenated in order and encoded once more, give the same
+    first-appearance IDs as one pass."""
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
-    encoded = pc.dictionary_encode(column)
-    ids = encoded.indices.to_numpy(zero_copy_only=False)
-    if encoded.null_count:  # a null string gets the ID after the dictionary's last entry
-        ids = np.where(encoded.is_null().to_numpy(zero_copy_only=False), len(encoded.dictionary), ids)
-        return ids.astype(np.uint32), pa.concat_arrays([encoded.dictionary, pa.nulls(1, pa.string())])
-    return ids.astype(np.uint32, copy=False), encoded.dictionary
+    n = len(column)
+    if _WORKERS == 1 or n < _DENSE_SLICE:
+        return _encode(column)
+    step = max(_DENSE_SLICE, -(-n // _WORKERS))
+    with ThreadPoolExecutor(_WORKERS) as pool:
+        parts = list(pool.map(lambda lo: _encode(column.slice(lo, step)), range(0, n, step)))
+    merged, dictionary = _encode(pa.concat_arrays([d for _, d in parts]))
+    ids, base = [], 0
+    for local, d in parts:
+        ids.append(merged[base:base + len(d)][local])
+        base += len(d)
+    return np.concatenate(ids), dictionary
 
 
 def _sorted_positions(keys, lo, hi):

@@ -457,3 +457,22 @@ def test_link_csrs_drive_graph_traversal_both_ways(device):
     for data in (*out.chunks, seeds):
         data.destroy()
     scene.destroy()
+
+
+def test_dense_ids_in_slices_match_one_pass(device, monkeypatch):
+    """Long columns are dictionary-encoded in slices on several threads: same IDs as one pass."""
+    names = ["x", "", "y", "x", "", "z", "y", "", "w", "x", "v"]
+    spans = [dict(name=n, start=i, dur=1, thread=0, category=n[::-1] + "c") for i, n in enumerate(names)]
+    trace = _make_trace(spans, threads=[0])
+    whole = GPUTraceScene(device, trace)  # short columns: one pass
+    monkeypatch.setattr("gpuviz.trace.scene._DENSE_SLICE", 2)
+    monkeypatch.setattr("gpuviz.trace.scene._WORKERS", 3)
+    sliced = GPUTraceScene(device, trace)
+    try:
+        assert whole.names.to_pylist() == ["x", "", "y", "z", "w", "v"]
+        for scene in (whole, sliced):
+            check_scene(device, trace, scene)
+        assert sliced.names.to_pylist() == whole.names.to_pylist()
+    finally:
+        whole.destroy()
+        sliced.destroy()
