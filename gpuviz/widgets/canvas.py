@@ -14,25 +14,41 @@ The owner of the canvas is a *drawable*: any object with
     Called once when the canvas finds its device lost
     (``"GPU device lost: ..."``); the canvas draws nothing after that.
 
-Frame delivery, not the GPU, limits interactive notebooks: each frame is
-read back, JPEG-encoded and sent over the kernel's websocket while the
-browser confirms earlier ones. The canvas keeps more frames in flight than
-jupyter_rfb's default and encodes the RGBA readback directly, skipping the
-RGBA to RGB copy.
+Frame production, not the GPU, limits interactive notebooks: each frame is
+rendered, read back, JPEG-encoded and sent over the kernel's websocket. While
+the pointer is down or the wheel turning the canvas renders at a reduced
+scale (chosen from the measured frame cost, see :mod:`.frame_rate`) and the
+browser upscales it; when the interaction ends (pointer up, or a short idle
+time after the last event) one full-resolution lossless frame follows. It
+keeps more frames in flight than jupyter_rfb's default and encodes the RGBA
+readback directly, skipping the RGBA to RGB copy. Until the first frame
+exists the browser shows a placeholder (``"compiling…"``), and a pending
+indicator while a frame takes longer than ``pending_after`` seconds.
+
+Internals of rendercanvas and jupyter_rfb used here (all in this module):
+rendercanvas's size record (to render below the browser's pixel ratio),
+jupyter_rfb's frame counters, stats and lossless-redraw timer (to send a
+frame it encoded itself) and its front-end module's default export (renamed
+so that ``canvas.js`` can wrap it; without a match the overlays are left out).
 """
 
 from __future__ import annotations
 
+import asyncio
 import operator
 import time
+from pathlib import Path
 
+import jupyter_rfb.widget
 import numpy as np
+import traitlets
 from rendercanvas.jupyter import JupyterRenderCanvas
 from rendercanvas.offscreen import OffscreenRenderCanvas
 
 from ..device import request_device
 from ..errors import GraphStateError, GraphTypeError, GraphValidationError
 from .device_loss import device_lost_message
+from .frame_rate import InteractionScale
 
 __all__ = ["GPUCanvas", "draw_offscreen", "check_offscreen_size", "TEXTURE_FORMAT"]
 
@@ -43,6 +59,23 @@ try:  # simplejpeg encodes RGBA without an intermediate RGB copy
     import simplejpeg
 except ImportError:  # pragma: no cover - jupyter_rfb then falls back on its own encoders
     simplejpeg = None
+
+
+_HERE = Path(__file__).parent
+
+
+def _front_end() -> tuple:
+    """jupyter_rfb's ESM with its default export renamed, then canvas.js (which
+    wraps it); the CSS likewise. Falls back on jupyter_rfb's own module."""
+    rfb_js, rfb_css = jupyter_rfb.widget.JS, jupyter_rfb.widget.CSS
+    marker = "export default () =>"
+    if rfb_js.count(marker) != 1:  # pragma: no cover - a jupyter_rfb whose module we do not know
+        return rfb_js, rfb_css
+    js = rfb_js.replace(marker, "const rfbWidget = () =>") + "\n" + (_HERE / "canvas.js").read_text()
+    return js, rfb_css + "\n" + (_HERE / "canvas.css").read_text()
+
+
+_ESM, _CSS = _front_end()
 
 
 def _configure(canvas, device):
@@ -149,31 +182,86 @@ class GPUCanvas(JupyterRenderCanvas):
         Frames allowed in flight to the browser (jupyter_rfb's default is 2).
     quality : int
         JPEG quality while interacting; a lossless frame follows when idle.
+    interaction_scale : float, optional
+        Render scale per direction while the pointer is down or the wheel
+        turns: None picks it from the measured frame cost (1, 0.75, 0.5,
+        0.375 or 0.25, see :class:`~gpuviz.widgets.frame_rate.InteractionScale`);
+        1.0 turns reduced frames off.
+    frame_budget : float
+        Seconds a frame may cost while interacting (the adaptive scale's target).
+    idle_delay : float
+        Seconds without pointer or wheel events after which an interaction
+        ends and the full-resolution frame is drawn.
+    pending_after : float
+        Seconds after which a requested frame that has not been sent shows
+        the pending indicator (also set before a frame predicted to take longer).
+    placeholder : str
+        Text shown until the first frame exists.
 
     Notes
     -----
     Draws only when something changed: on a resize, on an event the drawable
     accepts, or on :meth:`request_draw`. Nothing is sent while idle. The canvas
     submits one command buffer per frame; it never reads back anything but the
-    presented frame.
+    presented frame. A reduced frame reaches the drawable as a smaller
+    ``size`` with :meth:`get_pixel_ratio` scaled alike, while
+    :meth:`get_logical_size` (what events are measured in) stays the
+    browser's. It does not throttle events: every accepted event requests a
+    draw, and the frame drawn after the last event reflects it.
     """
 
+    _esm = _ESM
+    _css = _CSS
+    #: Shown by the browser until the first frame is sent (then "").
+    placeholder = traitlets.Unicode("compiling…").tag(sync=True)
+    #: True while a requested frame is late (``pending_after``) or predicted to be.
+    pending = traitlets.Bool(False).tag(sync=True)
+    #: Scale of the last frame sent (1.0: full resolution).
+    render_scale = traitlets.Float(1.0).tag(sync=True)
+
     def __init__(self, drawable, *, device=None, size=(640, 400), max_buffered_frames: int = 4,
-                 quality: int = 80, **kwargs):
+                 quality: int = 80, interaction_scale: float | None = None, frame_budget: float = 1 / 30,
+                 idle_delay: float = 0.2, pending_after: float = 0.3, placeholder: str = "compiling…", **kwargs):
         # min_fps=0: nothing is drawn or sent while idle. max_fps=60 lifts
         # rendercanvas's default 30 fps cap on the scheduler's ticks.
         kwargs.setdefault("max_fps", 60)
+        self._native_size = None  # (logical w, logical h, pixel ratio) of the browser's last resize
         super().__init__(size=size, update_mode="ondemand", min_fps=0, **kwargs)
         self.drawable = drawable
         self.device = device or request_device()
         self.max_buffered_frames = max_buffered_frames
         self.quality = quality
+        self.placeholder = str(placeholder)
+        self.pending_after = float(pending_after)
+        self.interaction = InteractionScale(idle_delay=idle_delay, frame_budget=frame_budget,
+                                            fixed_scale=interaction_scale)
         self.frames_drawn = 0
+        #: Frames sent below full resolution, and full-resolution frames sent after an interaction.
+        self.reduced_frames = 0
+        self.settle_frames = 0
         #: ``"GPU device lost: ..."`` once a frame found the device lost, else None.
         self.device_lost = None
+        self._scale = 1.0  # the scale rendercanvas's size record holds now
+        self._frame_started = None  # perf_counter at the start of the frame being produced
+        self._requested_at = None  # perf_counter of the oldest draw request not yet sent
+        self._settle_next = False  # the next frame ends an interaction: full size, lossless
+        self._again = False  # a draw was requested while a frame was being produced
+        self._timers = {}
         self._context = _configure(self, self.device)
         self.add_event_handler(self._route_event, "*")
         self.request_draw(self._draw_frame_now)
+
+    # ------------------------------------------------------------ frames
+    def request_draw(self, draw_function=None) -> None:
+        """Schedule a frame (see rendercanvas); arms the pending indicator's timer."""
+        super().request_draw(draw_function)
+        if not hasattr(self, "_timers"):
+            return  # rendercanvas's own set-up
+        if self._frame_started is not None:
+            self._again = True  # requested while a frame is produced: the next one is on its way
+        elif self._requested_at is None:
+            self._requested_at = time.perf_counter()
+            self._call_later("pending", self.pending_after, self._mark_pending)
 
     def _draw_frame_now(self) -> None:
         if self.device_lost is None:
@@ -181,10 +269,136 @@ class GPUCanvas(JupyterRenderCanvas):
             if lost is not None:
                 self._stop_drawing(lost)
         if self.device_lost is not None:
+            self._requested_at = None  # nothing will be sent: no pending indicator either
+            self._cancel("pending")
+            self.pending = False
             return  # no texture taken: rendercanvas skips the present
-        _render_into(self._context, self.device, self.drawable)
+        self._frame_started = time.perf_counter()
+        self._set_render_scale(self._next_scale())
+        width, height = self.get_physical_size()
+        predicted = self.interaction.predicted_cost(width * height)
+        if predicted is not None and predicted > self.pending_after:
+            self.pending = True  # sent before the long render blocks the kernel
+        try:
+            _render_into(self._context, self.device, self.drawable)
+        except BaseException:
+            self._frame_started = None  # rendercanvas logs it; no frame follows
+            raise
         self.frames_drawn += 1
 
+    def _next_scale(self) -> float:
+        if self._settle_next or self._native_size is None:
+            return 1.0
+        width, height, ratio = self._native_size
+        return self.interaction.scale(int(width * ratio) * int(height * ratio))
+
+    def _frame_sent(self, array, *, reduced: bool) -> None:
+        """Bookkeeping after a frame left: cost model, counters, overlays."""
+        now = time.perf_counter()
+        started, self._frame_started = self._frame_started, None
+        if started is not None:
+            self.interaction.record_frame(now - started, array.shape[0] * array.shape[1])
+        self._cancel("pending")
+        if self._again:  # requested while this frame was drawn (e.g. by the drawable itself)
+            self._again = False
+            self._requested_at = now
+            self._call_later("pending", self.pending_after, self._mark_pending)
+        else:
+            self._requested_at = None
+        if self.pending:
+            self.pending = False
+        if self.placeholder:
+            self.placeholder = ""
+        self.render_scale = self._scale
+        if reduced:
+            self.reduced_frames += 1
+
+    def _mark_pending(self) -> None:
+        if self._requested_at is not None and not self.get_closed():
+            self.pending = True
+
+    # ------------------------------------------------------------ reduced resolution
+    def _set_render_scale(self, scale: float) -> None:
+        """Render ``scale`` times the browser's pixels per direction. The one
+        place that writes rendercanvas's size record (its jupyter backend does
+        the same on a resize); the change is not emitted as a resize event."""
+        if self._native_size is None or scale == self._scale:
+            return
+        width, height, ratio = self._native_size
+        info = self._size_info
+        changed = info["changed"]
+        info.set_physical_size(max(1, int(width * ratio * scale)), max(1, int(height * ratio * scale)),
+                               ratio * scale)
+        info["changed"] = changed  # a browser resize still emits its event; a scale change does not
+        self._scale = scale
+
+    def handle_event(self, event):
+        """jupyter_rfb hook: a browser resize keeps the current render scale."""
+        if event.get("event_type") == "resize":
+            self._native_size = (float(event["width"]), float(event["height"]), float(event["pixel_ratio"]))
+            self._scale = None  # force the size record to be rewritten at the current scale
+            scale = self._next_scale()
+            width, height, ratio = self._native_size
+            self._size_info.set_physical_size(max(1, int(width * ratio * scale)),
+                                              max(1, int(height * ratio * scale)), ratio * scale)
+            self._scale = scale
+            return None
+        return super().handle_event(event)
+
+    def get_logical_size(self) -> tuple:
+        """The browser's logical size, whatever the render scale."""
+        if self._native_size is None:
+            return super().get_logical_size()
+        return self._native_size[:2]
+
+    def _route_event(self, event) -> None:
+        if self.device_lost is not None:
+            return
+        now = time.perf_counter()
+        was = self.interaction.interacting
+        active = self.interaction.on_event(event, now)
+        if active:
+            self._call_later("idle", self.interaction.idle_delay, self._check_idle)
+            self._settle_next = False
+        handler = getattr(self.drawable, "handle_event", None)
+        redraw = handler is not None and handler(event)
+        if was and not active:
+            self._settle()
+        if redraw:
+            self.request_draw()
+
+    def _check_idle(self) -> None:
+        """Idle timer: end the interaction once ``idle_delay`` passed since its last event."""
+        now = time.perf_counter()
+        if self.interaction.settle_due(now):
+            self._settle()
+        elif self.interaction.interacting:
+            delay = self.interaction.last_event + self.interaction.idle_delay - now
+            self._call_later("idle", max(delay, 0.01), self._check_idle)
+
+    def _settle(self) -> None:
+        """The interaction ended: the next frame is full size and lossless
+        (only needed when a reduced frame is showing or on its way)."""
+        self._cancel("idle")
+        if self._scale != 1.0 or self.render_scale != 1.0:
+            self._settle_next = True
+            self.request_draw()
+
+    # ------------------------------------------------------------ timers
+    def _call_later(self, name, delay, callback) -> None:
+        self._cancel(name)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no event loop (tests, offscreen): the owner drives the checks
+        self._timers[name] = loop.call_later(delay, callback)
+
+    def _cancel(self, name) -> None:
+        handle = self._timers.pop(name, None)
+        if handle is not None:
+            handle.cancel()
+
+    # ------------------------------------------------------------ device loss, offscreen
     def _stop_drawing(self, message: str) -> None:
         """From now on draw nothing and route no events; tell the drawable once."""
         self.device_lost = message
@@ -192,23 +406,43 @@ class GPUCanvas(JupyterRenderCanvas):
         if hook is not None:
             hook(message)
 
-    def _route_event(self, event) -> None:
-        if self.device_lost is not None:
-            return
-        handler = getattr(self.drawable, "handle_event", None)
-        if handler is not None and handler(event):
-            self.request_draw()
-
     def draw_offscreen(self, *, width: int, height: int) -> np.ndarray:
         """The same content rendered offscreen: an ``(h, w, 4)`` uint8 array."""
         return draw_offscreen(self.drawable, width=width, height=height, device=self.device)
 
-    # jupyter_rfb hook: send one RGBA frame, JPEG-encoded without dropping alpha first.
+    def close(self, *args, **kwargs):
+        """Close the widget and cancel its timers."""
+        for name in list(getattr(self, "_timers", ())):
+            self._cancel(name)
+        return super().close(*args, **kwargs)
+
+    # ------------------------------------------------------------ sending
+    # jupyter_rfb hook: send one RGBA frame, JPEG-encoded without dropping alpha first;
+    # a settle frame as PNG (lossless); a reduced frame schedules no lossless resend of itself.
     def _rfb_send_frame(self, array, is_lossless_redraw=False):
-        if simplejpeg is None or is_lossless_redraw or self.quality >= 100 or array.ndim != 3:
-            return super()._rfb_send_frame(array, is_lossless_redraw)
         if array.size == 0:
             return None
+        reduced = self._scale is not None and self._scale < 1.0 and not is_lossless_redraw
+        if self._settle_next and not is_lossless_redraw:
+            self._settle_next = False
+            self.settle_frames += 1
+            quality, self.quality = self.quality, 100  # jupyter_rfb's PNG path, counted as a frame
+            try:
+                super()._rfb_send_frame(array, False)
+            finally:
+                self.quality = quality
+            self._frame_sent(array, reduced=False)
+            return None
+        if simplejpeg is None or is_lossless_redraw or self.quality >= 100 or array.ndim != 3:
+            super()._rfb_send_frame(array, is_lossless_redraw)
+            if not is_lossless_redraw:
+                self._frame_sent(array, reduced=reduced)
+            return None
+        self._send_jpeg(array, reduced=reduced)
+        self._frame_sent(array, reduced=reduced)
+        return None
+
+    def _send_jpeg(self, array, *, reduced: bool) -> None:
         started = time.perf_counter()
         data = simplejpeg.encode_jpeg(np.ascontiguousarray(array), quality=int(self.quality),
                                       colorspace="RGBA" if array.shape[2] == 4 else "RGB",
@@ -223,9 +457,11 @@ class GPUCanvas(JupyterRenderCanvas):
         if stats["start_time"] <= 0:
             stats["start_time"] = now
             self._rfb_last_confirmed_index = self._rfb_frame_index - 1
-        self._rfb_schedule_lossless_draw(array)
+        if reduced:
+            self._rfb_cancel_lossless_draw()  # the settle frame replaces it
+        else:
+            self._rfb_schedule_lossless_draw(array)
         if self._rfb_pending_display is not None and self._rfb_last_resize_event is not None:
             self._rfb_pending_display.update(self)
         self.send({"type": "framebufferdata", "mimetype": "image/jpeg", "data_b64": None,
                    "index": self._rfb_frame_index, "timestamp": now}, [data])
-        return None

@@ -1,0 +1,44 @@
+// GPUCanvas front end, appended to jupyter_rfb's renderview module, whose
+// default export gpuviz.widgets.canvas renames to `rfbWidget`: every frame,
+// event and resize stays jupyter_rfb's; this only adds two overlays.
+//   placeholder: model "placeholder" (e.g. "compiling…") until a first frame exists
+//   pending:     model "pending", set by the kernel when a frame takes longer than ~300 ms
+export default () => {
+  const inner = rfbWidget()
+  return {
+    initialize (ctx) {
+      return inner.initialize(ctx)
+    },
+    render (ctx) {
+      const cleanup = inner.render(ctx)
+      const wrapper = ctx.el.querySelector('.renderview-wrapper') || ctx.el
+      wrapper.classList.add('gpuviz-canvas')
+      const placeholder = document.createElement('div')
+      placeholder.className = 'gpuviz-canvas-placeholder'
+      const pending = document.createElement('div')
+      pending.className = 'gpuviz-canvas-pending'
+      pending.title = 'a frame is on its way'
+      wrapper.appendChild(placeholder)
+      wrapper.appendChild(pending)
+      const sync = () => {
+        const text = ctx.model.get('placeholder') || ''
+        placeholder.textContent = text
+        placeholder.style.display = text ? '' : 'none'
+        pending.style.display = ctx.model.get('pending') ? '' : 'none'
+        wrapper.dataset.renderScale = String(ctx.model.get('render_scale'))
+      }
+      sync()
+      ctx.model.on('change:placeholder', sync)
+      ctx.model.on('change:pending', sync)
+      ctx.model.on('change:render_scale', sync)
+      return () => {
+        ctx.model.off('change:placeholder', sync)
+        ctx.model.off('change:pending', sync)
+        ctx.model.off('change:render_scale', sync)
+        placeholder.remove()
+        pending.remove()
+        if (cleanup) cleanup()
+      }
+    }
+  }
+}
