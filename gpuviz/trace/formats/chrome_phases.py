@@ -24,7 +24,7 @@ def _args(event):
         return {}
     try:
         value = msgspec.json.decode(raw)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         return {}
     return value if isinstance(value, dict) else {}
 
@@ -133,7 +133,7 @@ def _async_key(cols, i, ident):
     if len(e.id2):
         try:
             id2 = msgspec.json.decode(e.id2)
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):
             id2 = {}
         if isinstance(id2, dict) and "global" in id2:
             return (None, e.cat, "g:" + str(id2["global"]))

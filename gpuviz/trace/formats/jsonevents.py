@@ -16,6 +16,7 @@ kept and the rest is reported (``truncated`` when the damage is at the end,
 
 import gzip
 import re
+import zlib
 from dataclasses import dataclass, field
 
 import msgspec
@@ -104,28 +105,36 @@ class EventColumns:
 
 
 def read_bytes(path):
-    """The file's bytes, gunzipped when it starts with the gzip magic."""
+    """The file's bytes, gunzipped when it starts with the gzip magic.
+
+    A cut or damaged .gz keeps what decompresses before the damage (the
+    JSON layer then reports the truncation); nothing at all is an error.
+    """
     with open(path, "rb") as f:
         data = f.read()
     if data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)
-        except (OSError, EOFError, ValueError) as exc:
-            # A cut .gz: keep what decompresses (the JSON layer then reports truncation).
+        except (OSError, EOFError, ValueError, zlib.error) as exc:
             data = _partial_gunzip(path, data, exc)
     return data
 
 
 def _partial_gunzip(path, data, exc):
-    import zlib
     d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    try:
-        out = d.decompress(data)
-    except zlib.error:
-        raise TraceFormatError(path, f"corrupt gzip data ({exc})", offset=0) from None
-    if not out:
+    out = []
+    step = 1 << 16
+    for at in range(0, len(data), step):
+        try:
+            out.append(d.decompress(data[at:at + step]))
+        except zlib.error:
+            break
+        if d.eof:
+            break
+    text = b"".join(out)
+    if not text:
         raise TraceFormatError(path, f"corrupt gzip data ({exc})", offset=0)
-    return out
+    return text
 
 
 def _raw_to_binary(raws):
@@ -148,10 +157,18 @@ def _raw_to_binary(raws):
     return pa.LargeBinaryArray.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(values)])
 
 
+def _utf8(binary):
+    """Binary -> large_string; invalid UTF-8 (which Raw fields may hold) is replaced."""
+    try:
+        return binary.cast(pa.large_string())
+    except pa.ArrowInvalid:
+        return pa.array([None if b is None else b.decode("utf-8", "replace") for b in binary.to_pylist()],
+                        pa.large_string())
+
+
 def _text(binary):
     """Raw JSON scalars -> text without surrounding quotes."""
-    s = binary.cast(pa.large_string())
-    return pc.utf8_trim(s, characters='"')
+    return pc.utf8_trim(_utf8(binary), characters='"')
 
 
 def raw_to_ns(binary):
@@ -221,11 +238,12 @@ def _find_array(data, path):
     raise TraceFormatError(path, f"not a JSON trace (starts with {data[i:i + 8]!r})", offset=i)
 
 
-def decode_events(data, path, reporter):
+def decode_events(data, path, reporter, progress=None):
     """Decode the events of a Trace Event JSON document into :class:`EventColumns`.
 
     Raises :class:`TraceFormatError` for data that is not a trace at all (in
     both modes); reports what a broken but readable trace lost.
+    ``progress(nbytes)`` is called as blocks are decoded.
     """
     is_object, start = _find_array(data, path)
     header = {}
@@ -238,20 +256,30 @@ def decode_events(data, path, reporter):
             events_buf = memoryview(top.pop("traceEvents"))
             for key, raw in top.items():
                 if len(raw) < (1 << 20):
-                    header[key] = msgspec.json.decode(raw)
+                    try:
+                        header[key] = msgspec.json.decode(raw)
+                    except RecursionError:
+                        pass        # a header value nested too deeply is not needed
         else:
+            # Blocks validate themselves; only the end needs a look here.
+            if data.rstrip()[-1:] != b"]":
+                raise msgspec.DecodeError(f"Input data was truncated (byte {len(data)})")
             events_buf = memoryview(data)[start:]
-            if bytes(data[-64:]).rstrip()[-1:] != b"]":
-                raise msgspec.DecodeError("Input data was truncated")
         if bytes(events_buf[:1]) != b"[":
             raise TraceFormatError(path, "\"traceEvents\" is not an array", offset=start)
-        return _decode_blocks(events_buf, path, reporter, header, base_offset=0 if is_object else start)
+        return _decode_blocks(events_buf, path, reporter, header, base_offset=0 if is_object else start,
+                              progress=progress)
     except (msgspec.DecodeError, _Resplit) as exc:
         message = str(exc)
-        return _decode_broken(data, path, reporter, is_object, start, message)
+        try:
+            return _decode_broken(data, path, reporter, is_object, start, message)
+        except RecursionError:
+            raise TraceFormatError(path, "JSON nested too deeply") from None
+    except RecursionError:
+        raise TraceFormatError(path, "JSON nested too deeply") from None
 
 
-def _decode_blocks(buf, path, reporter, header, base_offset):
+def _decode_blocks(buf, path, reporter, header, base_offset, progress=None):
     """Decode ``[ev, ev, ...]`` (a memoryview) in blocks cut at event boundaries."""
     n = len(buf)
     pos = 1
@@ -279,6 +307,8 @@ def _decode_blocks(buf, path, reporter, header, base_offset):
             cut = end
             parts.append(_decode_block(b"[" + bytes(buf[pos:cut]) + b"]", path, reporter, first_index))
         first_index += len(parts[-1][0])
+        if progress is not None:
+            progress(cut - pos)
         pos = cut
         while pos < end and buf[pos] in b" \t\r\n,":
             pos += 1
@@ -288,12 +318,16 @@ def _decode_blocks(buf, path, reporter, header, base_offset):
 def _decode_block(block, path, reporter, first_index):
     try:
         events = _DECODER.decode(block)
-    except msgspec.ValidationError:
+    except (msgspec.ValidationError, RecursionError):
         events = []
-        for k, raw in enumerate(_RAW_LIST.decode(block)):
+        try:
+            raws = _RAW_LIST.decode(block)
+        except RecursionError:
+            raise TraceFormatError(path, "JSON nested too deeply", index=first_index) from None
+        for k, raw in enumerate(raws):
             try:
                 events.append(msgspec.json.decode(raw, type=Event))
-            except (msgspec.ValidationError, msgspec.DecodeError):
+            except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
                 reporter.add("bad_event", index=first_index + k)
                 events.append(Event(ph="\x00bad"))
     except msgspec.DecodeError as exc:
@@ -318,14 +352,15 @@ def _block_columns(events, first_index, block):
     not_x = np.array([p != "X" for p in enc.dictionary.to_pylist()] or [False], bool)
     idx = np.flatnonzero(not_x[enc.indices.to_numpy(zero_copy_only=False)]) if len(events) else np.zeros(0, np.int64)
     if any(key in block for key in _FLOW_V2):
-        idx = np.union1d(idx, [k for k, e in enumerate(events) if e.flow_in or e.flow_out or len(e.bind_id)])
+        flagged = np.array([k for k, e in enumerate(events) if e.flow_in or e.flow_out or len(e.bind_id)], np.int64)
+        idx = np.union1d(idx, flagged).astype(np.int64)
     rare = {first_index + k: events[k] for k in idx.tolist()}
     ts_ns, ts_ok = raw_to_ns(_raw_to_binary([e.ts for e in events]))
     dur = _raw_to_binary([e.dur for e in events])
     dur_ns, dur_ok = raw_to_ns(dur)
     has_dur = pc.binary_length(dur).to_numpy(zero_copy_only=False) > 0 if len(dur) else np.zeros(0, bool)
     args = _raw_to_binary([e.args for e in events])
-    args_text = args.cast(pa.large_string())
+    args_text = _utf8(args)
     missing = pc.or_(pc.equal(pc.binary_length(args), 0), pc.equal(args_text, "{}"))
     args_text = pc.if_else(missing, pa.scalar(None, pa.large_string()), args_text).cast(pa.string())
     return (ph,
