@@ -70,6 +70,7 @@ from gpuviz.graph.errors import GraphStateError, GraphTypeError, GraphValidation
 from gpuviz.graph.resources import GraphVectorView
 from gpuviz.tables import GPUData, GPURecordBatch, GPUSchema, GPUTable, GPUVector
 from gpuviz.tables.data import DEFAULT_USAGE
+from gpuviz.trace.model import Trace
 
 __all__ = ["GPUTraceScene", "TraceAdjacency", "RECORD_WORDS", "RECORD_BYTES", "NO_PARENT", "PARTITION_SHIFT",
            "MAX_PARTITIONS", "FLAG_INCOMPLETE", "FLAG_HAS_ARGS", "FLAG_ROOT", "FLAG_HAS_CHILDREN",
@@ -415,8 +416,6 @@ class GPUTraceScene:
     """
 
     def __init__(self, device, trace, *, label="trace"):
-        from gpuviz.trace.model import Trace
-
         check_device("GPUTraceScene", device)
         check_id("GPUTraceScene", label, kind="label")
         if not isinstance(trace, Trace):
