@@ -81,20 +81,21 @@ fn {{ name }}_words4(w: u32, nw: u32) -> vec4<u32> {
 var<private> planes_f: array<vec4<f32>, 6>;
 var<private> planes_ok: bool;
 
+// Unrolled: a private array indexed in a loop can spill to local memory.
 fn load_planes() {
     planes_ok = true;
-    for (var i = 0u; i < 6u; i++) {
-        let p = bitcast<vec4<f32>>(planes_words4(4u * i, 24u));
-        planes_ok = planes_ok && !(is_nan(p.x) || is_nan(p.y) || is_nan(p.z) || is_nan(p.w));
-        planes_f[i] = p;
-    }
+{% for i in range(6) %}
+    planes_f[{{ i }}] = bitcast<vec4<f32>>(planes_words4({{ 4 * i }}u, 24u));
+    planes_ok = planes_ok && !(is_nan(planes_f[{{ i }}].x) || is_nan(planes_f[{{ i }}].y) ||
+                               is_nan(planes_f[{{ i }}].z) || is_nan(planes_f[{{ i }}].w));
+{% endfor %}
 }
 
 fn sphere_inside(s: vec4<f32>) -> bool {
     var ok = planes_ok && finite4(s) && s.w >= 0.0;
-    for (var i = 0u; i < 6u; i++) {
-        ok = ok && dot(planes_f[i].xyz, s.xyz) + planes_f[i].w >= -s.w;
-    }
+{% for i in range(6) %}
+    ok = ok && dot(planes_f[{{ i }}].xyz, s.xyz) + planes_f[{{ i }}].w >= -s.w;
+{% endfor %}
     return ok;
 }
 {% endif %}

@@ -3,9 +3,10 @@
 // One workgroup per tile of TILE = 8192 rows (the tiling of
 // visibility_predicate.wgsl): it reads the tile's 256 bit words once into
 // workgroup memory, finds each lane's four-row groups' places in the tile
-// with two group scans (iterations 0-3 and 4-7 as the components of a vec4),
-// adds the tile's offset from the scanned tile counts, and writes the IDs:
-// the row's global index (row_base + row) or source_ids[row].
+// with one group scan of the words' popcounts, adds the tile's offset from
+// the scanned tile counts, and writes the IDs (the row's global index
+// row_base + row, or source_ids[row]) with lane l taking rows r * 256 + l,
+// so a warp's writes are contiguous.
 //
 // A tile whose count (from the predicate pass) is zero returns at once.
 //
@@ -46,9 +47,9 @@ struct ScatterParams {
 const WG: u32 = 256u;
 const TILE: u32 = 8192u;
 
-var<workgroup> s_words: array<u32, WG>;
-var<workgroup> s_part_a: array<vec4<u32>, WG>;
-var<workgroup> s_part_b: array<vec4<u32>, WG>;
+var<workgroup> s_words: array<u32, WG>;   // the tile's bit words
+var<workgroup> s_before: array<u32, WG>;  // kept rows of the tile before each word
+var<workgroup> s_part: array<u32, WG>;    // kept rows per scan group
 
 fn scatter(k: u32, v: u32) {
 {% if not scatter.table %}
@@ -69,83 +70,42 @@ fn scatter(k: u32, v: u32) {
 {% endif %}
 }
 
-fn ids4(e: u32, nibble: u32) -> vec4<u32> {
+// The ID of row `row` of this chunk (its global index or its source ID).
+fn row_id(row: u32) -> u32 {
 {% if ids == "none" %}
-    return vec4<u32>(P.row_base + e) + vec4<u32>(0u, 1u, 2u, 3u);
+    return P.row_base + row;
 {% else %}
-    if (e + 3u < P.n) { return ids_get4(e); }
-    var o = vec4<u32>(0u);
-    if ((nibble & 1u) != 0u) { o.x = ids_get1(e); }
-    if ((nibble & 2u) != 0u) { o.y = ids_get1(e + 1u); }
-    if ((nibble & 4u) != 0u) { o.z = ids_get1(e + 2u); }
-    return o;
+    return ids_get1(row);
 {% endif %}
 }
 
-fn nibble_of(q: u32) -> u32 { return (s_words[q >> 3u] >> ((q & 7u) * 4u)) & 15u; }
-
-// Lane slot p (the order the group scans use) owns four-row group r * WG + p.
+// Lane slot p (the order the group scans use) owns bit word p of the tile.
 fn slot(g: Group) -> u32 { return g.id * g.size + g.lane; }
-
-fn write_group(g: Group, wg: u32, r: u32, k0: u32) {
-    let q = r * WG + slot(g);
-    let nibble = nibble_of(q);
-    if (nibble == 0u) { return; }
-    let e = wg * TILE + 4u * q;
-    let v = ids4(e, nibble);
-    var k = k0;
-    if ((nibble & 1u) != 0u) { scatter(k, v.x); k += 1u; }
-    if ((nibble & 2u) != 0u) { scatter(k, v.y); k += 1u; }
-    if ((nibble & 4u) != 0u) { scatter(k, v.z); k += 1u; }
-    if ((nibble & 8u) != 0u) { scatter(k, v.w); }
-}
 
 fn kernel_main(g: Group, wg: u32) {
     if (wg >= P.num_tiles) { return; }  // uniform per workgroup
     let tile = P.tile_base + wg;
     if (counts[tile] == 0u) { return; }  // nothing kept: skip the scans (uniform too)
-    s_words[g.lid] = bits[tile * WG + g.lid];
+    // Kept rows of the tile before each bit word: one group scan of the words' popcounts.
+    let q = slot(g);
+    let word = bits[tile * WG + q];
+    s_words[q] = word;
+    let sc = grp_scan4(g, vec4<u32>(0u), vec4<u32>(countOneBits(word), 0u, 0u, 0u));
+    if (g.lane == 0u) { s_part[g.id] = sc.tot_v.x; }
     workgroupBarrier();
-    var ca = vec4<u32>(0u);
-    var cb = vec4<u32>(0u);
-    for (var r = 0u; r < 4u; r++) {
-        ca[r] = countOneBits(nibble_of(r * WG + slot(g)));
-        cb[r] = countOneBits(nibble_of((r + 4u) * WG + slot(g)));
-    }
-    let sa = grp_scan4(g, vec4<u32>(0u), ca);
-    let sb = grp_scan4(g, vec4<u32>(0u), cb);
-    if (g.lane == 0u) {
-        s_part_a[g.id] = sa.tot_v;
-        s_part_b[g.id] = sb.tot_v;
-    }
+    var before = sc.ex_v.x;
+    for (var k = 0u; k < g.id; k++) { before += s_part[k]; }
+    s_before[q] = before;
     workgroupBarrier();
-    var pa = sa.ex_v;  // kept rows before this lane's group, per iteration
-    var pb = sb.ex_v;
-    var ta = vec4<u32>(0u);  // kept rows of the whole tile, per iteration
-    var tb = vec4<u32>(0u);
-    for (var k = 0u; k < g.count; k++) {
-        if (k < g.id) {
-            pa += s_part_a[k];
-            pb += s_part_b[k];
-        }
-        ta += s_part_a[k];
-        tb += s_part_b[k];
-    }
+    // Lane l takes rows r * WG + l: a warp's kept rows land on consecutive output words.
     let base = offsets[tile];
-    let r0 = base;
-    let r1 = r0 + ta.x;
-    let r2 = r1 + ta.y;
-    let r3 = r2 + ta.z;
-    let r4 = r3 + ta.w;
-    let r5 = r4 + tb.x;
-    let r6 = r5 + tb.y;
-    let r7 = r6 + tb.z;
-    write_group(g, wg, 0u, r0 + pa.x);
-    write_group(g, wg, 1u, r1 + pa.y);
-    write_group(g, wg, 2u, r2 + pa.z);
-    write_group(g, wg, 3u, r3 + pa.w);
-    write_group(g, wg, 4u, r4 + pb.x);
-    write_group(g, wg, 5u, r5 + pb.y);
-    write_group(g, wg, 6u, r6 + pb.z);
-    write_group(g, wg, 7u, r7 + pb.w);
+    let row0 = wg * TILE;
+    for (var r = 0u; r < TILE / WG; r++) {
+        let t = r * WG + g.lid;
+        let w = s_words[t >> 5u];
+        let b = t & 31u;
+        if (((w >> b) & 1u) != 0u) {
+            scatter(base + s_before[t >> 5u] + countOneBits(w & ((1u << b) - 1u)), row_id(row0 + t));
+        }
+    }
 }
