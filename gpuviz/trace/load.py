@@ -68,17 +68,20 @@ def load(path_or_paths, *, format="auto", strict=False, progress=None, workers=N
         return _load_many(files, format, strict, progress, workers)
     if not path.exists():
         raise TraceFormatError(path, "no such file")
-    bar = _bar(path.stat().st_size, progress)
+    size = path.stat().st_size
+    bar = _bar(size, progress)
     try:
-        trace = load_file(path, format=format, strict=strict, partition=None)
+        trace = load_file(path, format=format, strict=strict, partition=None,
+                          progress=None if bar is None else (lambda fraction: _to(bar, fraction * size)))
     finally:
-        _close(bar, path.stat().st_size)
+        _close(bar, 0)
     return trace
 
 
-def load_file(path, *, format="auto", strict=False, partition=None):
+def load_file(path, *, format="auto", strict=False, partition=None, progress=None):
     """Import one file (no folders, no lists); ``partition`` None = the
-    file's own rank (Kineto) or 0. Does not merge or align anything."""
+    file's own rank (Kineto) or 0; ``progress(fraction)`` is called as the
+    events are decoded. Does not merge or align anything."""
     from gpuviz.trace.formats.jsonevents import read_bytes
     path = Path(path)
     if format == "parquet":
@@ -89,9 +92,22 @@ def load_file(path, *, format="auto", strict=False, partition=None):
         return read_otlp(path, strict=strict, partition=partition or 0)
     if format == "chrome":
         from gpuviz.trace.formats.chrome import read_chrome
-        return read_chrome(path, strict=strict, partition=partition or 0, data=data)
+        return read_chrome(path, strict=strict, partition=partition or 0, data=data, progress=_scaled(progress, data))
     from gpuviz.trace.formats.kineto import read_json_trace
-    return read_json_trace(path, strict=strict, partition=partition, data=data, kineto=format == "kineto" or None)
+    return read_json_trace(path, strict=strict, partition=partition, data=data, kineto=format == "kineto" or None,
+                           progress=_scaled(progress, data))
+
+
+def _scaled(progress, data):
+    """bytes decoded -> fraction of the file, for a bar counted in on-disk bytes."""
+    if progress is None or not data:
+        return None
+    done = [0]
+
+    def update(nbytes):
+        done[0] += nbytes
+        progress(min(done[0] / len(data), 1.0))
+    return update
 
 
 def _is_otlp(head):
@@ -151,9 +167,13 @@ def _advance(bar, n):
         bar.update(n)
 
 
+def _to(bar, value):
+    bar.update(max(0, int(value) - bar.n))
+
+
 def _close(bar, n):
     if bar is not None:
-        bar.update(n)
+        bar.update(max(n, bar.total - bar.n) if n == 0 else n)
         bar.close()
 
 

@@ -48,7 +48,7 @@ ASYNC = (4, 5, 6, 7, 8, 9, 10)
 FLOW = (11, 12, 13)
 
 
-def read_chrome(path, *, strict=False, partition=0, data=None):
+def read_chrome(path, *, strict=False, partition=0, data=None, progress=None):
     """Read one Chrome Trace Event JSON file (``.json`` or ``.json.gz``).
 
     Parameters
@@ -62,6 +62,8 @@ def read_chrome(path, *, strict=False, partition=0, data=None):
         Partition (rank / source file) of everything read.
     data : bytes, optional
         The file's (uncompressed) bytes when already read.
+    progress : callable, optional
+        ``progress(nbytes)`` as blocks of events are decoded.
 
     Non-trace, empty and garbage files raise in both modes. It does not read
     ``samples``/``stackFrames`` (sampling profiles) and never drops a span.
@@ -69,7 +71,7 @@ def read_chrome(path, *, strict=False, partition=0, data=None):
     reporter = Reporter(str(path), strict)
     if data is None:
         data = read_bytes(path)
-    cols = decode_events(data, str(path), reporter)
+    cols = decode_events(data, str(path), reporter, progress=progress)
     return build_trace(cols, reporter, partition=partition, source=str(path))
 
 

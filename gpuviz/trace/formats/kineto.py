@@ -66,13 +66,13 @@ def looks_like_kineto(cols):
     return bool(pc.any(found).as_py())
 
 
-def read_json_trace(path, *, strict=False, partition=None, data=None, kineto=None):
+def read_json_trace(path, *, strict=False, partition=None, data=None, kineto=None, progress=None):
     """Chrome or Kineto, decided once the events are decoded (``kineto=None``
     detects, True/False forces). Does not read OTLP."""
     reporter = Reporter(str(path), strict)
     if data is None:
         data = read_bytes(path)
-    cols = decode_events(data, str(path), reporter)
+    cols = decode_events(data, str(path), reporter, progress=progress)
     if kineto is None:
         kineto = looks_like_kineto(cols)
     if not kineto:
