@@ -100,8 +100,7 @@ class PlotOverlay:
 
     def colour_bar(self, layout, *, color=LINE_COLOR, text_color=MUTED_COLOR) -> None:
         """Queue a :class:`~gpuviz.render.colour_bar.ColourBarLayout`."""
-        for x0, y0, x1, y1, rgb in layout.slices:
-            self.rects.add(x0, y0, x1, y1, color=rgb)
+        self.rects.add_many([part[:4] for part in layout.slices], colors=[part[4] for part in layout.slices])
         for x0, y0, x1, y1 in layout.segments:
             self.rects.add(x0, y0, x1, y1, color=color)
         for text, x, y, anchor, max_width in layout.labels:
@@ -118,9 +117,11 @@ class PlotOverlay:
         fit, the last entry is ``+N more``. Returns the height used."""
         lh, gap = self.line_height, 10.0
         items = list(items)
-        widths = [swatch + 4.0 + min(self.measure(text), label_width) for text, _rgb in items]
+        widths = []
         placed, row, cx = [], 0, x
-        for k, width in enumerate(widths):
+        for k, (text, _rgb) in enumerate(items):
+            width = swatch + 4.0 + min(self.measure(text), label_width)
+            widths.append(width)
             if cx > x and cx + width > x + max_width:
                 row, cx = row + 1, x
             if row >= max_rows:

@@ -142,6 +142,29 @@ class RectLayer:
         self._colors.append(tuple(round(c * 255) for c in rgba(owner, color)))
         self._dirty = True
 
+    def add_many(self, rects, *, colors) -> None:
+        """Queue ``n`` rectangles at once: ``rects`` ``(n, 4)`` corners
+        ``x0, y0, x1, y1`` (logical pixels) and ``colors`` ``(n, 3 or 4)`` in
+        0..1, snapped as :meth:`add` snaps them (vectorised: a colour ramp
+        of many slices costs one call)."""
+        owner = f'RectLayer "{self.label}"'
+        r = np.asarray(rects, np.float64).reshape(-1, 4) * self.pixel_ratio
+        c = np.asarray(colors, np.float64)
+        if c.ndim != 2 or c.shape[0] != len(r) or c.shape[1] not in (3, 4):
+            raise GraphValidationError(f"{owner} add_many needs one 3- or 4-component colour per rectangle "
+                                       f"(got {c.shape} for {len(r)})")
+        if c.shape[1] == 3:
+            c = np.concatenate([c, np.ones((len(c), 1))], axis=1)
+        if not np.all(np.isfinite(r)) or not np.all((c >= 0) & (c <= 1)):
+            raise GraphValidationError(f"{owner} add_many needs finite rectangles and colours in 0..1")
+        a0, a1 = np.minimum(r[:, 0], r[:, 2]), np.maximum(r[:, 0], r[:, 2])
+        b0, b1 = np.minimum(r[:, 1], r[:, 3]), np.maximum(r[:, 1], r[:, 3])
+        a0, b0 = np.floor(a0 + 1e-6), np.floor(b0 + 1e-6)
+        a1, b1 = np.maximum(a0 + 1, np.round(a1)), np.maximum(b0 + 1, np.round(b1))
+        self._rects.extend(map(tuple, np.stack([a0, b0, a1, b1], axis=1).astype(np.int64).tolist()))
+        self._colors.extend(map(tuple, np.round(c * 255).astype(np.int64).tolist()))
+        self._dirty = True
+
     def instances(self) -> np.ndarray:
         """The queued rectangles as a :data:`RECT_INSTANCE_DTYPE` array (what :meth:`upload` writes)."""
         out = np.empty(len(self._rects), RECT_INSTANCE_DTYPE)

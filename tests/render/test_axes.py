@@ -177,3 +177,19 @@ def test_tooltip_box_stays_inside_the_frame(device):
     assert (inner.max(axis=2) < 40).mean() > 0.6  # the dark box
     assert (inner.min(axis=2) > 150).any()  # light text on it
     overlay.destroy()
+
+
+def test_rect_layer_add_many_snaps_exactly_like_add(device):
+    rng = np.random.default_rng(3)
+    rects = rng.uniform(-5, 300, (200, 4))
+    rects[::7, 2] = rects[::7, 0]  # hairlines
+    colors = rng.uniform(0, 1, (200, 4))
+    one, many = RectLayer(device, pixel_ratio=1.5), RectLayer(device, pixel_ratio=1.5)
+    for r, c in zip(rects, colors):
+        one.add(*r, color=c)
+    many.add_many(rects, colors=colors)
+    np.testing.assert_array_equal(one.instances(), many.instances())
+    with pytest.raises(GraphValidationError, match="colour"):
+        many.add_many(rects, colors=colors[:3])
+    one.destroy()
+    many.destroy()
