@@ -70,14 +70,17 @@ class PlotOverlay:
         return self.labels.measure(text)[0]
 
     def measure_title(self, text: str) -> float:
+        """Logical width of a title."""
         return self.titles.measure(text)[0]
 
     def clear(self) -> None:
+        """Forget everything queued (the next :meth:`upload` writes nothing)."""
         for layer in self._layers:
             layer.clear()
 
     # --------------------------------------------------------------- queueing
     def rect(self, x0, y0, x1, y1, *, color) -> None:
+        """Queue a filled rectangle under the labels (see :meth:`RectLayer.add`)."""
         self.rects.add(x0, y0, x1, y1, color=color)
 
     def text(self, text, *, x, y, anchor=("left", "top"), color=TEXT_COLOR, max_width=None, clip=None,
@@ -180,5 +183,6 @@ class PlotOverlay:
             layer.draw(render_pass)
 
     def destroy(self) -> None:
+        """Free the rectangle layers' buffers (the glyph atlases are shared and cached per device)."""
         self.rects.destroy()
         self.top_rects.destroy()

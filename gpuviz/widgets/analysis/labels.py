@@ -256,6 +256,7 @@ class AnalysisOverlay:
         self._key = None
 
     def draw(self, render_pass) -> None:
+        """Record the prepared labels into ``render_pass`` (the presentation pass)."""
         if self._plot is not None:
             self._plot.draw(render_pass)
 
