@@ -125,6 +125,7 @@ def pack_lanes(*, start, duration, thread):
         return np.zeros(0, np.uint32), np.zeros(0, np.uint32), np.zeros(0, np.int64), 0
     order = _visit_order(start, duration, thread)
     s, d, th = start[order], duration[order], thread[order]
+    del start, duration, thread
     e = s + d
     positions = np.arange(n, dtype=np.int64)
     new_thread = np.empty(n, bool)
