@@ -1,0 +1,216 @@
+"""``python -m gpuviz.bench culling``: the frustum-culling consumer on the GPU.
+
+Two tables, every timed result checked once against numpy first:
+
+* cull + compact: GPUVisibilityWorkflow over the spheres of the generated
+  city (:func:`~gpuviz.widgets.culling.scene.city_spheres`, default 10M)
+  seen by the widget's default camera, against the harness's WGSL vec4
+  copy kernel over the bytes the cull must move (spheres read + visible IDs
+  and the count written; target ≤ 1.3×), numpy (the oracle, timed once) and
+  torch on CUDA where importable (boolean masking of the six plane tests,
+  then ``nonzero``);
+* the whole frame (default 1M instances, 1920 x 1080): the widget's
+  compiled graph (cull, compact, both views' bundles, the hover pick) plus
+  the presentation pass, as :class:`~gpuviz.widgets.culling.frame.CullingFrame`
+  records it for the canvas, with GPU time (timestamps around whole frames;
+  target ≤ 2 ms) and CPU encode time (host seconds to record one frame;
+  target ≤ 0.5 ms), the camera turning between frames.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import numpy as np
+
+from .tables import Column, Report
+
+__all__ = ["bench_culling", "culling_oracle", "CULL_TARGET", "FRAME_GPU_TARGET", "FRAME_CPU_TARGET"]
+
+#: cull + compact time over the copy kernel of its bytes.
+CULL_TARGET = 1.3
+#: a whole 1M-instance frame: GPU seconds and CPU encode seconds.
+FRAME_GPU_TARGET = 2e-3
+FRAME_CPU_TARGET = 0.5e-3
+CULL_SIZE = 10_000_000
+FRAME_SIZE = 1_000_000
+FRAME_PIXELS = (1920, 1080)
+
+CULL_COLUMNS = (Column("size", "size", 6, "size"), Column("kept", "kept", 9), Column("gpu_s", "gpuviz µs", 10, "us"),
+                Column("ref_s", "copy µs", 9, "us"), Column("ratio", "÷copy", 6, "ratio"),
+                Column("target", "target", 10, "target", of="ratio"),
+                Column("numpy_s", "numpy µs (×gpuviz)", 20, "us_ratio", of="gpu_s"),
+                Column("torch_s", "torch µs (×gpuviz)", 18, "us_ratio", of="gpu_s"))
+FRAME_COLUMNS = (Column("size", "instances", 9, "size"), Column("kept", "drawn", 9),
+                 Column("gpu_s", "frame GPU µs", 12, "us"), Column("gpu_verdict", "≤2 ms", 8),
+                 Column("cpu_s", "CPU encode µs", 13, "us"), Column("cpu_verdict", "≤0.5 ms", 8),
+                 Column("cull_s", "cull nodes µs", 13, "us"), Column("views_s", "views µs", 9, "us"))
+
+
+def culling_oracle(spheres: np.ndarray, planes: np.ndarray) -> np.ndarray:
+    """Kept rows (uint32, ascending) of the workflow's sphere contract:
+    finite rows with r >= 0 and ``dot(n, c) + d >= -r`` for all six planes."""
+    s = spheres.astype(np.float64)
+    p = planes.reshape(6, 4).astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        ok = np.isfinite(s).all(1) & (s[:, 3] >= 0)
+        keep = ok & ((s[:, :3] @ p[:, :3].T + p[:, 3]) >= -s[:, 3:4]).all(1)
+    return np.flatnonzero(keep).astype(np.uint32)
+
+
+def _scene(n):
+    from ..widgets.culling.frame import default_camera
+    from ..widgets.culling.scene import city_spheres, scene_extent
+
+    spheres = city_spheres(n, seed=0)
+    extent = scene_extent(spheres)
+    return spheres, extent, default_camera(extent)
+
+
+def _check(label, got, expected):
+    from .harness import Mismatch
+
+    if got.shape != expected.shape or not np.array_equal(got, expected):
+        # float32 plane tests may round differently from float64 for a sphere touching a plane
+        differ = np.setxor1d(got, expected)
+        if differ.size > max(4, expected.size // 100000):
+            raise Mismatch(f"{label}: {differ.size} IDs differ from numpy (first {differ[:5].tolist()}; "
+                           f"{got.size} kept, expected {expected.size})")
+        return differ.size
+    return 0
+
+
+def _torch_peer(peers, spheres, planes, expected, runs):
+    """torch: six plane tests as boolean tensors, then nonzero (checked, then timed)."""
+    if peers is None or peers.torch is None:
+        return None
+    torch = peers.torch
+    s = torch.from_numpy(spheres).cuda()
+    p = torch.from_numpy(np.ascontiguousarray(planes, np.float32)).cuda()
+
+    def run():
+        dist = s[:, :3] @ p[:, :3].T + p[:, 3]
+        keep = torch.isfinite(s).all(1) & (s[:, 3] >= 0) & (dist >= -s[:, 3:4]).all(1)
+        return torch.nonzero(keep).squeeze(1)
+
+    _check("culling torch peer", run().cpu().numpy().astype(np.uint32), expected)
+    return peers.time_torch(run, runs)
+
+
+def _bench_cull(device, table, n, runs, peers):
+    from ..workflows.visibility import GPUVisibilityWorkflow
+    from .harness import BU, GPUTimer, ReferenceKernel, cpu_median, import_graph, read, rewarm, upload
+
+    spheres, extent, camera = _scene(n)
+    from ..widgets.culling.camera import planes_of
+
+    planes = planes_of(camera, 1.0, camera.resolved_far(extent.center, extent.radius))
+    expected = culling_oracle(spheres, planes)
+    numpy_s = cpu_median(lambda: culling_oracle(spheres, planes), runs=1)
+    bufs = {"spheres": upload(device, spheres), "planes": upload(device, planes),
+            "ids": device.create_buffer(size=max(16, 4 * n), usage=BU.STORAGE | BU.COPY_SRC),
+            "count": device.create_buffer(size=16, usage=BU.STORAGE | BU.COPY_SRC | BU.COPY_DST)}
+    graph, v = import_graph(device, {"spheres": (bufs["spheres"], "float32x4", n),
+                                     "planes": (bufs["planes"], "float32x4", 6),
+                                     "ids": (bufs["ids"], "uint32", n), "count": (bufs["count"], "uint32", 1)})
+    GPUVisibilityWorkflow(id="cull", spheres=v["spheres"], planes=v["planes"], output=v["ids"],
+                          count=v["count"]).add_to_graph(graph)
+    compiled = graph.compile()
+    moved = spheres.nbytes + 4 * expected.size + 4
+    rewarm(device, n)
+    timer = GPUTimer(device, runs)
+    words = max(4, -(-moved // 32) * 4)  # the copy kernel reads half and writes half of ``moved``
+    src = device.create_buffer(size=4 * words, usage=BU.STORAGE)
+    dst = device.create_buffer(size=4 * words, usage=BU.STORAGE)
+    ref = timer.median(ReferenceKernel(device, "copy", words, src, dst).record)
+    src.destroy()
+    dst.destroy()
+    ours = timer.median(lambda encoder: compiled.encode(encoder))
+    count = int(read(device, bufs["count"], np.uint32, 1)[0])
+    differ = _check(f"culling {n} rows", read(device, bufs["ids"], np.uint32, count), expected)
+    compiled.destroy()
+    torch_s = _torch_peer(peers, spheres, planes, expected, runs)
+    table.add(size=n, kept=f"{expected.size:,}", gpu_s=ours, ref_s=ref, ratio=ours / ref, target=CULL_TARGET,
+              numpy_s=numpy_s, torch_s=torch_s, bytes=moved, boundary_differences=differ)
+    for b in bufs.values():
+        b.destroy()
+
+
+def _bench_frame(device, table, n, runs):
+    import wgpu
+
+    from ..tables import GPUData
+    from ..widgets.culling.camera import OrbitControl, planes_of
+    from ..widgets.culling.frame import CullingFrame
+    from .harness import GPUTimer, rewarm
+
+    spheres, extent, camera = _scene(n)
+    frame = CullingFrame(device, GPUData.from_numpy(device, spheres), extent=extent, own_spheres=True)
+    width, height = FRAME_PIXELS
+    frame.set_render_size((min(width, frame.graph.frame_size[0]), min(height, frame.graph.frame_size[1])))
+    frame.set_camera(camera)
+    target = device.create_texture(size=(width, height, 1), format="rgba8unorm",
+                                   usage=wgpu.TextureUsage.RENDER_ATTACHMENT)
+    view = target.create_view()
+    count, ids = frame.read_visible()
+    expected = culling_oracle(spheres, planes_of(camera, frame.aspect, frame.far))
+    differ = _check(f"frame {n} instances", ids, expected)
+
+    def record(encoder):
+        frame.encode(encoder)
+        frame.present(encoder, view, (width, height), extra=("benchmark frame",))
+
+    rewarm(device, n)
+    gpu = GPUTimer(device, runs).median(record)  # same camera every frame: the same work each time
+    frame.poll()
+    # CPU: host seconds to record one frame (camera turning: a buffer write per frame), one submit each
+    orbit, cpu = OrbitControl(), []
+    for _ in range(max(runs, 10)):
+        frame.set_camera(orbit.advance(frame.camera, 1 / 60))
+        encoder = device.create_command_encoder()
+        started = time.perf_counter()
+        record(encoder)
+        cpu.append(time.perf_counter() - started)
+        device.queue.submit([encoder.finish()])
+        frame.poll()
+    device.queue.read_buffer(frame.graph.hover, 0, 4)  # wait for the frames before timing nodes
+    nodes = {}
+    for _ in range(min(runs, 10)):
+        encoder = device.create_command_encoder()
+        frame.graph.encode(encoder, timestamps=True)
+        device.queue.submit([encoder.finish()])
+        for node, t in (frame.graph.compiled.read_timings() or {}).items():
+            nodes.setdefault(node, []).append(t)
+    nodes = {k: statistics.median(v) for k, v in nodes.items()}
+    cpu_s = statistics.median(cpu)
+    table.add(size=n, kept=f"{count:,}", gpu_s=gpu, gpu_verdict="ok" if gpu <= FRAME_GPU_TARGET else "MISS",
+              cpu_s=cpu_s, cpu_verdict="ok" if cpu_s <= FRAME_CPU_TARGET else "MISS",
+              cull_s=sum(t for k, t in nodes.items() if k.startswith("cull-")), views_s=nodes.get("views"),
+              pixels=f"{width}x{height}", nodes_s=nodes, boundary_differences=differ)
+    table.note(f"  {n:,} instances at {width}x{height}: " + ", ".join(f"{k} {t * 1e6:.1f} µs" for k, t in
+                                                                     nodes.items()) + " (each node in its own pass)",
+               nodes_s=nodes)
+    frame.destroy()
+    target.destroy()
+
+
+def bench_culling(device, sizes, runs, *, variants=False, peers=None, report=None):
+    """Cull + compact at ``sizes`` (default 10M) and the whole frame at
+    ``sizes`` (default 1M). ``variants`` adds the frame at every cull size."""
+    report = report or Report()
+    cull = report.table("culling", "FrustumCulling: cull + compact (GPUVisibilityWorkflow, spheres vs 6 planes)",
+                        CULL_COLUMNS, reference="vec4 copy kernel of spheres read + IDs written")
+    limit = min(int(device.limits["max-storage-buffer-binding-size"]), int(device.limits["max-buffer-size"]))
+    for n in sizes or [CULL_SIZE]:
+        if 16 * n > limit:
+            cull.note(f"  {n:,} spheres: skipped ({16 * n} bytes exceed the device's storage binding size {limit})")
+            continue
+        _bench_cull(device, cull, n, runs, peers)
+    frame = report.table("culling-frame", f"FrustumCulling: whole frame (cull, compact, both views, hover pick, "
+                         f"presentation) at {FRAME_PIXELS[0]}x{FRAME_PIXELS[1]}", FRAME_COLUMNS)
+    for n in (sizes if sizes and not variants else None) or ([FRAME_SIZE] + (list(sizes or [CULL_SIZE])
+                                                                            if variants else [])):
+        if 16 * n <= limit:
+            _bench_frame(device, frame, n, runs)
+    return cull, frame
