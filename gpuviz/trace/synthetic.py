@@ -386,9 +386,10 @@ def synthetic(*, spans, processes=8, threads_per_process=8, links=None, seed=0):
     processes : int
         Processes (ranks); process ``i`` is partition ``i``.
     threads_per_process : int
-        Threads per process; a quarter of them (rounded down, none when 1)
-        are ``gpu-stream`` threads, the rest CPU threads. A quarter of the
-        spans run on GPU streams when there are any.
+        Threads per process; the last ``max(1, threads_per_process // 4)``
+        of them (none when there is only one) are ``gpu-stream`` threads,
+        the rest CPU threads. A quarter of the spans run on GPU streams when
+        there are any.
     links : int, optional
         Number of CPU -> GPU ``flow`` links wanted (launch -> kernel); at
         most one per kernel whose launch could be placed, so fewer when the
