@@ -1,22 +1,29 @@
 """GraphInspector: a live notebook panel over a compiled command graph.
 
-Shows the nodes in encoding order grouped into passes, each node's declared
-uses, the transient memory plan, compile count and time, per-node CPU encode
-time, per-node GPU time (when the device has timestamps) and GPU-resident
-counts sampled through a readback ring at low frequency.
+An anywidget (front end: ``inspector.js`` and ``inspector.css`` beside this
+module) laid out for a side panel of 360 px: a per-frame timeline bar of GPU
+time per node (CPU encode time when the device has no timestamps), grouped
+by pass and coloured by kind; a sortable node table (CPU µs, GPU µs, share
+of the frame) whose declared uses are one line per node, expanded on click;
+the transient memory plan as a bar (logical vs physical, reuse); compile
+count and time; GPU-resident counts sampled through a readback ring.
 
 The panel never gates a frame: the owner reports what it measured, count
-samples are read only when their slot is already mapped, and the HTML is
-re-rendered at most every ``refresh_interval`` seconds.
+samples are read only when their slot is already mapped, and the model state
+(``snapshot``, a plain dict the browser renders) is rebuilt and sent at most
+every ``refresh_interval`` seconds.
 """
 
 from __future__ import annotations
 
-import html
+import asyncio
 import time
+import types
 from collections.abc import Mapping
+from pathlib import Path
 
-import ipywidgets as widgets
+import anywidget
+import traitlets
 import wgpu
 
 from ..errors import DeviceMismatchError, GraphStateError, GraphTypeError, GraphValidationError, UsageError
@@ -25,13 +32,15 @@ from ..graph.compiled import CompiledGPUCommandGraph
 from ..graph.readback_ring import GPUReadbackRing
 from ..tables import GPUData
 from .device_loss import device_lost_message
+from .inspector_state import panel_state, render_html, summarize_uses
 
-__all__ = ["GraphInspector"]
+__all__ = ["GraphInspector", "summarize_uses"]
 
 _COUNT_SLOTS = 3
+_HERE = Path(__file__).parent
 
 
-class GraphInspector(widgets.VBox):
+class GraphInspector(anywidget.AnyWidget):
     """A panel reporting what a :class:`CompiledGPUCommandGraph` does.
 
     Parameters
@@ -40,7 +49,8 @@ class GraphInspector(widgets.VBox):
         The graph to show; :meth:`attach` replaces it (a structural rebuild,
         counted in ``compile_count``).
     refresh_interval : float
-        Minimum seconds between two re-renders of the panel.
+        Minimum seconds between two updates of the panel's model state
+        (0.5: at most 2 updates a second reach the browser).
     count_interval : float
         Minimum seconds between two count samples (see :meth:`watch_counts`).
 
@@ -56,13 +66,19 @@ class GraphInspector(widgets.VBox):
     after each encode, :meth:`sample_counts` with its encoder before
     submitting, and :meth:`poll` after submitting. A destroyed graph is
     shown as destroyed, without its plan. Once the device of the watched
-    counts is lost, sampling stops and the panel says so.
+    counts is lost, sampling stops and the panel says so. :meth:`to_html`
+    renders the same state as static HTML (hosts without widgets).
     """
 
+    _esm = _HERE / "inspector.js"
+    _css = _HERE / "inspector.css"
+    #: What the browser shows: see :meth:`state`.
+    snapshot = traitlets.Dict().tag(sync=True)
+
     def __init__(self, compiled=None, *, refresh_interval: float = 0.5, count_interval: float = 1.0):
-        self._html = widgets.HTML()
-        super().__init__([self._html], layout=widgets.Layout(min_width="320px", max_width="560px",
-                                                             max_height="640px", overflow="auto"))
+        super().__init__()
+        self.layout.min_width = "0"
+        self.layout.max_width = "560px"
         self.refresh_interval = refresh_interval
         self.count_interval = count_interval
         self.compiled = None
@@ -72,6 +88,7 @@ class GraphInspector(widgets.VBox):
         self.gpu_times: dict = {}
         self.counts: dict = {}
         self.frames = 0
+        self._plan = []  # describe() of the attached graph, taken once (the plan does not change)
         self._count_views: dict = {}
         self._count_ring = None
         self._count_device = None
@@ -79,8 +96,11 @@ class GraphInspector(widgets.VBox):
         self._pending_counts = []
         self._last_count_sample = float("-inf")
         self._last_render = float("-inf")
+        self._trailing = None  # call_later handle of a throttled refresh
         if compiled is not None:
             self.attach(compiled)
+        else:
+            self.refresh(force=True)
 
     # ------------------------------------------------------------ reporting
     def attach(self, compiled) -> None:
@@ -91,6 +111,7 @@ class GraphInspector(widgets.VBox):
             raise GraphTypeError(f"GraphInspector shows a CompiledGPUCommandGraph (GPUCommandGraph.compile()), "
                                  f"got {type(compiled).__name__}")
         self.compiled = compiled
+        self._plan = [] if compiled.destroyed else compiled.describe()
         self.compile_count += 1
         self.compile_seconds_total += compiled.stats.compile_seconds
         self.cpu_times, self.gpu_times = {}, {}
@@ -203,54 +224,53 @@ class GraphInspector(widgets.VBox):
 
     # ------------------------------------------------------------ rendering
     def refresh(self, *, force: bool = False) -> None:
-        """Re-render the panel if ``refresh_interval`` elapsed (or ``force``)."""
+        """Send the current state to the browser if ``refresh_interval``
+        elapsed since the last update (or ``force``)."""
         now = time.perf_counter()
-        if not force and now - self._last_render < self.refresh_interval:
+        wait = self._last_render + self.refresh_interval - now
+        if not force and wait > 0:
+            self._refresh_later(wait)  # the last report of a burst still reaches the browser
             return
         self._last_render = now
-        self._html.value = self.to_html()
+        self.snapshot = self.state()
+
+    def _refresh_later(self, delay: float) -> None:
+        if self._trailing is not None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no event loop (scripts, tests): the next report refreshes
+        self._trailing = loop.call_later(delay, self._trailing_refresh)
+
+    def _trailing_refresh(self) -> None:
+        self._trailing = None
+        if self.comm is not None:  # still open
+            self.refresh()
+
+    def state(self) -> dict:
+        """The panel's current state as plain JSON-able data (what
+        ``snapshot`` holds after a refresh); times in µs, sizes in bytes."""
+        return panel_state(compiled=self.compiled, plan=self._plan, cpu_times=self.cpu_times,
+                           gpu_times=self.gpu_times, counts=self.counts, frames=self.frames,
+                           compile_count=self.compile_count, compile_seconds_total=self.compile_seconds_total,
+                           device_lost=self.device_lost)
 
     def to_html(self) -> str:
-        """The panel's current HTML (also what tests inspect)."""
-        if self.compiled is None:
-            return "<i>No graph attached.</i>"
-        esc = html.escape
-        if self.compiled.destroyed:
-            return (f'<div style="font: 12px monospace"><b>CompiledGPUCommandGraph "{esc(self.compiled.id)}" was '
-                    f"destroyed</b>: its plan and resources are gone; attach() a compiled graph to inspect it.</div>")
-        stats = self.compiled.stats
-        rows = []
-        for index, gpu_pass in enumerate(self.compiled.describe()):
-            for position, node in enumerate(gpu_pass["nodes"]):
-                uses = "<br>".join(esc(line) for line in summarize_uses(node["uses"])) or "—"
-                cpu = self.cpu_times.get(node["id"])
-                gpu = self.gpu_times.get(node["id"])
-                pass_cell = (f'<td rowspan="{len(gpu_pass["nodes"])}">{index} · {esc(gpu_pass["kind"])}</td>'
-                             if position == 0 else "")
-                rows.append(f"<tr>{pass_cell}<td><b>{esc(node['id'])}</b></td><td>{uses}</td>"
-                            f"<td>{_us(cpu)}</td><td>{_us(gpu)}</td></tr>")
-        counts = "".join(f"<li>{esc(label)}: <b>{value:,}</b></li>" for label, value in self.counts.items())
-        summary = (
-            f"<b>{esc(self.compiled.id)}</b> · {len(stats.node_order)} nodes in {stats.pass_count} passes · "
-            f"compiled {self.compile_count}× ({stats.compile_seconds * 1e3:.1f} ms last) · {self.frames} frames<br>"
-            f"transients: {_bytes(stats.logical_transient_bytes)} logical → "
-            f"{_bytes(stats.physical_transient_bytes)} physical "
-            f"({_bytes(stats.reused_bytes)} reused, {stats.reuse_percent:.0f}%) · "
-            f"imports {_bytes(stats.imported_bytes)}"
-        )
-        gpu_note = "" if stats.capabilities.get("timestamps") else " (no timestamp-query on this device)"
-        return (
-            f'<div style="font: 12px monospace">{summary}'
-            f'<table style="border-collapse: collapse"><thead><tr><th>pass</th><th>node</th><th>declared uses</th>'
-            f"<th>CPU µs</th><th>GPU µs{gpu_note}</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
-            + (f"<div>GPU counts (sampled):<ul>{counts}</ul></div>" if counts else "")
-            + (f'<div style="color: #c33">{esc(self.device_lost)}: counts are no longer sampled</div>'
-               if self.device_lost else "")
-            + "</div>"
-        )
+        """The current state as static HTML (hosts without widgets; tests)."""
+        return render_html(self.state())
+
+    @property
+    def _html(self):
+        """What was last sent, as static HTML (``.value``): kept for callers
+        of the former ipywidgets.HTML panel."""
+        return types.SimpleNamespace(value=render_html(self.snapshot))
 
     def close(self) -> None:
         """Free the count ring and close the panel; never waits for pending samples."""
+        if self._trailing is not None:
+            self._trailing.cancel()
+            self._trailing = None
         if self._count_ring is not None:
             self._count_ring.destroy()
             self._count_ring = None
@@ -271,40 +291,3 @@ def _check_count(label, data):
         raise UsageError(f'GraphInspector count "{label}" (GPUData "{data.label}") needs a COPY_SRC buffer '
                          f"(usage {int(data.buffer.usage)})")
     return compat.owning_device(data.buffer, None)
-
-
-def summarize_uses(uses) -> list:
-    """One line per (use, resource family): chunk resources that differ only in
-    a trailing number collapse to ``x-buffer-{0..7}``; repeats show ``×N``."""
-    families = {}
-    for resource_id, use in uses:
-        stem, _, number = resource_id.rpartition("-")
-        key = (use, stem) if number.isdigit() and stem else (use, resource_id)
-        entry = families.setdefault(key, {"numbers": [], "count": 0, "plain": not (number.isdigit() and stem)})
-        entry["count"] += 1
-        if not entry["plain"]:
-            entry["numbers"].append(int(number))
-    lines = []
-    for (use, name), entry in families.items():
-        numbers = sorted(set(entry["numbers"]))
-        if entry["plain"]:
-            label = name
-        elif len(numbers) == 1:
-            label = f"{name}-{numbers[0]}"
-        else:
-            label = f"{name}-{{{numbers[0]}..{numbers[-1]}}}"
-        repeats = entry["count"] if entry["plain"] else entry["count"] // max(1, len(numbers))
-        lines.append(f"{use} {label}" + (f" ×{repeats}" if repeats > 1 else ""))
-    return lines
-
-
-def _us(seconds) -> str:
-    return "—" if seconds is None else f"{seconds * 1e6:,.1f}"
-
-
-def _bytes(count: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if count < 1024 or unit == "GiB":
-            return f"{count:,.0f} {unit}" if unit == "B" else f"{count:,.1f} {unit}"
-        count /= 1024
-    return ""

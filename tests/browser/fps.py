@@ -1,9 +1,16 @@
 """Frames per second delivered to JupyterLab in headless Chromium while the
 mouse drags over a canvas: GPUCanvas against a plain rendercanvas Jupyter
 canvas drawing the same content, measured in the same harness (jupyter_rfb's
-own stats: confirmed frames over time).
+own stats: confirmed frames over time), and the input-to-frame latency:
+for each frame the browser confirms, its display time minus the browser
+time of the newest pointer event the frame reflects (both on the page's
+clock).
 
     python -m tests.browser.fps [--seconds 8] [--sizes 640x400,1280x720]
+
+GPUCanvas renders reduced frames while the pointer is down (see
+gpuviz.widgets.frame_rate); FPS_CANVAS_KWARGS (e.g. "{'interaction_scale': 1.0}")
+passes constructor arguments to it.
 """
 
 from __future__ import annotations
@@ -62,6 +69,7 @@ class Rings:
         if event["event_type"] == "pointer_move" and event.get("buttons"):
             w, h = self.size_hint
             self.center = [event["x"] / w, event["y"] / h]
+            self.event_time = event.get("time_stamp")  # the browser's performance.now() / 1000
             return True
         return False
 
@@ -78,6 +86,19 @@ else:
         device.queue.submit([encoder.finish()])
     canvas.request_draw(frame)
     canvas.add_event_handler(lambda e: scene.handle_event(e) and canvas.request_draw(), "*")
+
+# Latency probe: which event each sent frame reflects, and when the browser showed it.
+scene.event_time, reflected, latencies = None, {}, []
+_send = canvas.send_frame
+def send_frame(array):
+    _send(array)
+    reflected[canvas._rfb_frame_index] = scene.event_time
+canvas.send_frame = send_frame
+def on_feedback(change):
+    event_time = reflected.pop(change["new"].get("index"), None)
+    if event_time is not None:
+        latencies.append((change["new"]["localtime"], event_time))
+canvas.observe(on_feedback, names="_frame_feedback")
 canvas
 '''
 
@@ -97,10 +118,16 @@ def measure(kind: str, width: int, height: int, seconds: float, workdir: Path, c
                 page.screenshot(path=str(workdir / "failed.png"))
                 raise
             page.wait_for_timeout(2000)
-            lab.run_code(page, "canvas.reset_stats(); print('RESET')", "RESET")
+            lab.run_code(page, "canvas.reset_stats(); latencies.clear(); print('RESET')", "RESET")
+            origin = page.evaluate("performance.timeOrigin") / 1000
             moves = lab.drag_in_page(page, image, seconds)
             page.wait_for_timeout(1000)
-            text = lab.run_code(page, "print('STATS', canvas.get_stats())", "STATS {")
+            text = lab.run_code(
+                page, "import numpy as np; s = canvas.get_stats(); "
+                f"lat = [shown - ({origin!r} + t) for shown, t in latencies]; "
+                "s['latency_p50'] = float(np.median(lat)) if lat else float('nan'); "
+                "s['latency_p90'] = float(np.percentile(lat, 90)) if lat else float('nan'); "
+                "s['reduced'] = getattr(canvas, 'reduced_frames', 0); print('STATS', s)", "STATS {")
             page.screenshot(path=str(workdir / f"fps-{kind}-{width}x{height}.png"))
     stats = ast.literal_eval(text.split("STATS", 1)[1].strip())
     stats["moves"] = moves
@@ -112,7 +139,9 @@ def main(argv=None) -> None:
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--sizes", default="640x400,1280x720")
     args = parser.parse_args(argv)
-    print(f"{'size':>10} {'plain fps':>10} {'gpuviz fps':>11} {'ratio':>6} {'plain rt ms':>12} {'gpuviz rt ms':>13}")
+    print(f"{'size':>10} {'plain fps':>10} {'gpuviz fps':>11} {'ratio':>6} {'plain rt ms':>12} {'gpuviz rt ms':>13}"
+          f" {'plain in->frame p50 ms':>23} {'gpuviz in->frame p50 ms':>24} {'gpuviz p90 ms':>14}"
+          f" {'reduced':>8}")
     with tempfile.TemporaryDirectory() as tmp:
         tmp = os.environ.get("FPS_WORKDIR", tmp)
         for size in args.sizes.split(","):
@@ -120,7 +149,9 @@ def main(argv=None) -> None:
             plain = measure("plain", width, height, args.seconds, Path(tmp))
             ours = measure("gpuviz", width, height, args.seconds, Path(tmp))
             print(f"{size:>10} {plain['fps']:>10.1f} {ours['fps']:>11.1f} {ours['fps'] / plain['fps']:>6.2f} "
-                  f"{plain['roundtrip'] * 1e3:>12.0f} {ours['roundtrip'] * 1e3:>13.0f}", flush=True)
+                  f"{plain['roundtrip'] * 1e3:>12.0f} {ours['roundtrip'] * 1e3:>13.0f} "
+                  f"{plain['latency_p50'] * 1e3:>23.0f} {ours['latency_p50'] * 1e3:>24.0f} "
+                  f"{ours['latency_p90'] * 1e3:>14.0f} {ours['reduced']:>8}", flush=True)
 
 
 if __name__ == "__main__":
