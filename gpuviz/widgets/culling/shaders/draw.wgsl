@@ -99,9 +99,10 @@ fn vs_instance(@location(0) corner: vec3<f32>, @location(1) normal: vec3<f32>,
     if (id == hover[0]) {
         base = HOVER;
     }
-    let lit = base * (0.42 + 0.58 * max(dot(normal, LIGHT), 0.0));
+    let to_eye = normalize(camera.eye.xyz - world);
+    let lit = base * (0.30 + 0.45 * max(dot(normal, LIGHT), 0.0) + 0.35 * max(dot(normal, to_eye), 0.0));
     let fog = clamp(distance(world, camera.eye.xyz) / max(camera.eye.w, 1e-6), 0.0, 1.0);
-    out.color = vec4<f32>(mix(lit, BACKGROUND, 0.75 * fog * fog), 1.0);
+    out.color = vec4<f32>(mix(lit, BACKGROUND, 0.6 * fog * fog * fog), 1.0);
     out.id = id;
     return out;
 }
