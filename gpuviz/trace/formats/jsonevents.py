@@ -28,7 +28,7 @@ from gpuviz.trace.errors import TraceFormatError
 
 __all__ = ["read_bytes", "decode_events", "EventColumns", "Reporter", "Event"]
 
-_BLOCK = 8 << 20
+_BLOCK = 2 << 20
 _BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 _ERROR_BYTE = re.compile(r"\(byte (\d+)\)")
 _EMPTY = msgspec.Raw(b"")
@@ -342,7 +342,7 @@ class _Resplit(Exception):
     pass
 
 
-_FLOW_V2 = (b'"flow_in"', b'"flow_out"', b'"bind_id"')
+_FLOW_V2 = (b'"flow_', b'"bind_id"')
 
 
 def _block_columns(events, first_index, block):
