@@ -9,10 +9,10 @@ BIN := $(VENV)/bin
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export XDG_RUNTIME_DIR ?= /tmp/gpuviz-runtime-$(shell id -u)
 
-.PHONY: demo test setup vulkan browser clean
+.PHONY: demo test setup vulkan browser clean labextension
 
 demo: setup
-	@echo "Starting JupyterLab on 127.0.0.1 (the URL with its token follows)"
+	@echo "Starting JupyterLab on 127.0.0.1 (the URL with its token follows; Notebook 7 is at /tree on the same server)"
 	$(BIN)/jupyter lab --no-browser --ip=127.0.0.1 --port=8888 \
 		--ServerApp.root_dir=notebooks $$( [ "$$(id -u)" = 0 ] && echo --ServerApp.allow_root=True )
 
@@ -47,7 +47,26 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[test,demo]'
+	$(LINK_LABEXTENSION)
 	touch $@
+
+# A wheel installs the extension as data files; an editable install skips them,
+# so the dev venv links the built folder where Jupyter looks for extensions.
+LINK_LABEXTENSION = rm -rf $(VENV)/share/jupyter/labextensions/gpuviz && mkdir -p $(VENV)/share/jupyter/labextensions \
+	&& ln -s $(CURDIR)/gpuviz/labextension $(VENV)/share/jupyter/labextensions/gpuviz
+
+# Rebuild the prebuilt JupyterLab / Notebook 7 extension shipped in the package
+# (gpuviz/labextension, installed as share/jupyter/labextensions/gpuviz) from its
+# sources in labextension/, record their hash (tests/test_labextension_build.py
+# checks it) and link it into the venv. Needs node and npm; users of the package never do.
+LAB_STAGING = $$($(CURDIR)/$(BIN)/python -c 'import jupyterlab, os; print(os.path.join(os.path.dirname(jupyterlab.__file__), "staging"))')
+labextension: $(VENV)/.installed
+	cd labextension && npm ci --no-audit --no-fund --loglevel=error && npx tsc
+	rm -rf gpuviz/labextension
+	cd labextension && node node_modules/@jupyterlab/builder/lib/build-labextension.js --core-path $(LAB_STAGING) .
+	$(BIN)/python labextension/source_hash.py --write
+	$(LINK_LABEXTENSION)
+	$(BIN)/jupyter labextension list 2>&1 | grep -F 'gpuviz v'
 
 clean:
 	rm -rf $(VENV)
