@@ -83,6 +83,9 @@ class Axis:
         end, starting at the label column.
     grid : bool
         Also return grid lines across the plot rectangle at the ticks.
+    integer : bool
+        The values are whole numbers (hours, counts): linear ticks step by
+        at least 1, so no ``2.5`` appears between categories of data.
     tick_length, pad : float
         Tick mark length and the gap between a tick and its label.
 
@@ -94,12 +97,14 @@ class Axis:
     """
 
     def __init__(self, *, side: str, domain=(0.0, 1.0), scale: str = "linear", categories=None, edges=None,
-                 title: str = "", grid: bool = False, tick_length: float = 4.0, pad: float = 2.0):
+                 title: str = "", grid: bool = False, tick_length: float = 4.0, pad: float = 2.0,
+                 integer: bool = False):
         if side not in AXIS_SIDES:
             raise GraphValidationError(f"Axis side {side!r} is not one of {AXIS_SIDES}")
         if scale not in AXIS_SCALES:
             raise GraphValidationError(f"Axis scale {scale!r} is not one of {AXIS_SCALES}")
         self.side, self.scale, self.title, self.grid = side, scale, str(title), bool(grid)
+        self.integer = bool(integer)
         self.tick_length, self.pad = float(tick_length), float(pad)
         self.categories = None if categories is None else [str(c) for c in categories]
         self.edges = None if edges is None else np.asarray(edges, np.float64)
@@ -178,7 +183,10 @@ class Axis:
             return log_ticks((lo, hi), target=target)
         if self.scale == "time":
             return time_ticks((lo, hi), target=target)
-        return nice_ticks((lo, hi), target=target)
+        ticks = nice_ticks((lo, hi), target=target)
+        if self.integer and 0 < ticks.step < 1:  # whole numbers only: the 1-step ticks (or the single value)
+            ticks = nice_ticks((lo, hi), target=max(1, min(1000, int(hi - lo) + 1)))
+        return ticks
 
     def _fits(self, ticks, length, measure) -> bool:
         if len(ticks) < 2:

@@ -193,3 +193,14 @@ def test_rect_layer_add_many_snaps_exactly_like_add(device):
         many.add_many(rects, colors=colors[:3])
     one.destroy()
     many.destroy()
+
+
+def test_integer_axes_never_tick_between_whole_numbers():
+    for lo, hi, length in ((-0.5, 23.5, 900.0), (-0.5, 3.5, 400.0), (4.5, 6.5, 300.0)):
+        plain = Axis(side="bottom", domain=(lo, hi)).layout((0, 0, length, 10), measure=char_measure,
+                                                              line_height=13.0)
+        whole = Axis(side="bottom", domain=(lo, hi), integer=True).layout((0, 0, length, 10), measure=char_measure,
+                                                                          line_height=13.0)
+        if hi - lo < 5:
+            assert np.any(plain.values % 1 != 0)  # what a linear axis writes on a short span
+        assert np.all(whole.values % 1 == 0) and len(whole.values) >= 2

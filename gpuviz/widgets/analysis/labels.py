@@ -241,7 +241,7 @@ class AnalysisOverlay:
         if self.enabled:
             layout = panel_layout(width, height, bool(self.group_count), pixel_ratio=ratio)
             panels = {name: {k: _logical(r, ratio) for k, r in rects.items()} for name, rects in layout.items()}
-            self._heatmap(plot, panels["heatmap"], params)
+            self._heatmap(plot, panels["heatmap"], params, data)
             self._histogram(plot, panels["histogram"], params, brush)
             if self.group_count:
                 self._groups(plot, panels["groups"], params, data)
@@ -264,15 +264,16 @@ class AnalysisOverlay:
         x, y, w, _h = rects["frame"]
         plot.text(text, x=x + 6, y=y + 3, title=True, color=TEXT_COLOR, max_width=max(w - 12, 8))
 
-    def _heatmap(self, plot, rects, params) -> None:
+    def _heatmap(self, plot, rects, params, data) -> None:
         c = params.columns
         op = params.operation
         what = "rows" if op == "count" else f"{op} of {c['value']}"
         self._title(plot, rects, f"{what} by {c['x']} \u00d7 {c['y']}")
         x0, y0, x1, y1 = params.bounds
         lh = plot.line_height
-        for axis in (Axis(side="bottom", domain=(x0, x1), title=c["x"]),
-                     Axis(side="left", domain=(y0, y1), title=c["y"])):
+        whole = {role: getattr(data.stats.get(c[role]), "integer", False) for role in ("x", "y")}
+        for axis in (Axis(side="bottom", domain=(x0, x1), title=c["x"], integer=whole["x"]),
+                     Axis(side="left", domain=(y0, y1), title=c["y"], integer=whole["y"])):
             plot.axis(axis.layout(rects["plot"], measure=plot.measure, line_height=lh))
         stats = self.stats
         if stats is None or not all(math.isfinite(v) for v in stats["colour_range"]):
