@@ -10,6 +10,7 @@ partition per file, parsed in worker processes, merged by
 
 import json
 import os
+import re
 from pathlib import Path
 
 from gpuviz.trace.errors import TraceFormatError
@@ -31,7 +32,8 @@ def load(path_or_paths, *, format="auto", strict=False, progress=None, workers=N
     path_or_paths : str, Path, or sequence of them
         One file (``.json``/``.json.gz``), a folder written by
         :meth:`Trace.to_parquet`, a folder of per-rank trace files, or a list
-        of files (one partition each, in the order given).
+        of files (one partition each, in the order given; a folder's files in
+        natural name order, so ``rank2`` comes before ``rank10``).
     format : {"auto", "chrome", "kineto", "otlp", "parquet"}
         ``"auto"`` looks at the content: OTLP's ``resourceSpans``, Kineto's
         top-level keys or GPU categories, else Chrome.
@@ -62,7 +64,8 @@ def load(path_or_paths, *, format="auto", strict=False, progress=None, workers=N
     if path.is_dir():
         if format in ("auto", "parquet") and ((path / "spans.parquet").exists() or format == "parquet"):
             return _read_parquet(path)
-        files = sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith(_TRACE_SUFFIXES))
+        files = sorted((p for p in path.iterdir() if p.is_file() and p.name.endswith(_TRACE_SUFFIXES)),
+                       key=_natural)
         if not files:
             raise TraceFormatError(path, "folder holds neither a Parquet trace nor trace files")
         return _load_many(files, format, strict, progress, workers)
@@ -76,6 +79,11 @@ def load(path_or_paths, *, format="auto", strict=False, progress=None, workers=N
     finally:
         _close(bar, 0)
     return trace
+
+
+def _natural(path):
+    """Sort key: rank2 before rank10."""
+    return [(0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", path.name)]
 
 
 def load_file(path, *, format="auto", strict=False, partition=None, progress=None):
