@@ -166,13 +166,25 @@ def _sorted_positions(keys, lo, hi):
     return (packed & np.uint64(0xFFFFFFFF)).astype(np.uint32) + np.uint32(lo)
 
 
-def _group(keys, count, bounds):
+def _within(keys, edges, bounds):
+    """Whether positions edges[p]..edges[p + 1] of ``keys`` hold only keys of partition p."""
+    starts = edges[:-1][np.diff(edges) > 0]
+    if len(starts) == 0:
+        return True
+    owner = np.searchsorted(edges[1:], starts, side="right")  # the partition of each non-empty slice
+    low, high = np.minimum.reduceat(keys, starts), np.maximum.reduceat(keys, starts)
+    return bool(np.all(low >= bounds[owner]) and np.all(high < bounds[owner + 1]))
+
+
+def _group(keys, count, bounds, edges=None):
     """Positions of ``keys`` (uint32 rows < count) ordered by key, stably, and
     CSR offsets over ``count`` keys.
 
-    Keys of one partition (row range in ``bounds``) sort in their own thread:
-    positions are first split by the key's partition (a radix sort of at most
-    16-bit partition numbers, linear), then each slice is sorted alone."""
+    Keys of one partition (row range in ``bounds``) sort in their own thread.
+    ``edges`` (optional, ``len(bounds)`` positions) guesses where each
+    partition's keys lie (children follow their parents' partition); when the
+    guess fails or is missing, positions are split by the key's partition
+    first (a linear radix sort of 16-bit partition numbers)."""
     keys = np.asarray(keys, np.uint32)
     n = len(keys)
     offsets = np.zeros(count + 1, np.int64)
@@ -182,12 +194,13 @@ def _group(keys, count, bounds):
     parts = len(bounds) - 1
     if parts == 1 or parts > 1 << 16:
         return _sorted_positions(keys, 0, n), offsets
-    part = np.searchsorted(bounds[1:], keys, side="right").astype(np.uint16)
     split = None
-    if not np.all(part[1:] >= part[:-1]):
-        split = np.argsort(part, kind="stable").astype(np.uint32)  # radix sort for 16-bit keys
-        keys, part = keys[split], part[split]
-    edges = np.searchsorted(part, np.arange(parts + 1), side="left")
+    if edges is None or not _within(keys, edges, bounds):
+        part = np.repeat(np.arange(parts, dtype=np.uint16), np.diff(bounds))[keys]
+        if not np.all(part[1:] >= part[:-1]):
+            split = np.argsort(part, kind="stable").astype(np.uint32)  # radix sort for 16-bit keys
+            keys, part = keys[split], part[split]
+        edges = np.searchsorted(part, np.arange(parts + 1), side="left")
     with ThreadPoolExecutor(_WORKERS) as pool:
         pieces = list(pool.map(lambda p: _sorted_positions(keys, int(edges[p]), int(edges[p + 1])), range(parts)))
     order = np.concatenate(pieces)
@@ -240,6 +253,8 @@ class _Host:
             parent = np.where(parent >= 0, rank[np.maximum(parent, 0)].astype(np.int64), -1)
             parent = parent[self.perm]
         self.parents = np.where(parent >= 0, parent, NO_PARENT).astype(np.uint32)
+        self.child_rows = np.flatnonzero(parent >= 0).astype(np.uint32)  # rows that have a parent
+        self.parent_keys = self.parents[self.child_rows]
         with ThreadPoolExecutor(_WORKERS) as pool:  # numpy sorts and copies, pyarrow kernels release the GIL
             dense = [pool.submit(_dense_ids, table.column(name))
                      for table, name in ((spans, "name"), (spans, "category"), (links, "kind"))]
@@ -248,7 +263,7 @@ class _Host:
                    "hierarchy_reverse": pool.submit(self._children_csr),
                    "hierarchy_forward": pool.submit(self._parent_csr)}
             lanes = pool.submit(_thread_lanes, spans, trace.threads.num_rows)
-            used = [pool.submit(_used, keys, n) for keys in (self.parents[self.parents != NO_PARENT], source, target)]
+            used = [pool.submit(_used, keys, n) for keys in (self.parent_keys, source, target)]
             columns = self._record_columns(spans, start)
             (columns["name"], self.names), (columns["category"], self.categories), (kinds, self.link_kinds) = (
                 job.result() for job in dense)
@@ -272,16 +287,15 @@ class _Host:
         return self._csr(offsets, other[order], order)
 
     def _children_csr(self):
-        has = self.parents != NO_PARENT
-        rows = np.flatnonzero(has).astype(np.uint32)
-        order, offsets = _group(self.parents[has], self.n, self.bounds)
+        rows, keys = self.child_rows, self.parent_keys
+        order, offsets = _group(keys, self.n, self.bounds, edges=np.searchsorted(rows, self.bounds))
         return self._csr(offsets, rows[order], None)
 
     def _parent_csr(self):
-        has = self.parents != NO_PARENT
         offsets = np.zeros(self.n + 1, np.int64)
-        offsets[1:] = np.cumsum(has, dtype=np.int64)
-        return self._csr(offsets, self.parents[has], None)
+        offsets[1:] = self.parents != NO_PARENT
+        np.cumsum(offsets[1:], out=offsets[1:])  # int64 in place: a bool cumsum is several times slower
+        return self._csr(offsets, self.parent_keys, None)
 
     def _record_columns(self, spans, start):
         """The per-row inputs of the records, in row order (no copies when rows are IDs)."""
