@@ -270,6 +270,9 @@ class FrustumCulling(widgets.HBox):
 
     @property
     def overview_bounds(self) -> tuple:
+        """``(x0, z0, x1, z1)``: the world rectangle the overview shows (the
+        scene's x / z box grown by 8 % and widened to the right half's
+        aspect; x to the right, z down). Host state only: no GPU call."""
         if self._frame.overview_bounds is None:
             self._frame.write_parameters()
         return self._frame.overview_bounds
