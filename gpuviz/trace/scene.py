@@ -440,18 +440,18 @@ class GPUTraceScene:
         t0 = time.perf_counter()
         host = _Host(trace)
         t1 = time.perf_counter()
-        try:
-            self._upload_tables(host)
-        except BaseException:
-            self.destroy()
-            raise
-        self.timings = {"prepare": t1 - t0, "write": time.perf_counter() - t1}
         self.names, self.categories, self.link_kinds = host.names, host.categories, host.link_kinds
         self.time_origin_ns = host.origin
         self.partition_offsets = tuple(int(b) for b in host.bounds)
         self.rows_are_ids = host.perm is None
         self.span_ids = np.arange(host.n, dtype=np.uint32) if host.perm is None else host.perm
-        self._build_views(host)
+        try:
+            self._upload_tables(host)
+            self._build_views(host)
+        except BaseException:
+            self.destroy()
+            raise
+        self.timings = {"prepare": t1 - t0, "write": time.perf_counter() - t1}
 
     # -- upload ------------------------------------------------------------------
     def _upload(self, name, array):
