@@ -333,7 +333,11 @@ class GPUCanvas(JupyterRenderCanvas):
         self._scale = scale
 
     def handle_event(self, event):
-        """jupyter_rfb hook: a browser resize keeps the current render scale."""
+        """jupyter_rfb hook, called as each browser event arrives: a resize
+        keeps the current render scale; pointer and wheel events drive the
+        interaction's scale and its end on arrival (rendercanvas hands them
+        to the drawable only at the next frame, which may be waiting for the
+        browser)."""
         if event.get("event_type") == "resize":
             self._native_size = (float(event["width"]), float(event["height"]), float(event["pixel_ratio"]))
             self._scale = None  # force the size record to be rewritten at the current scale
@@ -343,6 +347,13 @@ class GPUCanvas(JupyterRenderCanvas):
                                               max(1, int(height * ratio * scale)), ratio * scale)
             self._scale = scale
             return None
+        if self.device_lost is None:
+            was = self.interaction.interacting
+            if self.interaction.on_event(event, time.perf_counter()):
+                self._call_later("idle", self.interaction.idle_delay, self._check_idle)
+                self._settle_next = False
+            elif was:
+                self._settle()  # pointer up: the drawable sees it before that full frame is drawn
         return super().handle_event(event)
 
     def get_logical_size(self) -> tuple:
@@ -354,17 +365,8 @@ class GPUCanvas(JupyterRenderCanvas):
     def _route_event(self, event) -> None:
         if self.device_lost is not None:
             return
-        now = time.perf_counter()
-        was = self.interaction.interacting
-        active = self.interaction.on_event(event, now)
-        if active:
-            self._call_later("idle", self.interaction.idle_delay, self._check_idle)
-            self._settle_next = False
         handler = getattr(self.drawable, "handle_event", None)
-        redraw = handler is not None and handler(event)
-        if was and not active:
-            self._settle()
-        if redraw:
+        if handler is not None and handler(event):
             self.request_draw()
 
     def _check_idle(self) -> None:

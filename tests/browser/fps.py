@@ -111,12 +111,18 @@ def measure(kind: str, width: int, height: int, seconds: float, workdir: Path, c
     env = {"FPS_KIND": kind, "FPS_W": str(width), "FPS_H": str(height), "FPS_CANVAS_KWARGS": canvas_kwargs}
     with lab.jupyterlab(workdir, env=env, log=workdir / f"lab-{kind}.log") as url:
         with lab.notebook_page(url, "fps.ipynb") as page:
-            lab.run_all_cells(page)
-            try:
-                image = page.wait_for_selector(".jp-OutputArea-output img", timeout=90_000)
-            except Exception:
-                page.screenshot(path=str(workdir / "failed.png"))
-                raise
+            image = None
+            for attempt in range(3):  # on a loaded machine "Run All" may be clicked before the kernel takes it
+                lab.run_all_cells(page)
+                try:
+                    image = page.wait_for_selector(".jp-OutputArea-output img", timeout=90_000)
+                    break
+                except Exception:
+                    page.screenshot(path=str(workdir / f"failed-{attempt}.png"))
+                    if page.locator(".jp-InputPrompt:has-text('[ ]')").count() == 0:
+                        raise  # it ran and produced no canvas
+            if image is None:
+                raise RuntimeError(f"the fps notebook never ran (see {workdir}/failed-*.png)")
             page.wait_for_timeout(2000)
             lab.run_code(page, "canvas.reset_stats(); latencies.clear(); print('RESET')", "RESET")
             origin = page.evaluate("performance.timeOrigin") / 1000
