@@ -114,21 +114,23 @@ def run_code(page, code: str, marker: str, timeout: float = 60) -> str:
     return output.inner_text()
 
 
-def drag(page, element, seconds: float, *, steps: int = 12) -> int:
+def drag(page, element, seconds: float, *, steps: int = 12, at=(0.5, 0.5), reach: float = 0.3) -> int:
     """Hold the left button and sweep across ``element`` for ``seconds``.
 
-    Each playwright call emits ``steps`` trusted pointer moves, so the event
-    rate is not limited by the round trip of one call; returns the number of
-    moves sent."""
+    The drag starts at ``at`` (fractions of the element's box) and sweeps
+    ``reach`` of its width either side. Each playwright call emits ``steps``
+    trusted pointer moves, so the event rate is not limited by the round
+    trip of one call; returns the number of moves sent."""
     box = element.bounding_box()
-    cx, cy = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    cx, cy = box["x"] + box["width"] * at[0], box["y"] + box["height"] * at[1]
     page.mouse.move(cx, cy)
     page.mouse.down()
     moves, sweep, started = 0, 0, time.time()
     while time.time() - started < seconds:
         sweep += 1
         direction = 1 if sweep % 2 else -1
-        page.mouse.move(cx + direction * box["width"] * 0.3, cy + direction * box["height"] * 0.1, steps=steps)
+        page.mouse.move(cx + direction * box["width"] * reach, cy + direction * box["height"] * reach / 3,
+                        steps=steps)
         moves += steps
     page.mouse.up()
     return moves

@@ -51,7 +51,8 @@ def test_control_and_drag_change_the_canvas(tmp_path):
             after_control = _canvas_pixels(page, OUTPUT / "canvas-after-control.jpg")
             assert np.abs(after_control - before).mean() > 1.0, "moving a control did not change the canvas"
 
-            lab.drag(page, page.locator(".jp-OutputArea-output img").first, 2.0)
+            # start inside the heatmap's plot area (the left quarter: axes and the colour bar take the rest)
+            lab.drag(page, page.locator(".jp-OutputArea-output img").first, 2.0, at=(0.27, 0.5), reach=0.15)
             page.wait_for_timeout(3000)
             after_drag = _canvas_pixels(page, OUTPUT / "canvas-after-drag.jpg")
             assert np.abs(after_drag - after_control).mean() > 1.0, "dragging did not pan the heatmap"
