@@ -38,7 +38,7 @@ def default_camera(extent) -> Camera:
     looking across its centre: about a quarter of a round scene is in view."""
     cx, cy, cz = extent.center
     lo, hi = extent.lo, extent.hi
-    reach = max(hi[0] - lo[0], hi[2] - lo[2]) / 2 or 1.0
+    reach = max((hi[0] - lo[0]) / 2, (hi[2] - lo[2]) / 2, 3.0 * extent.typical_radius, 1e-3)
     height = max(hi[1] - lo[1], 0.05 * reach)
     eye = (cx + 0.3 * reach, lo[1] + max(1.3 * height, 0.12 * reach), cz + 0.62 * reach)
     target = (cx - 0.12 * reach, lo[1] + 0.2 * height, cz - 0.12 * reach)

@@ -233,7 +233,7 @@ class CullingGraph:
         bind_group = device.create_bind_group(label="frustum-culling", layout=group_layout, entries=[
             {"binding": 0, "resource": {"buffer": self.camera, "offset": 0, "size": CAMERA_BYTES}},
             {"binding": 1, "resource": {"buffer": self.spheres.buffer, "offset": self.spheres.byte_offset,
-                                        "size": max(16, self.spheres.byte_length)}},
+                                        "size": self.spheres.byte_length or self.spheres.buffer.size}},
             {"binding": 2, "resource": {"buffer": self.ids.buffer, "offset": 0, "size": self.ids.buffer.size}},
             {"binding": 3, "resource": {"buffer": self.hover, "offset": 0, "size": 16}}])
 

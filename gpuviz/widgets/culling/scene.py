@@ -84,6 +84,14 @@ def check_spheres(device, spheres):
         if not spheres.buffer.usage & wgpu.BufferUsage.STORAGE:
             raise UsageError(f'{NAME} spheres GPUData "{spheres.label}" needs a STORAGE buffer '
                              f"(usage {int(spheres.buffer.usage)})")
+        if spheres.buffer.size - spheres.byte_offset < 16:
+            raise GraphValidationError(f'{NAME} spheres GPUData "{spheres.label}" needs at least 16 bytes of buffer '
+                                       f"from its byte_offset (one float32x4 row), got "
+                                       f"{spheres.buffer.size - spheres.byte_offset}")
+        align = int(device.limits["min-storage-buffer-offset-alignment"])
+        if spheres.byte_offset % align:
+            raise GraphValidationError(f'{NAME} spheres GPUData "{spheres.label}" byte_offset {spheres.byte_offset} '
+                                       f"is not a multiple of the device's storage offset alignment ({align})")
         if owning_device(spheres.buffer, device) is not device:
             raise DeviceMismatchError(f'{NAME} spheres GPUData "{spheres.label}" belongs to another device')
         return None, spheres, spheres.length

@@ -154,7 +154,11 @@ class FrustumCulling(widgets.HBox):
             host = read_array(self.device, gpu)  # once: the extent frames the views and the default camera
             data, own = gpu, False
         else:
-            data, own = GPUData.from_numpy(self.device, host, label="frustum-culling-spheres"), True
+            # an empty scene still binds one (unused) row: bindings of runtime arrays need at least 16 bytes
+            padded = host if len(host) else np.zeros((1, 4), np.float32)
+            data, own = GPUData.from_numpy(self.device, padded, label="frustum-culling-spheres"), True
+            if not len(host):
+                data = GPUData(data.buffer, format="float32x4", length=0, owned=True)
         try:
             frame = CullingFrame(self.device, data, extent=scene_extent(host), own_spheres=own)
         except BaseException:

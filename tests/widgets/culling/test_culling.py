@@ -17,6 +17,7 @@ from hypothesis import given, settings, strategies as st
 
 from gpuviz.errors import GraphStateError, GraphTypeError, GraphValidationError
 from gpuviz.tables import GPUData
+from gpuviz.widgets.culling.scene import city_spheres
 from gpuviz.widgets.culling.widget import FrustumCulling
 
 N = 2048
@@ -323,3 +324,51 @@ def test_bad_calls_and_closed_widget(device):
                  lambda: widget.draw_offscreen(width=8, height=8)):
         with pytest.raises(GraphStateError, match="FrustumCulling is closed"):
             call()
+
+
+def test_empty_and_single_sphere_scenes(device):
+    empty = FrustumCulling(np.zeros((0, 4), np.float32), size=(64, 32), device=device)
+    assert empty.visible_count() == 0 and empty.visible_ids().size == 0
+    assert empty.draw_offscreen(width=64, height=32).shape == (32, 64, 4)
+    assert empty.pick(10, 10) is None
+    empty.close()
+    one = FrustumCulling(np.array([[0.0, 0.0, 0.0, 1.0]], np.float32), size=(64, 32), device=device)
+    eye = np.array(one.camera["eye"])
+    assert np.linalg.norm(eye) > 1.0, "the default camera stands outside a lone sphere"
+    np.testing.assert_array_equal(one.visible_ids(), [0])
+    one.close()
+
+
+def test_frames_sample_the_readout_through_the_ring_and_auto_orbit_turns(device):
+    """Canvas frames (draw hook, then the submit the canvas does) never wait:
+    the readout shows the sampled count a frame or more later."""
+    import time
+
+    widget = FrustumCulling(instances=3000, size=(128, 64), device=device)
+    planes = widget.frustum_planes()
+    spheres = city_spheres(3000, seed=0)  # the generated scene, re-derived on the host
+    expected = oracle(spheres, planes)[0].size
+    texture = device.create_texture(size=(128, 64, 1), format="rgba8unorm", usage=wgpu.TextureUsage.RENDER_ATTACHMENT)
+    for _ in range(40):
+        encoder = device.create_command_encoder()
+        widget.draw(encoder, texture.create_view(), (128, 64))
+        device.queue.submit([encoder.finish()])
+        if f"visible {expected:,} / 3,000" in widget.readout.value:
+            break
+        time.sleep(0.03)
+    assert f"visible {expected:,} / 3,000" in widget.readout.value
+    widget.auto_orbit_toggle.value = True
+    before = widget.camera
+    for _ in range(3):
+        encoder = device.create_command_encoder()
+        widget.draw(encoder, texture.create_view(), (128, 64))
+        device.queue.submit([encoder.finish()])
+        time.sleep(0.02)
+    after = widget.camera
+    assert after["eye"] != before["eye"] and after["target"] == before["target"]
+    assert widget.compile_count == 1
+    widget.instances_dropdown.value = 50_000  # a new capacity: a new scene and compilation
+    assert widget.visible_count() == oracle(city_spheres(50_000, seed=0), widget.frustum_planes())[0].size
+    assert widget.compile_count == 2
+    widget.close()
+    texture.destroy()
