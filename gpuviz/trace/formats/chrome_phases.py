@@ -8,6 +8,10 @@ X slices stay vectorised in chrome.py.
 
 import msgspec
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from gpuviz.trace.formats.jsonevents import raw_text, raw_to_binary
 
 from gpuviz.trace.model import table
 
@@ -255,19 +259,56 @@ def bind_points(spans, parent, index, thread, t, enclosing):
     return rows
 
 
+def _flow_keys(ev):
+    """Dense key per flow event: (cat, name, id text)."""
+    ids = raw_text(raw_to_binary([e.id for e in ev]))
+    key = pc.binary_join_element_wise(pa.array([e.cat for e in ev], pa.string()),
+                                      pa.array([e.name for e in ev], pa.string()), ids.cast(pa.string()), "\x00")
+    enc = pc.dictionary_encode(key)
+    return enc.indices.to_numpy(zero_copy_only=False).astype(np.int64), len(enc.dictionary)
+
+
 def flow_links(cols, code, ts, ident, reporter, spans, parent, flow_kind=None):
-    """v1 flows (s/t/f) -> ``flow`` links between the slices they bind to."""
+    """v1 flows (s/t/f) -> ``flow`` links between the slices they bind to.
+
+    Keys with exactly one s and one f (Kineto's ac2g/fwdbwd) are linked
+    vectorised; any other key replays its points in (ts, file) order.
+    """
     idx = np.flatnonzero(np.isin(code, (11, 12, 13)))
-    empty = (np.zeros(0, np.int64), np.zeros(0, np.int64), [])
     if len(idx) == 0:
-        return empty
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), []
     idx = idx[np.lexsort((idx, ts[idx]))]
-    order = _slice_index(spans)
     ev = [cols.rare[i] for i in idx.tolist()]
-    bound = bind_points(spans, parent, order, ident.thread_of[idx], ts[idx],
-                        np.array([code[i] != 13 or e.bp == "e" for i, e in zip(idx.tolist(), ev)], bool))
+    c = code[idx]
+    bound = bind_points(spans, parent, _slice_index(spans), ident.thread_of[idx], ts[idx],
+                        (c != 13) | np.array([e.bp == "e" for e in ev], bool))
+    reporter.add_mask("unbound_flow", bound < 0, idx)
+    kid, nkeys = _flow_keys(ev)
+    count = {p: np.bincount(kid[c == p], minlength=nkeys) for p in (11, 12, 13)}
+    simple_key = (count[11] == 1) & (count[13] == 1) & (count[12] == 0)
+    simple = simple_key[kid]
+    at = np.arange(len(idx))
+    s_at = np.full(nkeys, -1, np.int64)
+    f_at = np.full(nkeys, -1, np.int64)
+    s_at[kid[simple & (c == 11)]] = at[simple & (c == 11)]
+    f_at[kid[simple & (c == 13)]] = at[simple & (c == 13)]
+    keys = np.flatnonzero(simple_key)
+    sp, fp = s_at[keys], f_at[keys]
+    reporter.add_mask("reversed_flow", fp < sp, idx[fp])
+    ok = (bound[sp] >= 0) & (bound[fp] >= 0)
+    src = [bound[sp][ok]]
+    dst = [bound[fp][ok]]
+    kinds = [flow_kind(ev[p].cat) if flow_kind else "flow" for p in sp[ok].tolist()]
+    s2, d2, k2 = _replay(np.flatnonzero(~simple), idx, ev, c, kid, bound, reporter, flow_kind)
+    src.append(s2)
+    dst.append(d2)
+    return np.concatenate(src), np.concatenate(dst), kinds + k2
+
+
+def _replay(points, idx, ev, c, kid, bound, reporter, flow_kind):
+    """The general flow rules, point by point (keys that are not one s + one f)."""
     open_flows = {}
-    early_ends = {}            # key -> [(event, row)] of f/t seen before any s
+    early_ends = {}            # key -> [(event, row, phase)] of f/t seen before any s
     src, dst, kinds = [], [], []
 
     def link(a, b, cat):
@@ -275,33 +316,30 @@ def flow_links(cols, code, ts, ident, reporter, spans, parent, flow_kind=None):
             src.append(a)
             dst.append(b)
             kinds.append(flow_kind(cat) if flow_kind else "flow")
-    for i, e, row in zip(idx.tolist(), ev, bound.tolist()):
-        c = int(code[i])
-        key = (e.cat, e.name, _raw_text(e.id))
-        if row < 0:
-            reporter.add("unbound_flow", index=i)
-        if c == 11:
+    for p in points.tolist():
+        i, e, row, key, ph = int(idx[p]), ev[p], int(bound[p]), int(kid[p]), int(c[p])
+        if ph == 11:
             if key in open_flows:
                 reporter.add("unclosed_flow", index=open_flows[key][0])
             open_flows[key] = (i, row)
             continue
         if key not in open_flows:
-            early_ends.setdefault(key, []).append((i, row, c))
+            early_ends.setdefault(key, []).append((i, row, ph, e.cat))
             continue
         link(open_flows[key][1], row, e.cat)
-        if c == 13:
+        if ph == 13:
             del open_flows[key]
         else:
             open_flows[key] = (i, row if row >= 0 else open_flows[key][1])
     # An f earlier in time than its s (e.g. GPU clock ahead of the CPU's):
     # pair it with the s of its key that stayed open.
     for key, ends in early_ends.items():
-        for i, row, c in ends:
-            if c == 13 and key in open_flows:
+        for i, row, ph, cat in ends:
+            if ph == 13 and key in open_flows:
                 reporter.add("reversed_flow", index=i)
-                link(open_flows.pop(key)[1], row, key[0])
+                link(open_flows.pop(key)[1], row, cat)
             else:
-                reporter.add("unmatched_flow_end" if c == 13 else "unmatched_flow_step", index=i)
+                reporter.add("unmatched_flow_end" if ph == 13 else "unmatched_flow_step", index=i)
     for first, _ in open_flows.values():
         reporter.add("unclosed_flow", index=first)
     return np.array(src, np.int64), np.array(dst, np.int64), kinds

@@ -137,7 +137,7 @@ def _partial_gunzip(path, data, exc):
     return text
 
 
-def _raw_to_binary(raws):
+def raw_to_binary(raws):
     """list of Raw/bytes -> LargeBinaryArray (length 0 = missing), one copy."""
     joined = b"\x00".join(raws)
     buf = np.frombuffer(joined, np.uint8)
@@ -166,7 +166,7 @@ def _utf8(binary):
                         pa.large_string())
 
 
-def _text(binary):
+def raw_text(binary):
     """Raw JSON scalars -> text without surrounding quotes."""
     return pc.utf8_trim(_utf8(binary), characters='"')
 
@@ -179,7 +179,7 @@ def raw_to_ns(binary):
     """
     n = len(binary)
     lengths = pc.binary_length(binary).to_numpy(zero_copy_only=False)
-    text = _text(binary)
+    text = raw_text(binary)
     present = lengths > 0
     if n == 0:
         return np.zeros(0, np.int64), np.zeros(0, bool)
@@ -355,19 +355,19 @@ def _block_columns(events, first_index, block):
         flagged = np.array([k for k, e in enumerate(events) if e.flow_in or e.flow_out or len(e.bind_id)], np.int64)
         idx = np.union1d(idx, flagged).astype(np.int64)
     rare = {first_index + k: events[k] for k in idx.tolist()}
-    ts_ns, ts_ok = raw_to_ns(_raw_to_binary([e.ts for e in events]))
-    dur = _raw_to_binary([e.dur for e in events])
+    ts_ns, ts_ok = raw_to_ns(raw_to_binary([e.ts for e in events]))
+    dur = raw_to_binary([e.dur for e in events])
     dur_ns, dur_ok = raw_to_ns(dur)
     has_dur = pc.binary_length(dur).to_numpy(zero_copy_only=False) > 0 if len(dur) else np.zeros(0, bool)
-    args = _raw_to_binary([e.args for e in events])
+    args = raw_to_binary([e.args for e in events])
     args_text = _utf8(args)
     missing = pc.or_(pc.equal(pc.binary_length(args), 0), pc.equal(args_text, "{}"))
     args_text = pc.if_else(missing, pa.scalar(None, pa.large_string()), args_text).cast(pa.string())
     return (ph,
             pa.array([e.name for e in events], pa.string()),
             pa.array([e.cat for e in events], pa.string()),
-            _text(_raw_to_binary([e.pid for e in events])).cast(pa.string()),
-            _text(_raw_to_binary([e.tid for e in events])).cast(pa.string()),
+            raw_text(raw_to_binary([e.pid for e in events])).cast(pa.string()),
+            raw_text(raw_to_binary([e.tid for e in events])).cast(pa.string()),
             args_text, ts_ns, ts_ok, dur_ns, dur_ok, has_dur, rare)
 
 
