@@ -476,3 +476,19 @@ def test_dense_ids_in_slices_match_one_pass(device, monkeypatch):
     finally:
         whole.destroy()
         sliced.destroy()
+
+
+def test_multi_file_load_keeps_one_chunk_per_file(device):
+    load = pytest.importorskip("gpuviz.trace.load").load
+    files = [DATA / "otlp_proto_example_trace.json", DATA / "catapult_flow_simple.json",
+             DATA / "otlp_jaeger_multi_resource.json"]
+    trace = load(files, progress=False)
+    scene = GPUTraceScene(device, trace)
+    try:
+        assert scene.partition_count == 3
+        assert [b.num_rows for b in scene.spans.batches] == [read_otlp(files[0]).span_count,
+                                                             load(files[1]).span_count,
+                                                             read_otlp(files[2]).span_count]
+        check_scene(device, trace, scene)
+    finally:
+        scene.destroy()
