@@ -369,6 +369,9 @@ def test_bad_arguments(device):
         GPUTraceScene(None, trace)
     with pytest.raises(GraphTypeError, match="needs a gpuviz.trace.Trace"):
         GPUTraceScene(device, trace.spans)
+    many = _make_trace([dict(name="x", start=0, dur=1, thread=0, parent=-1, partition=2**24)], threads=[0])
+    with pytest.raises(gpuviz.GraphValidationError, match=r'GPUTraceScene "big" holds at most 16777216 partitions'):
+        GPUTraceScene(device, many, label="big")
     scene = GPUTraceScene(device, trace)
     with pytest.raises(GraphTypeError, match="needs a GPUCommandGraph"):
         scene.import_to_graph(device)
