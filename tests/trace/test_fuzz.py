@@ -134,3 +134,25 @@ def test_regression(tmp_path, name, fmt, strict):
     item = {"data": data, "suffix": suffix, "strict": strict, "format": fmt, "what": name}
     outcome, detail = fuzz.check(item, tmp_path, target=LOAD)
     assert outcome in ("loaded", "format_error"), detail
+
+
+def test_overlapping_spans_pack_in_less_than_quadratic_time(tmp_path):
+    """A staircase of spans that all overlap without nesting (span i covers
+    [i, i + n) us) needs n lanes; packing them must not take time ~ n^2
+    (the fuzzer's per-input limit is 10 CPU seconds; 20000 such spans, a
+    1 MB file, took 15 CPU s when this was found)."""
+    import json
+    import time
+
+    from gpuviz.trace import load
+
+    n = 12000
+    path = tmp_path / "stairs.json"
+    path.write_text(json.dumps([{"ph": "X", "name": "s", "ts": i, "dur": n, "pid": 1, "tid": 1} for i in range(n)]))
+    started = time.process_time()
+    trace = load(str(path), progress=False)
+    cpu = time.process_time() - started
+    lanes = trace.spans.column("lane").to_numpy()
+    assert trace.span_count == n and trace.report.get("lanes_added") == n - 1
+    assert sorted(lanes.tolist()) == list(range(n))
+    assert cpu < 2.0, f"{n} overlapping spans took {cpu:.1f} CPU s to load"
