@@ -21,8 +21,8 @@ from ...render.colour_range import GPUColourRange
 from ...tables import GPUData
 from ..canvas import TEXTURE_FORMAT
 from .labels import AnalysisOverlay
-from .layout import (BACKGROUND, BAR_COLOR, CDF_COLOR, EMPTY_COLOR, GROUP_PALETTE, PANEL_COLOR, RAMP, panel_layout,
-                     panel_rects)
+from .layout import (BACKGROUND, BAR_COLOR, CDF_COLOR, EMPTY_COLOR, GROUP_PALETTE, PANEL_COLOR, PLOT_TOP, RAMP,
+                     panel_layout, panel_rects)
 
 __all__ = ["panel_rects", "panel_layout", "add_render_node", "PlotPresenter", "draw_shader", "view_params", "css_color",
            "PANEL_COLOR", "EMPTY_COLOR", "BACKGROUND", "RAMP", "BAR_COLOR", "CDF_COLOR", "GROUP_PALETTE"]
@@ -37,7 +37,7 @@ def draw_shader() -> str:
     template values from this module (WGSL overrides are scalars only), so the
     shader and the widget's legend cannot disagree."""
     return wgsl("widgets/analysis/shaders/draw.wgsl", ramp=RAMP, bar_color=BAR_COLOR, cdf_color=CDF_COLOR,
-                palette=GROUP_PALETTE)
+                palette=GROUP_PALETTE, top=PLOT_TOP)
 
 
 def css_color(color) -> str:

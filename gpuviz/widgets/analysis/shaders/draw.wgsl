@@ -27,7 +27,7 @@
 @group(0) @binding(6) var<storage, read> group_means: array<u32>;
 @group(0) @binding(7) var<storage, read> group_extent: array<f32>;
 
-const TOP: f32 = 0.92;  // plots leave a little headroom under the panel's top
+const TOP: f32 = {{ "%.6f" | format(top) }};  // PLOT_TOP of layout.py: headroom under the plot's top (axes span max / TOP)
 
 struct VOut {
     @builtin(position) position: vec4<f32>,
