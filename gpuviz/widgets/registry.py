@@ -59,7 +59,7 @@ def track(obj, *, title: str | None = None) -> None:
     if not isinstance(obj, ipywidgets.Widget):
         raise GraphTypeError(f"registry track takes an ipywidget or a CompiledGPUCommandGraph "
                              f"(got {type(obj).__name__})")
-    if obj.model_id is None:
+    if not _is_live(obj):
         return  # closed: nothing to list
     _widgets[obj.model_id] = obj
     if title is not None:

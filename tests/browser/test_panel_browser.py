@@ -1,0 +1,213 @@
+"""gpuviz.show and the GPU side panel in a real browser: JupyterLab and
+Notebook 7 on 127.0.0.1, Debian's Chromium driven by playwright.
+
+A GPUCanvas whose drawable clears to one colour (another once it receives
+a pointer press) is shown with ``gpuviz.show``: the panel's view must
+receive frames of that colour and send input back (the colour changes, the
+kernel counts the press). Screenshots go to ``tests/browser/output/``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from . import lab
+
+OUTPUT = Path(__file__).parent / "output"
+
+pytestmark = pytest.mark.skipif(not lab.browser_available(),
+                                reason="needs Debian's chromium and the playwright package (make test installs both)")
+
+SETUP = '''
+from gpuviz.widgets.canvas import GPUCanvas
+from gpuviz.widgets.show import show
+
+class Flat:
+    """Clears to red; to blue after a pointer press (counted)."""
+    def __init__(self):
+        self.colour, self.presses = (0.9, 0.2, 0.1, 1.0), 0
+    def draw(self, encoder, view, size):
+        encoder.begin_render_pass(color_attachments=[{"view": view, "load_op": "clear", "store_op": "store",
+                                                      "clear_value": self.colour}]).end()
+    def handle_event(self, event):
+        if event["event_type"] == "pointer_down":
+            self.presses += 1
+            self.colour = (0.1, 0.3, 0.9, 1.0)
+            return True
+        return False
+
+flat = Flat()
+canvas = GPUCanvas(flat, size=(320, 200))
+'''
+
+RED, BLUE = (230, 51, 26), (26, 77, 230)
+
+
+def _notebook(root: Path, cells: list) -> str:
+    import nbformat
+
+    book = nbformat.v4.new_notebook()
+    book.cells = [nbformat.v4.new_code_cell(code) for code in cells]
+    book.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    root.mkdir(parents=True, exist_ok=True)
+    nbformat.write(book, root / "panel.ipynb")
+    return "panel.ipynb"
+
+
+@contextlib.contextmanager
+def _page(url: str, path: str):
+    """A Chromium page on ``url + path`` once its notebook's kernel is idle."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=lab.CHROMIUM, args=lab.CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1600, "height": 1000})
+            page.goto(f"{url}{path}?reset&token={lab.TOKEN}")
+            page.wait_for_selector(".jp-NotebookPanel .jp-Notebook", timeout=90_000)
+            page.wait_for_timeout(1500)
+            select = page.locator(".jp-Dialog button:has-text('Select')")
+            if select.count():
+                select.first.click()
+            page.wait_for_function("() => document.body.dataset.gpuvizExtension !== undefined || "
+                                   "document.querySelector('.jp-NotebookPanel') !== null", timeout=60_000)
+            page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle'], "
+                                   "#jp-main-statusbar :text('Idle'), .jp-NotebookKernelStatus-idle, "
+                                   "[data-status='idle']", timeout=90_000)
+            yield page
+        finally:
+            browser.close()
+
+
+def _run_cells(page, timeout: float = 300) -> None:
+    """Run every cell (keyboard: works in JupyterLab and Notebook 7)."""
+    page.locator(".jp-Notebook .jp-Cell").first.click()
+    page.keyboard.press("Escape")
+    for _ in page.locator(".jp-Notebook .jp-Cell").all():
+        page.keyboard.press("Shift+Enter")
+        page.wait_for_timeout(200)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.jp-InputPrompt')].every(p => !p.innerText.includes('*'))",
+        timeout=timeout * 1000)
+
+
+def _colour(locator, path: Path) -> np.ndarray:
+    import simplejpeg
+
+    data = locator.screenshot(path=str(path), type="jpeg", quality=95)
+    pixels = simplejpeg.decode_jpeg(data, colorspace="RGB").astype(np.float64)
+    h, w = pixels.shape[:2]
+    return pixels[h // 4: 3 * h // 4, w // 4: 3 * w // 4].reshape(-1, 3).mean(axis=0)
+
+
+def _wait_for_frame(page, selector: str, colour, path: Path, timeout_s: float = 120) -> np.ndarray:
+    """Wait until ``selector``'s image is a real frame near ``colour``; returns its mean colour."""
+    image = page.locator(selector).first
+    image.wait_for(timeout=timeout_s * 1000)
+    seen = None
+    for _ in range(int(timeout_s)):
+        page.evaluate("window.dispatchEvent(new Event('resize'))")  # headless: the canvas measures itself
+        size = image.evaluate("img => [img.naturalWidth, img.naturalHeight]")
+        if min(size) > 8:
+            seen = _colour(image, path)
+            if np.abs(seen - colour).max() < 20:
+                return seen
+        page.wait_for_timeout(1000)
+    page.screenshot(path=str(path.with_name(path.stem + "-page.png")), full_page=True)
+    raise AssertionError(f"{selector} never showed a frame of {colour} (last image size {size}, colour {seen})")
+
+
+def _kernel_value(page, expression: str) -> object:
+    text = lab.run_code(page, f"import json; print('VALUE ' + json.dumps({expression}))", "VALUE ")
+    return json.loads(text.split("VALUE ", 1)[1].strip().splitlines()[0])
+
+
+def _open_gpu_panel(page) -> None:
+    tab = page.locator(".lm-TabBar-tab[data-id='gpuviz-gpu-panel'], .lm-TabBar-tab[title^='GPU']").first
+    tab.click()
+    page.wait_for_selector("#gpuviz-gpu-panel", state="visible", timeout=30_000)
+
+
+def test_split_right_panel_gets_frames_and_input_and_gpu_panel_lists_it(tmp_path):
+    OUTPUT.mkdir(exist_ok=True)
+    name = _notebook(tmp_path, [SETUP, 'show(canvas, where="split-right", title="flat canvas")'])
+    with lab.jupyterlab(tmp_path, log=OUTPUT / "panel-lab.log") as url:
+        with _page(url, f"/lab/tree/{name}") as page:
+            _run_cells(page)
+            panel = page.locator("#jp-main-dock-panel .gpuviz-ShowPanel")
+            panel.wait_for(timeout=120_000)
+            assert panel.get_attribute("data-gpuviz-area") == "main"
+            # split-right: the panel sits beside the notebook, both visible
+            notebook_box = page.locator(".jp-NotebookPanel").first.bounding_box()
+            panel_box = panel.bounding_box()
+            assert panel_box["x"] >= notebook_box["x"] + notebook_box["width"] - 5, (notebook_box, panel_box)
+            link = page.locator(".gpuviz-ShowLink[data-gpuviz-status='shown']")
+            assert "flat canvas" in link.first.inner_text()
+            _wait_for_frame(page, ".gpuviz-ShowPanel img", RED, OUTPUT / "panel-before.jpg")
+
+            page.locator(".gpuviz-ShowPanel img").first.click()
+            _wait_for_frame(page, ".gpuviz-ShowPanel img", BLUE, OUTPUT / "panel-after-click.jpg")
+            assert _kernel_value(page, "flat.presses") >= 1
+
+            model_id = _kernel_value(page, "canvas.model_id")
+            _open_gpu_panel(page)
+            row = page.locator(f"#gpuviz-gpu-panel tr[data-gpuviz-model='{model_id}']")
+            row.wait_for(timeout=60_000)
+            text = row.inner_text()
+            assert "GPUCanvas" in text and "flat canvas" in text, text
+            assert re.search(r"\b3\d\d×\d{3}\b", text), f"no canvas size listed: {text}"  # the view's CSS size
+            assert model_id[:8] in text, text
+            page.screenshot(path=str(OUTPUT / "panel-lab.png"))
+
+            # the same widget inline at once: a second view of the same model
+            lab.run_code(page, "display(canvas); print('INLINE')", "INLINE")
+            _wait_for_frame(page, ".jp-OutputArea-output img", BLUE, OUTPUT / "panel-inline.jpg")
+            assert page.locator(".gpuviz-ShowPanel img").count() == 1
+
+
+def test_notebook7_falls_back_to_the_right_panel(tmp_path):
+    OUTPUT.mkdir(exist_ok=True)
+    name = _notebook(tmp_path, [SETUP, 'show(canvas, where="split-right", title="flat canvas")'])
+    with lab.jupyterlab(tmp_path, log=OUTPUT / "panel-notebook7.log") as url:
+        with _page(url, f"/notebooks/{name}") as page:
+            assert page.locator("#main-panel, .jp-NotebookPanel").count()
+            _run_cells(page)
+            panel = page.locator(".gpuviz-ShowPanel")
+            panel.wait_for(timeout=120_000)
+            assert panel.get_attribute("data-gpuviz-area") == "right"
+            link = page.locator(".gpuviz-ShowLink[data-gpuviz-status='shown']").first
+            assert "right panel" in link.inner_text() and "no split-right here" in link.inner_text()
+            _wait_for_frame(page, ".gpuviz-ShowPanel img", RED, OUTPUT / "panel-nb7-before.jpg")
+            page.locator(".gpuviz-ShowPanel img").first.click()
+            _wait_for_frame(page, ".gpuviz-ShowPanel img", BLUE, OUTPUT / "panel-nb7-after-click.jpg")
+            page.screenshot(path=str(OUTPUT / "panel-notebook7.png"))
+
+
+def test_without_the_extension_show_displays_inline_with_a_note(tmp_path):
+    OUTPUT.mkdir(exist_ok=True)
+    config = tmp_path / "config"
+    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(config))
+    jupyter = Path(sys.executable).with_name("jupyter")
+    subprocess.run([str(jupyter), "labextension", "disable", "--level=user", "gpuviz"], env=env, check=True,
+                   capture_output=True)
+    listing = subprocess.run([str(jupyter), "labextension", "list"], env=env, capture_output=True, text=True)
+    assert "gpuviz" in listing.stderr + listing.stdout and "disabled" in (listing.stderr + listing.stdout)
+    root = tmp_path / "root"
+    name = _notebook(root, [SETUP, 'show(canvas, where="split-right", title="flat canvas")'])
+    with lab.jupyterlab(root, env={"JUPYTER_CONFIG_DIR": str(config)}, log=OUTPUT / "panel-fallback.log") as url:
+        with _page(url, f"/lab/tree/{name}") as page:
+            _run_cells(page)
+            note = page.locator(".jp-OutputArea-output:has-text('no gpuviz extension in this front end')")
+            note.wait_for(timeout=120_000)
+            _wait_for_frame(page, ".jp-OutputArea-output img", RED, OUTPUT / "panel-fallback.jpg")
+            assert page.locator(".gpuviz-ShowPanel").count() == 0
+            assert page.locator("body[data-gpuviz-extension]").count() == 0
