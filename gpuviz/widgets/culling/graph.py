@@ -82,15 +82,14 @@ def _pipelines(device) -> dict:
                                         **{k: [repr(float(c)) for c in v] for k, v in COLORS.items()}),
                            label="frustum-culling-draw")
     _, layout = _layout(device)
-    mesh = [{"array_stride": 24, "step_mode": "vertex", "attributes": [
-        {"format": "float32x3", "offset": 0, "shader_location": 0},
-        {"format": "float32x3", "offset": 12, "shader_location": 1}]}]
+    mesh = [{"array_stride": 12, "step_mode": "vertex", "attributes": [
+        {"format": "float32x3", "offset": 0, "shader_location": 0}]}]
     ids = {"format": "r32uint"}
     for name, vertex, fragment, buffers, topology, depth, id_mask, cull in (
             ("background", "vs_background", "fs_main", [], "triangle-list", ("always", True), 0xF, "none"),
             ("overview-background", "vs_background", "fs_overview_background", [], "triangle-list",
              ("always", False), 0xF, "none"),
-            ("instances", "vs_instance", "fs_main", mesh, "triangle-list", ("less", True), 0xF, "back"),
+            ("instances", "vs_instance", "fs_instance", mesh, "triangle-list", ("less", True), 0xF, "back"),
             ("overview-all", "vs_overview_all", "fs_main", mesh, "triangle-list", ("always", False), 0xF, "none"),
             ("overview-visible", "vs_overview_visible", "fs_main", mesh, "triangle-list", ("always", False), 0xF,
              "none"),
@@ -176,9 +175,11 @@ class CullingGraph:
                                            np.full(4, NO_ID, np.uint32).tobytes())
         self.hover = self._buffer("hover", 16, BU.STORAGE | BU.COPY_SRC | BU.COPY_DST,
                                   np.full(4, NO_ID, np.uint32).tobytes())
-        vertices, indices = cube_mesh()
-        self.vertices = self._buffer("mesh-vertices", vertices.nbytes, BU.VERTEX, vertices.tobytes())
-        self.indices = self._buffer("mesh-indices", indices.nbytes, BU.INDEX, indices.tobytes())
+        corners, indices, overview = cube_mesh()
+        self.vertices = self._buffer("mesh-vertices", corners.nbytes, BU.VERTEX, corners.tobytes())
+        # the perspective's 36 indices, then the overview's 36 for the same record (top face only)
+        self.indices = self._buffer("mesh-indices", indices.nbytes + overview.nbytes, BU.INDEX,
+                                    np.concatenate([indices, overview]).tobytes())
         size = (*self.frame_size, 1)
         self.color = device.create_texture(label="frustum-culling-frame", size=size, format=TEXTURE_FORMAT,
                                            usage=TU.RENDER_ATTACHMENT | TU.TEXTURE_BINDING | TU.COPY_SRC)
@@ -237,13 +238,15 @@ class CullingGraph:
             {"binding": 2, "resource": {"buffer": self.ids.buffer, "offset": 0, "size": self.ids.buffer.size}},
             {"binding": 3, "resource": {"buffer": self.hover, "offset": 0, "size": 16}}])
 
-        def bundle(label, steps):
+        half = self.indices.size // 2
+
+        def bundle(label, steps, index_offset):
             encoder = device.create_render_bundle_encoder(label=f"frustum-culling-{label}",
                                                           color_formats=[TEXTURE_FORMAT, "r32uint"],
                                                           depth_stencil_format=DEPTH_FORMAT)
             encoder.set_bind_group(0, bind_group)
             encoder.set_vertex_buffer(0, self.vertices)
-            encoder.set_index_buffer(self.indices, "uint16")
+            encoder.set_index_buffer(self.indices, "uint16", index_offset, half)
             for name, draw in steps:
                 encoder.set_pipeline(pipelines[name])
                 draw(encoder)
@@ -252,11 +255,11 @@ class CullingGraph:
         def indirect(encoder):
             self.draws.draw(encoder, 0)  # instanceCount = what the workflow wrote this frame
 
-        perspective = bundle("perspective", [("background", lambda e: e.draw(3)), ("instances", indirect)])
+        perspective = bundle("perspective", [("background", lambda e: e.draw(3)), ("instances", indirect)], 0)
         overview = bundle("overview", [
             ("overview-background", lambda e: e.draw(3)),
-            ("overview-all", lambda e: e.draw_indexed(_INDEX_COUNT, self.n) if self.n else None),
-            ("overview-visible", indirect), ("frustum", lambda e: e.draw(24))])
+            ("overview-all", lambda e: e.draw_indexed(6, self.n) if self.n else None),  # the top face alone
+            ("overview-visible", indirect), ("frustum", lambda e: e.draw(24))], half)
 
         def encode(render_pass, frame):
             rects = view_rects(*self.render_size)

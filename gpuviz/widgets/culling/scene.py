@@ -139,10 +139,22 @@ def scene_extent(spheres: np.ndarray) -> SceneExtent:
 
 
 def cube_mesh() -> tuple:
-    """``(vertices, indices)``: 24 float32 vertices ``(px, py, pz, nx, ny, nz)``
-    of a unit cube (corners at +-1), four per face for flat normals, and 36
-    uint16 indices, counter-clockwise seen from outside."""
-    faces = []
+    """``(corners, indices, overview_indices)`` of a unit cube (corners at +-1).
+
+    ``corners``: 8 float32 ``(x, y, z)``, corner ``k`` having x, y, z signs
+    from bits 0, 1, 2 of k (the shader shades faces flat from screen-space
+    derivatives, so no per-face normals and 8 vertex invocations per cube).
+    ``indices``: 36 uint16, counter-clockwise seen from outside.
+    ``overview_indices``: 36 uint16 for the same draw record seen from above:
+    the top face's two triangles, then degenerate ones (one repeated corner:
+    no area, no raster work, the top corners' four vertex invocations only).
+    """
+    corners = np.array([[(k & 1) * 2 - 1, (k >> 1 & 1) * 2 - 1, (k >> 2 & 1) * 2 - 1] for k in range(8)], np.float32)
+
+    def corner(p):
+        return int(p[0] > 0) | int(p[1] > 0) << 1 | int(p[2] > 0) << 2
+
+    indices = []
     for axis in range(3):
         for sign in (1.0, -1.0):
             n = np.zeros(3)
@@ -150,9 +162,8 @@ def cube_mesh() -> tuple:
             u = np.zeros(3)
             u[(axis + 1) % 3] = 1.0
             v = np.cross(n, u)
-            corners = [n + a * u + b * v for a, b in ((-1, -1), (1, -1), (1, 1), (-1, 1))]
-            faces.append([(*c, *n) for c in corners])
-    vertices = np.array(faces, np.float32).reshape(24, 6)
-    quad = np.array([0, 1, 2, 0, 2, 3], np.uint16)
-    indices = (np.arange(6, dtype=np.uint16)[:, None] * 4 + quad[None, :]).ravel()
-    return vertices, indices
+            quad = [corner(n + a * u + b * v) for a, b in ((-1, -1), (1, -1), (1, 1), (-1, 1))]
+            indices += [quad[0], quad[1], quad[2], quad[0], quad[2], quad[3]]
+    top = [2, 3, 7, 2, 7, 6]
+    overview = top + [top[0]] * 30
+    return corners, np.array(indices, np.uint16), np.array(overview, np.uint16)

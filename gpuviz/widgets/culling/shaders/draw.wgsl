@@ -20,6 +20,7 @@ struct VertexOut {
     @builtin(position) position: vec4<f32>,
     @location(0) color: vec4<f32>,
     @location(1) @interpolate(flat) id: u32,
+    @location(2) world: vec3<f32>,  // perspective instances: shaded flat per face in the fragment shader
 }
 
 struct FragmentOut {
@@ -66,6 +67,7 @@ fn hidden() -> VertexOut {
     out.position = vec4<f32>(2.0, 2.0, 2.0, 1.0);  // outside the clip volume: nothing is drawn
     out.color = vec4<f32>(0.0);
     out.id = NO_ID;
+    out.world = vec3<f32>(0.0);
     return out;
 }
 
@@ -87,8 +89,7 @@ fn fs_overview_background(in: VertexOut) -> FragmentOut {
 
 // -------------------------------------------------------- perspective view
 @vertex
-fn vs_instance(@location(0) corner: vec3<f32>, @location(1) normal: vec3<f32>,
-               @builtin(instance_index) k: u32) -> VertexOut {
+fn vs_instance(@location(0) corner: vec3<f32>, @builtin(instance_index) k: u32) -> VertexOut {
     let id = ids[k];
     let s = spheres[id];
     let world = s.xyz + corner * (s.w * CUBE_HALF);
@@ -99,12 +100,21 @@ fn vs_instance(@location(0) corner: vec3<f32>, @location(1) normal: vec3<f32>,
     if (id == hover[0]) {
         base = HOVER;
     }
-    let to_eye = normalize(camera.eye.xyz - world);
-    let lit = base * (0.30 + 0.45 * max(dot(normal, LIGHT), 0.0) + 0.35 * max(dot(normal, to_eye), 0.0));
-    let fog = clamp(distance(world, camera.eye.xyz) / max(camera.eye.w, 1e-6), 0.0, 1.0);
-    out.color = vec4<f32>(mix(lit, BACKGROUND, 0.6 * fog * fog * fog), 1.0);
+    out.color = vec4<f32>(base, 1.0);
     out.id = id;
+    out.world = world;
     return out;
+}
+
+@fragment
+fn fs_instance(in: VertexOut) -> FragmentOut {
+    // the face's normal from screen-space derivatives (flat per face), turned towards the eye
+    let to_eye = normalize(camera.eye.xyz - in.world);
+    var normal = normalize(cross(dpdx(in.world), dpdy(in.world)));
+    normal = select(normal, -normal, dot(normal, to_eye) < 0.0);
+    let lit = in.color.rgb * (0.30 + 0.45 * max(dot(normal, LIGHT), 0.0) + 0.35 * max(dot(normal, to_eye), 0.0));
+    let fog = clamp(distance(in.world, camera.eye.xyz) / max(camera.eye.w, 1e-6), 0.0, 1.0);
+    return FragmentOut(vec4<f32>(mix(lit, BACKGROUND, 0.6 * fog * fog * fog), 1.0), in.id);
 }
 
 @fragment
@@ -126,8 +136,7 @@ fn overview_vertex(corner: vec3<f32>, s: vec4<f32>, color: vec3<f32>, id: u32) -
 }
 
 @vertex
-fn vs_overview_all(@location(0) corner: vec3<f32>, @location(1) normal: vec3<f32>,
-                   @builtin(instance_index) k: u32) -> VertexOut {
+fn vs_overview_all(@location(0) corner: vec3<f32>, @builtin(instance_index) k: u32) -> VertexOut {
     let s = spheres[k];
     if (!drawable(s)) {
         return hidden();
@@ -136,8 +145,7 @@ fn vs_overview_all(@location(0) corner: vec3<f32>, @location(1) normal: vec3<f32
 }
 
 @vertex
-fn vs_overview_visible(@location(0) corner: vec3<f32>, @location(1) normal: vec3<f32>,
-                       @builtin(instance_index) k: u32) -> VertexOut {
+fn vs_overview_visible(@location(0) corner: vec3<f32>, @builtin(instance_index) k: u32) -> VertexOut {
     let id = ids[k];
     return overview_vertex(corner, spheres[id], VISIBLE, id);
 }
