@@ -495,3 +495,20 @@ def test_multi_file_load_keeps_one_chunk_per_file(device):
         check_scene(device, trace, scene)
     finally:
         scene.destroy()
+
+
+def test_trace_from_arrow_minimal_columns(device):
+    """Trace.from_arrow with only name, start_ns and duration_ns (lanes, depth and parents derived)."""
+    from gpuviz.trace.model import Trace
+
+    spans = pa.table({"name": ["a", "b", "c", "b"], "start_ns": pa.array([10, 12, 15, 40], pa.int64()),
+                      "duration_ns": pa.array([20, 5, 10, 0], pa.int64())})
+    trace = Trace.from_arrow(spans=spans, links=pa.table({"source": pa.array([0], pa.uint32()),
+                                                          "target": pa.array([3], pa.uint32())}))
+    scene = GPUTraceScene(device, trace)
+    try:
+        check_scene(device, trace, scene)
+        # c (15-25) overlaps b (12-17) without nesting: a second track after track 0 (a, b: 2 lanes)
+        assert read_array(device, scene.thread_lanes).tolist() == [3]
+    finally:
+        scene.destroy()
