@@ -41,9 +41,10 @@ time origin) with ``trace_time_sub`` / ``trace_time_delta_*`` from
 ``shaders/trace_time.wgsl``: the difference is the exact signed 64-bit
 integer (a day is 8.64e13 ns < 2**47), and only then becomes a float.
 ``trace_time_delta_f32`` is exact while |delta| < 2**24 ns (16.7 ms) and
-otherwise within 2 ulp (|delta| * 2**-23): for a view w ns wide, a visible
-span is placed within w * 2**-23 ns, below 1/8000 of the view (one pixel of
-an 8K-wide canvas); ``trace_time_delta_i32`` gives the exact integer,
+otherwise within 2 ulp (at most |delta| * 2**-22): for a view w ns wide, a
+visible span is placed exactly to 1 ns when w < 16.7 ms, and within
+w * 2**-22 ns (a 4-millionth of the view, far below a pixel) at any zoom of
+a day-long trace; ``trace_time_delta_i32`` gives the exact integer,
 saturated to int32, for views up to 2.1 s wide. In a vertex shader::
 
     let s = spans[id];                                   // array<TraceSpan>

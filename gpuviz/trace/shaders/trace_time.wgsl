@@ -11,9 +11,9 @@
    trace_time_delta_i32(a, b) a - b as i32, exact within +-(2^31 - 1) ns (2.1 s), saturated beyond
    trace_time_delta_f32(a, b) a - b as f32: exact while |a - b| < 2^24 ns (16.7 ms), else within
                               2 ulp (WGSL lets u32 -> f32 round either way: two conversions, one sum)
-   A view w ns wide places each visible span within max(0, w * 2^-23) ns of
-   its exact position: exact to 1 ns for views up to 16.7 ms, below one pixel
-   of an 8K canvas for any width up to a day (8.64e13 ns < 2^47). #}
+   A view w ns wide places each visible span exactly for w < 2^24 ns (16.7 ms)
+   and within w * 2^-22 ns (a 4-millionth of the view, far below a pixel) for
+   any width up to a day (8.64e13 ns < 2^47). #}
 fn trace_time_sub(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
     let borrow = select(0u, 1u, a.x < b.x);
     return vec2<u32>(a.x - b.x, a.y - b.y - borrow);
