@@ -37,7 +37,8 @@ float: rounded), ``bad_id`` (a trace/span ID that is not hex of the right
 length), ``duplicate_span_id`` (the first span keeps the ID),
 ``unknown_enum`` (a kind or status code outside the enum: kept in ``args``),
 ``bad_attribute`` (a malformed attribute or value: skipped), ``bad_event``
-and ``bad_link`` (malformed entries: skipped). Notes (counted, never raised:
+and ``bad_link`` (malformed entries: skipped), ``bad_text`` (a lone UTF-16
+surrogate escape in a name: replaced by U+FFFD). Notes (counted, never raised:
 the file is valid OTLP): ``missing_parent`` (the parent span is not in the
 file: ``parent`` is -1, its ID stays in ``args``) and
 ``missing_link_target``.
