@@ -6,9 +6,11 @@ every one against numpy."""
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gpuviz.device import request_device
-from gpuviz.widgets.analysis.data import AnalysisData, ColumnStats, prepare_table
+from gpuviz.widgets.analysis.data import AnalysisData, ColumnStats, prepare_table, robust_range
 from gpuviz.widgets.analysis.parameters import AnalysisParameters
 from gpuviz.widgets.analysis.widget import DataAnalysis
 
@@ -200,3 +202,13 @@ def test_parameter_defaults_and_refusals_without_a_gpu():
         with pytest.raises(ValueError, match="2 booleans"):
             p.set_group_enabled(bad)
     assert p.group_enabled.tolist() == [True, False]
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.sampled_from([1, 2, 3, 199, 200, 201, 1000, 1001, 4097]), seed=st.integers(0, 2**16),
+       ties=st.booleans())
+def test_robust_range_is_numpys_lower_and_higher_percentile(n, seed, ties):
+    rng = np.random.default_rng(seed)
+    values = (rng.integers(0, 5, n) if ties else rng.standard_cauchy(n)).astype(np.float32)
+    assert robust_range(values) == (np.percentile(values, 0.5, method="lower"),
+                                    np.percentile(values, 99.5, method="higher"))
