@@ -315,3 +315,20 @@ def test_mutated_documents_only_raise_trace_format_error(data):
         assert np.all(trace.spans.column("duration_ns").to_numpy() >= 0)
         for args in trace.spans.column("args").to_pylist():
             json.loads(args)
+
+
+def test_services_instances_and_scopes_map_to_processes_and_threads():
+    def resource(attrs, scopes):
+        return {"resource": {"attributes": [{"key": k, "value": {"stringValue": v}} for k, v in attrs.items()]},
+                "scopeSpans": [{"scope": {"name": s}, "spans": spans} for s, spans in scopes]}
+
+    doc = {"resourceSpans": [
+        resource({"service.name": "api", "host.name": "h1"}, [("http", [_span(_id(1))])]),
+        resource({"service.name": "api", "host.name": "h2"}, [("http", [_span(_id(2))]), ("db", [_span(_id(3))])]),
+        resource({"service.name": "api", "service.instance.id": "i-7"}, [("http", [_span(_id(4))])])]}
+    trace = parse_otlp(doc, strict=True)
+    assert trace.processes.column("pid").to_pylist() == ["api", "api/i-7"]
+    assert json.loads(trace.processes.column("labels")[0].as_py()) == {"service.name": "api", "host.name": "h1"}
+    assert trace.threads.column("tid").to_pylist() == ["http", "db", "http"]
+    assert trace.threads.column("process").to_pylist() == [0, 0, 1]
+    assert trace.spans.column("thread").to_pylist() == [0, 0, 1, 2]
