@@ -59,7 +59,7 @@ def _expected(trace):
     spans = trace.spans.to_pylist()
     links = trace.links.to_pylist()
     parts = max([len(trace.sources), 1] + [s["partition"] + 1 for s in spans] +
-                trace.processes.column("partition").to_numpy().astype(int).__add__(1).tolist())
+                [p + 1 for p in trace.processes.column("partition").to_pylist()])
     order = [s["id"] for p in range(parts) for s in spans if s["partition"] == p]  # row -> id
     row = {span_id: r for r, span_id in enumerate(order)}
     bounds = [0]
