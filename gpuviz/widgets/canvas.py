@@ -247,7 +247,10 @@ class GPUCanvas(JupyterRenderCanvas):
         self._settle_next = False  # the next frame ends an interaction: full size, lossless
         self._again = False  # a draw was requested while a frame was being produced
         self._timers = {}
+        self._sent_pixels = {}  # frame index -> pixels, until the browser confirms it
+        self._last_confirmed = None  # (index, perf_counter) of the last confirmation
         self._context = _configure(self, self.device)
+        self.observe(self._on_feedback, names="_frame_feedback")
         self.add_event_handler(self._route_event, "*")
         self.request_draw(self._draw_frame_now)
 
@@ -276,7 +279,7 @@ class GPUCanvas(JupyterRenderCanvas):
         self._frame_started = time.perf_counter()
         self._set_render_scale(self._next_scale())
         width, height = self.get_physical_size()
-        predicted = self.interaction.predicted_cost(width * height)
+        predicted = self.interaction.production_cost(width * height)  # what blocks the kernel
         if predicted is not None and predicted > self.pending_after:
             self.pending = True  # sent before the long render blocks the kernel
         try:
@@ -310,8 +313,23 @@ class GPUCanvas(JupyterRenderCanvas):
         if self.placeholder:
             self.placeholder = ""
         self.render_scale = self._scale
+        self._sent_pixels[self._rfb_frame_index] = array.shape[0] * array.shape[1]
         if reduced:
             self.reduced_frames += 1
+
+    def _on_feedback(self, change) -> None:
+        """The browser confirmed frames up to an index: its delivery rate, when
+        it had more frames waiting (so the interval is its own cost)."""
+        index = int(change["new"].get("index", 0))
+        now = time.perf_counter()
+        pixels = self._sent_pixels.pop(index, None)
+        for old in [i for i in self._sent_pixels if i < index]:
+            del self._sent_pixels[old]
+        last, self._last_confirmed = self._last_confirmed, (index, now)
+        if pixels is None or last is None or index != last[0] + 1:
+            return
+        if self._rfb_frame_index > index:  # still frames in flight: the browser was busy all along
+            self.interaction.record_delivery(now - last[1], pixels)
 
     def _mark_pending(self) -> None:
         if self._requested_at is not None and not self.get_closed():

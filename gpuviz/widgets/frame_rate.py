@@ -39,10 +39,15 @@ class InteractionScale:
 
     Notes
     -----
-    The cost model is seconds per pixel, an exponential average over every
-    frame's measured cost, so the prediction follows the machine's load. It
-    does not schedule anything: the owner asks :meth:`scale` before each
-    frame and :meth:`settle_due` from a timer.
+    Two cost models, each in seconds per pixel and an exponential average,
+    so that predictions follow the machine's load: producing a frame
+    (:meth:`record_frame`: render, readback, encode) and delivering it
+    (:meth:`record_delivery`: the interval between two confirmations from a
+    browser that had more frames waiting, i.e. its decode-and-show rate). A
+    frame's predicted cost is the larger of the two, so a slow browser or
+    link lowers the scale as a slow GPU does. It does not schedule anything:
+    the owner asks :meth:`scale` before each frame and :meth:`settle_due`
+    from a timer.
     """
 
     def __init__(self, *, idle_delay: float = 0.2, frame_budget: float = 1 / 30, min_scale: float = 0.25,
@@ -54,8 +59,9 @@ class InteractionScale:
         #: True from a pointer_down, a drag's move or a wheel until the interaction ends.
         self.interacting = False
         self.last_event = float("-inf")
-        #: Exponential average of a frame's seconds per pixel (None before any frame).
+        #: Exponential averages of seconds per pixel to produce / to deliver a frame (None: none measured).
         self.seconds_per_pixel = None
+        self.delivery_seconds_per_pixel = None
         self._buttons = False
 
     def on_event(self, event, now: float) -> bool:
@@ -82,17 +88,21 @@ class InteractionScale:
         return False
 
     def record_frame(self, seconds: float, pixels: int) -> None:
-        """One frame's measured cost for ``pixels`` rendered pixels."""
-        if pixels <= 0 or not math.isfinite(seconds) or seconds < 0:
-            return
-        sample = seconds / pixels
-        if self.seconds_per_pixel is None:
-            self.seconds_per_pixel = sample
-        else:
-            self.seconds_per_pixel += 0.3 * (sample - self.seconds_per_pixel)
+        """One frame's measured production cost for ``pixels`` rendered pixels."""
+        self.seconds_per_pixel = _average(self.seconds_per_pixel, seconds, pixels)
+
+    def record_delivery(self, seconds: float, pixels: int) -> None:
+        """Seconds the browser took for one frame of ``pixels`` pixels while it had more waiting."""
+        self.delivery_seconds_per_pixel = _average(self.delivery_seconds_per_pixel, seconds, pixels)
 
     def predicted_cost(self, pixels: int) -> float | None:
-        """Seconds a frame of ``pixels`` pixels is expected to cost (None: no frame measured yet)."""
+        """Seconds a frame of ``pixels`` pixels is expected to cost: the larger
+        of producing and delivering it (None: no frame measured yet)."""
+        rates = [r for r in (self.seconds_per_pixel, self.delivery_seconds_per_pixel) if r is not None]
+        return max(rates) * pixels if rates else None
+
+    def production_cost(self, pixels: int) -> float | None:
+        """Seconds producing a frame of ``pixels`` pixels is expected to take (the kernel's share)."""
         return None if self.seconds_per_pixel is None else self.seconds_per_pixel * pixels
 
     def scale(self, full_pixels: int) -> float:
@@ -110,3 +120,11 @@ class InteractionScale:
             if level <= wanted and level >= self.min_scale:
                 return level
         return max(self.min_scale, SCALE_LEVELS[-1])
+
+
+def _average(current, seconds, pixels):
+    """The exponential average of seconds per pixel after one sample (nonsense samples are ignored)."""
+    if pixels <= 0 or not math.isfinite(seconds) or seconds < 0:
+        return current
+    sample = seconds / pixels
+    return sample if current is None else current + 0.3 * (sample - current)

@@ -195,3 +195,34 @@ def test_hover_moves_do_not_start_an_interaction():
     scale.record_frame(1.0, 0)
     assert scale.seconds_per_pixel is None
     assert np.isclose(InteractionScale(fixed_scale=0.5).scale(10), 1.0)
+
+
+def test_a_busy_browser_lowers_the_scale_through_its_confirmations():
+    drawable = Follower()
+    canvas, sent = _canvas(drawable)
+    for _ in range(3):
+        canvas.force_draw()
+    assert canvas.interaction.delivery_seconds_per_pixel is None
+    canvas._frame_feedback = {"index": 1, "timestamp": 0, "localtime": 0}
+    time.sleep(0.06)
+    canvas._frame_feedback = {"index": 2, "timestamp": 0, "localtime": 0}  # frame 3 still waiting
+    rate = canvas.interaction.delivery_seconds_per_pixel
+    assert rate is not None and 0.06 <= rate * 64 * 48 < 1.0
+    time.sleep(0.05)
+    canvas._frame_feedback = {"index": 3, "timestamp": 0, "localtime": 0}  # nothing left in flight
+    assert canvas.interaction.delivery_seconds_per_pixel == rate  # an idle browser's interval says nothing
+    _event(canvas, "pointer_down", 3)
+    canvas.interaction.frame_budget = 0.02  # a 60 ms delivery wants about 0.58: 0.5
+    canvas.force_draw()
+    assert drawable.drawn[-1][0] == (32, 24)
+    canvas.close()
+
+
+def test_delivery_and_production_models_combine():
+    scale = InteractionScale(frame_budget=0.04)
+    scale.record_frame(0.01, 1000)
+    assert scale.predicted_cost(1000) == scale.production_cost(1000) == 0.01
+    scale.record_delivery(0.16, 1000)
+    assert scale.predicted_cost(1000) == 0.16 and scale.production_cost(1000) == 0.01
+    scale.on_event({"event_type": "wheel"}, now=0.0)
+    assert scale.scale(1000) == 0.5  # sqrt(0.04 / 0.16)
