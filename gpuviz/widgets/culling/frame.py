@@ -21,6 +21,7 @@ from ...graph.shaders import shader_module, wgsl
 from ...graph.compat import device_cache
 from ...render.overlay import MUTED_COLOR, TEXT_COLOR, PlotOverlay
 from ...render.picking import NO_ID
+from ...workflows.frustum import frustum_planes
 from ...tables.readback import read_array
 from ..canvas import TEXTURE_FORMAT
 from .camera import PASS_ALL_PLANES, Camera, frustum_corners, planes_of
@@ -111,11 +112,12 @@ class CullingFrame:
         self._dirty = True
         self._hover_pixel = None
         self._hover_dirty = False
-        self._planes = None
+        self._overview = None  # (rect, overview_fit of it)
         self._ring = GPUReadbackRing(device, byte_length=4, slot_count=3, label="frustum-culling-readout")
         self._pending = []
         self._last_sample = float("-inf")
         self._overlay = None
+        self._presented = None
         self._present_uniform = device.create_buffer(label="frustum-culling-present", size=16,
                                                      usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST)
         pipeline = _present_pipeline(device)
@@ -160,10 +162,11 @@ class CullingFrame:
         """Write the camera uniform and the planes for the current camera, culling switch and size."""
         far = self.far
         vp = self.camera.view_projection(self.aspect, far)
-        self._planes = planes_of(self.camera, self.aspect, far)
-        self.graph.write_planes(self._planes if self.culling else PASS_ALL_PLANES)
+        self.graph.write_planes(frustum_planes(vp) if self.culling else PASS_ALL_PLANES)
         rect = view_rects(*self.render_size)["overview"]
-        self.overview_bounds, overview, per_world = overview_fit(self.extent, rect)
+        if self._overview is None or self._overview[0] != rect:
+            self._overview = (rect, overview_fit(self.extent, rect))
+        self.overview_bounds, overview, per_world = self._overview[1]
         small = (2 * _MIN_HALF_PIXELS / rect[2], 2 * _MIN_HALF_PIXELS / rect[3])
         self.graph.write_camera(view_projection=vp, overview=overview, eye=self.camera.eye, far=far,
                                 overview_size=(*per_world, *small), corners=frustum_corners(vp))
@@ -215,10 +218,13 @@ class CullingFrame:
                 self._overlay.destroy()
             self._overlay = PlotOverlay(self.device, pixel_ratio=ratio, label="frustum-culling-overlay")
         overlay = self._overlay
-        self._queue_labels(overlay, (dst_size[0] / ratio, dst_size[1] / ratio), extra)
-        overlay.upload(self.device.queue, target_size=dst_size)
-        self.device.queue.write_buffer(self._present_uniform, 0,
-                                       np.array([*self.render_size, *dst_size], np.float32).tobytes())
+        key = (tuple(dst_size), ratio, self.readout(), self.culling, tuple(extra), id(overlay), self.render_size)
+        if key != self._presented:  # a steady frame (orbiting, hovering) reuses the uploaded labels
+            self._queue_labels(overlay, (dst_size[0] / ratio, dst_size[1] / ratio), extra)
+            overlay.upload(self.device.queue, target_size=dst_size)
+            self.device.queue.write_buffer(self._present_uniform, 0,
+                                           np.array([*self.render_size, *dst_size], np.float32).tobytes())
+            self._presented = key
         render_pass = encoder.begin_render_pass(label="frustum-culling-present", color_attachments=[{
             "view": target_view, "load_op": "clear", "store_op": "store", "clear_value": (*COLORS["background"], 1)}])
         render_pass.set_pipeline(_present_pipeline(self.device))
