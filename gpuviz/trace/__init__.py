@@ -7,13 +7,15 @@ pieces (loaders, the synthetic generator, the GPU scene) load on first use.
 
 from gpuviz.trace.errors import TraceFormatError, TraceSchemaError
 from gpuviz.trace.model import Trace
+# Eager: these functions share their module's name, and importing the module
+# (``import gpuviz.trace.load``) would otherwise bind the module here instead.
+from gpuviz.trace.load import load
+from gpuviz.trace.synthetic import synthetic
 
 __all__ = ["load", "Trace", "TraceFormatError", "TraceSchemaError", "synthetic", "GPUTraceScene"]
 
 _LAZY = {
-    "load": ("gpuviz.trace.load", "load"),
-    "synthetic": ("gpuviz.trace.synthetic", "synthetic"),
-    "GPUTraceScene": ("gpuviz.trace.scene", "GPUTraceScene"),
+    "GPUTraceScene": ("gpuviz.trace.scene", "GPUTraceScene"),   # imports wgpu: only on use
 }
 
 

@@ -19,7 +19,8 @@ Properly nested threads (the common case) are packed entirely with numpy: the
 depth is the number of open spans at a span's start, the parent the previous
 span one level up, checked to contain it. Only the *clusters* (runs between
 two moments where nothing is open) that fail that check go through the exact
-greedy stack sweep in Python.
+greedy sweep in Python, O(n log n) with a heap and a segment tree (a
+staircase of n mutually overlapping spans needs n tracks).
 """
 
 import numpy as np
@@ -52,6 +53,70 @@ def _sweep(start, end):
         out_depth[i] = len(stack)
         out_parent[i] = stack[-1][1] if stack else -1
         stack.append((e, i))
+    return out_track, out_depth, out_parent
+
+
+def _sweep_fast(start, end):
+    """The same greedy tracks as :func:`_sweep` in O(n log n).
+
+    Ended spans are popped eagerly from a heap of track tops (start times
+    only grow), so every open top ends after the current start; the first
+    track that fits is then the leftmost whose top ends at or after the
+    span's end (an empty track fits anything): a max segment tree over the
+    tracks finds it in O(log tracks).
+    """
+    import heapq
+    n = len(start)
+    out_track = np.empty(n, np.int64)
+    out_depth = np.empty(n, np.int64)
+    out_parent = np.empty(n, np.int64)
+    inf, none = float("inf"), float("-inf")
+    stacks, heap = [], []
+    size = 1
+    tree = [none, none]
+
+    def set_leaf(t, value):
+        k = t + size
+        tree[k] = value
+        k >>= 1
+        while k:
+            a, b = tree[2 * k], tree[2 * k + 1]
+            tree[k] = a if a > b else b
+            k >>= 1
+    for i in range(n):
+        s, e = start[i], end[i]
+        while heap and heap[0][0] <= s:
+            _, t, p = heapq.heappop(heap)
+            st = stacks[t]
+            if st and st[-1][1] == p:
+                st.pop()
+                if st:
+                    heapq.heappush(heap, (st[-1][0], t, st[-1][1]))
+                    set_leaf(t, st[-1][0])
+                else:
+                    set_leaf(t, inf)
+        if tree[1] >= e:
+            k = 1
+            while k < size:
+                k = 2 * k if tree[2 * k] >= e else 2 * k + 1
+            t = k - size
+        else:
+            t = len(stacks)
+            stacks.append([])
+            if t >= size:
+                leaves = tree[size:] + [none] * size
+                size *= 2
+                tree = [none] * size + leaves
+                for k in range(size - 1, 0, -1):
+                    a, b = tree[2 * k], tree[2 * k + 1]
+                    tree[k] = a if a > b else b
+        st = stacks[t]
+        out_track[i] = t
+        out_depth[i] = len(st)
+        out_parent[i] = st[-1][1] if st else -1
+        st.append((e, i))
+        heapq.heappush(heap, (e, t, i))
+        set_leaf(t, e)
     return out_track, out_depth, out_parent
 
 
@@ -172,7 +237,7 @@ def _repair_clusters(s, e, depth, parent_pos, track, ok, new_thread):
     bad_cluster = np.unique(np.searchsorted(starts, np.flatnonzero(~ok), side="right") - 1)
     for c in bad_cluster:
         lo, hi = int(bounds[c]), int(bounds[c + 1])
-        t, dep, par = _sweep(s[lo:hi].tolist(), e[lo:hi].tolist())
+        t, dep, par = _sweep_fast(s[lo:hi].tolist(), e[lo:hi].tolist())
         track[lo:hi] = t
         depth[lo:hi] = dep
         parent_pos[lo:hi] = np.where(par >= 0, par + lo, -1)
