@@ -10,7 +10,8 @@ it. Every control is a parameter of that graph: none recompiles it (see
 The widget composes the parts of this subpackage and owns the frame loop:
 :mod:`.data` (upload), :mod:`.parameters` (host-side view state),
 :mod:`.graph` (the GPU side), :mod:`.render` (drawing), :mod:`.controls`
-(ipywidgets) and :mod:`.interaction` (pan and zoom).
+(ipywidgets), :mod:`.interaction` (pointer events: pan and zoom, plus
+:mod:`.brushing` and :mod:`.hover`).
 """
 
 from __future__ import annotations
