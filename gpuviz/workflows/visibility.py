@@ -32,6 +32,12 @@ __all__ = ["GPUVisibilityWorkflow", "VISIBILITY_TILE"]
 
 #: Rows one workgroup of the predicate and scatter passes handles (256 lanes x 8 x 4).
 VISIBILITY_TILE = 8192
+# Both kernels run without wgpu's bounds checks and loop bounding: every loop
+# has a constant or small uniform bound and every index is in range by
+# construction (bits/counts are sized by the tile count, IDs land below the
+# kept count, which never exceeds the rows the output was checked to hold).
+# GPUVIZ_RUNTIME_CHECKS=1 restores both.
+_TRUSTED = {"bounds_checks": False, "loop_bounding": False}
 STORAGE = wgpu.BufferUsage.STORAGE
 NAME = "GPUVisibilityWorkflow"
 # visibility_predicate.wgsl: bindings and VisParams word order
@@ -301,7 +307,7 @@ class GPUVisibilityWorkflow:
                            for name in [*PREDICATE_ROLES, *(f"mask{k}" for k in range(masks))]}
                 code = wgsl("workflows/shaders/visibility_predicate.wgsl", layouts=layouts, masks=masks,
                             spheres="spheres" in bound, intervals="intervals" in bound, lod="lod" in bound)
-                kernel = ComputeKernel(ctx.device, code=code, label=ctx.node_id)
+                kernel = ComputeKernel(ctx.device, code=code, label=ctx.node_id, **_TRUSTED)
                 offs = [bound[name].offset if name in bound else 0 for name in layouts]
                 table[row, :10 + masks] = [ch["n"], ch["tile_base"], ch["tiles"], *offs]
                 fixed = [StorageBinding(1, bits.handle, 0, bits.byte_length),
@@ -341,7 +347,7 @@ class GPUVisibilityWorkflow:
                 bound = None if view is None else view_binding(3, view, alignment=align)
                 code = wgsl("workflows/shaders/visibility_scatter.wgsl", subgroups=subgroups,
                             ids="none" if bound is None else bound.layout, scatter=scatter)
-                kernel = ComputeKernel(ctx.device, code=code, label=ctx.node_id)
+                kernel = ComputeKernel(ctx.device, code=code, label=ctx.node_id, **_TRUSTED)
                 table[row, :6] = [ch["n"], ch["tile_base"], ch["tiles"], ch["row_base"],
                                   0 if bound is None else bound.offset, out_off]
                 bindings = [StorageBinding(1, bits.handle, 0, bits.byte_length),
