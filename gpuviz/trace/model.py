@@ -92,6 +92,9 @@ def _check_table(name, table):
             raise TraceSchemaError(name, f'column "{field.name}" has type {got}, expected {field.type}')
         if not field.nullable and table.column(field.name).null_count:
             raise TraceSchemaError(name, f'column "{field.name}" holds {table.column(field.name).null_count} nulls')
+    # Same names, types and no forbidden nulls: give it exactly the model's
+    # schema (field nullability, no metadata) so tables of any source concatenate.
+    return table if table.schema.equals(schema) else table.cast(schema)
 
 
 def _np(table, column):
@@ -131,9 +134,10 @@ class Trace:
 
     def __init__(self, *, spans, links, threads, processes, counters, instants, report=None, sources=(),
                  metadata=None):
-        for name, table in (("spans", spans), ("links", links), ("threads", threads),
-                            ("processes", processes), ("counters", counters), ("instants", instants)):
-            _check_table(name, table)
+        spans, links, threads, processes, counters, instants = (
+            _check_table(name, table) for name, table in (
+                ("spans", spans), ("links", links), ("threads", threads), ("processes", processes),
+                ("counters", counters), ("instants", instants)))
         self.spans, self.links, self.threads = spans, links, threads
         self.processes, self.counters, self.instants = processes, counters, instants
         self.report = {str(k): int(v) for k, v in (report or {}).items()}
@@ -279,8 +283,8 @@ def assemble(*, name, start_ns, duration_ns, thread, threads, processes,
         raise TraceSchemaError("spans", f"column lengths differ (start {n}, duration {len(dur)}, thread {len(thr)})")
     if n and dur.min() < 0:
         raise TraceSchemaError("spans", f"duration_ns {int(dur.min())} is negative")
-    _check_table("threads", threads)
-    _check_table("processes", processes)
+    threads = _check_table("threads", threads)
+    processes = _check_table("processes", processes)
     _check_rows("spans", thr, threads.num_rows, "thread")
     proc = _np(threads, "process")[thr].astype(np.uint32) if n else np.zeros(0, np.uint32)
     report = dict(report or {})

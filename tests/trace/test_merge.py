@@ -74,3 +74,18 @@ def test_strict_errors_cross_processes(tmp_path, traces_dir):
     with pytest.raises(TraceFormatError, match="bad.json\" at event 0: unmatched_end") as info:
         load([traces_dir / "ss_out_of_order_be.json", bad], strict=True, workers=2)
     assert info.value.index == 0
+
+
+def test_mixed_formats_merge_into_partitions(traces_dir):
+    files = [traces_dir / "kineto_rocm_mi250_small.json.gz", traces_dir / "ss_bex_interaction.json",
+             traces_dir / "otlp_jaeger_multi_resource.json"]
+    parts = [load(f) for f in files]
+    merged = load(files, workers=0)
+    assert merged.span_count == sum(p.span_count for p in parts)
+    counts = np.bincount(merged.spans.column("partition").to_numpy(), minlength=3)
+    assert counts.tolist() == [p.span_count for p in parts]
+    assert merged.threads.num_rows == sum(p.threads.num_rows for p in parts)
+    # Each partition's spans keep their own threads and processes.
+    proc = merged.threads.column("process").to_numpy()[merged.spans.column("thread").to_numpy()]
+    part_of_proc = merged.processes.column("partition").to_numpy()
+    np.testing.assert_array_equal(part_of_proc[proc], merged.spans.column("partition").to_numpy())

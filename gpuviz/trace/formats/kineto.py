@@ -120,4 +120,5 @@ def _label_devices(processes, devices):
     for pid, label in zip(pids, labels):
         extra = names.get(pid)
         out.append(label if not extra or extra in label else (f"{label}, {extra}" if label else extra))
-    return processes.set_column(processes.schema.get_field_index("labels"), "labels", pa.array(out, pa.string()))
+    i = processes.schema.get_field_index("labels")
+    return processes.set_column(i, processes.schema.field(i), pa.array(out, pa.string()))
