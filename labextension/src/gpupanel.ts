@@ -28,14 +28,6 @@ function bytes(count: number): string {
   return unit === 0 ? `${value} B` : `${value.toFixed(1)} ${units[unit]}`;
 }
 
-function cell(row: HTMLTableRowElement, text: string, numeric = false): void {
-  const td = row.insertCell();
-  td.textContent = text;
-  if (numeric) {
-    td.className = 'gpuviz-num';
-  }
-}
-
 export class GpuPanel extends Widget {
   constructor(opener: Opener, tracker: INotebookTracker, hello: Record<string, string>) {
     super();
@@ -58,7 +50,11 @@ export class GpuPanel extends Widget {
     this._status.className = 'gpuviz-status';
     this._body = document.createElement('div');
     this.node.append(header, this._status, this._body);
-    tracker.currentChanged.connect(() => void this.refresh(true));
+    tracker.currentChanged.connect(() => {
+      if (this.isVisible) {
+        void this.refresh(true);
+      }
+    });
   }
 
   protected onAfterShow(): void {
@@ -127,56 +123,72 @@ export class GpuPanel extends Widget {
       return;
     }
     this._body.append(
-      this._table('Widgets', ['kind', 'id', 'size', 'frames', 'last frame', ''], snapshot.widgets, (row, w) =>
-        this._widgetRow(row, w, notebook)
-      ),
-      this._table('Compiled graphs', ['id', 'nodes', 'passes', 'memory', 'last frame', ''], snapshot.graphs,
-        (row, g) => this._graphRow(row, g, notebook))
+      this._section('Widgets', snapshot.widgets, w => this._widgetItem(w, notebook)),
+      this._section('Compiled graphs', snapshot.graphs, g => this._graphItem(g, notebook))
     );
   }
 
-  private _table<T>(heading: string, columns: string[], entries: T[],
-    fill: (row: HTMLTableRowElement, entry: T) => void): HTMLElement {
+  private _section<T>(heading: string, entries: T[], item: (entry: T) => HTMLElement): HTMLElement {
     const section = document.createElement('section');
     const h = document.createElement('h3');
-    h.textContent = heading;
-    const table = document.createElement('table');
-    const head = table.createTHead().insertRow();
-    for (const name of columns) {
-      const th = document.createElement('th');
-      th.textContent = name;
-      head.appendChild(th);
-    }
-    const body = table.createTBody();
-    for (const entry of entries) {
-      fill(body.insertRow(), entry);
-    }
-    section.append(h, table);
+    h.textContent = `${heading} (${entries.length})`;
+    section.append(h, ...entries.map(item));
     return section;
   }
 
-  private _widgetRow(row: HTMLTableRowElement, entry: IWidgetEntry, notebook: NotebookPanel): void {
-    row.dataset.gpuvizModel = entry.model_id;
-    cell(row, entry.title && entry.title !== entry.kind ? `${entry.kind} · ${entry.title}` : entry.kind);
-    cell(row, entry.model_id.slice(0, 8));
-    cell(row, entry.size ? entry.size.join('×') : '—', true);
-    cell(row, entry.frames === null ? '—' : String(entry.frames), true);
-    cell(row, ms(entry.last_frame_ms, entry.last_frame_source), true);
-    this._openButton(row, () => this._show(notebook, entry.model_id, entry.title || entry.kind));
+  /** One entry: a head line (name, kind, open button) and a line of facts. */
+  private _item(name: string, kind: string, facts: string[], open: () => void): HTMLElement {
+    const item = document.createElement('div');
+    item.className = 'gpuviz-item';
+    const head = document.createElement('div');
+    const label = document.createElement('b');
+    label.textContent = name;
+    head.append(label);
+    if (kind) {
+      const span = document.createElement('span');
+      span.className = 'gpuviz-kind';
+      span.textContent = ` ${kind}`;
+      head.append(span);
+    }
+    const button = document.createElement('button');
+    button.textContent = 'open';
+    button.onclick = open;
+    head.append(button);
+    const meta = document.createElement('div');
+    meta.className = 'gpuviz-meta';
+    meta.textContent = facts.join(' · ');
+    item.append(head, meta);
+    return item;
   }
 
-  private _graphRow(row: HTMLTableRowElement, entry: IGraphEntry, notebook: NotebookPanel): void {
-    row.dataset.gpuvizGraph = entry.id;
-    cell(row, entry.id + (entry.destroyed ? ' (destroyed)' : ''));
-    cell(row, String(entry.nodes), true);
-    cell(row, String(entry.passes), true);
-    const memory = cell(row, bytes(entry.memory_bytes), true);
-    void memory;
-    row.cells[row.cells.length - 1].title =
-      `physical transients ${bytes(entry.memory_bytes)}, logical ${bytes(entry.logical_bytes)}, ` +
-      `reuse ${entry.reuse_percent.toFixed(0)}%`;
-    cell(row, ms(entry.last_frame_ms, entry.last_frame_source), true);
-    this._openButton(row, async () => {
+  private _widgetItem(entry: IWidgetEntry, notebook: NotebookPanel): HTMLElement {
+    const facts = [`id ${entry.model_id.slice(0, 8)}`];
+    if (entry.size) {
+      facts.push(`${entry.size.join('×')} px`);
+    }
+    if (entry.frames !== null) {
+      facts.push(`${entry.frames} frames`);
+    }
+    facts.push(`last frame ${ms(entry.last_frame_ms, entry.last_frame_source)}`);
+    if (entry.graphs.length) {
+      facts.push(`graph ${entry.graphs.join(', ')}`);
+    }
+    const title = entry.title || entry.kind;
+    const item = this._item(title, title === entry.kind ? '' : entry.kind, facts,
+      () => void this._show(notebook, entry.model_id, title));
+    item.dataset.gpuvizModel = entry.model_id;
+    return item;
+  }
+
+  private _graphItem(entry: IGraphEntry, notebook: NotebookPanel): HTMLElement {
+    const facts = [
+      `${entry.nodes} nodes`,
+      `${entry.passes} passes`,
+      `${bytes(entry.memory_bytes)} transient (${bytes(entry.logical_bytes)} logical, ` +
+        `${entry.reuse_percent.toFixed(0)}% reused)`,
+      `last frame ${ms(entry.last_frame_ms, entry.last_frame_source)}`
+    ];
+    const item = this._item(entry.id, entry.destroyed ? 'destroyed' : '', facts, async () => {
       const client = this._clients.get(notebook.sessionContext.session!.kernel!.id);
       if (client === undefined) {
         return;
@@ -188,13 +200,8 @@ export class GpuPanel extends Widget {
         this._setStatus(`open ${entry.id}: ${(error as Error).message}`);
       }
     });
-  }
-
-  private _openButton(row: HTMLTableRowElement, open: () => void): void {
-    const button = document.createElement('button');
-    button.textContent = 'open';
-    button.onclick = open;
-    row.insertCell().appendChild(button);
+    item.dataset.gpuvizGraph = entry.id;
+    return item;
   }
 
   private async _show(notebook: NotebookPanel, modelId: string, title: string): Promise<void> {

@@ -18,6 +18,13 @@ interface IShowData {
   show_id: string;
 }
 
+const MAIN_PLACES: Record<string, string> = {
+  'split-right': 'a split right of the notebook',
+  'split-bottom': 'a split below the notebook',
+  tab: 'a tab beside the notebook',
+  right: 'the right panel'
+};
+
 /** Show ids whose panel this page already opened (re-rendering an output, e.g. a
  * second view of it, must not open the panel again). */
 const handled = new Set<string>();
@@ -71,9 +78,9 @@ export class ShowRenderer extends Widget implements IRenderMime.IRenderer {
         this._line('the widget is not live in this kernel (run the cell again)', 'missing');
         return;
       }
-      const place = shown.area === 'main' ? request.where : `${shown.area} panel`;
+      const place = shown.area === 'main' ? MAIN_PLACES[request.where] : `the ${shown.area} panel`;
       const note = shown.area === 'main' || shown.area === request.where ? '' : ` (no ${request.where} here)`;
-      this._line(`shown in the ${place}${note}`, 'shown');
+      this._line(`shown in ${place}${note}`, 'shown');
     } catch (error) {
       this._line(`could not open a panel: ${error}`, 'error');
     }

@@ -160,7 +160,7 @@ def test_split_right_panel_gets_frames_and_input_and_gpu_panel_lists_it(tmp_path
 
             model_id = _kernel_value(page, "canvas.model_id")
             _open_gpu_panel(page)
-            row = page.locator(f"#gpuviz-gpu-panel tr[data-gpuviz-model='{model_id}']")
+            row = page.locator(f"#gpuviz-gpu-panel [data-gpuviz-model='{model_id}']")
             row.wait_for(timeout=60_000)
             text = row.inner_text()
             assert "GPUCanvas" in text and "flat canvas" in text, text
@@ -207,7 +207,10 @@ def test_without_the_extension_show_displays_inline_with_a_note(tmp_path):
         with _page(url, f"/lab/tree/{name}") as page:
             _run_cells(page)
             note = page.locator(".jp-OutputArea-output:has-text('no gpuviz extension in this front end')")
-            note.wait_for(timeout=120_000)
+            try:
+                note.wait_for(timeout=120_000)
+            finally:
+                page.screenshot(path=str(OUTPUT / "panel-fallback.png"))
             _wait_for_frame(page, ".jp-OutputArea-output img", RED, OUTPUT / "panel-fallback.jpg")
             assert page.locator(".gpuviz-ShowPanel").count() == 0
             assert page.locator("body[data-gpuviz-extension]").count() == 0
