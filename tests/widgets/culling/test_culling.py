@@ -372,3 +372,49 @@ def test_frames_sample_the_readout_through_the_ring_and_auto_orbit_turns(device)
     assert widget.compile_count == 2
     widget.close()
     texture.destroy()
+
+
+def test_device_loss_stops_frames_and_refuses_calls():
+    """In a child process (a lost device must not take the suite's shared one with it)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent("""
+        import os
+        os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
+        import time
+        import wgpu, gpuviz
+        from gpuviz.errors import GraphStateError
+        from gpuviz.widgets.culling.widget import FrustumCulling
+        device = gpuviz.request_device(shared=False)
+        widget = FrustumCulling(instances=300, size=(64, 32), device=device)
+        texture = device.create_texture(size=(64, 32, 1), format="rgba8unorm",
+                                        usage=wgpu.TextureUsage.RENDER_ATTACHMENT)
+        for _ in range(3):  # readout samples in flight when the device goes
+            encoder = device.create_command_encoder()
+            widget.draw(encoder, texture.create_view(), (64, 32))
+            device.queue.submit([encoder.finish()])
+            time.sleep(0.12)
+        device.destroy()
+        print("event", widget.handle_event({"event_type": "wheel", "x": 1, "y": 1, "dy": 50}))
+        widget.draw(device.create_command_encoder(), None, (64, 32))  # records nothing, raises nothing
+        print("readout", widget.readout.value)
+        for name, call in (("visible_ids", widget.visible_ids), ("pick", lambda: widget.pick(3, 3))):
+            try:
+                call()
+                print(name, "returned")
+            except GraphStateError as error:
+                print(name, "refused:", error)
+        widget.close()
+        print("end")
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    out = done.stdout
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
+    assert lines["event"] == "False"
+    assert "GPU device lost: " in lines["readout"]
+    for name in ("visible_ids", "pick"):
+        assert lines[name].startswith(f"refused: FrustumCulling cannot run {name}(): GPU device lost: "), lines[name]
+    assert out.rstrip().endswith("end")
