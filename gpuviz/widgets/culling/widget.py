@@ -207,6 +207,7 @@ class FrustumCulling(widgets.HBox):
         """The current camera: ``eye``, ``target``, ``up`` (tuples), ``fov_y``
         (degrees), ``near`` and ``far`` (the effective far plane: with
         ``far=None`` just past the scene's bounding sphere). Does not read the GPU."""
+        self._check_usable("camera", raise_lost=False)
         c = self._frame.camera
         return {"eye": c.eye, "target": c.target, "up": c.up, "fov_y": c.fov_y, "near": c.near,
                 "far": self._frame.far}
@@ -242,6 +243,7 @@ class FrustumCulling(widgets.HBox):
         """Whether spheres are tested against the frustum. False draws every
         drawable row through the same indirect record (pass-all planes are
         written: a buffer write, no recompilation)."""
+        self._check_usable("culling", raise_lost=False)
         return self._frame.culling
 
     @culling.setter
@@ -277,6 +279,7 @@ class FrustumCulling(widgets.HBox):
         """``(x0, z0, x1, z1)``: the world rectangle the overview shows (the
         scene's x / z box grown by 8 % and widened to the right half's
         aspect; x to the right, z down). Host state only: no GPU call."""
+        self._check_usable("overview_bounds", raise_lost=False)
         if self._frame.overview_bounds is None:
             self._frame.write_parameters()
         return self._frame.overview_bounds

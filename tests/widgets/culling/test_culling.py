@@ -319,7 +319,8 @@ def test_bad_calls_and_closed_widget(device):
         widget.handle_event("click")
     widget.close()
     widget.close()
-    for call in (widget.visible_ids, widget.visible_count, widget.frustum_planes,
+    for call in (widget.visible_ids, widget.visible_count, widget.frustum_planes, lambda: widget.camera,
+                 lambda: widget.culling,
                  lambda: widget.set_camera(eye=(0, 0, 1), target=(0, 0, 0)), lambda: widget.pick(1, 1),
                  lambda: widget.draw_offscreen(width=8, height=8)):
         with pytest.raises(GraphStateError, match="FrustumCulling is closed"):
