@@ -332,3 +332,61 @@ def test_services_instances_and_scopes_map_to_processes_and_threads():
     assert trace.threads.column("tid").to_pylist() == ["http", "db", "http"]
     assert trace.threads.column("process").to_pylist() == [0, 0, 1]
     assert trace.spans.column("thread").to_pylist() == [0, 0, 1, 2]
+
+
+_OTLP_SPAN = st.fixed_dictionaries({
+    "id": st.integers(1, 40), "parent": st.one_of(st.none(), st.integers(1, 45)),
+    "start": st.integers(0, 2**62), "dur": st.integers(0, 2**40), "as_int": st.booleans(),
+    "kind": st.one_of(st.none(), st.integers(0, 5), st.sampled_from(["SPAN_KIND_SERVER", "SPAN_KIND_CONSUMER"])),
+    "links": st.lists(st.integers(1, 45), max_size=3), "trace": st.integers(1, 2)})
+
+
+@settings(max_examples=60, deadline=None)
+@given(services=st.lists(st.lists(st.lists(_OTLP_SPAN, max_size=6), min_size=1, max_size=3), min_size=1, max_size=3))
+def test_random_valid_documents_against_plain_reading(services):
+    """Random valid requests (services x scopes x spans, parents and links in or out of the file, duplicate IDs)
+    against a plain loop over the same Python objects."""
+    doc = {"resourceSpans": []}
+    flat, first = [], {}
+    for s, scopes in enumerate(services):
+        resource = {"resource": {"attributes": [{"key": "service.name", "value": {"stringValue": f"svc{s % 2}"}}]},
+                    "scopeSpans": []}
+        for c, spans in enumerate(scopes):
+            out = []
+            for sp in spans:
+                start, end = sp["start"], sp["start"] + sp["dur"]
+                span = {"traceId": f"{sp['trace']:032x}", "spanId": f"{sp['id']:016X}", "name": f"n{sp['id']}",
+                        "startTimeUnixNano": start if sp["as_int"] else str(start),
+                        "endTimeUnixNano": end if sp["as_int"] else str(end),
+                        "links": [{"traceId": f"{sp['trace']:032x}", "spanId": f"{x:016x}"} for x in sp["links"]]}
+                if sp["parent"] is not None:
+                    span["parentSpanId"] = f"{sp['parent']:016x}"
+                if sp["kind"] is not None:
+                    span["kind"] = sp["kind"]
+                out.append(span)
+                key = (sp["trace"], sp["id"])
+                first.setdefault(key, len(flat))
+                flat.append((sp, (f"svc{s % 2}", f"scope{c}")))
+            resource["scopeSpans"].append({"scope": {"name": f"scope{c}"}, "spans": out})
+        doc["resourceSpans"].append(resource)
+    trace = parse_otlp(json.dumps(doc))
+    assert trace.span_count == len(flat)
+    assert trace.spans.column("start_ns").to_pylist() == [sp["start"] for sp, _ in flat]
+    assert trace.spans.column("duration_ns").to_pylist() == [sp["dur"] for sp, _ in flat]
+    parents = [first.get((sp["trace"], sp["parent"]), -1) if sp["parent"] is not None else -1 for sp, _ in flat]
+    assert trace.spans.column("parent").to_pylist() == parents
+    want_links = [(first[(sp["trace"], x)], i) for i, (sp, _) in enumerate(flat) for x in sp["links"]
+                  if (sp["trace"], x) in first]
+    assert list(zip(trace.links.column("source").to_pylist(), trace.links.column("target").to_pylist())) == want_links
+    thread_keys = [(trace.processes.column("name")[p].as_py(), tid) for p, tid in
+                   zip(trace.threads.column("process").to_pylist(), trace.threads.column("tid").to_pylist())]
+    assert [thread_keys[t] for t in trace.spans.column("thread").to_pylist()] == [key for _, key in flat]
+    assert len(set(thread_keys)) == len(thread_keys)  # one thread per (service, scope)
+    names = {None: "unspecified", 0: "unspecified", 1: "internal", 2: "server", 3: "client", 4: "producer",
+             5: "consumer", "SPAN_KIND_SERVER": "server", "SPAN_KIND_CONSUMER": "consumer"}
+    assert trace.spans.column("category").to_pylist() == [names[sp["kind"]] for sp, _ in flat]
+    duplicates = len(flat) - len(first)
+    orphans = sum(1 for sp, _ in flat if sp["parent"] is not None and (sp["trace"], sp["parent"]) not in first)
+    missing = sum(1 for sp, _ in flat for x in sp["links"] if (sp["trace"], x) not in first)
+    expected = {"duplicate_span_id": duplicates, "missing_parent": orphans, "missing_link_target": missing}
+    assert {k: v for k, v in trace.report.items() if k != "lanes_added"} == {k: v for k, v in expected.items() if v}
