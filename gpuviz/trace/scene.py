@@ -237,12 +237,11 @@ class _Host:
             self.perm = np.argsort(partition, kind="stable").astype(np.uint32)
         self.bounds = np.zeros(parts + 1, np.int64)
         self.bounds[1:] = np.cumsum(np.bincount(partition, minlength=parts))
-        self.parts, self.n = parts, n
+        self.n = n
         rank = None
         if self.perm is not None:
             rank = np.empty(n, np.uint32)
             rank[self.perm] = np.arange(n, dtype=np.uint32)
-        self.rank = rank
         start = _column(spans, "start_ns")
         self.origin = int(start.min()) if n else 0
         parent = _column(spans, "parent")
