@@ -222,16 +222,16 @@ class _Host:
     """The scene's tables as numpy arrays, built with vectorised numpy only."""
 
     def __init__(self, trace, label):
-        name = f'GPUTraceScene "{label}"'
+        who = f'GPUTraceScene "{label}"'
         spans = trace.spans
         n = spans.num_rows
         if n >= NO_PARENT:
-            raise GraphValidationError(f"{name} cannot hold {n} spans (at most {NO_PARENT - 1})")
+            raise GraphValidationError(f"{who} cannot hold {n} spans (at most {NO_PARENT - 1})")
         partition = _column(spans, "partition").astype(np.uint32, copy=False)
         parts = max(1, len(trace.sources), int(partition.max()) + 1 if n else 0,
                     int(_column(trace.processes, "partition").max()) + 1 if trace.processes.num_rows else 0)
         if parts > MAX_PARTITIONS:
-            raise GraphValidationError(f"{name} holds at most {MAX_PARTITIONS} partitions (got {parts})")
+            raise GraphValidationError(f"{who} holds at most {MAX_PARTITIONS} partitions (got {parts})")
         self.perm = None
         if n and not np.all(partition[1:] >= partition[:-1]):
             self.perm = np.argsort(partition, kind="stable").astype(np.uint32)
@@ -247,7 +247,7 @@ class _Host:
         parent = _column(spans, "parent")
         links = trace.links
         if links.num_rows >= 2**32:
-            raise GraphValidationError(f"{name} cannot hold {links.num_rows} links (at most 2**32 - 1)")
+            raise GraphValidationError(f"{who} cannot hold {links.num_rows} links (at most 2**32 - 1)")
         source, target = _column(links, "source").astype(np.uint32), _column(links, "target").astype(np.uint32)
         if rank is not None:
             source, target = rank[source], rank[target]
