@@ -31,7 +31,7 @@ __all__ = ["CullingFrame", "overview_fit", "default_camera"]
 
 _READOUT_INTERVAL = 0.1  # seconds between two count samples
 _OVERVIEW_MARGIN = 1.08
-_MIN_HALF_PIXELS = 1.25  # smallest half-size of an instance square in the overview
+_MIN_HALF_PIXELS = 1.25  # largest smallest half-size of an instance square in the overview (pixels)
 
 
 def default_camera(extent) -> Camera:
@@ -167,7 +167,10 @@ class CullingFrame:
         if self._overview is None or self._overview[0] != rect:
             self._overview = (rect, overview_fit(self.extent, rect))
         self.overview_bounds, overview, per_world = self._overview[1]
-        small = (2 * _MIN_HALF_PIXELS / rect[2], 2 * _MIN_HALF_PIXELS / rect[3])
+        # smallest square: 1.25 px half-size, less where instances crowd the view (down to 0.5 px: one pixel)
+        density = self.n / max(rect[2] * rect[3], 1)
+        least = min(_MIN_HALF_PIXELS, max(0.5, 0.45 / max(density, 1e-9) ** 0.5))
+        small = (2 * least / rect[2], 2 * least / rect[3])
         self.graph.write_camera(view_projection=vp, overview=overview, eye=self.camera.eye, far=far,
                                 overview_size=(*per_world, *small), corners=frustum_corners(vp))
         self._dirty = False
