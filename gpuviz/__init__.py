@@ -13,12 +13,16 @@ from .graph import (CompiledGPUCommandGraph, ComputeKernel, GPUCommandGraph, GPU
                     NodeCompileContext, ReadbackMapError, ReadbackRingExhaustedError, ReadbackSlot,
                     ReadbackTimeoutError)
 from .tables import GPUData, GPUVector, GPURecordBatch, GPUTable, GPUSchema, read_array
-from .render import DrawCommandBuffer, GlyphAtlas, TextLayer, glyph_atlas
+from .render import (Axis, AxisLayout, ColourBarLayout, DrawCommandBuffer, GlyphAtlas, GPUColourRange,
+                     GPUIndexPickingTarget, PlotOverlay, RectLayer, TextLayer, colour_bar_layout, glyph_atlas)
 from .render import (Ticks, category_ticks, format_duration, format_durations, format_number, format_numbers,
                      log_ticks, nice_ticks, time_ticks)
 from .algorithms import (AggregationTuning, GPUBatchSort, GPUCompaction, GPUGridAggregation, GPUGridBinning,
-                         GPUGroupAggregation, GPUHistogram, GPUIndexedRangeCompaction, GPUMask,
+                         GPUGroupAggregation, GPUHistogram, GPUHierarchyLayout, GPUGraphTraversal,
+                         GPUAncestorProjection, GPUIndexedRangeCompaction, GPUMask,
                          GPUPartitionedIndexedRangeCompaction, GPUReduction, GPUScan, GPUSegmentedSort, GPUSort,
                          IndexedRangeLayout, ReductionTuning, ScanTuning, SortTuning)
+
+from .workflows import GPUVisibilityWorkflow, frustum_planes
 
 __version__ = "0.1.0"

@@ -65,6 +65,10 @@ POSITIONAL = {
                                  "recording call: (encoder, source) like copy_buffer_to_buffer"),
     "gpuviz.widgets.DataAnalysis.draw": (("encoder", "target_view", "size"),
                                          "the GPUCanvas drawable protocol: canvas calls draw(encoder, view, size)"),
+    # Drawing calls take coordinates positionally, like every 2-D drawing API.
+    "gpuviz.RectLayer.add": (("x0", "y0", "x1", "y1"), "drawing call: add(x0, y0, x1, y1, color=)"),
+    "gpuviz.PlotOverlay.rect": (("x0", "y0", "x1", "y1"), "drawing call: rect(x0, y0, x1, y1, color=)"),
+    "gpuviz.Axis.to_pixel": (("values", "rect"), "a mapping: to_pixel(values, rect) like numpy's interp"),
     "gpuviz.ComputeKernel.element_offset": (("view", "device"),
                                             "used by every compile callback as element_offset(view, device)"),
 }

@@ -8,7 +8,10 @@ of them submits, maps or reads back.
 from .compaction import GPUCompaction, GPUIndexedRangeCompaction, GPUPartitionedIndexedRangeCompaction, IndexedRangeLayout
 from .grid_aggregation import GPUGridAggregation, GPUGridBinning
 from .aggregation_tuning import AggregationTuning
+from .ancestor_projection import GPUAncestorProjection
+from .graph_traversal import UNREACHED, GPUGraphTraversal
 from .group_aggregation import GPUGroupAggregation
+from .hierarchy_layout import GPUHierarchyLayout
 from .histogram import GPUHistogram
 from .mask import GPUMask
 from .reduction import GPUReduction, ReductionTuning
@@ -19,4 +22,5 @@ from .sort import GPUSort, SortTuning
 
 __all__ = ["GPUScan", "GPUCompaction", "GPUIndexedRangeCompaction", "GPUPartitionedIndexedRangeCompaction",
            "IndexedRangeLayout", "ScanTuning", "GPUMask", "GPUReduction", "ReductionTuning", "GPUHistogram", "GPUGridBinning", "GPUGridAggregation",
-           "GPUGroupAggregation", "AggregationTuning", "GPUSort", "GPUBatchSort", "GPUSegmentedSort", "SortTuning"]
+           "GPUGroupAggregation", "AggregationTuning", "GPUSort", "GPUBatchSort", "GPUSegmentedSort", "SortTuning",
+           "GPUHierarchyLayout", "GPUGraphTraversal", "UNREACHED", "GPUAncestorProjection"]

@@ -31,7 +31,8 @@ _GAP = 8.0  # logical pixels between two horizontal tick labels
 
 @dataclass(frozen=True, kw_only=True)
 class AxisLayout:
-    """What one axis draws, in logical pixels.
+    """What one axis draws, in logical pixels (made by :class:`Axis`; it
+    holds positions and labels only and draws nothing itself).
 
     Attributes
     ----------
@@ -125,6 +126,7 @@ class Axis:
 
     @property
     def horizontal(self) -> bool:
+        """Whether the axis runs along x (a "bottom" or "top" side)."""
         return self.side in ("bottom", "top")
 
     # ------------------------------------------------------------ mapping

@@ -39,7 +39,8 @@ def ramp_colours(stops, t) -> np.ndarray:
 
 @dataclass(frozen=True, kw_only=True)
 class ColourBarLayout:
-    """What a colour bar draws (logical pixels).
+    """What a colour bar draws (logical pixels; made by
+    :func:`colour_bar_layout`, it draws nothing itself).
 
     Attributes
     ----------

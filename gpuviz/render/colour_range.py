@@ -109,6 +109,8 @@ class GPUColourRange:
             (queue or self._device.queue).write_buffer(self._uniform, 0, params)
 
     def add_to_graph(self, graph) -> str:
+        """Add the range node (and its scratch transient) to ``graph``; return
+        the node ID. Nothing is recorded here; it never submits or reads back."""
         cells = int(self.input.length)
         scratch = graph.create_transient_buffer(id=f"{self.id}-scratch", byte_length=4 * 520,
                                                 usage=wgpu.BufferUsage.STORAGE)
