@@ -307,11 +307,50 @@ def _encoding(r, data):
     return data[:at] + r.choice((b"\xc3", b"\xff", b"\xed\xa0\x80", b"\xf8\x88\x80\x80\x80")) + data[at:]
 
 
+def _lanes(r, data):
+    """Lane-packing stress on one thread (seed ignored): a staircase of
+    partial overlaps, deep nesting, unclosed B, equal intervals, shuffled."""
+    n = r.choice((300, 1000, 3000))
+    kind = r.randrange(4)
+    if kind == 0:
+        events = [{"ph": "X", "name": "s", "ts": i, "dur": n, "pid": 1, "tid": 1} for i in range(n)]
+    elif kind == 1:
+        events = [{"ph": "X", "name": "s", "ts": i, "dur": 2 * (n - i), "pid": 1, "tid": 1} for i in range(n)]
+    elif kind == 2:
+        events = [{"ph": "B", "name": "s", "ts": i // 2, "pid": 1, "tid": r.choice((1, "1"))} for i in range(n)]
+    else:
+        events = [{"ph": "X", "name": "s", "ts": r.randrange(5), "dur": r.randrange(5), "pid": 1, "tid": 1}
+                  for _ in range(n)]
+    r.shuffle(events) if r.random() < 0.5 else None
+    return json.dumps(events).encode()
+
+
+_TIMES = [b"0", b"-0", b"-1", b"1E+2", b"1e-7", b"0.0000001", b"1.0000000000000000000001", b"9223372036854775.807",
+          b"9223372036854775.808", b"18446744073709551616", b"1e308", b"-1e308", b'"12.5"', b'"-3"', b'""', b'"0x10"',
+          b"4611686018427387.904", b"123456789012345678901234567890.5"]
+
+
+def _times(r, data):
+    """Extreme ts/dur/time fields written as raw JSON numbers (texts no
+    ``json.dumps`` makes), in Chrome and OTLP shape (seed ignored)."""
+    def t():
+        return r.choice(_TIMES).decode()
+
+    if r.random() < 0.7:
+        events = [f'{{"ph":"{r.choice("XXBEbeisfC")}","name":"t","cat":"c","id":1,"ts":{t()},"dur":{t()},'
+                  f'"pid":1,"tid":{r.choice(("1", "2", t()))},"bp":"e","args":{{"v":{t()}}}}}'
+                  for _ in range(r.choice((1, 4, 30)))]
+        return ("[" + ",".join(events) + "]").encode()
+    spans = [f'{{"traceId":"{"%032x" % 1}","spanId":"{"%016x" % (i + 1)}","name":"s",'
+             f'"startTimeUnixNano":{t()},"endTimeUnixNano":{t()}}}' for i in range(r.choice((1, 4, 30)))]
+    return ('{"resourceSpans":[{"scopeSpans":[{"spans":[' + ",".join(spans) + "]}]}]}").encode()
+
+
 #: name -> (weight, mutation(random.Random, bytes) -> bytes)
 MUTATIONS = {
     "truncate": (3, _truncate), "flip": (3, _flip), "insert": (2, _insert), "delete": (2, _delete),
     "repeat": (1, _repeat), "nest": (1, _nest), "structure": (5, _structure), "random_chrome": (2, _random_chrome),
-    "random_otlp": (1, _random_otlp), "encoding": (1, _encoding),
+    "random_otlp": (1, _random_otlp), "encoding": (1, _encoding), "lanes": (1, _lanes), "times": (1, _times),
 }
 
 
