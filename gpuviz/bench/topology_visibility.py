@@ -132,8 +132,8 @@ def bench_visibility(device, sizes, runs, *, variants=False, peers=None, report=
     consumer's shape). ``variants`` adds the mask_output and all-predicate
     cases."""
     report = report or Report()
-    table = report.table("topology-visibility", "GPUVisibilityWorkflow: fused predicate pass + tile-count scan + "
-                         "ID scatter", COLUMNS, reference="vec4 copy kernel of the bytes read + written")
+    table = report.table("topology-visibility", "GPUVisibilityWorkflow: one pass (fused predicates, look-back, "
+                         "ID writes)", COLUMNS, reference="vec4 copy kernel of the bytes read + written")
     rng = np.random.default_rng(14)
     timer = GPUTimer(device, runs)
     for n in sizes or [VISIBILITY_SIZE]:

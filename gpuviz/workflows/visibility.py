@@ -1,14 +1,13 @@
 """GPUVisibilityWorkflow: fused visibility predicates, stable compaction of
-the kept IDs and a GPU-resident count.
+the kept IDs and a GPU-resident count, in one pass.
 
-Three nodes, whatever the predicates: ``"{id}-predicate"`` reads every
-per-row input once (coalesced vec4 loads) and writes one bit per row plus a
-count per 8192-row tile (and the optional 0/1 mask); ``"{id}-tile-offsets"``
-is the chained scan of :mod:`gpuviz.algorithms.scan` over the tile counts,
-which also writes the total into the caller's count word; ``"{id}-scatter"``
-reads the bits once more (1/32 of a uint32 mask) and writes the IDs in
-source order. Traffic is the inputs once, the IDs once, and an eighth of a
-byte per row twice.
+One node, whatever the predicates: ``"{id}-predicate"`` reads every per-row
+input once (coalesced vec4 loads), keeps one bit per row of its 8192-row
+tile in workgroup memory (and writes the optional 0/1 mask), finds the
+tile's place in the output by a decoupled look-back over the tiles before
+it, and writes the kept rows' IDs in source order straight from workgroup
+memory; the last tile writes the count. Traffic is the inputs once, the IDs
+once and a few words of tile state per 8192 rows.
 """
 
 from __future__ import annotations
@@ -20,7 +19,6 @@ import wgpu
 
 from ..algorithms.compaction import add_count_clear
 from ..algorithms.dispatch import ceil_div, use_subgroups
-from ..algorithms.scan import ChainedScan
 from ..algorithms.validation import check_topology, chunks_of, refuse_overlaps, single_row
 from ..algorithms.views import StorageBinding, binding_range, storage_alignment, uniform_slot, view_binding
 from ..graph import ComputeKernel
@@ -30,18 +28,20 @@ from ..graph.shaders import wgsl
 
 __all__ = ["GPUVisibilityWorkflow", "VISIBILITY_TILE"]
 
-#: Rows one workgroup of the predicate and scatter passes handles (256 lanes x 8 x 4).
+#: Rows one workgroup handles (256 lanes x 8 x 4).
 VISIBILITY_TILE = 8192
-# Both kernels run without wgpu's bounds checks and loop bounding: every loop
+# The kernel runs without wgpu's bounds checks and loop bounding: every loop
 # has a constant or small uniform bound and every index is in range by
-# construction (bits/counts are sized by the tile count, IDs land below the
+# construction (the tile state is sized by the tile count, IDs land below the
 # kept count, which never exceeds the rows the output was checked to hold).
 # GPUVIZ_RUNTIME_CHECKS=1 restores both.
 _TRUSTED = {"bounds_checks": False, "loop_bounding": False}
 STORAGE = wgpu.BufferUsage.STORAGE
 NAME = "GPUVisibilityWorkflow"
-# visibility_predicate.wgsl: bindings and VisParams word order
-PREDICATE_ROLES = {"mask_out": 3, "spheres": 4, "planes": 5, "intervals": 6, "window": 7, "lod": 8, "lod_range": 9}
+# visibility.wgsl: bindings of the roles (masks follow at 10 + k, then source_ids, the output chunk table and the
+# output buffers) and the VisParams word order (HEADER, then the view offsets of ROLES[1:] and the masks)
+ROLES = {"count": 2, "mask_out": 3, "spheres": 4, "planes": 5, "intervals": 6, "window": 7, "lod": 8, "lod_range": 9}
+HEADER = ("n", "tile_base", "num_tiles", "row_base", "last_tile", "out_off", "count_off", "ids_off")
 PER_ROW = {"spheres": "float32x4", "intervals": "float32x2", "lod": "float32", "source_ids": "uint32"}
 PAIRS = (("spheres", "planes"), ("intervals", "window"), ("lod", "lod_range"))
 PARAMETERS = {"planes": ("float32x4", 6), "window": ("float32x4", 1), "lod_range": ("float32x2", 1)}
@@ -110,17 +110,26 @@ class GPUVisibilityWorkflow:
 
     Notes
     -----
-    One fused pass evaluates every predicate (not a pass per predicate),
-    followed by a scan of the per-tile counts and the scatter of the IDs:
-    three nodes that share a compute pass. Predicate parameters and mask
+    One pass evaluates every predicate (not a pass per predicate) and
+    writes the IDs: one node, ``"{id}-predicate"``, whose 8192-row tiles
+    (:data:`VISIBILITY_TILE`) find their output offsets by a decoupled
+    look-back; a tile left waiting on a predecessor evaluates that tile
+    itself, so it finishes whatever the scheduler does. Predicate parameters and mask
     contents are read from their buffers at every encoding, so changing
     them is a buffer write, never a recompile; which predicates exist is
     structural. Vectors keep their chunks: one dispatch per non-empty chunk
-    and pass, nothing concatenated. Zero rows add only a node that writes
+    nothing concatenated. Zero rows add only a node that writes
     count = 0. Float32 intervals cannot hold 64-bit nanosecond times
     precisely: give times relative to a view origin. Does not evaluate
     application predicates, draw, submit, or read back.
     """
+
+    #: Fruitless polls of an unpublished predecessor tile before a workgroup
+    #: evaluates that tile itself (the look-back's forward-progress fallback).
+    spin_limit = 512
+    #: False makes every tile ignore its own chunk's published states and
+    #: evaluate each predecessor itself: the fallback alone, for tests.
+    trust_published = True
 
     def __init__(self, *, id: str, output, count, length=None, source_ids=None, mask_output=None, masks=(),
                  spheres=None, planes=None, intervals=None, window=None, lod=None, lod_range=None):
@@ -236,21 +245,19 @@ class GPUVisibilityWorkflow:
                     raise GraphValidationError(
                         f'{NAME} "{self.id}" {role} chunk of {view.byte_length} bytes exceeds the device\'s storage '
                         f"binding size ({most} bytes): split it into vector chunks")
+        buffers = len({v.handle for v in outs if v.length})
+        # tile state, count, masks, mask_output, predicate pairs, source_ids, output buffers (+ their chunk table)
         need = 2 + len(self.masks) + (self.mask_output is not None) + 2 * sum(
-            getattr(self, row) is not None for row, _ in PAIRS)
+            getattr(self, row) is not None for row, _ in PAIRS) + (self.source_ids is not None) + buffers + (buffers > 1)
         limit = int(limits["max-storage-buffers-per-shader-stage"])
         if need > limit:
-            raise GraphValidationError(f'{NAME} "{self.id}" needs {need} storage bindings in one pass, the device '
-                                       f"allows {limit} (combine masks with GPUMask first)")
-        buffers = len({v.handle for v in outs if v.length})
-        need = 3 + (self.source_ids is not None) + buffers + (buffers > 1)  # bits, offsets, counts, ...
-        if need > limit or 4 + buffers > 30:
-            raise GraphValidationError(f'{NAME} "{self.id}" output spans {buffers} buffers: the scatter pass needs '
-                                       f"{need} storage bindings, the device allows {limit}")
+            raise GraphValidationError(f'{NAME} "{self.id}" needs {need} storage bindings in one pass ({buffers} '
+                                       f"output buffers), the device allows {limit} (combine masks with GPUMask "
+                                       "first, or give the output fewer buffers)")
 
     # ----------------------------------------------------------------- graph
     def add_to_graph(self, graph) -> list:
-        """Validate against ``graph`` and add the nodes; returns their IDs."""
+        """Validate against ``graph`` and add the node; returns its ID."""
         kind, roles = self._per_row(graph)
         rows = self._rows(kind, roles)
         params = self._parameters(graph)
@@ -263,124 +270,82 @@ class GPUVisibilityWorkflow:
             self.node_ids = [add_count_clear(graph, f"{self.id}-count-clear", count)]
             return self.node_ids
         tiles = [ceil_div(n, VISIBILITY_TILE) for n in rows]
-        total_tiles = sum(tiles)
-        bits = self._transient(graph, "row-bits", 256 * total_tiles)
-        counts = self._transient(graph, "tile-counts", total_tiles)
-        offsets = self._transient(graph, "tile-offsets", total_tiles)
         chunks = [dict(n=n, tiles=t, tile_base=sum(tiles[:c]), row_base=sum(rows[:c]),
                        views={role: views[c] for role, views in roles.items()},
                        mask_out=masks_out[c] if masks_out is not None and kind == "vector" else
                        (masks_out[0] if masks_out is not None else None))
                   for c, (n, t) in enumerate(zip(rows, tiles)) if n]
-        ids = [self._predicate_node(graph, chunks, params, bits, counts)]
-        ids += ChainedScan(id=f"{self.id}-tile-offsets", data=[counts], out=[offsets], total=count,
-                           owner=NAME, owner_id=self.id).add_to_graph(graph)
-        ids.append(self._scatter_node(graph, chunks, bits, counts, offsets, outs))
-        self.node_ids = ids
-        return ids
+        self.node_ids = [self._node(graph, chunks, params, outs, count, sum(tiles))]
+        return self.node_ids
 
-    def _transient(self, graph, name, words):
-        handle = graph.create_transient_buffer(id=f"{self.id}-{name}", byte_length=4 * words, usage=STORAGE)
-        return graph.create_data_view(handle, format="uint32", length=words)
-
-    def _predicate_node(self, graph, chunks, params, bits, counts) -> str:
+    def _node(self, graph, chunks, params, outs, count, total_tiles) -> str:
         masks = len(self.masks)
-        resources = [(v, "storage-read") for ch in chunks for role, v in ch["views"].items() if role != "source_ids"]
+        used = [v for v in outs if v.length]
+        resources = [(v, "storage-read") for ch in chunks for v in ch["views"].values()]
         resources += [(v, "storage-read") for v in params.values()]
         resources += [(ch["mask_out"], "storage-write") for ch in chunks if ch["mask_out"] is not None]
-        resources += [(bits, "storage-write"), (counts, "storage-write")]
+        resources += [(v, "storage-write") for v in used] + [(count, "storage-write")]
+        spin_limit, trust = int(self.spin_limit), int(bool(self.trust_published))
 
-        def compile_predicate(ctx):
+        def compile_visibility(ctx):
             align = storage_alignment(ctx.device)
-            nbytes = 4 * (10 + masks)  # visibility_predicate.wgsl: VisParams
+            dst, scatter, out_rows, out_off = _scatter_plan(used, align, 12 + masks)
+            nbytes = 4 * (len(HEADER) + len(ROLES) - 1 + masks)  # visibility.wgsl: VisParams
             slot = uniform_slot(ctx.device, max(16, -(-nbytes // 16) * 16))
             table = np.zeros((len(chunks), slot // 4), np.uint32)
+            state = ctx.own(ctx.device.create_buffer(label=f"{ctx.node_id}-tile-state", size=4 * (1 + 3 * total_tiles),
+                                                     usage=STORAGE))
+            fixed = {1: (state, 0, state.size)}
+            if out_rows is not None:
+                chunk_table = ctx.own(ctx.device.create_buffer_with_data(
+                    label=f"{ctx.node_id}-output-chunks", data=out_rows.tobytes(), usage=STORAGE))
+                fixed[11 + masks] = (chunk_table, 0, chunk_table.size)
+            subgroups = use_subgroups(ctx, None)
             dispatches = []
             for row, ch in enumerate(chunks):
-                views = {**ch["views"], **params, "mask_out": ch["mask_out"]}
+                views = {**ch["views"], **params, "mask_out": ch["mask_out"], "count": count,
+                         "ids": ch["views"].get("source_ids")}
                 views.update({f"mask{k}": ch["views"][f"masks[{k}]"] for k in range(masks)})
-                bound = {name: view_binding(binding, views[name], alignment=align)
-                         for name, binding in PREDICATE_ROLES.items() if views.get(name) is not None}
-                bound.update({f"mask{k}": view_binding(10 + k, views[f"mask{k}"], alignment=align)
-                              for k in range(masks)})
-                layouts = {name: bound[name].layout if name in bound else "none"
-                           for name in [*PREDICATE_ROLES, *(f"mask{k}" for k in range(masks))]}
-                code = wgsl("workflows/shaders/visibility_predicate.wgsl", layouts=layouts, masks=masks,
-                            spheres="spheres" in bound, intervals="intervals" in bound, lod="lod" in bound)
-                kernel = ComputeKernel(ctx.device, code=code, label=ctx.node_id, **_TRUSTED)
-                offs = [bound[name].offset if name in bound else 0 for name in layouts]
-                table[row, :10 + masks] = [ch["n"], ch["tile_base"], ch["tiles"], *offs]
-                fixed = [StorageBinding(1, bits.handle, 0, bits.byte_length),
-                         StorageBinding(2, counts.handle, 0, counts.byte_length)]
-                dispatches.append((kernel, fixed + [b.storage for b in bound.values()], row, ch["tiles"]))
+                numbers = {**ROLES, **{f"mask{k}": 10 + k for k in range(masks)}, "ids": 10 + masks}
+                bound = {name: view_binding(number, views[name], alignment=align)
+                         for name, number in numbers.items() if views.get(name) is not None}
+                layouts = {name: bound[name].layout if name in bound else "none" for name in numbers}
+                code = wgsl("workflows/shaders/visibility.wgsl", layouts=layouts, masks=masks, subgroups=subgroups,
+                            scatter=scatter, spheres="spheres" in bound, intervals="intervals" in bound,
+                            lod="lod" in bound)
+                kernel = ComputeKernel(ctx.device, code=code, label=ctx.node_id,
+                                       constants={"SPIN_LIMIT": spin_limit, "TRUST_STATE": trust}, **_TRUSTED)
+                table[row, :len(HEADER)] = [ch["n"], ch["tile_base"], ch["tiles"], ch["row_base"], total_tiles - 1,
+                                            out_off, bound["count"].offset,
+                                            bound["ids"].offset if "ids" in bound else 0]
+                order = [*list(ROLES)[1:], *(f"mask{k}" for k in range(masks))]
+                table[row, len(HEADER):len(HEADER) + len(order)] = [bound[n].offset if n in bound else 0 for n in order]
+                dispatches.append((kernel, [*dst, *(b.storage for b in bound.values())], row, ch["tiles"]))
             uniform = ctx.own(ctx.device.create_buffer_with_data(label=f"{ctx.node_id}-params", data=table.tobytes(),
                                                                  usage=wgpu.BufferUsage.UNIFORM))
 
             def encode(compute_pass, frame):
                 for kernel, bindings, row, groups in dispatches:
                     resolved = {b.binding: b.resolve(frame) for b in bindings}
+                    resolved.update(fixed)
                     resolved[0] = (uniform, row * slot, slot)
                     kernel.dispatch(compute_pass, frame, bindings=resolved, workgroups=groups)
             return encode
 
-        return graph.add_compute_node(id=f"{self.id}-predicate", resources=resources, compile=compile_predicate)
-
-    def _scatter_node(self, graph, chunks, bits, counts, offsets, outs) -> str:
-        ids = [ch["views"].get("source_ids") for ch in chunks]
-        used = [v for v in outs if v.length]
-        resources = [(bits, "storage-read"), (counts, "storage-read"), (offsets, "storage-read")]
-        resources += [(v, "storage-read") for v in ids if v is not None]
-        resources += [(v, "storage-write") for v in used]
-
-        def compile_scatter(ctx):
-            align = storage_alignment(ctx.device)
-            dst, scatter, rows, out_off = _scatter_plan(used, align)
-            slot = uniform_slot(ctx.device, 32)  # visibility_scatter.wgsl: ScatterParams
-            table = np.zeros((len(chunks), slot // 4), np.uint32)
-            chunk_table = None
-            if rows is not None:
-                chunk_table = ctx.own(ctx.device.create_buffer_with_data(
-                    label=f"{ctx.node_id}-output-chunks", data=rows.tobytes(), usage=STORAGE))
-            subgroups = use_subgroups(ctx, None)
-            dispatches = []
-            for row, (ch, view) in enumerate(zip(chunks, ids)):
-                bound = None if view is None else view_binding(3, view, alignment=align)
-                code = wgsl("workflows/shaders/visibility_scatter.wgsl", subgroups=subgroups,
-                            ids="none" if bound is None else bound.layout, scatter=scatter)
-                kernel = ComputeKernel(ctx.device, code=code, label=ctx.node_id, **_TRUSTED)
-                table[row, :6] = [ch["n"], ch["tile_base"], ch["tiles"], ch["row_base"],
-                                  0 if bound is None else bound.offset, out_off]
-                bindings = [StorageBinding(1, bits.handle, 0, bits.byte_length),
-                            StorageBinding(2, offsets.handle, 0, offsets.byte_length),
-                            StorageBinding(31, counts.handle, 0, counts.byte_length), *dst]
-                if bound is not None:
-                    bindings.append(bound.storage)
-                dispatches.append((kernel, bindings, row, ch["tiles"]))
-            uniform = ctx.own(ctx.device.create_buffer_with_data(label=f"{ctx.node_id}-params", data=table.tobytes(),
-                                                                 usage=wgpu.BufferUsage.UNIFORM))
-
-            def encode(compute_pass, frame):
-                for kernel, bindings, row, groups in dispatches:
-                    resolved = {b.binding: b.resolve(frame) for b in bindings}
-                    resolved[0] = (uniform, row * slot, 32)
-                    if chunk_table is not None:
-                        resolved[30] = (chunk_table, 0, chunk_table.size)
-                    kernel.dispatch(compute_pass, frame, bindings=resolved, workgroups=groups)
-            return encode
-
-        return graph.add_compute_node(id=f"{self.id}-scatter", resources=resources, compile=compile_scatter)
+        return graph.add_compute_node(id=f"{self.id}-predicate", resources=resources, compile=compile_visibility)
 
 
-def _scatter_plan(used, align) -> tuple:
+def _scatter_plan(used, align, first) -> tuple:
     """``(dst bindings, template value, chunk table or None, offset)`` of the
-    output chunks: one binding (4, 5, ...) per buffer covering its chunks.
-    One chunk is written at its element ``offset``; several go through the
-    table (per chunk: end in the compacted sequence, element offset in its
-    binding minus its first position, dst slot), searched by the shader."""
+    output chunks: one binding (first, first + 1, ...) per buffer covering
+    its chunks. One chunk is written at its element ``offset``; several go
+    through the table (per chunk: end in the compacted sequence, element
+    offset in its binding minus its first position, dst slot), searched by
+    the shader."""
     slots = {}
     for view in used:
         slots.setdefault(view.handle, len(slots))
-    dst = [StorageBinding(4 + j, h, *binding_range([v for v in used if v.handle is h], align))
+    dst = [StorageBinding(first + j, h, *binding_range([v for v in used if v.handle is h], align))
            for h, j in slots.items()]
     value = {"dst": [b.binding for b in dst], "table": len(used) > 1}
     if len(used) == 1:

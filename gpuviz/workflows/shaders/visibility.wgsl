@@ -1,0 +1,434 @@
+// GPUVisibilityWorkflow in one pass: every predicate of a row fused into one
+// read of its inputs, then the kept rows' IDs written in source order.
+//
+// One workgroup handles one tile of TILE = 8192 rows of one chunk. In
+// iteration r (0..7) lane l evaluates rows (r * 256 + l) * 4 .. + 3, so every
+// load is a coalesced vec4 (two for intervals, four for spheres); the kept
+// rows become one bit each in workgroup memory (and canonical 0/1 words in
+// the optional mask_output). A group scan of the 256 bit words' popcounts
+// places each word inside the tile; the tile's place in the output comes
+// from a decoupled look-back over the predecessor tiles' published states;
+// then lane l writes the IDs of rows r * 256 + l (r = 0..31), so a warp's
+// kept rows land on consecutive output words. The sequence's last tile
+// writes the total into `count`.
+//
+// Tiles take their index from an atomic ticket, so every tile a workgroup
+// waits for has started. WebGPU promises no forward progress between
+// workgroups: a predecessor that stays unpublished for SPIN_LIMIT polls is
+// evaluated by the waiting workgroup itself (same bindings: the chunks of a
+// vector are separate dispatches that run in order, so a tile only ever
+// waits for tiles of its own chunk), and the walk goes on past it.
+//
+// State words (node-owned buffer, zero when created; no clear between
+// encodings):
+//   [0]            ticket counter, shared by the chunk dispatches of a vector:
+//                  epoch << EPOCH_SHIFT | tiles taken in this epoch; the tile
+//                  taking the sequence's last ticket opens the next epoch.
+//   [1 + 3t]       tile t's kept rows
+//   [1 + 3t + 1/2] tile t's inclusive prefix, low/high 16 bits
+// Each word is READY | PARITY (epoch & 1) | value bits, self-consistent under
+// relaxed atomics; every encoding rewrites every tile's words, so a word of
+// the other parity is the previous encoding's and reads as unpublished.
+//
+// Template values: layouts (views.view layout of each role: count,
+// mask_out, spheres, planes, intervals, window, lod, lod_range, mask0..,
+// ids; "none" for a role not given), masks (how many), spheres/intervals/lod
+// (which predicates run), subgroups (which group primitives) and scatter:
+// dst (bindings of the output buffers) and table (several output chunks:
+// scatter_chunks holds per chunk its end in the compacted sequence, its
+// element offset in its binding minus its first position (wrapping), its dst
+// slot). Sizes and view offsets are VisParams fields, so every chunk of one
+// structure shares a pipeline; parameter contents (planes, window,
+// lod_range) are read from their buffers on every dispatch.
+//
+// Float tests go through the bits (WGSL lets compilers assume no NaN or
+// infinity): a row with a non-finite value it is tested on is culled, a NaN
+// parameter keeps nothing, infinite window and LOD bounds compare as IEEE.
+
+{% import "algorithms/shaders/views.wgsl" as views %}
+{% include "algorithms/shaders/group_subgroup.wgsl" if subgroups else "algorithms/shaders/group_portable.wgsl" %}
+
+override SEGMENTED: bool = false;     // knob of the group primitives; nothing here is segmented
+override SPIN_LIMIT: u32 = 512u;      // fruitless polls before evaluating a predecessor itself
+override TRUST_STATE: bool = true;    // false (tests): this chunk's published states are ignored,
+                                      // every predecessor is evaluated by the fallback
+
+struct VisParams {
+    n: u32,           // rows of this chunk
+    tile_base: u32,   // global index of this chunk's first tile
+    num_tiles: u32,   // tiles of this chunk (= workgroups)
+    row_base: u32,    // global row index of this chunk's first row
+    last_tile: u32,   // global index of the sequence's last tile (writes count)
+    out_off: u32,     // one output chunk: its element offset in its binding
+    count_off: u32,   // element (uint32 word) offsets of the views in their bound ranges
+    ids_off: u32,
+    mask_out_off: u32,
+    spheres_off: u32,
+    planes_off: u32,
+    intervals_off: u32,
+    window_off: u32,
+    lod_off: u32,
+    lod_range_off: u32,
+{% for k in range(masks) %}
+    mask{{ k }}_off: u32,
+{% endfor %}
+}
+
+@group(0) @binding(0) var<uniform> P: VisParams;
+@group(0) @binding(1) var<storage, read_write> state: array<atomic<u32>>;
+{{ views.view("count", 2, "read_write", layouts.count, "P.count_off") }}
+{{ views.view("mask_out", 3, "read_write", layouts.mask_out, "P.mask_out_off") }}
+{{ views.view("spheres", 4, "read", layouts.spheres, "P.spheres_off") }}
+{{ views.view("planes", 5, "read", layouts.planes, "P.planes_off") }}
+{{ views.view("intervals", 6, "read", layouts.intervals, "P.intervals_off") }}
+{{ views.view("window", 7, "read", layouts.window, "P.window_off") }}
+{{ views.view("lod", 8, "read", layouts.lod, "P.lod_off") }}
+{{ views.view("lod_range", 9, "read", layouts.lod_range, "P.lod_range_off") }}
+{% for k in range(masks) %}
+{{ views.view("mask" ~ k, 10 + k, "read", layouts["mask" ~ k], "P.mask" ~ k ~ "_off") }}
+{% endfor %}
+{{ views.view("ids", 10 + masks, "read", layouts.ids, "P.ids_off") }}
+{% for b in scatter.dst %}
+@group(0) @binding({{ b }}) var<storage, read_write> dst{{ b }}: array<u32>;
+{% endfor %}
+{% if scatter.table %}
+@group(0) @binding({{ 11 + masks }}) var<storage, read> scatter_chunks: array<vec4<u32>>;
+{% endif %}
+
+const WG: u32 = 256u;
+const ITER: u32 = 8u;
+const TILE: u32 = WG * ITER * 4u;
+const READY: u32 = 0x80000000u;
+const PARITY: u32 = 0x40000000u;
+const TAG_MASK: u32 = READY | PARITY;
+const VALUE: u32 = 0xffffu;          // a tile's count (<= TILE) or half a prefix
+const EPOCH_SHIFT: u32 = 21u;        // tiles of a sequence < 2^21 (2^32 rows / 8192-row tiles = 2^19)
+const TICKET_MASK: u32 = (1u << EPOCH_SHIFT) - 1u;
+const LOOKBACK: u32 = 64u;           // predecessor states read per look-back step
+const SPIN_WINDOW: u32 = 4u;         // states read per step while the nearest is unpublished
+
+var<workgroup> s_ticket: u32;
+var<workgroup> s_bits: array<atomic<u32>, WG>;  // the tile's kept rows, one bit each
+var<workgroup> s_words: array<u32, WG>;         // the same words, read back by the writes
+var<workgroup> s_before: array<u32, WG>;        // kept rows of the tile before each word
+var<workgroup> s_part: array<u32, WG>;          // kept rows per scan group
+var<workgroup> s_nr: array<atomic<u32>, 2>;     // look-back step: nearest unpublished,
+var<workgroup> s_term: array<atomic<u32>, 2>;   // nearest terminal (inclusive prefix),
+var<workgroup> s_sum: array<atomic<u32>, 2>;    // sum up to it (double-buffered by step parity)
+var<workgroup> s_step: vec3<u32>;
+var<workgroup> s_fb: atomic<u32>;
+var<workgroup> s_fb_res: u32;
+var<private> ep_tag: u32;  // READY | this encoding's parity
+
+fn finite(x: f32) -> bool { return (bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u; }
+fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
+fn finite4(v: vec4<f32>) -> bool { return finite(v.x) && finite(v.y) && finite(v.z) && finite(v.w); }
+
+// Four words from word w of a role holding nw words (zero past the end).
+{% macro words4(name) %}
+fn {{ name }}_words4(w: u32, nw: u32) -> vec4<u32> {
+    if (w + 3u < nw) { return {{ name }}_get4(w); }
+    var o = vec4<u32>(0u);
+    if (w < nw) { o.x = {{ name }}_get1(w); }
+    if (w + 1u < nw) { o.y = {{ name }}_get1(w + 1u); }
+    if (w + 2u < nw) { o.z = {{ name }}_get1(w + 2u); }
+    return o;
+}
+{% endmacro %}
+{% for k in range(masks) %}{{ words4("mask" ~ k) }}{% endfor %}
+{% if spheres %}
+{{ words4("spheres") }}
+{{ words4("planes") }}
+var<private> planes_f: array<vec4<f32>, 6>;
+var<private> planes_ok: bool;
+
+// Unrolled: a private array indexed in a loop can spill to local memory.
+fn load_planes() {
+    planes_ok = true;
+{% for i in range(6) %}
+    planes_f[{{ i }}] = bitcast<vec4<f32>>(planes_words4({{ 4 * i }}u, 24u));
+    planes_ok = planes_ok && !(is_nan(planes_f[{{ i }}].x) || is_nan(planes_f[{{ i }}].y) ||
+                               is_nan(planes_f[{{ i }}].z) || is_nan(planes_f[{{ i }}].w));
+{% endfor %}
+}
+
+fn sphere_inside(s: vec4<f32>) -> bool {
+    var ok = planes_ok && finite4(s) && s.w >= 0.0;
+{% for i in range(6) %}
+    ok = ok && dot(planes_f[{{ i }}].xyz, s.xyz) + planes_f[{{ i }}].w >= -s.w;
+{% endfor %}
+    return ok;
+}
+{% endif %}
+{% if intervals %}
+{{ words4("intervals") }}
+{{ words4("window") }}
+var<private> win: vec4<f32>;
+var<private> win_ok: bool;
+
+fn interval_inside(start: f32, end: f32) -> bool {
+    return win_ok && finite(start) && finite(end) && end >= win.x && start <= win.y && end - start >= win.z;
+}
+{% endif %}
+{% if lod %}
+{{ words4("lod") }}
+{{ words4("lod_range") }}
+var<private> lod_lo: f32;
+var<private> lod_hi: f32;
+var<private> lod_ok: bool;
+
+fn lod_inside(v: f32) -> bool { return lod_ok && finite(v) && lod_lo <= v && v < lod_hi; }
+{% endif %}
+
+// Whether rows e..e+3 of this chunk are kept.
+fn keep4(e: u32) -> vec4<bool> {
+    var k = vec4<bool>(e < P.n, e + 1u < P.n, e + 2u < P.n, e + 3u < P.n);
+{% for m in range(masks) %}
+    k = k & (mask{{ m }}_words4(e, P.n) != vec4<u32>(0u));
+{% endfor %}
+{% if spheres %}
+    let nw = 4u * P.n;
+    k = k & vec4<bool>(sphere_inside(bitcast<vec4<f32>>(spheres_words4(4u * e, nw))),
+                       sphere_inside(bitcast<vec4<f32>>(spheres_words4(4u * e + 4u, nw))),
+                       sphere_inside(bitcast<vec4<f32>>(spheres_words4(4u * e + 8u, nw))),
+                       sphere_inside(bitcast<vec4<f32>>(spheres_words4(4u * e + 12u, nw))));
+{% endif %}
+{% if intervals %}
+    let a = bitcast<vec4<f32>>(intervals_words4(2u * e, 2u * P.n));
+    let b = bitcast<vec4<f32>>(intervals_words4(2u * e + 4u, 2u * P.n));
+    k = k & vec4<bool>(interval_inside(a.x, a.y), interval_inside(a.z, a.w),
+                       interval_inside(b.x, b.y), interval_inside(b.z, b.w));
+{% endif %}
+{% if lod %}
+    let l = bitcast<vec4<f32>>(lod_words4(e, P.n));
+    k = k & vec4<bool>(lod_inside(l.x), lod_inside(l.y), lod_inside(l.z), lod_inside(l.w));
+{% endif %}
+    return k;
+}
+
+fn store_mask4(e: u32, m: vec4<u32>) {
+{% if layouts.mask_out != "none" %}
+    if (e + 3u < P.n) {
+        mask_out_set4(e, m);
+    } else {
+        if (e < P.n) { mask_out_set1(e, m.x); }
+        if (e + 1u < P.n) { mask_out_set1(e + 1u, m.y); }
+        if (e + 2u < P.n) { mask_out_set1(e + 2u, m.z); }
+    }
+{% endif %}
+}
+
+// 0/1 of rows 4q..4q+3 of local tile lt.
+fn keep_quad(lt: u32, q: u32) -> vec4<u32> {
+    return select(vec4<u32>(0u), vec4<u32>(1u), keep4(lt * TILE + 4u * q));
+}
+
+fn scatter(k: u32, v: u32) {
+{% if not scatter.table %}
+    dst{{ scatter.dst[0] }}[P.out_off + k] = v;
+{% else %}
+    var lo = 0u;
+    var hi = arrayLength(&scatter_chunks) - 1u;
+    while (lo < hi) {
+        let mid = (lo + hi) / 2u;
+        if (k < scatter_chunks[mid].x) { hi = mid; } else { lo = mid + 1u; }
+    }
+    let c = scatter_chunks[lo];
+    switch (c.z) {
+{% for b in scatter.dst %}
+        {{ "default" if loop.last else "case %du" % loop.index0 }}: { dst{{ b }}[c.y + k] = v; }
+{% endfor %}
+    }
+{% endif %}
+}
+
+// The ID of row `row` of this chunk (its global index or its source ID).
+fn row_id(row: u32) -> u32 {
+{% if layouts.ids == "none" %}
+    return P.row_base + row;
+{% else %}
+    return ids_get1(row);
+{% endif %}
+}
+
+fn publish_count(t: u32, c: u32) { atomicStore(&state[1u + 3u * t], ep_tag | c); }
+
+fn publish_prefix(t: u32, p: u32) {
+    atomicStore(&state[2u + 3u * t], ep_tag | (p & VALUE));
+    atomicStore(&state[3u + 3u * t], ep_tag | (p >> 16u));
+}
+
+// Predecessor tile j's state: kind 0 unpublished, 1 count, 2 inclusive prefix; and its value.
+fn inspect(j: u32) -> vec2<u32> {
+    if (!TRUST_STATE && j >= P.tile_base) { return vec2<u32>(0u, 0u); }
+    let w = 1u + 3u * j;
+    let c = atomicLoad(&state[w]);
+    let p0 = atomicLoad(&state[w + 1u]);
+    let p1 = atomicLoad(&state[w + 2u]);
+    if ((p0 & TAG_MASK) == ep_tag && (p1 & TAG_MASK) == ep_tag) {
+        return vec2<u32>(2u, (p0 & VALUE) | ((p1 & VALUE) << 16u));
+    }
+    if ((c & TAG_MASK) == ep_tag) { return vec2<u32>(1u, c & VALUE); }
+    return vec2<u32>(0u, 0u);
+}
+
+// Kept rows of global tile j of this chunk, evaluated from its inputs (no
+// mask_output write: tile j does that itself); published for other waiters.
+fn reduce_tile(g: Group, j: u32) -> u32 {
+    if (g.lid == 0u) { atomicStore(&s_fb, 0u); }
+    workgroupBarrier();
+    var kept = 0u;
+    for (var r = 0u; r < ITER; r++) {
+        let m = keep_quad(j - P.tile_base, r * WG + g.lid);
+        kept += m.x + m.y + m.z + m.w;
+    }
+    if (kept != 0u) { atomicAdd(&s_fb, kept); }
+    workgroupBarrier();
+    if (g.lid == 0u) {
+        s_fb_res = atomicLoad(&s_fb);
+        publish_count(j, s_fb_res);
+    }
+    return workgroupUniformLoad(&s_fb_res);
+}
+
+// Kept rows before global tile `tile` (> 0). Workgroup-uniform. A step reads
+// LOOKBACK predecessor states, only SPIN_WINDOW while the nearest one is
+// still unpublished (waiting tiles do not flood the lines publishers write).
+fn look_back(g: Group, tile: u32) -> u32 {
+    var look = tile;  // tiles look..tile-1 are summed into acc
+    var acc = 0u;
+    var spins = 0u;
+    var it = 0u;
+    var window = LOOKBACK;
+    if (g.lid < 2u) {
+        atomicStore(&s_nr[g.lid], LOOKBACK);
+        atomicStore(&s_term[g.lid], LOOKBACK);
+        atomicStore(&s_sum[g.lid], 0u);
+    }
+    workgroupBarrier();
+    loop {
+        let par = it & 1u;
+        var val = 0u;
+        if (g.lid < window) {
+            var kind = 2u;  // before the first tile: the empty prefix
+            if (g.lid < look) {
+                let st = inspect(look - 1u - g.lid);
+                kind = st.x;
+                val = st.y;
+            }
+            if (kind == 0u) { atomicMin(&s_nr[par], g.lid); }
+            if (kind == 2u) { atomicMin(&s_term[par], g.lid); }
+        }
+        workgroupBarrier();
+        if (g.lid < window) {
+            let nr = atomicLoad(&s_nr[par]);
+            let term = atomicLoad(&s_term[par]);
+            if (g.lid < select(nr, term + 1u, term < nr)) { atomicAdd(&s_sum[par], val); }
+        }
+        workgroupBarrier();
+        if (g.lid == 0u) {
+            let nr = atomicLoad(&s_nr[par]);
+            s_step = vec3<u32>(nr, atomicLoad(&s_term[par]), atomicLoad(&s_sum[par]));
+            let next = select(LOOKBACK, SPIN_WINDOW, nr == 0u);  // the next step's window
+            atomicStore(&s_nr[1u - par], next);
+            atomicStore(&s_term[1u - par], next);
+            atomicStore(&s_sum[1u - par], 0u);
+        }
+        let step = workgroupUniformLoad(&s_step);
+        acc += step.z;
+        if (step.y < step.x) { break; }
+        look -= step.x;
+        spins = select(0u, spins + 1u, step.x == 0u);
+        window = select(LOOKBACK, SPIN_WINDOW, step.x == 0u);
+        if (spins > SPIN_LIMIT) {
+            acc += reduce_tile(g, look - 1u);
+            look -= 1u;
+            spins = 0u;
+            window = LOOKBACK;
+            if (g.lid == 0u) {  // the slots were sized for a spin window
+                atomicStore(&s_nr[1u - par], LOOKBACK);
+                atomicStore(&s_term[1u - par], LOOKBACK);
+            }
+            workgroupBarrier();
+        }
+        it += 1u;
+    }
+    return acc;
+}
+
+// Lane slot p (the order the group scans use) owns bit word p of the tile.
+fn slot(g: Group) -> u32 { return g.id * g.size + g.lane; }
+
+fn kernel_main(g: Group, wg: u32) {
+    if (wg >= P.num_tiles) { return; }  // uniform per workgroup: the 2-D grid's spare groups
+    if (g.lid == 0u) {
+        let ticket = atomicAdd(&state[0], 1u);
+        if ((ticket & TICKET_MASK) == P.last_tile) {
+            // every ticket of this encoding is taken: open the next epoch
+            atomicStore(&state[0], ((ticket >> EPOCH_SHIFT) + 1u) << EPOCH_SHIFT);
+        }
+        s_ticket = ticket;
+    }
+    atomicStore(&s_bits[g.lid], 0u);
+{% if spheres %}
+    load_planes();
+{% endif %}
+{% if intervals %}
+    win = bitcast<vec4<f32>>(window_words4(0u, 4u));
+    win_ok = !(is_nan(win.x) || is_nan(win.y) || is_nan(win.z)) && win.x <= win.y;
+{% endif %}
+{% if lod %}
+    let lr = bitcast<vec4<f32>>(lod_range_words4(0u, 2u));
+    lod_lo = lr.x;
+    lod_hi = lr.y;
+    lod_ok = !(is_nan(lr.x) || is_nan(lr.y));
+{% endif %}
+    let ticket = workgroupUniformLoad(&s_ticket);
+    let tile = ticket & TICKET_MASK;
+    ep_tag = READY | select(0u, PARITY, ((ticket >> EPOCH_SHIFT) & 1u) != 0u);
+    let lt = tile - P.tile_base;
+    for (var r = 0u; r < ITER; r++) {
+        let q = r * WG + g.lid;  // this lane's group of four rows in the tile
+        let m = keep_quad(lt, q);
+        store_mask4(lt * TILE + 4u * q, m);
+        let nibble = m.x | (m.y << 1u) | (m.z << 2u) | (m.w << 3u);
+        if (nibble != 0u) { atomicOr(&s_bits[q >> 3u], nibble << ((q & 7u) * 4u)); }
+    }
+    workgroupBarrier();
+    // Kept rows of the tile before each bit word: one group scan of the words' popcounts.
+    let q = slot(g);
+    let word = atomicLoad(&s_bits[q]);
+    s_words[q] = word;
+    let sc = grp_scan4(g, vec4<u32>(0u), vec4<u32>(countOneBits(word), 0u, 0u, 0u));
+    if (g.lane == 0u) { s_part[g.id] = sc.tot_v.x; }
+    workgroupBarrier();
+    var before = sc.ex_v.x;
+    var kept = 0u;
+    for (var k = 0u; k < g.count; k++) {
+        let part = s_part[k];
+        if (k < g.id) { before += part; }
+        kept += part;
+    }
+    s_before[q] = before;
+    if (g.lid == 0u) {
+        publish_count(tile, kept);
+        if (tile == 0u) { publish_prefix(tile, kept); }
+    }
+    var base = 0u;
+    if (tile != 0u) {
+        base = look_back(g, tile);
+        if (g.lid == 0u) { publish_prefix(tile, base + kept); }
+    }
+    if (tile == P.last_tile && g.lid == 0u) { count_set1(0u, base + kept); }
+    workgroupBarrier();
+    if (kept == 0u) { return; }  // uniform: every lane summed the same parts
+    let row0 = lt * TILE;
+    for (var r = 0u; r < TILE / WG; r++) {
+        let t = r * WG + g.lid;
+        let w = s_words[t >> 5u];
+        let b = t & 31u;
+        if (((w >> b) & 1u) != 0u) {
+            scatter(base + s_before[t >> 5u] + countOneBits(w & ((1u << b) - 1u)), row_id(row0 + t));
+        }
+    }
+}
