@@ -246,3 +246,26 @@ def test_strict_names_the_offset_of_damage(tmp_path):
     with pytest.raises(TraceFormatError) as info:
         read_chrome(path, strict=True)
     assert info.value.offset is not None and info.value.path.endswith("t.json")
+
+
+def test_worker_process_decoding_equals_serial(traces_dir, monkeypatch):
+    """The parallel path (forced here on a 10 MB file) gives the same trace."""
+    import gpuviz.trace.formats.jsonevents as je
+    import gpuviz.trace.formats.parallel as par
+    path = traces_dir / "kineto_resnet_nccl_large.json.gz"
+    serial = load(path)
+    monkeypatch.setattr(je, "PARALLEL_BYTES", 1 << 20)
+    monkeypatch.setattr(je, "PARALLEL_WORKERS", 2)
+    monkeypatch.setattr(par, "_MIN_CHUNK", 1 << 20)
+    ran = []
+    real = par.decode_parallel
+
+    def spy(*args, **kwargs):
+        ran.append(real(*args, **kwargs) is not None)
+        return None if not ran[-1] else real(*args, **kwargs)
+    monkeypatch.setattr(par, "decode_parallel", spy)
+    parallel = load(path)
+    assert ran == [True]            # the worker path ran and was used
+    for name in ("spans", "links", "threads", "processes", "counters", "instants"):
+        assert getattr(parallel, name).equals(getattr(serial, name)), name
+    assert parallel.report == serial.report

@@ -26,7 +26,8 @@ import pyarrow.compute as pc
 
 from gpuviz.trace.errors import TraceFormatError
 
-__all__ = ["read_bytes", "decode_events", "EventColumns", "Reporter", "Event"]
+__all__ = ["read_bytes", "decode_events", "decode_parts", "event_span", "EventColumns", "Reporter", "Event",
+           "raw_text", "raw_to_binary", "raw_to_ns", "PARALLEL_BYTES"]
 
 _BLOCK = 2 << 20
 _BOUNDARY = re.compile(rb"\}\s*,\s*\{")
@@ -34,7 +35,7 @@ _ERROR_BYTE = re.compile(r"\(byte (\d+)\)")
 _EMPTY = msgspec.Raw(b"")
 
 
-class Event(msgspec.Struct, gc=False):
+class Event(msgspec.Struct, gc=False, omit_defaults=True):
     """One Trace Event; ``Raw`` fields keep the exact JSON text."""
     ph: str = ""
     name: str = ""
@@ -281,6 +282,34 @@ def decode_events(data, path, reporter, progress=None):
 
 def _decode_blocks(buf, path, reporter, header, base_offset, progress=None):
     """Decode ``[ev, ev, ...]`` (a memoryview) in blocks cut at event boundaries."""
+    if not reporter.strict and len(buf) >= PARALLEL_BYTES:
+        from gpuviz.trace.formats.parallel import decode_parallel
+        parts = decode_parallel(buf, path, reporter, progress, workers=PARALLEL_WORKERS)
+        if parts is not None:
+            return _columns(parts, header)
+    return _columns(decode_parts(buf, path, reporter, base_offset, progress), header)
+
+
+#: Event arrays this large (non-strict) are decoded by worker processes
+#: (on machines with >= 4 CPUs, or PARALLEL_WORKERS of them when set).
+PARALLEL_BYTES = 96 << 20
+PARALLEL_WORKERS = None
+
+
+def event_span(buf):
+    """(first byte after '[' and whitespace, index of the closing ']')."""
+    n = len(buf)
+    pos = 1
+    while pos < n and buf[pos] in b" \t\r\n":
+        pos += 1
+    end = n - 1
+    while end > pos and buf[end] != ord("]"):
+        end -= 1
+    return pos, end
+
+
+def decode_parts(buf, path, reporter, base_offset=0, progress=None):
+    """Block column tuples of ``[ev, ev, ...]`` (see :func:`decode_events`)."""
     n = len(buf)
     pos = 1
     while pos < n and buf[pos] in b" \t\r\n":
@@ -312,7 +341,7 @@ def _decode_blocks(buf, path, reporter, header, base_offset, progress=None):
         pos = cut
         while pos < end and buf[pos] in b" \t\r\n,":
             pos += 1
-    return _columns(parts, header)
+    return parts
 
 
 def _decode_block(block, path, reporter, first_index):
