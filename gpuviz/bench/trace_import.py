@@ -48,9 +48,11 @@ import numpy as np
 
 from .tables import Column
 
-__all__ = ["bench_trace_import", "DEFAULT_SIZES", "PARSERS"]
+__all__ = ["bench_trace_import", "DEFAULT_SIZES", "PARSERS", "TABLES"]
 
 DEFAULT_SIZES = (256 << 10, 1 << 20, 3 << 20)
+#: The tables, in order; ``$GPUVIZ_BENCH_TRACE_TABLES`` (comma-separated) picks some.
+TABLES = ("chrome", "kineto", "scene", "synthetic")
 #: Parse-only candidates: name -> importable module.
 PARSERS = {"json.loads": "json", "orjson.loads": "orjson", "msgspec.json.decode": "msgspec",
            "simdjson.loads": "simdjson", "duckdb read_json": "duckdb", "pyarrow.json (NDJSON copy)": "pyarrow.json"}
@@ -412,14 +414,23 @@ def bench_trace_import(device, sizes, runs, *, variants, peers, report):
     span counts of the Chrome inputs (default :data:`DEFAULT_SIZES`);
     ``runs``: repeats per child (at most 3: inputs are large). Temporary
     files go to ``$GPUVIZ_BENCH_TMP`` (default: the system temp folder) and
-    are deleted. Does not time anything on the GPU but the scene upload."""
+    are deleted. ``$GPUVIZ_BENCH_TRACE_TABLES`` (e.g. ``scene,synthetic``)
+    runs only some of :data:`TABLES`. Does not time anything on the GPU but
+    the scene upload."""
     sizes = list(sizes or DEFAULT_SIZES)
     repeats = max(1, min(3, runs))
+    tables = {t.strip() for t in os.environ.get("GPUVIZ_BENCH_TRACE_TABLES", ",".join(TABLES)).split(",")}
+    if tables - set(TABLES):
+        raise SystemExit(f"GPUVIZ_BENCH_TRACE_TABLES: unknown tables {sorted(tables - set(TABLES))} (of {TABLES})")
     with tempfile.TemporaryDirectory(prefix="gpuviz-trace-bench-", dir=os.environ.get("GPUVIZ_BENCH_TMP")) as folder:
-        _chrome_table(report, folder, sizes, repeats)
-        _kineto_table(report, folder, sizes, repeats)
-    _scene_table(device, report)
-    _synthetic_table(device, report)
+        if "chrome" in tables:
+            _chrome_table(report, folder, sizes, repeats)
+        if "kineto" in tables:
+            _kineto_table(report, folder, sizes, repeats)
+    if "scene" in tables:
+        _scene_table(device, report)
+    if "synthetic" in tables:
+        _synthetic_table(device, report)
 
 
 if __name__ == "__main__" and sys.argv[1:2] == ["--child"]:
