@@ -122,3 +122,12 @@ def test_empty_tables_and_bad_format_name(tmp_path):
     with pytest.raises(TraceFormatError, match="unknown format"):
         load(tmp_path, format="xml")
     assert np.asarray(small_trace().spans.column("incomplete")).sum() == 0
+
+
+def test_progress_bar_shows_when_asked_and_is_silent_otherwise(traces_dir, capsys):
+    path = traces_dir / "kineto_alexnet_cuda.json.gz"
+    load(path, progress=True)
+    assert "trace import" in capsys.readouterr().err
+    load(path, progress=False)
+    load(path)                       # 25 KB: under the ~50 MB threshold
+    assert capsys.readouterr().err == ""

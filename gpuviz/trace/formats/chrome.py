@@ -24,7 +24,8 @@ built independently):
   to the innermost slice of their thread open at ts (start <= ts <= end); f
   binds the same way when ``bp == "e"``, else to the first slice beginning
   on its thread at or after ts. Consecutive bound points become ``flow``
-  links.
+  links. An f earlier in time than the s of its key (GPU clocks ahead of
+  the CPU's) still pairs with it (``reversed_flow``).
 """
 
 import json
