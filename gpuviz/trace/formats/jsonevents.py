@@ -284,7 +284,8 @@ def _decode_blocks(buf, path, reporter, header, base_offset, progress=None):
     """Decode ``[ev, ev, ...]`` (a memoryview) in blocks cut at event boundaries."""
     if not reporter.strict and len(buf) >= PARALLEL_BYTES:
         from gpuviz.trace.formats.parallel import decode_parallel
-        parts = decode_parallel(buf, path, reporter, progress, workers=PARALLEL_WORKERS)
+        parts = decode_parallel(buf, path, reporter, progress, workers=PARALLEL_WORKERS,
+                                decode_parts=decode_parts, event_type=Event)
         if parts is not None:
             return _columns(parts, header)
     return _columns(decode_parts(buf, path, reporter, base_offset, progress), header)

@@ -15,20 +15,15 @@ import re
 import msgspec
 import numpy as np
 
-from gpuviz.trace.formats.jsonevents import Event, Reporter, decode_parts, event_span
-
 __all__ = ["decode_parallel"]
 
 _BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 _MIN_CHUNK = 24 << 20
 #: Fewer CPUs than this: never parallel unless ``workers`` is given.
 MIN_CPUS = 4
-_RARE = msgspec.json.Decoder(list[Event])
-
-
 def _worker(args):
-    chunk, path = args
-    reporter = Reporter(path, False)
+    chunk, path, decode_parts, reporter_class = args
+    reporter = reporter_class(path, False)
     try:
         parts = decode_parts(memoryview(b"[" + chunk + b"]"), path, reporter)
     except Exception:  # noqa: BLE001 - any failure here means: decode serially
@@ -42,8 +37,20 @@ def _worker(args):
     return out, reporter.counts
 
 
+def _event_span(buf):
+    """(first byte after '[' and whitespace, index of the closing ']')."""
+    n = len(buf)
+    pos = 1
+    while pos < n and buf[pos] in b" \t\r\n":
+        pos += 1
+    end = n - 1
+    while end > pos and buf[end] != ord("]"):
+        end -= 1
+    return pos, end
+
+
 def _chunks(buf, count):
-    pos, end = event_span(buf)
+    pos, end = _event_span(buf)
     cuts = [pos]
     for j in range(1, count):
         target = pos + (end - pos) * j // count
@@ -60,8 +67,12 @@ def _chunks(buf, count):
     return chunks
 
 
-def decode_parallel(buf, path, reporter, progress=None, workers=None):
-    """Block column tuples of a large event array, or None (decode serially)."""
+def decode_parallel(buf, path, reporter, progress=None, workers=None, *, decode_parts, event_type):
+    """Block column tuples of a large event array, or None (decode serially).
+
+    ``decode_parts`` and ``event_type`` are jsonevents' block decoder and
+    event Struct (passed in, so this module does not import its caller).
+    """
     cpus = os.cpu_count() or 1
     if workers is None and cpus < MIN_CPUS:
         return None             # on 2-3 cores the transfers eat the gain (measured)
@@ -79,7 +90,8 @@ def decode_parallel(buf, path, reporter, progress=None, workers=None):
     results = []
     try:
         with ProcessPoolExecutor(max_workers=len(chunks), mp_context=ctx) as pool:
-            for chunk, result in zip(chunks, pool.map(_worker, [(c, path) for c in chunks])):
+            jobs = [(c, path, decode_parts, type(reporter)) for c in chunks]
+            for chunk, result in zip(chunks, pool.map(_worker, jobs)):
                 if result is None:
                     return None
                 results.append(result)
@@ -88,12 +100,13 @@ def decode_parallel(buf, path, reporter, progress=None, workers=None):
     except (OSError, RuntimeError, BrokenProcessPool):
         return None             # no worker processes here (e.g. __main__ not importable): serial
 
+    rare_decoder = msgspec.json.Decoder(list[event_type])
     parts, first = [], 0
     for chunk_parts, counts in results:
         for part in chunk_parts:
             keys, blob = part[11]
             try:
-                events = _RARE.decode(blob)
+                events = rare_decoder.decode(blob)
             except (msgspec.DecodeError, RecursionError):
                 return None
             rare = dict(zip((keys + first).tolist(), events))
