@@ -71,7 +71,8 @@ def check_spheres(device, spheres):
         Not (n, 4) float32 (no silent casts: float64 is refused), or a GPUData
         that is not float32x4 rows, packed.
     UsageError
-        A GPUData whose buffer lacks STORAGE (culling and drawing bind it).
+        A GPUData whose buffer lacks STORAGE (culling and drawing bind it)
+        or COPY_SRC (read back once for the scene's extent).
     """
     from ...tables import GPUData
 
@@ -81,9 +82,11 @@ def check_spheres(device, spheres):
         if spheres.format.name != "float32x4" or not spheres.is_packed:
             raise GraphValidationError(f'{NAME} spheres GPUData "{spheres.label}" must be packed float32x4 rows '
                                        f"(cx, cy, cz, r) (got {spheres.format.name}, stride {spheres.byte_stride})")
-        if not spheres.buffer.usage & wgpu.BufferUsage.STORAGE:
-            raise UsageError(f'{NAME} spheres GPUData "{spheres.label}" needs a STORAGE buffer '
-                             f"(usage {int(spheres.buffer.usage)})")
+        needs = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC
+        if spheres.buffer.usage & needs != needs:
+            raise UsageError(f'{NAME} spheres GPUData "{spheres.label}" needs a STORAGE | COPY_SRC buffer (culled '
+                             f"and drawn from storage, read back once to frame the views; usage "
+                             f"{int(spheres.buffer.usage)})")
         if spheres.buffer.size - spheres.byte_offset < 16:
             raise GraphValidationError(f'{NAME} spheres GPUData "{spheres.label}" needs at least 16 bytes of buffer '
                                        f"from its byte_offset (one float32x4 row), got "

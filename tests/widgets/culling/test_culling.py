@@ -15,7 +15,7 @@ import pytest
 import wgpu
 from hypothesis import given, settings, strategies as st
 
-from gpuviz.errors import GraphStateError, GraphTypeError, GraphValidationError
+from gpuviz.errors import GraphStateError, GraphTypeError, GraphValidationError, UsageError
 from gpuviz.tables import GPUData
 from gpuviz.widgets.culling.scene import city_spheres
 from gpuviz.widgets.culling.widget import FrustumCulling
@@ -297,6 +297,10 @@ def test_bad_spheres_and_arguments(device):
     flat = GPUData.from_numpy(device, np.zeros(8, np.float32))
     with pytest.raises(GraphValidationError, match='FrustumCulling spheres GPUData .* float32x4'):
         FrustumCulling(flat, device=device)
+    storage_only = GPUData.from_numpy(device, np.zeros((4, 4), np.float32), BU.STORAGE)
+    with pytest.raises(UsageError, match='FrustumCulling spheres GPUData .* needs a STORAGE . COPY_SRC buffer'):
+        FrustumCulling(storage_only, device=device)
+    storage_only.destroy()
     with pytest.raises(GraphTypeError, match="FrustumCulling spheres must be an"):
         FrustumCulling("spheres", device=device)
     with pytest.raises(GraphTypeError, match="FrustumCulling instances must be an integer"):
