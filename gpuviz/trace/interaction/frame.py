@@ -5,7 +5,7 @@ Per frame (all on the GPU, no readback)::
 
     clear            cells, minimap, stats                    (trace_clear.wgsl)
     layout           GPUHierarchyLayout: thread heights -> row offsets,
-                     then thread_rows / process_rows by ID      (trace_rows.wgsl)
+                     then thread_rows by thread row          (trace_rows.wgsl)
     focus            GPUGraphTraversal over links, both directions
     predicate        per span record: 64-bit window, expansion, rows,
                      categories, duration, search, focus        (trace_predicate.wgsl)
@@ -23,11 +23,25 @@ The CPU writes only :meth:`GPUTraceFrame.write`'s small buffers.
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 
 import numpy as np
+import wgpu
 
-from gpuviz.trace.interaction.state import DEFAULT_FOCUS_DEPTH, TraceViewState
+from gpuviz.algorithms.dispatch import ceil_div
+from gpuviz.algorithms.graph_traversal import GPUGraphTraversal
+from gpuviz.algorithms.hierarchy_layout import GPUHierarchyLayout
+from gpuviz.graph import ComputeKernel
+from gpuviz.graph.checks import check_id
+from gpuviz.graph.errors import GraphStateError, GraphTypeError, GraphValidationError
+from gpuviz.graph.resources import GraphVectorView
+from gpuviz.graph.shaders import wgsl
+from gpuviz.render.draw_commands import DrawCommandBuffer
+from gpuviz.trace.interaction.state import DEFAULT_FOCUS_DEPTH, TraceViewState, column_bounds
+from gpuviz.trace.model import Trace
+from gpuviz.trace.scene import RECORD_BYTES, GPUTraceScene
+from gpuviz.workflows.visibility import GPUVisibilityWorkflow
 
 __all__ = ["GPUTraceFrame", "TraceLayout", "SPANS", "MERGED", "DENSITY", "EDGES", "STATS",
            "DEFAULT_WIDTH_CAPACITY", "DEFAULT_ROW_CAPACITY", "DEFAULT_MINIMAP_BINS", "DEFAULT_MAX_SEEDS"]
@@ -48,6 +62,9 @@ STATS = {
     "focused": 9,        # spans in the focus mask (0 without focus)
 }
 STATS_WORDS = 16
+VIEW_BYTES = 64  # trace_view.wgsl: TraceView
+PIECE_BYTES = 16  # trace_predicate.wgsl: Piece
+ROWS_PER_GROUP = 1024  # trace_predicate.wgsl: 256 lanes x ROWS_PER_LANE
 DEFAULT_WIDTH_CAPACITY = 4096
 DEFAULT_ROW_CAPACITY = 256
 DEFAULT_MINIMAP_BINS = 1024
@@ -117,9 +134,8 @@ class GPUTraceFrame:
         columns), ascending; ``capacity`` rows, the first instance-count valid.
         A span's layout row is ``thread_rows[s.thread] + s.lane``.
     thread_rows : wgpu.GPUBuffer
-        uint32 per thread row: its first layout row.
-    process_rows : wgpu.GPUBuffer
-        uint32 per process row: its first layout row (the summary row when collapsed).
+        uint32 per thread row: its first layout row (in a collapsed
+        process: the process's summary row).
     merged : wgpu.GPUBuffer
         ``vec4<u32>`` records ``(row, x0, x1, name)``: layout row, pixel
         columns ``[x0, x1)`` where every column holds a sub-pixel span and
@@ -155,15 +171,160 @@ class GPUTraceFrame:
     def __init__(self, *, scene, trace, capacity=None, width_capacity=DEFAULT_WIDTH_CAPACITY,
                  row_capacity=DEFAULT_ROW_CAPACITY, max_depth=DEFAULT_FOCUS_DEPTH, max_seeds=DEFAULT_MAX_SEEDS,
                  minimap_bins=DEFAULT_MINIMAP_BINS, id="trace-view"):
-        raise NotImplementedError("GPUTraceFrame: skeleton (being filled in)")
+        self.id = check_id("GPUTraceFrame", id)
+        if not isinstance(scene, GPUTraceScene):
+            raise GraphTypeError(f'GPUTraceFrame "{id}" scene must be a GPUTraceScene (got {type(scene).__name__})')
+        if not isinstance(trace, Trace):
+            raise GraphTypeError(f'GPUTraceFrame "{id}" trace must be a gpuviz.trace.Trace (got {type(trace).__name__})')
+        n = scene.span_count
+        if trace.spans.num_rows != n:
+            raise GraphValidationError(f'GPUTraceFrame "{id}" trace has {trace.spans.num_rows} spans but the scene '
+                                       f"has {n}")
+        capacity = n if capacity is None else self._count("capacity", capacity, max(n, 1))
+        self.width_capacity = self._count("width_capacity", width_capacity, 1, 1 << 14)
+        self.row_capacity = self._count("row_capacity", row_capacity, 1, 1 << 14)
+        self.max_depth = self._count("max_depth", max_depth, 0, 1024)
+        self.max_seeds = self._count("max_seeds", max_seeds, 1, 1 << 20)
+        self.minimap_bins = self._count("minimap_bins", minimap_bins, 1, 4096)
+        self.scene, self.capacity, self.span_count = scene, capacity, n
+        self.device = scene.device
+        self.process_count, self.thread_count = trace.processes.num_rows, trace.threads.num_rows
+        self.category_count, self.name_count = len(scene.categories), len(scene.names)
+        self.scene_for_lanes = scene
+        self._host_layout(trace)
+        del self.scene_for_lanes
+        self.extent_ns = int(np.max(trace.spans.column("start_ns").to_numpy() - scene.time_origin_ns
+                                    + np.maximum(trace.spans.column("duration_ns").to_numpy(), 1))) if n else 0
+        self.views: dict = {}
+        self._written: dict = {}
+        self._destroyed = False
+        self._buffers: dict = {}
+        try:
+            self._create_buffers()
+        except BaseException:
+            self.destroy()
+            raise
 
-    def initial_state(self, *, width=1000, rows=None) -> TraceViewState:
-        """The whole trace, everything expanded, every category, no search or focus."""
-        raise NotImplementedError
+    def _count(self, name, value, low, high=None):
+        if isinstance(value, bool):
+            raise GraphTypeError(f'GPUTraceFrame "{self.id}" {name} must be an int (got bool)')
+        try:
+            value = operator.index(value)
+        except TypeError:
+            raise GraphTypeError(f'GPUTraceFrame "{self.id}" {name} must be an int '
+                                 f"(got {type(value).__name__})") from None
+        if value < low or (high is not None and value > high):
+            raise GraphValidationError(f'GPUTraceFrame "{self.id}" {name} must be in [{low}, {high}] (got {value})')
+        return value
+
+    # ------------------------------------------------------------- host side
+    def _host_layout(self, trace):
+        """Display order of threads and the static per-slot / per-thread tables."""
+        threads = trace.threads
+        process = threads.column("process").to_numpy().astype(np.int64)
+        sort_index = threads.column("sort_index").to_numpy()
+        order = np.lexsort((np.arange(len(process)), sort_index, process)).astype(np.uint32)
+        self.thread_order = order
+        self.thread_process = process.astype(np.uint32)
+        self.thread_lanes = _lanes(self.scene_for_lanes, len(process))
+        slot = np.empty(len(order), np.uint32)
+        slot[order] = np.arange(len(order), dtype=np.uint32)
+        first = np.full(max(self.process_count, 1), len(order), np.int64)
+        np.minimum.at(first, process, slot.astype(np.int64))
+        self.thread_slot, self.process_first_slot = slot, first[:self.process_count]
 
     def layout(self, state: TraceViewState) -> TraceLayout:
         """The CPU row layout of ``state`` (gutter labels; same as the GPU's)."""
-        raise NotImplementedError
+        order, proc = self.thread_order, self.thread_process[self.thread_order]
+        pexp = np.asarray(state.process_expanded, bool)
+        texp = np.asarray(state.thread_expanded, bool)[order]
+        first_of_process = np.ones(len(order), bool)
+        first_of_process[1:] = proc[1:] != proc[:-1]
+        heights = np.where(pexp[proc] if len(order) else np.zeros(0, bool),
+                           np.where(texp, self.thread_lanes[order], 1), first_of_process.astype(np.uint32))
+        offsets = np.zeros(len(order) + 1, np.int64)
+        offsets[1:] = np.cumsum(heights)
+        thread_row = np.empty(len(order), np.uint32)
+        collapsed = ~pexp[self.thread_process] if len(order) else np.zeros(0, bool)
+        own = offsets[self.thread_slot]
+        summary = offsets[self.process_first_slot[self.thread_process]] if len(order) else own
+        thread_row[:] = np.where(collapsed, summary, own)
+        thread_height = np.empty(len(order), np.uint32)
+        thread_height[order] = heights
+        process_row = offsets[self.process_first_slot].astype(np.uint32)
+        process_height = np.zeros(self.process_count, np.uint32)
+        np.add.at(process_height, self.thread_process, thread_height)
+        return TraceLayout(thread_row, thread_height, process_row, process_height, int(offsets[-1]), order.copy())
+
+    def initial_state(self, *, width=1000, rows=None) -> TraceViewState:
+        """The whole trace, everything expanded, every category, no search or focus."""
+        start = self.scene.time_origin_ns
+        end = start + max(self.extent_ns, int(width))
+        rows = (0, self.row_capacity) if rows is None else rows
+        return TraceViewState(window=(start, end), width=int(width), rows=tuple(rows),
+                              process_expanded=np.ones(self.process_count, bool),
+                              thread_expanded=np.ones(self.thread_count, bool))
+
+    # --------------------------------------------------------------- buffers
+    def _buffer(self, name, nbytes, usage, data=None):
+        size = max(16, -(-int(nbytes) // 16) * 16)
+        buffer = self.device.create_buffer(label=f"{self.id}-{name}", size=size, usage=usage)
+        self._buffers[name] = buffer
+        if data is not None:
+            raw = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
+            if raw.nbytes:
+                self.device.queue.write_buffer(buffer, 0, raw)
+        return buffer
+
+    def _create_buffers(self):
+        BU = wgpu.BufferUsage
+        rw = BU.STORAGE | BU.COPY_DST | BU.COPY_SRC
+        n, t, p = self.capacity, self.thread_count, self.process_count
+        cells = self.row_capacity * self.width_capacity
+        self.view = self._buffer("view", VIEW_BYTES, BU.UNIFORM | BU.COPY_DST)
+        self.visible_rows = self._buffer("visible-rows", 4 * n, rw)
+        self.thread_rows = self._buffer("thread-rows", 4 * t, rw)
+        self.merged = self._buffer("merged", 16 * cells, rw)
+        self.density = self._buffer("density", 16 * cells, rw)
+        self.minimap = self._buffer("minimap", 4 * self.minimap_bins, rw)
+        self.stats = self._buffer("stats", 4 * STATS_WORDS, rw)
+        self.focus_mask = self._buffer("focus-mask", 4 * n, rw)
+        self.search_mask = self._buffer("search-mask", 4 * ceil_div(max(self.name_count, 1), 32), rw)
+        self.category_mask = self._buffer("category-mask", 4 * ceil_div(max(self.category_count, 1), 32), rw)
+        self.cells = self._buffer("cells", 8 * cells, rw)
+        self.draw_mask = self._buffer("draw-mask", 4 * n, rw)
+        self.columns = self._buffer("columns", 8 * (self.width_capacity + 1), rw)
+        bounds = column_bounds((0, max(self.extent_ns, self.minimap_bins)), self.minimap_bins)
+        self.minimap_bounds = self._buffer("minimap-bounds", 8 * (self.minimap_bins + 1), rw,
+                                           bounds.astype(np.uint64))
+        self.thread_states_word = -(-max(p, 1) // 64) * 64  # 256-byte aligned: a view of its own
+        self.states = self._buffer("states", 4 * (self.thread_states_word + t), rw)
+        self.slot_states = self._buffer("slot-states", 4 * t, rw)
+        self.focus_seeds = self._buffer("focus-seeds", 4 * self.max_seeds, rw)
+        self.focus_control = self._buffer("focus-control", 256 + 4, rw)  # seed count @0, active depth @256
+        info = np.zeros((t, 4), np.uint32)
+        if t:
+            info[:, 0] = self.thread_slot
+            info[:, 1] = self.thread_process
+            info[:, 2] = self.process_first_slot[self.thread_process]
+        self.thread_info = self._buffer("thread-info", 16 * t, rw, info)
+        order = self.thread_order
+        self.slot_process = self._buffer("slot-process", 4 * t, rw, self.thread_process[order])
+        self.slot_lanes = self._buffer("slot-lanes", 4 * t, rw, self.thread_lanes[order])
+        self.draw_commands = DrawCommandBuffer(self.device, type="draw", capacity=4, label=f"{self.id}-commands")
+        self.draw_commands.write_records(np.array([[6, 0, 0, 0]] * 4, np.uint32))
+
+    # ----------------------------------------------------------------- graph
+    def _import(self, graph, name, fmt="uint32", length=None, byte_offset=0):
+        buffer = self._buffers[name]
+        key = f"{self.id}-{name}"
+        handle = self._handles.get(name)
+        if handle is None:
+            handle = graph.import_buffer(id=key, byte_length=buffer.size, usage=buffer.usage, buffer=buffer)
+            self._handles[name] = handle
+        if length is None:
+            length = buffer.size // 4
+        return graph.create_data_view(handle, format=fmt, length=length, byte_offset=byte_offset)
 
     def add_to_graph(self, graph, *, scene_views=None) -> list:
         """Add the frame's nodes to ``graph``; returns their IDs.
@@ -172,14 +333,287 @@ class GPUTraceFrame:
         caller already imported the scene (default: import it as
         ``f"{id}-scene"``). Afterwards :attr:`views` holds GraphDataViews of
         every output buffer in ``graph`` (keys as the attribute names, plus
-        ``"scene"``: the scene views) for the widget's render nodes."""
-        raise NotImplementedError
+        ``"scene"``: the scene views) for the widget's render nodes.
+
+        Raises GraphValidationError when the device binds fewer storage
+        buffers per stage than the predicate needs (13), GraphStateError
+        after :meth:`destroy`. Call once per graph."""
+        if self._destroyed:
+            raise GraphStateError(f'GPUTraceFrame "{self.id}" was destroyed')
+        limit = int(self.device.limits["max-storage-buffers-per-shader-stage"])
+        if limit < 13:
+            raise GraphValidationError(f'GPUTraceFrame "{self.id}" needs 13 storage buffers per shader stage; the '
+                                       f"device binds {limit}")
+        if scene_views is None:
+            scene_views = self.scene.import_to_graph(graph, id=f"{self.id}-scene")
+        self._handles = {}
+        n, t = self.span_count, self.thread_count
+        cells = self.row_capacity * self.width_capacity
+        dcb = self.draw_commands
+        handle = graph.import_buffer(id=f"{self.id}-commands", byte_length=dcb.byte_length,
+                                     usage=dcb.buffer.usage, buffer=dcb.buffer)
+        self._handles["commands"] = handle
+        v = {name: self._import(graph, name) for name in
+             ("view", "visible-rows", "thread-rows", "merged", "density", "minimap", "stats", "focus-mask",
+              "search-mask", "category-mask", "cells", "draw-mask", "columns", "minimap-bounds", "states",
+              "slot-states", "focus-seeds", "thread-info", "slot-process", "slot-lanes")}
+        v["commands"] = graph.create_data_view(handle, format="uint32", length=dcb.byte_length // 4)
+        v["spans-count"] = graph.create_data_view(handle, format="uint32", length=1,
+                                                  byte_offset=dcb.instance_count_byte_offset(SPANS))
+        v["process-states"] = self._import(graph, "states", length=max(self.process_count, 1))
+        v["thread-states"] = self._import(graph, "states", length=max(t, 1),
+                                          byte_offset=4 * self.thread_states_word)
+        v["seed-count"] = self._import(graph, "focus-control", length=1)
+        v["active-depth"] = self._import(graph, "focus-control", length=1, byte_offset=256)
+        v["offsets"] = graph.create_data_view(graph.create_transient_buffer(
+            id=f"{self.id}-layout-offsets", byte_length=4 * max(t, 4), usage=wgpu.BufferUsage.STORAGE),
+            format="uint32", length=max(t, 1))
+        nodes = [self._add_clear(graph, v, cells)]
+        if t:
+            nodes += GPUHierarchyLayout(
+                id=f"{self.id}-layout", parent_states=v["process-states"],
+                child_states=self._import(graph, "slot-states", length=t),
+                offsets=graph.create_data_view(v["offsets"].handle, format="uint32", length=t),
+                child_parents=self._import(graph, "slot-process", length=t),
+                expanded_child_height=self._import(graph, "slot-lanes", length=t),
+                collapsed_child_height=1, collapsed_parent_height=1).add_to_graph(graph)
+            nodes.append(self._add_rows(graph, v))
+        if n:
+            nodes += self._add_focus(graph, v, scene_views)
+            nodes.append(self._add_predicate(graph, v, scene_views))
+            nodes += GPUVisibilityWorkflow(
+                id=f"{self.id}-compact", output=self._import(graph, "visible-rows", length=n),
+                count=v["spans-count"], masks=(self._import(graph, "draw-mask", length=n),)).add_to_graph(graph)
+        nodes.append(self._add_merge(graph, v, cells))
+        self.views = {"scene": scene_views, **{k.replace("-", "_"): view for k, view in v.items()}}
+        self.views["draw_commands"] = self.views.pop("commands")
+        self.node_ids = nodes
+        return nodes
+
+    def _add_clear(self, graph, v, cells) -> str:
+        words = ceil_div(2 * cells, 4) * 4
+        dcb = self.draw_commands
+
+        def compile_clear(ctx):
+            kernel = ComputeKernel(ctx.device, code=wgsl("trace/interaction/shaders/trace_clear.wgsl"), constants={
+                "CELLS": words, "BINS": self.minimap_bins, "STATS_WORDS": STATS_WORDS,
+                "MERGED_WORD": dcb.instance_count_byte_offset(MERGED) // 4,
+                "DENSITY_WORD": dcb.instance_count_byte_offset(DENSITY) // 4}, label=ctx.node_id)
+            groups = ceil_div(max(words // 4, self.minimap_bins, STATS_WORDS), 256)
+            bindings = {0: v["cells"], 1: v["minimap"], 2: v["stats"], 3: v["commands"]}
+
+            def encode(compute_pass, frame):
+                kernel.dispatch(compute_pass, frame, bindings=bindings, workgroups=groups)
+            return encode
+
+        return graph.add_compute_node(id=f"{self.id}-clear", compile=compile_clear, resources=[
+            (v["cells"], "storage-write"), (v["minimap"], "storage-write"), (v["stats"], "storage-write"),
+            (v["commands"], "storage-write")])
+
+    def _add_rows(self, graph, v) -> str:
+        t = self.thread_count
+
+        def compile_rows(ctx):
+            kernel = ComputeKernel(ctx.device, code=wgsl("trace/interaction/shaders/trace_rows.wgsl"),
+                                   constants={"THREADS": t}, label=ctx.node_id)
+            bindings = {0: v["thread-info"], 1: v["process-states"], 2: v["offsets"], 3: v["thread-rows"]}
+
+            def encode(compute_pass, frame):
+                kernel.dispatch(compute_pass, frame, bindings=bindings, workgroups=ceil_div(t, 256))
+            return encode
+
+        return graph.add_compute_node(id=f"{self.id}-rows", compile=compile_rows, resources=[
+            (v["thread-info"], "storage-read"), (v["process-states"], "storage-read"),
+            (v["offsets"], "storage-read"), (v["thread-rows"], "storage-write")])
+
+    def _add_focus(self, graph, v, scene_views) -> list:
+        bounds = self.scene.partition_offsets
+        handle = self._handles["focus-mask"]
+        chunks = tuple(graph.create_data_view(handle, format="uint32", length=bounds[p + 1] - bounds[p],
+                                              byte_offset=4 * bounds[p]) for p in range(len(bounds) - 1))
+        output = GraphVectorView(f"{self.id}-focus-mask-parts", chunks, chunks[0].format)
+        return GPUGraphTraversal(
+            id=f"{self.id}-focus", offsets=scene_views["links-forward-offsets"],
+            neighbors=scene_views["links-forward-neighbors"], reverse_offsets=scene_views["links-reverse-offsets"],
+            reverse_neighbors=scene_views["links-reverse-neighbors"],
+            seeds=self._import(graph, "focus-seeds", length=self.max_seeds), seed_count=v["seed-count"],
+            direction="both", max_depth=self.max_depth, active_depth=v["active-depth"],
+            output=output).add_to_graph(graph)
+
+    def _pieces(self) -> list:
+        """(first row, rows) ranges whose records fit one storage binding."""
+        limit = int(self.device.limits["max-storage-buffer-binding-size"])
+        step = max(ROWS_PER_GROUP, limit // RECORD_BYTES // ROWS_PER_GROUP * ROWS_PER_GROUP)
+        return [(base, min(step, self.span_count - base)) for base in range(0, self.span_count, step)]
+
+    def _add_predicate(self, graph, v, scene_views) -> str:
+        records = scene_views["records-packed"]
+        pieces = self._pieces()
+        reads = ("columns", "minimap-bounds", "states", "thread-rows", "category-mask", "search-mask", "focus-mask")
+        writes = ("draw-mask", "cells", "minimap", "stats")
+        scale = self.minimap_bins / max(self.extent_ns, self.minimap_bins)
+
+        def compile_predicate(ctx):
+            kernel = ComputeKernel(ctx.device, code=wgsl("trace/interaction/shaders/trace_predicate.wgsl",
+                                                         bins=self.minimap_bins), constants={
+                "THREAD_STATES": self.thread_states_word, "ROW_CELLS": self.width_capacity,
+                "CELLS": self.row_capacity * self.width_capacity, "MINI_SCALE": scale}, label=ctx.node_id)
+            slot = -(-PIECE_BYTES // int(ctx.device.limits["min-uniform-buffer-offset-alignment"])) * int(
+                ctx.device.limits["min-uniform-buffer-offset-alignment"])
+            table = np.zeros((len(pieces), slot // 4), np.uint32)
+            table[:, :2] = pieces
+            uniform = ctx.own(ctx.device.create_buffer_with_data(label=f"{ctx.node_id}-pieces", data=table.tobytes(),
+                                                                 usage=wgpu.BufferUsage.UNIFORM))
+            b = self._buffers
+            shared = {0: (b["view"], 0, VIEW_BYTES), 3: b["columns"], 4: b["minimap-bounds"], 5: b["states"],
+                      6: b["thread-rows"], 7: b["category-mask"], 8: b["search-mask"], 11: b["cells"],
+                      12: b["minimap"], 13: b["stats"]}
+            dispatches = []
+            for k, (base, rows) in enumerate(pieces):
+                bindings = dict(shared)
+                bindings[1] = (uniform, k * slot, PIECE_BYTES)
+                bindings[2] = (self.scene.record_buffer, base * RECORD_BYTES, rows * RECORD_BYTES)
+                bindings[9] = (b["focus-mask"], 4 * base, 4 * rows)
+                bindings[10] = (b["draw-mask"], 4 * base, 4 * rows)
+                dispatches.append((bindings, ceil_div(rows, ROWS_PER_GROUP)))
+
+            def encode(compute_pass, frame):
+                for bindings, groups in dispatches:
+                    kernel.dispatch(compute_pass, frame, bindings=bindings, workgroups=groups)
+            return encode
+
+        resources = [(records, "storage-read"), (v["view"], "uniform")]
+        resources += [(v[name], "storage-read") for name in reads]
+        resources += [(v[name], "storage-read-write") for name in writes]
+        return graph.add_compute_node(id=f"{self.id}-predicate", compile=compile_predicate, resources=resources)
+
+    def _add_merge(self, graph, v, cells) -> str:
+        dcb = self.draw_commands
+
+        def compile_merge(ctx):
+            kernel = ComputeKernel(ctx.device, code=wgsl("trace/interaction/shaders/trace_merge.wgsl"), constants={
+                "ROW_CELLS": self.width_capacity, "CELLS": cells, "BINS": self.minimap_bins,
+                "MERGED_WORD": dcb.instance_count_byte_offset(MERGED) // 4,
+                "DENSITY_WORD": dcb.instance_count_byte_offset(DENSITY) // 4}, label=ctx.node_id)
+            b = self._buffers
+            bindings = {0: (b["view"], 0, VIEW_BYTES), 1: v["cells"], 2: v["merged"], 3: v["density"],
+                        4: v["commands"], 5: v["stats"], 6: v["minimap"]}
+            groups = ceil_div(max(2 * cells, self.minimap_bins), 256)
+
+            def encode(compute_pass, frame):
+                kernel.dispatch(compute_pass, frame, bindings=bindings, workgroups=groups)
+            return encode
+
+        return graph.add_compute_node(id=f"{self.id}-merge", compile=compile_merge, resources=[
+            (v["view"], "uniform"), (v["cells"], "storage-read"), (v["minimap"], "storage-read"),
+            (v["merged"], "storage-write"), (v["density"], "storage-write"), (v["commands"], "storage-read-write"),
+            (v["stats"], "storage-read-write")])
+
+    # ----------------------------------------------------------------- write
+    def _bits(self, flags, count) -> np.ndarray:
+        words = np.zeros(ceil_div(max(count, 1), 32) * 32, bool)
+        words[:count] = flags
+        return np.packbits(words.reshape(-1, 8), axis=1, bitorder="little").reshape(-1).view(np.uint32)
+
+    def seed_rows(self, span_ids) -> np.ndarray:
+        """uint32 scene rows of span IDs (rows are IDs unless the scene regrouped them)."""
+        ids = np.asarray(list(span_ids), np.int64).astype(np.uint32)
+        if self.scene.rows_are_ids:
+            return ids
+        if not hasattr(self, "_row_of_id"):
+            self._row_of_id = np.empty(self.span_count, np.uint32)
+            self._row_of_id[self.scene.span_ids] = np.arange(self.span_count, dtype=np.uint32)
+        return self._row_of_id[ids]
+
+    def view_words(self, state: TraceViewState) -> np.ndarray:
+        """The 16 uint32 words of the ``TraceView`` uniform for ``state``."""
+        w0, w1 = (int(x) for x in state.window)
+        flags = 0
+        if len(state.focus_seeds):
+            flags |= 1 | (2 if state.focus_mode == "hide" else 0)
+        if state.search is not None:
+            flags |= 4 | (8 if state.search_mode == "filter" else 0)
+        if state.categories is not None:
+            flags |= 16
+        words = np.zeros(16, np.uint32)
+        words[0:2] = self.scene.time_words(w0)
+        words[2:4] = self.scene.time_words(w1)
+        words[4:8] = (state.width, state.rows[0], state.rows[1], flags)
+        words[8] = np.float32(state.width / (w1 - w0)).view(np.uint32)
+        words[9] = state.focus_depth
+        words[10:12] = (state.min_duration_ns & 0xFFFFFFFF, state.min_duration_ns >> 32)
+        words[12] = self.span_count
+        return words
 
     def write(self, state: TraceViewState) -> None:
         """Validate ``state`` and queue the parameter buffers that changed
-        (``queue.write_buffer``); never recompiles, submits or waits."""
-        raise NotImplementedError
+        (``queue.write_buffer``); never recompiles, submits or waits.
+
+        Raises GraphValidationError / GraphTypeError for a state that does
+        not fit the scene or the frame: wrong array shapes, a width or row
+        count over the capacities, a window narrower than ``width`` ns (at
+        least 1 ns per column) or more than 2**62 ns from the trace, unknown
+        focus seeds, a depth over ``max_depth``."""
+        if self._destroyed:
+            raise GraphStateError(f'GPUTraceFrame "{self.id}" was destroyed')
+        state.check(processes=self.process_count, threads=self.thread_count, categories=self.category_count,
+                    names=self.name_count, width_capacity=self.width_capacity, row_capacity=self.row_capacity,
+                    max_depth=self.max_depth, max_seeds=self.max_seeds, spans=self.span_count)
+        w0, w1 = (int(x) for x in state.window)
+        if w1 - w0 < state.width:
+            raise GraphValidationError(f'GPUTraceFrame "{self.id}" window is {w1 - w0} ns wide for {state.width} '
+                                       "columns (needs at least 1 ns per column)")
+        origin = self.scene.time_origin_ns
+        if max(abs(w0 - origin), abs(w1 - origin)) >= 1 << 62:
+            raise GraphValidationError(f'GPUTraceFrame "{self.id}" window ({w0}, {w1}) is 2**62 ns or more from '
+                                       f"the trace origin {origin}")
+        states = np.zeros(self.thread_states_word + self.thread_count, np.uint32)
+        states[:self.process_count] = state.process_expanded
+        states[self.thread_states_word:] = state.thread_expanded
+        seeds = self.seed_rows(state.focus_seeds)
+        control = np.zeros(65, np.uint32)
+        control[0], control[64] = len(seeds), state.focus_depth
+        columns = column_bounds((0, w1 - w0), state.width).astype(np.uint64)
+        self._put("view", self.view_words(state))
+        self._put("columns", columns)
+        self._put("states", states)
+        self._put("slot-states", np.asarray(state.thread_expanded, np.uint32)[self.thread_order])
+        self._put("category-mask", self._bits(True if state.categories is None else state.categories,
+                                              self.category_count))
+        self._put("search-mask", self._bits(False if state.search is None else state.search, self.name_count))
+        self._put("focus-seeds", seeds)
+        self._put("focus-control", control)
+
+    def _put(self, name, array) -> None:
+        raw = np.ascontiguousarray(array).view(np.uint8).reshape(-1)
+        if raw.nbytes == 0:
+            return
+        key = raw.tobytes()
+        if self._written.get(name) == key:
+            return
+        self.device.queue.write_buffer(self._buffers[name], 0, raw)
+        self._written[name] = key
 
     def destroy(self) -> None:
-        """Free the frame's buffers; idempotent."""
-        raise NotImplementedError
+        """Free the frame's buffers; idempotent. Leaves the scene (and graphs
+        that imported the buffers) to the caller."""
+        if self._destroyed:
+            return
+        self._destroyed = True
+        for buffer in self._buffers.values():
+            buffer.destroy()
+        if hasattr(self, "draw_commands"):
+            self.draw_commands.destroy()
+
+    def __repr__(self) -> str:
+        return (f'GPUTraceFrame("{self.id}", spans={self.span_count}, capacity={self.capacity}, '
+                f"cells={self.row_capacity}x{self.width_capacity})")
+
+
+def _lanes(scene, threads) -> np.ndarray:
+    """Lanes per thread (the scene's table, read back once at construction)."""
+    if threads == 0:
+        return np.zeros(0, np.uint32)
+    data = scene.thread_lanes
+    raw = scene.device.queue.read_buffer(data.buffer, data.byte_offset, 4 * threads)
+    return np.frombuffer(raw, np.uint32).copy()

@@ -1,0 +1,192 @@
+{# GPUTraceFrame "{id}-predicate": one pass over the span records of one
+   piece (a binding-sized row range). Template value: bins (minimap bins,
+   sizes the workgroup histogram).
+
+   Per span, with every time relative to the window origin as an exact
+   signed 64-bit integer (trace_time.wgsl), never a float:
+     filters   category bit, duration >= min_duration, search ("filter"
+               mode), focus ("hide" mode)       -> minimap bin of its start
+     window    rel_start < span and rel_start + max(duration, 1) > 0
+     collapsed process -> +1 in every density cell (summary row, column) it covers
+     else      hidden if its thread is collapsed and lane > 0, culled outside
+               the row range; a span inside one pixel column -> atomicMax of
+               name + 1 in its occupancy cell, else draw[row] = 1.
+   Columns are exact: column(t) is the last c with cols[c] <= t, found from
+   a float estimate and corrected against the CPU-written integer bounds. #}
+{% include "trace/shaders/trace_span.wgsl" %}
+{% include "trace/interaction/shaders/trace_view.wgsl" %}
+
+struct Piece {
+    base: u32,  // first scene row of the piece
+    rows: u32,
+    pad0: u32,
+    pad1: u32,
+}
+
+override THREAD_STATES: u32;  // word of thread 0's state in states (process states come first)
+override ROW_CELLS: u32;      // cells per row (width capacity)
+override CELLS: u32;          // occupancy cells; density cells follow
+override MINI_SCALE: f32;     // minimap bins per ns (estimate only)
+const BINS: u32 = {{ bins }}u;
+const ROWS_PER_LANE: u32 = 4u;
+
+@group(0) @binding(0) var<uniform> view: TraceView;
+@group(0) @binding(1) var<uniform> piece: Piece;
+@group(0) @binding(2) var<storage, read> spans: array<TraceSpan>;
+@group(0) @binding(3) var<storage, read> cols: array<vec2<u32>>;
+@group(0) @binding(4) var<storage, read> mini: array<vec2<u32>>;
+@group(0) @binding(5) var<storage, read> states: array<u32>;
+@group(0) @binding(6) var<storage, read> thread_rows: array<u32>;
+@group(0) @binding(7) var<storage, read> category_mask: array<u32>;
+@group(0) @binding(8) var<storage, read> search_mask: array<u32>;
+@group(0) @binding(9) var<storage, read> focus: array<u32>;
+@group(0) @binding(10) var<storage, read_write> draw: array<u32>;
+@group(0) @binding(11) var<storage, read_write> cells: array<atomic<u32>>;
+@group(0) @binding(12) var<storage, read_write> minimap: array<atomic<u32>>;
+@group(0) @binding(13) var<storage, read_write> stats: array<atomic<u32>>;
+
+var<workgroup> bins: array<atomic<u32>, BINS>;
+var<workgroup> counts: array<atomic<u32>, 16>;
+
+// Signed 64-bit a < b (two's complement (lo, hi)).
+fn signed_less(a: vec2<u32>, b: vec2<u32>) -> bool {
+    let ah = bitcast<i32>(a.y);
+    let bh = bitcast<i32>(b.y);
+    return ah < bh || (ah == bh && a.x < b.x);
+}
+
+fn as_f32(t: vec2<u32>) -> f32 {
+    return f32(t.y) * 4294967296.0 + f32(t.x);
+}
+
+// Pixel column of t in [0, span): the last c < width with cols[c] <= t.
+// The estimate is within one column (span >= width and |error| << 1 column).
+fn column(t: vec2<u32>) -> u32 {
+    let last = view.width - 1u;
+    var c = u32(clamp(as_f32(t) * view.px_per_ns, 0.0, f32(last)));
+    for (var k = 0u; k < 3u; k++) {
+        if (c < last && !trace_time_less(t, cols[c + 1u])) { c += 1u; }
+    }
+    for (var k = 0u; k < 3u; k++) {
+        if (c > 0u && trace_time_less(t, cols[c])) { c -= 1u; }
+    }
+    return c;
+}
+
+// Minimap bin of a start (ns since the time origin): the last b with mini[b] <= t.
+fn bin_of(t: vec2<u32>) -> u32 {
+    var b = u32(clamp(as_f32(t) * MINI_SCALE, 0.0, f32(BINS - 1u)));
+    for (var k = 0u; k < 3u; k++) {
+        if (b < BINS - 1u && !trace_time_less(t, mini[b + 1u])) { b += 1u; }
+    }
+    for (var k = 0u; k < 3u; k++) {
+        if (b > 0u && trace_time_less(t, mini[b])) { b -= 1u; }
+    }
+    return b;
+}
+
+fn bit(mask_word: u32, i: u32) -> bool {
+    return ((mask_word >> (i & 31u)) & 1u) != 0u;
+}
+
+// Whether the span passes the filters that do not depend on the window.
+fn filtered_in(s: TraceSpan, row: u32) -> bool {
+    if ((view.flags & TRACE_VIEW_CATEGORIES) != 0u && !bit(category_mask[s.category >> 5u], s.category)) {
+        return false;
+    }
+    if (trace_time_less(s.duration, view.min_duration)) {
+        return false;
+    }
+    if ((view.flags & TRACE_VIEW_SEARCH_FILTER) != 0u && !bit(search_mask[s.name >> 5u], s.name)) {
+        return false;
+    }
+    if ((view.flags & TRACE_VIEW_FOCUS_HIDE) != 0u && focus[row] == 0u) {
+        return false;
+    }
+    return true;
+}
+
+// Returns whether the row is drawn one by one.
+fn place(s: TraceSpan, row: u32) -> bool {
+    if (!filtered_in(s, row)) {
+        return false;
+    }
+    atomicAdd(&bins[bin_of(s.start)], 1u);
+    let span = trace_time_sub(view.end, view.origin);
+    let rel_start = trace_time_sub(s.start, view.origin);
+    let width = select(s.duration, vec2<u32>(1u, 0u), s.duration.x == 0u && s.duration.y == 0u);
+    let rel_end = trace_time_add(rel_start, width);
+    if (!signed_less(rel_start, span) || !signed_less(vec2<u32>(0u, 0u), rel_end)) {
+        return false;
+    }
+    let lo = select(rel_start, vec2<u32>(0u, 0u), signed_less(rel_start, vec2<u32>(0u, 0u)));
+    let hi = select(rel_end, span, signed_less(span, rel_end));
+    let c0 = column(lo);
+    let c1 = column(trace_time_sub(hi, vec2<u32>(1u, 0u)));
+    let expanded = states[s.process] != 0u;
+    var layout_row = thread_rows[s.thread];
+    if (expanded) {
+        if (states[THREAD_STATES + s.thread] == 0u && s.lane != 0u) {
+            return false;
+        }
+        layout_row += s.lane;
+    }
+    let r = layout_row - view.first_row;
+    if (layout_row < view.first_row || r >= view.row_count) {
+        return false;
+    }
+    if (!expanded) {
+        atomicAdd(&counts[4], 1u);
+        for (var c = c0; c <= c1; c++) {
+            atomicAdd(&cells[CELLS + r * ROW_CELLS + c], 1u);
+        }
+        return false;
+    }
+    atomicAdd(&counts[0], 1u);
+    if ((view.flags & TRACE_VIEW_SEARCH) != 0u && bit(search_mask[s.name >> 5u], s.name)) {
+        atomicAdd(&counts[3], 1u);
+    }
+    if (c0 == c1) {
+        atomicAdd(&counts[2], 1u);
+        atomicMax(&cells[r * ROW_CELLS + c0], s.name + 1u);
+        return false;
+    }
+    atomicAdd(&counts[1], 1u);
+    return true;
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>) {
+    for (var b = lid; b < BINS; b += 256u) {
+        atomicStore(&bins[b], 0u);
+    }
+    if (lid < 16u) {
+        atomicStore(&counts[lid], 0u);
+    }
+    workgroupBarrier();
+    let tile = (wid.x + wid.y * nwg.x) * (256u * ROWS_PER_LANE);
+    for (var k = 0u; k < ROWS_PER_LANE; k++) {
+        let i = tile + k * 256u + lid;
+        if (i < piece.rows) {
+            let s = spans[i];
+            if ((view.flags & TRACE_VIEW_FOCUS) != 0u && focus[i] != 0u) {
+                atomicAdd(&counts[9], 1u);
+            }
+            draw[i] = select(0u, 1u, place(s, i));
+        }
+    }
+    workgroupBarrier();
+    for (var b = lid; b < BINS; b += 256u) {
+        let v = atomicLoad(&bins[b]);
+        if (v != 0u) {
+            atomicAdd(&minimap[b], v);
+        }
+    }
+    if (lid < 16u) {
+        let v = atomicLoad(&counts[lid]);
+        if (v != 0u) {
+            atomicAdd(&stats[lid], v);
+        }
+    }
+}
