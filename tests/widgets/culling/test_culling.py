@@ -376,6 +376,9 @@ def test_frames_sample_the_readout_through_the_ring_and_auto_orbit_turns(device)
     widget.instances_dropdown.value = 50_000  # a new capacity: a new scene and compilation
     assert widget.visible_count() == oracle(city_spheres(50_000, seed=0), widget.frustum_planes())[0].size
     assert widget.compile_count == 2
+    drawn = widget.canvas.frames_drawn
+    widget.canvas.force_draw()  # the canvas's own frame path (a headless canvas is tiny)
+    assert widget.canvas.frames_drawn == drawn + 1 and widget.canvas.device_lost is None
     widget.close()
     texture.destroy()
 
