@@ -594,6 +594,34 @@ class GPUTraceFrame:
         self.device.queue.write_buffer(self._buffers[name], 0, raw)
         self._written[name] = key
 
+    def read_back(self) -> dict:
+        """Read the outputs of the last submitted frame (waits for the GPU).
+
+        For tests, benchmarks and explicit inspection only, never the frame
+        path. Returns ``{"drawn": uint32 rows, "merged": (k, 4) uint32,
+        "density": (k, 4) uint32 (both sorted by row, x0), "minimap",
+        "focus": uint32 per row, "stats": dict by STATS name, "thread_rows"}``."""
+        queue = self.device.queue
+
+        def words(buffer, count, offset=0):
+            if count == 0:
+                return np.zeros(0, np.uint32)
+            return np.frombuffer(queue.read_buffer(buffer, offset, 4 * count), np.uint32).copy()
+
+        commands = words(self.draw_commands.buffer, 16)
+        stats = words(self.stats, STATS_WORDS)
+
+        def records(buffer, k):
+            r = words(buffer, 4 * int(k)).reshape(-1, 4)
+            return r[np.lexsort((r[:, 1], r[:, 0]))]
+
+        return {"drawn": words(self.visible_rows, int(commands[4 * SPANS + 1])),
+                "merged": records(self.merged, commands[4 * MERGED + 1]),
+                "density": records(self.density, commands[4 * DENSITY + 1]),
+                "minimap": words(self.minimap, self.minimap_bins), "focus": words(self.focus_mask, self.span_count),
+                "stats": {name: int(stats[k]) for name, k in STATS.items()},
+                "thread_rows": words(self.thread_rows, self.thread_count)}
+
     def destroy(self) -> None:
         """Free the frame's buffers; idempotent. Leaves the scene (and graphs
         that imported the buffers) to the caller."""

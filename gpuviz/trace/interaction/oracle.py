@@ -5,6 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pyarrow.compute as pc
+
+from gpuviz.trace.interaction.frame import STATS
+from gpuviz.trace.interaction.state import column_bounds
 
 __all__ = ["TraceViewOracle", "OracleFrame"]
 
@@ -54,8 +58,121 @@ class TraceViewOracle:
     """
 
     def __init__(self, frame, trace):
-        raise NotImplementedError
+        scene = frame.scene
+        self.frame_ = frame
+        rows = scene.span_ids  # trace row of each scene row
+        spans = trace.spans
+
+        def col(name, dtype):
+            return spans.column(name).to_numpy().astype(dtype)[rows]
+
+        self.start = col("start_ns", np.int64)
+        self.duration = col("duration_ns", np.int64)
+        self.thread = col("thread", np.int64)
+        self.lane = col("lane", np.int64)
+        self.process = col("process", np.int64)
+        self.name = pc.index_in(spans.column("name"), value_set=scene.names).to_numpy().astype(np.int64)[rows]
+        self.category = pc.index_in(spans.column("category"),
+                                    value_set=scene.categories).to_numpy().astype(np.int64)[rows]
+        row_of_id = np.empty(len(rows), np.int64)
+        row_of_id[rows] = np.arange(len(rows))
+        self.row_of_id = row_of_id
+        links = trace.links
+        self.link_source = row_of_id[links.column("source").to_numpy().astype(np.int64)]
+        self.link_target = row_of_id[links.column("target").to_numpy().astype(np.int64)]
+        self.minimap_bounds = column_bounds((0, max(frame.extent_ns, frame.minimap_bins)), frame.minimap_bins)
+
+    def focus(self, seeds, depth) -> np.ndarray:
+        """0/1 uint32 per row: within ``depth`` link hops of a seed row, either direction."""
+        n = len(self.start)
+        mask = np.zeros(n, np.uint32)
+        frontier = np.unique(np.asarray(seeds, np.int64))
+        if len(frontier) == 0:
+            return mask
+        mask[frontier] = 1
+        src = np.concatenate([self.link_source, self.link_target])
+        dst = np.concatenate([self.link_target, self.link_source])
+        for _ in range(depth):
+            reached = dst[np.isin(src, frontier)]
+            frontier = np.unique(reached[mask[reached] == 0])
+            if len(frontier) == 0:
+                break
+            mask[frontier] = 1
+        return mask
 
     def frame(self, state) -> OracleFrame:
         """Expected outputs of ``state``."""
-        raise NotImplementedError
+        f = self.frame_
+        layout = f.layout(state)
+        w0, w1 = (int(v) for v in state.window)
+        span, width = w1 - w0, int(state.width)
+        first, count = (int(v) for v in state.rows)
+        seeds = self.row_of_id[np.asarray(list(state.focus_seeds), np.int64)] if len(state.focus_seeds) else []
+        focus = self.focus(seeds, int(state.focus_depth))
+        keep = self.duration >= int(state.min_duration_ns)
+        if state.categories is not None:
+            keep &= np.asarray(state.categories)[self.category]
+        matches = np.zeros(len(keep), bool) if state.search is None else np.asarray(state.search)[self.name]
+        if state.search is not None and state.search_mode == "filter":
+            keep &= matches
+        if len(seeds) and state.focus_mode == "hide":
+            keep &= focus != 0
+        rel = self.start - f.scene.time_origin_ns
+        bins = np.searchsorted(self.minimap_bounds[:-1], rel[keep], side="right") - 1
+        minimap = np.bincount(np.clip(bins, 0, f.minimap_bins - 1), minlength=f.minimap_bins).astype(np.uint32)
+        rs = self.start - w0
+        re = rs + np.maximum(self.duration, 1)
+        keep &= (rs < span) & (re > 0)
+        cols = column_bounds((0, span), width)[:-1]
+        c0 = np.searchsorted(cols, np.maximum(rs, 0), side="right") - 1
+        c1 = np.searchsorted(cols, np.minimum(re, span) - 1, side="right") - 1
+        expanded = np.asarray(state.process_expanded)[self.process]
+        row = layout.thread_row[self.thread].astype(np.int64) + np.where(expanded, self.lane, 0)
+        keep &= (row >= first) & (row - first < count)
+        keep &= ~(expanded & ~np.asarray(state.thread_expanded)[self.thread] & (self.lane != 0))
+        collapsed = keep & ~expanded
+        visible = keep & expanded
+        merged = visible & (c0 == c1)
+        drawn = visible & (c0 != c1)
+        cells = np.zeros((max(count, 1), width), np.int64)
+        np.maximum.at(cells, (row[merged] - first, c0[merged]), self.name[merged] + 1)
+        density = np.zeros((max(count, 1), width), np.int64)
+        lengths = (c1 - c0 + 1)[collapsed]
+        cover_rows = np.repeat(row[collapsed] - first, lengths)
+        cover_cols = np.repeat(c0[collapsed], lengths) + _ramps(lengths)
+        np.add.at(density, (cover_rows, cover_cols), 1)
+        merged_runs = _runs(cells, first)
+        merged_runs[:, 3] -= 1
+        density_runs = _runs(density, first)
+        stats = {"visible": int(visible.sum()), "drawn": int(drawn.sum()), "merged": int(merged.sum()),
+                 "search_matches": int((visible & matches).sum()), "collapsed": int(collapsed.sum()),
+                 "density_max": int(density.max(initial=0)), "merged_records": len(merged_runs),
+                 "density_records": len(density_runs), "minimap_max": int(minimap.max(initial=0)),
+                 "focused": int(focus.sum())}
+        assert set(stats) == set(STATS)
+        return OracleFrame(np.flatnonzero(visible).astype(np.uint32), np.flatnonzero(drawn).astype(np.uint32),
+                           merged_runs, density_runs, minimap, focus, stats)
+
+
+def _ramps(lengths) -> np.ndarray:
+    """0..k-1 for each k of ``lengths``, concatenated."""
+    total = int(lengths.sum())
+    if total == 0:
+        return np.zeros(0, np.int64)
+    starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return np.arange(total) - starts
+
+
+def _runs(cells, first) -> np.ndarray:
+    """(row, x0, x1, value) uint32 runs of equal non-zero values per row, sorted."""
+    rows, width = cells.shape
+    out = []
+    for r in range(rows):
+        v = cells[r]
+        change = np.ones(width, bool)
+        change[1:] = v[1:] != v[:-1]
+        starts = np.flatnonzero(change & (v != 0))
+        bounds = np.flatnonzero(change)
+        ends = np.append(bounds, width)[np.searchsorted(bounds, starts, side="right")]
+        out.extend(zip([first + r] * len(starts), starts, ends, v[starts]))
+    return np.array(out, np.uint32).reshape(-1, 4)
