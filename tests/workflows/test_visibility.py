@@ -545,3 +545,68 @@ def test_frustum_planes_refuse_bad_matrices():
         frustum_planes(np.eye(3))
     with pytest.raises(GraphValidationError, match="depth_range must be one of"):
         frustum_planes(np.eye(4), depth_range="reversed")
+
+
+# -------------------------------------------------------------- look-back
+def encode_repeatedly(device, n, chunks, *, steps, rng, density, source_ids=False, **tuning):
+    """One compiled graph (mask vector with ``chunks`` and optional source
+    IDs, output and mask_output vectors), encoded ``steps`` times with a new
+    mask each time; every encoding is checked against the oracle. The
+    workflow's class-level tuning attributes are set on the instance."""
+    graph = GPUCommandGraph(device, id="lookback")
+    mask = upload_vector(device, split(np.zeros(n, np.uint32), chunks))
+    kwargs = {}
+    ids_of = None
+    if source_ids:
+        ids_of = rng.permutation(n).astype(np.uint32) * 3 + 1
+        kwargs["source_ids"] = graph.import_gpu_vector("src", upload_vector(device, split(ids_of, chunks)))
+    out = upload_vector(device, [np.full(c, SENTINEL, np.uint32) for c in chunks])
+    mask_out = upload_vector(device, [np.full(c, SENTINEL, np.uint32) for c in chunks])
+    count = upload(device, np.full(1, SENTINEL, np.uint32))
+    workflow = GPUVisibilityWorkflow(id="vis", output=graph.import_gpu_vector("ids", out),
+                                     count=graph.import_gpu_data("n", count), masks=[graph.import_gpu_vector("m", mask)],
+                                     mask_output=graph.import_gpu_vector("keep", mask_out), **kwargs)
+    for name, value in tuning.items():
+        setattr(workflow, name, value)
+    assert workflow.add_to_graph(graph) == ["vis-predicate"]
+    compiled = graph.compile()
+    for step in range(steps):
+        m = (rng.random(n) < density[step % len(density)]).astype(np.uint32) * 7
+        for chunk, part in zip(mask.chunks, split(m, chunks)):
+            if part.size:
+                device.queue.write_buffer(chunk.buffer, chunk.byte_offset, part.tobytes())
+        submit(device, compiled)
+        want, keep = oracle(n, masks=[m], source_ids=ids_of)
+        assert read_array(device, count).tolist() == [want.size]
+        got = np.concatenate([read_array(device, c) for c in out.chunks])
+        np.testing.assert_array_equal(got[:want.size], want)
+        np.testing.assert_array_equal(np.concatenate([read_array(device, c) for c in mask_out.chunks]), keep)
+    compiled.destroy()
+
+
+def test_look_back_over_many_tiles_and_encodings(device):
+    """More tiles than one look-back step reads (64), across uneven and
+    empty chunks, over several encodings of one compiled graph (the tile
+    state's epoch parity: no stale state from the previous encoding is
+    taken for this one's), densities from nothing kept to everything."""
+    chunks = [70 * TILE + 5, 0, 3, 2 * TILE, 75 * TILE - 1]
+    encode_repeatedly(device, sum(chunks), chunks, steps=4, rng=np.random.default_rng(21),
+                      density=[0.002, 1.0, 0.0, 0.5])
+
+
+@pytest.mark.parametrize("chunks", [[5 * TILE + 3], [2 * TILE + 3, 0, TILE, 2 * TILE - 1]])
+def test_look_back_fallback_alone(device, chunks):
+    """Every tile ignores its own chunk's published states, so each offset
+    comes from the fallback (the waiting tile evaluating its predecessors
+    itself) after a zero spin limit; tiles of earlier chunks are read as
+    published."""
+    encode_repeatedly(device, sum(chunks), chunks, steps=2, rng=np.random.default_rng(len(chunks)),
+                      density=[0.3, 0.9], source_ids=True, trust_published=False, spin_limit=0)
+
+
+def test_zero_spin_limit(device):
+    """A zero spin limit: any predecessor not yet published is evaluated by
+    the waiting tile at once, whatever order the driver runs tiles in."""
+    chunks = [3 * TILE + 1, 4 * TILE]
+    encode_repeatedly(device, sum(chunks), chunks, steps=2, rng=np.random.default_rng(5), density=[0.4, 0.05],
+                      spin_limit=0)

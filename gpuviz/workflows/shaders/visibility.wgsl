@@ -52,6 +52,8 @@ override SEGMENTED: bool = false;     // knob of the group primitives; nothing h
 override SPIN_LIMIT: u32 = 512u;      // fruitless polls before evaluating a predecessor itself
 override TRUST_STATE: bool = true;    // false (tests): this chunk's published states are ignored,
                                       // every predecessor is evaluated by the fallback
+override LOOKBACK: u32 = 64u;         // predecessor states read per look-back step (<= 256)
+override GROUP_LOOKBACK: bool = false;  // one subgroup walks back (where subgroups exist)
 
 struct VisParams {
     n: u32,           // rows of this chunk
@@ -104,7 +106,6 @@ const TAG_MASK: u32 = READY | PARITY;
 const VALUE: u32 = 0xffffu;          // a tile's count (<= TILE) or half a prefix
 const EPOCH_SHIFT: u32 = 21u;        // tiles of a sequence < 2^21 (2^32 rows / 8192-row tiles = 2^19)
 const TICKET_MASK: u32 = (1u << EPOCH_SHIFT) - 1u;
-const LOOKBACK: u32 = 64u;           // predecessor states read per look-back step
 const SPIN_WINDOW: u32 = 4u;         // states read per step while the nearest is unpublished
 
 var<workgroup> s_ticket: u32;
@@ -356,6 +357,55 @@ fn look_back(g: Group, tile: u32) -> u32 {
     return acc;
 }
 
+// look_back with the walk run by subgroup 0 alone, no workgroup barrier per
+// step: lane i inspects predecessor look-1-i, subgroup minima find the
+// nearest unpublished and the nearest inclusive prefix, a subgroup sum adds
+// the states up to it. After SPIN_LIMIT fruitless polls the whole workgroup
+// evaluates the stalled predecessor (reduce_tile) and the walk resumes.
+fn look_back_group(g: Group, tile: u32) -> u32 {
+    var look = tile;
+    var acc = 0u;
+    loop {
+        if (g.id == 0u) {
+            var window = g.size;
+            var spins = 0u;
+            var done = 0u;
+            loop {
+                var st = vec2<u32>(1u, 0u);  // lanes past the window: neutral
+                if (g.lane < window) {
+                    st = vec2<u32>(2u, 0u);  // before the first tile: the empty prefix
+                    if (g.lane < look) { st = inspect(look - 1u - g.lane); }
+                }
+                let nr = min(window, grp_min(select(g.size, g.lane, st.x == 0u)));
+                let term = grp_min(select(g.size, g.lane, st.x == 2u));
+                let used = select(nr, term + 1u, term < nr);
+                acc += grp_add(select(0u, st.y, g.lane < used));
+                if (term < nr) {
+                    done = 1u;
+                    break;
+                }
+                look -= nr;
+                if (nr == 0u) {
+                    spins += 1u;
+                    window = min(SPIN_WINDOW, g.size);
+                    if (spins > SPIN_LIMIT) { break; }
+                } else {
+                    spins = 0u;
+                    window = g.size;
+                }
+            }
+            if (g.lane == 0u) { s_step = vec3<u32>(look, acc, done); }
+        }
+        let r = workgroupUniformLoad(&s_step);
+        look = r.x;
+        acc = r.y;
+        if (r.z != 0u) { break; }
+        acc += reduce_tile(g, look - 1u);
+        look -= 1u;
+    }
+    return acc;
+}
+
 // Lane slot p (the order the group scans use) owns bit word p of the tile.
 fn slot(g: Group) -> u32 { return g.id * g.size + g.lane; }
 
@@ -416,7 +466,11 @@ fn kernel_main(g: Group, wg: u32) {
     }
     var base = 0u;
     if (tile != 0u) {
-        base = look_back(g, tile);
+        if (GROUP_COLLECTIVES && GROUP_LOOKBACK) {
+            base = look_back_group(g, tile);
+        } else {
+            base = look_back(g, tile);
+        }
         if (g.lid == 0u) { publish_prefix(tile, base + kept); }
     }
     if (tile == P.last_tile && g.lid == 0u) { count_set1(0u, base + kept); }
