@@ -119,7 +119,10 @@ class GPUTraceFrame:
     max_seeds : int
         Focus seeds the seed buffer holds.
     minimap_bins : int
-        Bins of the whole-trace density.
+        Bins of the whole-trace density (at most 4096).
+    piece_rows : int, optional
+        Rows per predicate dispatch, a multiple of 1024 (default: as many
+        records as one storage binding holds; 100M records need several).
     id : str
         Prefix of node and buffer IDs.
 
@@ -170,7 +173,7 @@ class GPUTraceFrame:
 
     def __init__(self, *, scene, trace, capacity=None, width_capacity=DEFAULT_WIDTH_CAPACITY,
                  row_capacity=DEFAULT_ROW_CAPACITY, max_depth=DEFAULT_FOCUS_DEPTH, max_seeds=DEFAULT_MAX_SEEDS,
-                 minimap_bins=DEFAULT_MINIMAP_BINS, id="trace-view"):
+                 minimap_bins=DEFAULT_MINIMAP_BINS, piece_rows=None, id="trace-view"):
         self.id = check_id("GPUTraceFrame", id)
         if not isinstance(scene, GPUTraceScene):
             raise GraphTypeError(f'GPUTraceFrame "{id}" scene must be a GPUTraceScene (got {type(scene).__name__})')
@@ -186,6 +189,10 @@ class GPUTraceFrame:
         self.max_depth = self._count("max_depth", max_depth, 0, 1024)
         self.max_seeds = self._count("max_seeds", max_seeds, 1, 1 << 20)
         self.minimap_bins = self._count("minimap_bins", minimap_bins, 1, 4096)
+        self.piece_rows = None if piece_rows is None else self._count("piece_rows", piece_rows, ROWS_PER_GROUP)
+        if self.piece_rows is not None and self.piece_rows % ROWS_PER_GROUP:
+            raise GraphValidationError(f'GPUTraceFrame "{id}" piece_rows must be a multiple of {ROWS_PER_GROUP} '
+                                       f"(got {self.piece_rows})")
         self.scene, self.capacity, self.span_count = scene, capacity, n
         self.device = scene.device
         self.process_count, self.thread_count = trace.processes.num_rows, trace.threads.num_rows
@@ -444,6 +451,7 @@ class GPUTraceFrame:
         """(first row, rows) ranges whose records fit one storage binding."""
         limit = int(self.device.limits["max-storage-buffer-binding-size"])
         step = max(ROWS_PER_GROUP, limit // RECORD_BYTES // ROWS_PER_GROUP * ROWS_PER_GROUP)
+        step = step if self.piece_rows is None else min(step, self.piece_rows)
         return [(base, min(step, self.span_count - base)) for base in range(0, self.span_count, step)]
 
     def _add_predicate(self, graph, v, scene_views) -> str:

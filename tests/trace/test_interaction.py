@@ -1,0 +1,226 @@
+"""GPUTraceFrame (the trace view's GPU policy) against TraceViewOracle, and
+the oracle's pixel facts against a plain per-span loop."""
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from gpuviz.graph import GPUCommandGraph
+from gpuviz.graph.errors import GraphTypeError, GraphValidationError
+from gpuviz.trace import Trace, synthetic
+from gpuviz.trace.interaction import GPUTraceFrame, TraceViewOracle, column_bounds
+from gpuviz.trace.scene import GPUTraceScene
+
+KEYS = ("drawn", "merged", "density", "minimap", "focus")
+
+
+class Rig:
+    """A scene, a frame in a compiled graph and its oracle."""
+
+    def __init__(self, device, trace, **frame_args):
+        self.device, self.trace = device, trace
+        self.scene = GPUTraceScene(device, trace)
+        self.frame = GPUTraceFrame(scene=self.scene, trace=trace, **frame_args)
+        graph = GPUCommandGraph(device)
+        self.frame.add_to_graph(graph)
+        self.compiled = graph.compile()
+        self.oracle = TraceViewOracle(self.frame, trace)
+
+    def run(self, state):
+        self.frame.write(state)
+        encoder = self.device.create_command_encoder()
+        self.compiled.encode(encoder)
+        self.device.queue.submit([encoder.finish()])
+        return self.frame.read_back()
+
+    def check(self, state):
+        """Run ``state``; assert every output equals the oracle's; return the oracle frame."""
+        got, want = self.run(state), self.oracle.frame(state)
+        for key in KEYS:
+            np.testing.assert_array_equal(got[key], getattr(want, key), err_msg=key)
+        assert got["stats"] == want.stats
+        np.testing.assert_array_equal(got["thread_rows"], self.frame.layout(state).thread_row)
+        return want
+
+    def close(self):
+        self.frame.destroy()
+        self.scene.destroy()
+
+
+@pytest.fixture(scope="module")
+def rig(device):
+    # 3 processes = 3 partitions, flows between CPU launches and GPU kernels
+    r = Rig(device, synthetic(spans=6000, processes=3, threads_per_process=4, seed=3), width_capacity=256,
+            row_capacity=48, piece_rows=2048)
+    yield r
+    r.close()
+
+
+def test_whole_trace_and_zoom_levels(rig):
+    state = rig.frame.initial_state(width=200)
+    want = rig.check(state)
+    assert want.stats["merged"] > 0 and want.stats["drawn"] > 0 and want.stats["merged_records"] > 0
+    w0, w1 = state.window
+    for lo, hi in ((0.4, 0.6), (0.5, 0.501), (0.0, 0.02)):
+        window = (w0 + int((w1 - w0) * lo), w0 + max(int((w1 - w0) * hi), int((w1 - w0) * lo) + 200))
+        want = rig.check(state.with_(window=window))
+        assert want.stats["visible"] > 0
+
+
+def test_windows_outside_and_across_the_trace(rig):
+    state = rig.frame.initial_state(width=128)
+    w0, w1 = state.window
+    for window in ((w0 - 10**9, w0 - 10**6), (w1 + 1, w1 + 10**9), (w0 - 10**9, w0 + 1), (w1 - 1000, w1 + 10**9)):
+        want = rig.check(state.with_(window=window))
+        if window[1] <= w0 or window[0] >= w1:
+            assert want.stats["visible"] == 0 and want.stats["collapsed"] == 0
+    assert rig.check(state.with_(window=(w0 - 10**12, w1 + 10**12))).stats["visible"] > 0
+
+
+def test_expansion_rows_and_collapsed_density(rig):
+    state = rig.frame.initial_state(width=160)
+    rng = np.random.default_rng(0)
+    for k in range(4):
+        processes = rng.random(rig.frame.process_count) < 0.5
+        processes[k % rig.frame.process_count] = False  # at least one summary row
+        threads = rng.random(rig.frame.thread_count) < 0.6
+        layout = rig.frame.layout(state.with_(process_expanded=processes, thread_expanded=threads))
+        first = int(rng.integers(0, max(layout.total_rows - 10, 1)))
+        want = rig.check(state.with_(process_expanded=processes, thread_expanded=threads,
+                                     rows=(first, int(rng.integers(1, 48)))))
+        assert want.stats["collapsed"] == 0 or len(want.density) > 0
+    everything_collapsed = state.with_(process_expanded=np.zeros(rig.frame.process_count, bool))
+    want = rig.check(everything_collapsed)
+    assert want.stats["visible"] == 0 and want.stats["collapsed"] > 0 and want.stats["density_max"] > 0
+    assert len(np.unique(want.density[:, 0])) == rig.frame.process_count  # one summary row each
+
+
+def test_filters_and_search(rig):
+    state = rig.frame.initial_state(width=200)
+    categories = np.arange(len(rig.scene.categories)) % 2 == 1
+    names = np.arange(len(rig.scene.names)) % 3 == 0
+    for change in (dict(categories=categories), dict(min_duration_ns=20_000), dict(min_duration_ns=1 << 40),
+                   dict(search=names), dict(search=names, search_mode="filter"),
+                   dict(categories=categories, search=names, min_duration_ns=5_000)):
+        want = rig.check(state.with_(**change))
+        if "search" in change:
+            assert want.stats["search_matches"] > 0
+
+
+@pytest.mark.parametrize("mode", ["dim", "hide"])
+def test_focus_hops_both_directions(rig, mode):
+    trace = rig.trace
+    source = int(trace.links.column("source")[0].as_py())
+    target = int(trace.links.column("target")[0].as_py())
+    state = rig.frame.initial_state(width=120).with_(focus_mode=mode)
+    reached = []
+    for depth in range(0, 9):
+        want = rig.check(state.with_(focus_seeds=(target,), focus_depth=depth))
+        assert want.focus[rig.oracle.row_of_id[target]] == 1
+        reached.append(int(want.focus.sum()))
+        if depth >= 1:  # the link backwards from its target
+            assert want.focus[rig.oracle.row_of_id[source]] == 1
+    assert reached[0] == 1 and reached[1] >= 2
+    assert all(a <= b for a, b in zip(reached, reached[1:]))
+    rig.check(state.with_(focus_seeds=(source, target, 7), focus_depth=4))
+
+
+def test_sub_pixel_cells_cover_exactly_the_columns_of_a_plain_loop(rig):
+    """Independent of the oracle: each sub-pixel span marks its one column,
+    computed span by span with Python integers."""
+    state = rig.frame.initial_state(width=97)
+    w0, w1 = state.window
+    state = state.with_(window=(w0 + (w1 - w0) // 3, w0 + (w1 - w0) // 3 + (w1 - w0) // 50), rows=(2, 30))
+    got = rig.run(state)
+    layout = rig.frame.layout(state)
+    bounds = [int(b) for b in column_bounds(state.window, state.width)]
+    expect = {}
+    spans = rig.trace.spans.to_pydict()
+    for i, (s, d) in enumerate(zip(spans["start_ns"], spans["duration_ns"])):
+        e = s + max(d, 1)
+        row = int(layout.thread_row[spans["thread"][i]]) + spans["lane"][i]
+        if not (s < state.window[1] and e > state.window[0]) or not 2 <= row < 32:
+            continue
+        lo, hi = max(s, state.window[0]), min(e, state.window[1]) - 1
+        c0 = max(c for c in range(state.width) if bounds[c] <= lo)
+        c1 = max(c for c in range(state.width) if bounds[c] <= hi)
+        if c0 == c1:
+            expect.setdefault((row, c0), set()).add(spans["name"][i])
+    covered = {(int(r), c): int(n) for r, x0, x1, n in got["merged"] for c in range(x0, x1)}
+    assert set(covered) == set(expect) and covered
+    names = rig.scene.names.to_pylist()
+    assert all(names[covered[key]] == max(expect[key], key=names.index) for key in expect)
+
+
+def test_no_recompile_across_every_change(rig, monkeypatch):
+    import gpuviz.graph.kernel as kernel
+    made = []
+    original = kernel.ComputeKernel.__init__
+    monkeypatch.setattr(kernel.ComputeKernel, "__init__", lambda self, *a, **k: (made.append(1), original(self, *a, **k))[1])
+    monkeypatch.setattr(GPUCommandGraph, "compile", lambda self: pytest.fail("compiled again"))
+    state = rig.frame.initial_state(width=64)
+    for change in (dict(window=(state.window[0] + 5, state.window[0] + 10**6)), dict(width=250),
+                   dict(rows=(5, 10)), dict(process_expanded=np.zeros(rig.frame.process_count, bool)),
+                   dict(thread_expanded=np.zeros(rig.frame.thread_count, bool)),
+                   dict(categories=np.zeros(len(rig.scene.categories), bool)), dict(min_duration_ns=99),
+                   dict(search=np.ones(len(rig.scene.names), bool), search_mode="filter"),
+                   dict(focus_seeds=(1, 2), focus_depth=3, focus_mode="hide")):
+        rig.check(state.with_(**change))
+    assert made == []
+
+
+def _trace(starts, durations, threads=None):
+    columns = {"name": pa.array([f"n{i % 3}" for i in range(len(starts))], pa.string()),
+               "start_ns": pa.array(starts, pa.int64()), "duration_ns": pa.array(durations, pa.int64())}
+    if threads is not None:
+        columns["thread"] = pa.array(threads, pa.uint32())
+    return Trace.from_arrow(spans=pa.table(columns))
+
+
+def test_exact_nanoseconds_far_from_the_origin(device):
+    """A day-long trace: a 1 ns span 86399 s after the first span."""
+    t0, day = 1_700_000_000_000_000_000, 86_400 * 10**9
+    t = t0 + day - 10**9 + 123_456_789
+    rig = Rig(device, _trace([t0, t, t + 1, t + 10**6], [day, 1, 0, 5]), width_capacity=64, row_capacity=8)
+    try:
+        state = rig.frame.initial_state(width=10)
+        ids = lambda s: set(rig.scene.span_ids[rig.oracle.frame(s).visible].tolist())  # noqa: E731
+        for window, inside in (((t, t + 10), {0, 1, 2}), ((t + 1, t + 11), {0, 2}), ((t - 10, t), {0}),
+                               ((t - 9, t + 1), {0, 1}), ((t + 2, t + 10**6), {0}), ((t + 2, t + 10**6 + 1), {0, 3})):
+            s = state.with_(window=window)
+            want = rig.check(s)
+            assert ids(s) == inside, window
+            assert want.stats["visible"] == len(inside)
+        rig.check(state.with_(window=(t0 - day, t0 + 2 * day)))
+    finally:
+        rig.close()
+
+
+def test_empty_and_one_span_traces(device):
+    for trace in (_trace([], []), _trace([5], [0])):
+        rig = Rig(device, trace, width_capacity=16, row_capacity=4)
+        try:
+            state = rig.frame.initial_state(width=16)
+            want = rig.check(state)
+            assert want.stats["visible"] == trace.spans.num_rows
+        finally:
+            rig.close()
+
+
+def test_bad_states_are_refused(rig):
+    state = rig.frame.initial_state(width=100)
+    w0 = state.window[0]
+    bad = [dict(window=(w0, w0)), dict(window=(w0, w0 + 50)), dict(width=0), dict(width=10_000),
+           dict(rows=(0, 1000)), dict(process_expanded=np.ones(2, bool)), dict(thread_expanded=np.ones(99, bool)),
+           dict(categories=np.ones(3, int)), dict(min_duration_ns=-1), dict(search_mode="regex"),
+           dict(focus_mode="blur"), dict(focus_depth=9), dict(focus_seeds=(10**9,)),
+           dict(focus_seeds=tuple(range(65))), dict(window=(w0, w0 + (1 << 62)))]
+    for change in bad:
+        with pytest.raises(GraphValidationError):
+            rig.frame.write(state.with_(**change))
+    with pytest.raises(GraphTypeError):
+        rig.frame.write(state.with_(width=1.5))
+    with pytest.raises(GraphTypeError):
+        GPUTraceFrame(scene=rig.scene, trace=None)
+    with pytest.raises(GraphValidationError):
+        GPUTraceFrame(scene=rig.scene, trace=rig.trace, piece_rows=1000)
