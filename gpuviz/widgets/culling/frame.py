@@ -89,6 +89,8 @@ class CullingFrame:
         See :class:`CullingGraph`.
     extent : SceneExtent
     own_spheres : bool
+    overview_points : bool, optional
+        See :class:`CullingGraph`.
 
     Notes
     -----
@@ -99,10 +101,10 @@ class CullingFrame:
     later frame), never waited for.
     """
 
-    def __init__(self, device, spheres, *, extent, own_spheres: bool):
+    def __init__(self, device, spheres, *, extent, own_spheres: bool, overview_points=None):
         self.device = device
         self.extent = extent
-        self.graph = CullingGraph(device, spheres, own_spheres=own_spheres)
+        self.graph = CullingGraph(device, spheres, own_spheres=own_spheres, overview_points=overview_points)
         self.n = self.graph.n
         self.camera = default_camera(extent)
         self.culling = True

@@ -37,9 +37,11 @@ from ...workflows.visibility import GPUVisibilityWorkflow
 from ..canvas import TEXTURE_FORMAT
 from .scene import CUBE_HALF, cube_mesh
 
-__all__ = ["CullingGraph", "FRAME_SIZE", "COLORS", "DEPTH_FORMAT", "view_rects"]
+__all__ = ["CullingGraph", "FRAME_SIZE", "COLORS", "DEPTH_FORMAT", "DENSE_INSTANCES", "view_rects"]
 
 BU, TU = wgpu.BufferUsage, wgpu.TextureUsage
+#: Rows from which the overview draws each row as a point (see CullingGraph's overview_points).
+DENSE_INSTANCES = 250_000
 #: Largest frame the render node draws (larger canvases are scaled up when presented).
 FRAME_SIZE = (2048, 1280)
 DEPTH_FORMAT = "depth32float"
@@ -93,6 +95,7 @@ def _pipelines(device) -> dict:
             ("overview-all", "vs_overview_all", "fs_main", mesh, "triangle-list", ("always", False), 0xF, "none"),
             ("overview-visible", "vs_overview_visible", "fs_main", mesh, "triangle-list", ("always", False), 0xF,
              "none"),
+            ("overview-points", "vs_overview_point", "fs_main", [], "point-list", ("always", False), 0xF, "none"),
             ("frustum", "vs_frustum", "fs_main", [], "line-list", ("always", False), 0, "none")):
         cache[name] = device.create_render_pipeline(
             label=f"frustum-culling-{name}", layout=layout,
@@ -116,6 +119,11 @@ class CullingGraph:
         never destroyed here unless ``own_spheres``).
     own_spheres : bool
         Destroy ``spheres`` with the graph (the widget uploaded them).
+    overview_points : bool, optional
+        Draw every row of the overview as one pixel (a point: one vertex
+        invocation) rather than a square of at least 2.5 pixels (four).
+        Default: from :data:`DENSE_INSTANCES` rows on, where squares would
+        be a pixel or less anyway.
 
     Attributes
     ----------
@@ -137,10 +145,11 @@ class CullingGraph:
     records into the caller's encoder.
     """
 
-    def __init__(self, device, spheres: GPUData, *, own_spheres: bool):
+    def __init__(self, device, spheres: GPUData, *, own_spheres: bool, overview_points: bool | None = None):
         self.device = device
         self.spheres = spheres
         self.n = spheres.length
+        self.overview_points = self.n >= DENSE_INSTANCES if overview_points is None else bool(overview_points)
         self._own_spheres = own_spheres
         self.render_size = (960, 480)
         self._owned = []
@@ -258,6 +267,7 @@ class CullingGraph:
         perspective = bundle("perspective", [("background", lambda e: e.draw(3)), ("instances", indirect)], 0)
         overview = bundle("overview", [
             ("overview-background", lambda e: e.draw(3)),
+            ("overview-points", lambda e: e.draw(1, self.n) if self.n else None) if self.overview_points else
             ("overview-all", lambda e: e.draw_indexed(6, self.n) if self.n else None),  # the top face alone
             ("overview-visible", indirect), ("frustum", lambda e: e.draw(24))], half)
 

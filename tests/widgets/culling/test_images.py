@@ -149,3 +149,47 @@ def test_pick_returns_the_front_instance_and_highlights_it(ring):
     np.testing.assert_allclose(image[y, x, :3], rgb("hover"), atol=2)
     x, y = overview_pixel(widget, spheres[2, 0], spheres[2, 2])
     np.testing.assert_allclose(image[y, x, :3], rgb("visible"), atol=2, err_msg="only the picked one is highlighted")
+
+
+def test_dense_overview_points_show_the_same_colours(device):
+    """The overview of dense scenes draws culled rows as one-pixel points
+    (forced here on the ring): the same colours at the same places."""
+    import wgpu
+
+    from gpuviz.tables import GPUData
+    from gpuviz.widgets.culling.camera import Camera
+    from gpuviz.widgets.culling.frame import CullingFrame
+    from gpuviz.widgets.culling.scene import scene_extent
+
+    spheres, angles = ring_scene()
+    frame = CullingFrame(device, GPUData.from_numpy(device, spheres), extent=scene_extent(spheres), own_spheres=True,
+                         overview_points=True)
+    frame.set_render_size((W, H))
+    frame.set_camera(Camera.checked(eye=(0.0, 0.0, 0.0), target=(10.0, 0.0, 0.0), near=0.5))
+    texture = device.create_texture(size=(W, H, 1), format="rgba8unorm",
+                                    usage=wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.COPY_SRC)
+    encoder = device.create_command_encoder()
+    frame.encode(encoder)
+    frame.present(encoder, texture.create_view(), (W, H))
+    device.queue.submit([encoder.finish()])
+    image = np.frombuffer(device.queue.read_texture({"texture": texture}, {"bytes_per_row": 4 * W, "rows_per_image": H},
+                                                     (W, H, 1)), np.uint8).reshape(H, W, 4)
+    save("culling-ring-points.png", image)
+    visible = oracle(spheres, frame.planes())
+    x0, z0, x1, z1 = frame.overview_bounds
+    checked = 0
+    for i in range(RING):
+        a = (angles[i] + 180) % 360 - 180
+        x = W // 2 + (spheres[i, 0] - x0) / (x1 - x0) * (W - W // 2)
+        y = (spheres[i, 2] - z0) / (z1 - z0) * H
+        if abs(abs(a) - 30) < 9 or y < 32:
+            continue
+        patch = image[int(y) - 1:int(y) + 2, int(x) - 1:int(x) + 2, :3].reshape(-1, 3).astype(int)
+        want = rgb("visible" if i in visible else "culled")
+        assert (np.abs(patch - want).max(1) <= 2).any(), f"row {i} near ({x:.1f}, {y:.1f})"
+        if i not in visible:  # a point is one pixel: most of the patch is background
+            assert (np.abs(patch - want).max(1) <= 2).sum() <= 4
+        checked += 1
+    assert checked > 20
+    frame.destroy()
+    texture.destroy()

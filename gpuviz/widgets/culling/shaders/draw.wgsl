@@ -144,6 +144,21 @@ fn vs_overview_all(@location(0) corner: vec3<f32>, @builtin(instance_index) k: u
     return overview_vertex(corner, s, CULLED, k);
 }
 
+// dense scenes: each row one pixel-sized point (one vertex invocation, not four)
+@vertex
+fn vs_overview_point(@builtin(instance_index) k: u32) -> VertexOut {
+    let s = spheres[k];
+    if (!drawable(s)) {
+        return hidden();
+    }
+    var out: VertexOut;
+    let p = camera.overview * vec4<f32>(s.x, 0.0, s.z, 1.0);
+    out.position = vec4<f32>(p.xy, 0.5, 1.0);
+    out.color = vec4<f32>(select(CULLED, HOVER, k == hover[0]), 1.0);
+    out.id = k;
+    return out;
+}
+
 @vertex
 fn vs_overview_visible(@location(0) corner: vec3<f32>, @builtin(instance_index) k: u32) -> VertexOut {
     let id = ids[k];
