@@ -239,6 +239,8 @@ class GPUCanvas(JupyterRenderCanvas):
         #: Frames sent below full resolution, and full-resolution frames sent after an interaction.
         self.reduced_frames = 0
         self.settle_frames = 0
+        #: Seconds the server side of the last sent frame took (render, readback, encode), or None.
+        self.last_frame_seconds = None
         #: ``"GPU device lost: ..."`` once a frame found the device lost, else None.
         self.device_lost = None
         self._scale = 1.0  # the scale rendercanvas's size record holds now
@@ -300,6 +302,7 @@ class GPUCanvas(JupyterRenderCanvas):
         now = time.perf_counter()
         started, self._frame_started = self._frame_started, None
         if started is not None:
+            self.last_frame_seconds = now - started
             self.interaction.record_frame(now - started, array.shape[0] * array.shape[1])
         self._cancel("pending")
         if self._again:  # requested while this frame was drawn (e.g. by the drawable itself)

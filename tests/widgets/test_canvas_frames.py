@@ -120,9 +120,10 @@ def test_events_the_drawable_ignores_do_not_reduce_or_settle():
 
 def test_placeholder_until_the_first_frame():
     canvas, sent = _canvas(Quadrants(), placeholder="compiling…")
-    assert canvas.placeholder == "compiling…" and sent == []
+    assert canvas.placeholder == "compiling…" and sent == [] and canvas.last_frame_seconds is None
     canvas.force_draw()
     assert canvas.placeholder == "" and len(sent) == 1
+    assert 0 < canvas.last_frame_seconds < 60
 
 
 class Slow(Quadrants):

@@ -1,0 +1,101 @@
+"""GPUCanvas in a real browser (JupyterLab on 127.0.0.1, Debian's Chromium
+through playwright): the "compiling…" placeholder until the first frame, the
+pending indicator on a slow frame, half-size frames while dragging and the
+full-size frame once the pointer is released."""
+
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from . import lab
+from .fps import SCENE
+
+OUTPUT = Path(__file__).parent / "output"
+
+pytestmark = pytest.mark.skipif(not lab.browser_available(),
+                                reason="needs Debian's chromium and the playwright package (make test installs both)")
+
+SLOW = '''
+import time
+class Slow:
+    """Every frame takes 0.8 s (the first 3 s): a compile, then slow frames."""
+    def __init__(self):
+        self.first = True
+    def draw(self, encoder, target, size):
+        time.sleep(3.0 if self.first else 0.8)
+        self.first = False
+        rp = encoder.begin_render_pass(color_attachments=[{"view": target, "load_op": "clear", "store_op": "store",
+                                                           "clear_value": (0.2, 0.6, 0.3, 1)}])
+        rp.end()
+slow = GPUCanvas(Slow(), size=(200, 120), placeholder="compiling…")
+slow
+'''
+
+_WATCH = """() => {
+  window.gvSeen = {placeholder: [], pending: [], widths: []};
+  const note = () => {
+    for (const p of document.querySelectorAll('.gpuviz-canvas-placeholder'))
+      window.gvSeen.placeholder.push([p.style.display !== 'none', p.textContent]);
+    for (const p of document.querySelectorAll('.gpuviz-canvas-pending'))
+      window.gvSeen.pending.push(p.style.display !== 'none');
+  };
+  new MutationObserver(note).observe(document.body, {subtree: true, childList: true, attributes: true,
+                                                     characterData: true, attributeFilter: ['style']});
+  note();
+}"""
+
+
+def _notebook(root: Path) -> None:
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell(SCENE), nbformat.v4.new_code_cell(SLOW)]
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(notebook, root / "canvas.ipynb")
+
+
+def test_placeholder_pending_and_reduced_frames(tmp_path):
+    OUTPUT.mkdir(exist_ok=True)
+    _notebook(tmp_path)
+    env = {"FPS_KIND": "gpuviz", "FPS_W": "480", "FPS_H": "300", "FPS_CANVAS_KWARGS": "{'interaction_scale': 0.5}"}
+    with lab.jupyterlab(tmp_path, env=env, log=OUTPUT / "jupyterlab-canvas.log") as url:
+        with lab.notebook_page(url, "canvas.ipynb") as page:
+            page.evaluate(_WATCH)
+            lab.run_all_cells(page)
+            try:
+                views = page.locator(".gpuviz-canvas img.renderview-view")
+                page.wait_for_function("() => document.querySelectorAll('.gpuviz-canvas').length == 2",
+                                       timeout=300_000)
+                # the slow canvas's placeholder shows while its first frame (3 s) is drawn, then goes
+                page.wait_for_function(
+                    "() => [...document.querySelectorAll('.gpuviz-canvas-placeholder')].every(p => p.style.display"
+                    " === 'none') && [...document.querySelectorAll('.gpuviz-canvas img')].every(i => i.naturalWidth"
+                    " > 1)", timeout=120_000)
+                seen = page.evaluate("window.gvSeen.placeholder")
+                assert [True, "compiling…"] in seen, seen
+
+                # a redraw of the slow canvas: predicted at 0.8 s, so the pending indicator shows, then goes
+                lab.run_code(page, "slow.request_draw(); print('ASKED')", "ASKED")
+                page.wait_for_function("() => window.gvSeen.pending.includes(true)", timeout=60_000)
+                page.wait_for_function(
+                    "() => [...document.querySelectorAll('.gpuviz-canvas-pending')].every(p => p.style.display"
+                    " === 'none')", timeout=60_000)
+
+                # a drag on the first canvas: half-size frames, then one full-size frame after release
+                rings = views.first
+                rings.evaluate("img => { window.gvWidths = []; img.addEventListener('load', "
+                               "() => window.gvWidths.push(img.naturalWidth)); }")
+                lab.drag_in_page(page, rings, 3.0)
+                page.wait_for_timeout(3000)
+                widths = page.evaluate("window.gvWidths")
+                css = rings.evaluate("img => img.clientWidth")
+                ratio = page.evaluate("window.devicePixelRatio")
+                assert widths.count(int(480 * ratio * 0.5)) >= 3, (widths, css)
+                assert widths[-1] == int(480 * ratio), widths  # the last frame is full size
+                state = lab.run_code(page, "print('STATE', canvas.reduced_frames, canvas.settle_frames, "
+                                           "canvas.render_scale)", "STATE ")
+                reduced, settle, scale = state.split("STATE", 1)[1].split()
+                assert int(reduced) >= 3 and int(settle) >= 1 and float(scale) == 1.0, state
+            except Exception:
+                page.screenshot(path=str(OUTPUT / "failed-canvas.png"), full_page=True)
+                raise
+            page.screenshot(path=str(OUTPUT / "canvas.png"), full_page=True)
