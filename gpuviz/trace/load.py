@@ -94,27 +94,31 @@ def load_file(path, *, format="auto", strict=False, partition=None, progress=Non
     path = Path(path)
     if format == "parquet":
         return _read_parquet(path)
-    data = read_bytes(path)
-    if format == "otlp" or (format == "auto" and _is_otlp(data[:1 << 16])):
+    # A one-element holder: the reader takes the bytes out, so they can be
+    # freed as soon as the events are decoded (not held here until the end).
+    holder = [read_bytes(path)]
+    size = len(holder[0])
+    if format == "otlp" or (format == "auto" and _is_otlp(holder[0][:1 << 16])):
+        holder.clear()
         from gpuviz.trace.formats.otlp import read_otlp
         return read_otlp(path, strict=strict, partition=partition or 0)
     if format == "chrome":
         from gpuviz.trace.formats.chrome import read_chrome
-        return read_chrome(path, strict=strict, partition=partition or 0, data=data, progress=_scaled(progress, data))
+        return read_chrome(path, strict=strict, partition=partition or 0, data=holder, progress=_scaled(progress, size))
     from gpuviz.trace.formats.kineto import read_json_trace
-    return read_json_trace(path, strict=strict, partition=partition, data=data, kineto=format == "kineto" or None,
-                           progress=_scaled(progress, data))
+    return read_json_trace(path, strict=strict, partition=partition, data=holder, kineto=format == "kineto" or None,
+                           progress=_scaled(progress, size))
 
 
-def _scaled(progress, data):
+def _scaled(progress, size):
     """bytes decoded -> fraction of the file, for a bar counted in on-disk bytes."""
-    if progress is None or not data:
+    if progress is None or not size:
         return None
     done = [0]
 
     def update(nbytes):
         done[0] += nbytes
-        progress(min(done[0] / len(data), 1.0))
+        progress(min(done[0] / size, 1.0))
     return update
 
 

@@ -36,7 +36,7 @@ import pyarrow.compute as pc
 
 from gpuviz.trace.formats.chrome_phases import (async_spans, begin_end_spans, counters_table, flow_links,
                                                 flow_v2_links, instants_table, metadata)
-from gpuviz.trace.formats.jsonevents import Reporter, decode_events, read_bytes
+from gpuviz.trace.formats.jsonevents import Reporter, decode_events, take_bytes
 from gpuviz.trace.lanes import pack_lanes
 from gpuviz.trace.model import assemble, table
 
@@ -61,8 +61,9 @@ def read_chrome(path, *, strict=False, partition=0, data=None, progress=None):
         instead of repairing and counting it in ``trace.report``.
     partition : int
         Partition (rank / source file) of everything read.
-    data : bytes, optional
-        The file's (uncompressed) bytes when already read.
+    data : bytes or [bytes], optional
+        The file's (uncompressed) bytes when already read; a one-element
+        list is emptied, so the bytes are freed once decoded.
     progress : callable, optional
         ``progress(nbytes)`` as blocks of events are decoded.
 
@@ -70,9 +71,9 @@ def read_chrome(path, *, strict=False, partition=0, data=None, progress=None):
     ``samples``/``stackFrames`` (sampling profiles) and never drops a span.
     """
     reporter = Reporter(str(path), strict)
-    if data is None:
-        data = read_bytes(path)
+    data = take_bytes(path, data)
     cols = decode_events(data, str(path), reporter, progress=progress)
+    del data                     # the columns hold copies: the file's bytes can go now
     return build_trace(cols, reporter, partition=partition, source=str(path))
 
 

@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 
 from gpuviz.trace.errors import TraceFormatError
 
-__all__ = ["read_bytes", "decode_events", "decode_parts", "event_span", "EventColumns", "Reporter", "Event",
+__all__ = ["read_bytes", "take_bytes", "decode_events", "decode_parts", "event_span", "EventColumns", "Reporter", "Event",
            "raw_text", "raw_to_binary", "raw_to_ns", "PARALLEL_BYTES"]
 
 _BLOCK = 2 << 20
@@ -118,6 +118,16 @@ def read_bytes(path):
             data = gzip.decompress(data)
         except (OSError, EOFError, ValueError, zlib.error) as exc:
             data = _partial_gunzip(path, data, exc)
+    return data
+
+
+def take_bytes(path, data):
+    """``data`` as bytes: read the file when None; take it out of a
+    one-element list (the caller's holder) so no other reference stays."""
+    if data is None:
+        return read_bytes(path)
+    if isinstance(data, list):
+        return data.pop()
     return data
 
 
@@ -375,6 +385,14 @@ class _Resplit(Exception):
 _FLOW_V2 = (b'"flow_', b'"bind_id"')
 
 
+def _detached(e):
+    return msgspec.structs.replace(e, pid=_EMPTY, tid=_EMPTY, ts=_EMPTY, dur=_EMPTY,
+                                   args=e.args.copy() if len(e.args) else _EMPTY,
+                                   id=e.id.copy() if len(e.id) else _EMPTY,
+                                   id2=e.id2.copy() if len(e.id2) else _EMPTY,
+                                   bind_id=e.bind_id.copy() if len(e.bind_id) else _EMPTY)
+
+
 def _block_columns(events, first_index, block):
     """Final columns of one block (so its Python objects can go at once)."""
     ph = pa.array([e.ph for e in events], pa.string())
@@ -384,7 +402,9 @@ def _block_columns(events, first_index, block):
     if any(key in block for key in _FLOW_V2):
         flagged = np.array([k for k, e in enumerate(events) if e.flow_in or e.flow_out or len(e.bind_id)], np.int64)
         idx = np.union1d(idx, flagged).astype(np.int64)
-    rare = {first_index + k: events[k] for k in idx.tolist()}
+    # Kept events must not pin their block's bytes (Raw fields are views):
+    # copy the fields read later; the columnised ones are dropped.
+    rare = {first_index + k: _detached(events[k]) for k in idx.tolist()}
     ts_ns, ts_ok = raw_to_ns(raw_to_binary([e.ts for e in events]))
     dur = raw_to_binary([e.dur for e in events])
     dur_ns, dur_ok = raw_to_ns(dur)

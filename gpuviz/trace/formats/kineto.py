@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from gpuviz.trace.formats.chrome import build_trace
-from gpuviz.trace.formats.jsonevents import Reporter, decode_events, read_bytes
+from gpuviz.trace.formats.jsonevents import Reporter, decode_events, take_bytes
 
 __all__ = ["read_kineto", "read_json_trace", "is_kineto_header", "looks_like_kineto", "GPU_CATEGORIES"]
 
@@ -46,8 +46,9 @@ def read_kineto(path, *, strict=False, partition=None, data=None):
         Raise :class:`~gpuviz.trace.TraceFormatError` at the first problem.
     partition : int, optional
         Default: ``distributedInfo.rank`` when present, else 0.
-    data : bytes, optional
-        The uncompressed bytes when already read.
+    data : bytes or [bytes], optional
+        The uncompressed bytes when already read (a one-element list is
+        emptied, so the bytes are freed once decoded).
 
     Times stay in the file's clock (``ts`` in us -> ns, exactly);
     ``baseTimeNanoseconds`` is recorded in ``trace.metadata`` and used by the
@@ -70,9 +71,9 @@ def read_json_trace(path, *, strict=False, partition=None, data=None, kineto=Non
     """Chrome or Kineto, decided once the events are decoded (``kineto=None``
     detects, True/False forces). Does not read OTLP."""
     reporter = Reporter(str(path), strict)
-    if data is None:
-        data = read_bytes(path)
+    data = take_bytes(path, data)
     cols = decode_events(data, str(path), reporter, progress=progress)
+    del data                     # the columns hold copies: the file's bytes can go now
     if kineto is None:
         kineto = looks_like_kineto(cols)
     if not kineto:
