@@ -3,8 +3,7 @@ graph, compiled once per scene, for every camera.
 
 Nodes, in the order the graph keeps them::
 
-    cull-predicate, cull-tile-offsets-*, cull-scatter
-                   GPUVisibilityWorkflow: spheres against the six planes ->
+    cull-*         GPUVisibilityWorkflow (its nodes, prefixed "cull-"): spheres against the six planes ->
                    compacted IDs (ascending rows) + the instanceCount word of
                    an indexed indirect record (no CPU in between)
     views          render node: replays two render bundles recorded once at
