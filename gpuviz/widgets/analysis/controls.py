@@ -26,7 +26,7 @@ import ipywidgets as widgets
 
 from ...errors import GraphError
 from .graph import OPERATIONS
-from .render import BAR_COLOR, CDF_COLOR, GROUP_PALETTE, RAMP, css_color
+from .render import BAR_COLOR, CDF_COLOR, GROUP_PALETTE, css_color
 
 __all__ = ["AnalysisControls"]
 
@@ -202,12 +202,9 @@ class AnalysisControls:
         p = self.parameters
         x, y, value = (html.escape(p.columns[role]) for role in ("x", "y", "value"))
         x0, y0, x1, y1 = p.bounds
-        ramp = ", ".join(css_color(c) for c in RAMP)
-        parts = [f"<b>heatmap</b> {p.operation} of <i>{value}</i>"
-                 f"{' (log colours)' if p.operation == 'count' else ''} · <i>{x}</i> {x0:.4g} … {x1:.4g} · "
-                 f"<i>{y}</i> {y0:.4g} … {y1:.4g} "
-                 f'<span style="display: inline-block; width: 64px; height: 9px; '
-                 f'background: linear-gradient(to right, {ramp})"></span>',
+        # The colour bar (with its range and normalisation) is drawn in the frame itself.
+        parts = [f"<b>heatmap</b> {p.operation} of <i>{value}</i> · <i>{x}</i> {x0:.4g} … {x1:.4g} · "
+                 f"<i>{y}</i> {y0:.4g} … {y1:.4g}",
                  f"{_SWATCH.format(css_color(BAR_COLOR))} <b>histogram</b> of <i>{value}</i>: {p.bins} "
                  f"{p.scale} bins {p.edges[0]:.4g} … {p.edges[-1]:.4g} · "
                  f"{_SWATCH.format(css_color(CDF_COLOR))} CDF · range {p.value_range[0]:.4g} … "
