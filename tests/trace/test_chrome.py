@@ -269,3 +269,21 @@ def test_worker_process_decoding_equals_serial(traces_dir, monkeypatch):
     for name in ("spans", "links", "threads", "processes", "counters", "instants"):
         assert getattr(parallel, name).equals(getattr(serial, name)), name
     assert parallel.report == serial.report
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_begin_end_fast_matching_equals_the_stack_rules(tmp_path, monkeypatch, seed):
+    """B/E threads matched by nesting level give what the event-by-event
+    stack replay gives (forced here for every thread)."""
+    import random
+
+    import gpuviz.trace.formats.chrome_phases as phases
+    r = random.Random(seed)
+    events = [{"ph": r.choice("BBE"), "pid": 1, "tid": r.randint(0, 2), "name": r.choice("abc") + "",
+               "ts": r.randint(0, 40) if r.random() < 0.5 else round(r.random() * 100, 3)}
+              for _ in range(r.randint(1, 40))]
+    path = write(tmp_path, json.dumps(events))
+    fast = read_chrome(path)
+    monkeypatch.setattr(phases, "_fast_threads", lambda idx, *args: np.zeros(len(idx), bool))
+    slow = read_chrome(path)
+    assert fast.spans.equals(slow.spans) and fast.report == slow.report

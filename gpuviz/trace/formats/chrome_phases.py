@@ -75,16 +75,84 @@ def _spans(rows):
 
 
 def begin_end_spans(cols, code, ts, ident, reporter, last):
-    """B/E pairs per thread stack; unclosed Bs end at their thread's last ts."""
+    """B/E pairs per thread stack; unclosed Bs end at their thread's last ts.
+
+    Threads where no B and E share a timestamp and no E comes with nothing
+    open (the usual case) are matched vectorised by nesting level; the
+    others replay the stack rules event by event. Both give the same spans.
+    """
     idx = np.flatnonzero((code == 2) | (code == 3))
     if len(idx) == 0:
         return dict(_EMPTY_SPANS)
     thread = ident.thread_of[idx]
     order = np.lexsort((idx, ts[idx], thread))
     idx, thread = idx[order], thread[order]
-    times = ts[idx].tolist()
-    is_begin = (code[idx] == 2).tolist()
-    names = [cols.rare[i].name for i in idx.tolist()]
+    names = np.array([cols.rare[i].name for i in idx.tolist()], dtype=object)
+    fast = _fast_threads(idx, thread, ts[idx], code[idx] == 2)
+    parts = [_matched_by_level(idx[fast], thread[fast], ts[idx][fast], code[idx][fast] == 2, names[fast],
+                               reporter, last)]
+    slow = ~fast
+    if slow.any():
+        parts.append(_replayed(idx[slow], thread[slow], ts[idx][slow].tolist(), (code[idx][slow] == 2).tolist(),
+                               names[slow].tolist(), reporter, last))
+    return {k: np.concatenate([p[k] for p in parts]) for k in _EMPTY_SPANS}
+
+
+def _fast_threads(idx, thread, t, begin):
+    """Per event: does its thread qualify for matching by nesting level?"""
+    n = len(idx)
+    new_thread = np.ones(n, bool)
+    new_thread[1:] = thread[1:] != thread[:-1]
+    new_group = new_thread.copy()
+    new_group[1:] |= t[1:] != t[:-1]
+    group = np.cumsum(new_group) - 1
+    b_in = np.bincount(group, weights=begin, minlength=group[-1] + 1) > 0
+    e_in = np.bincount(group, weights=~begin, minlength=group[-1] + 1) > 0
+    tie = (b_in & e_in)[group]
+    depth = _thread_depth(begin, new_thread)
+    bad = tie | (~begin & (depth < 0))          # depth after an E below 0: E with nothing open
+    tid = np.cumsum(new_thread) - 1
+    bad_thread = np.bincount(tid, weights=bad, minlength=tid[-1] + 1) > 0
+    return ~bad_thread[tid]
+
+
+def _thread_depth(begin, new_thread):
+    """Open B count after each event, restarting at every thread."""
+    delta = np.where(begin, 1, -1).astype(np.int64)
+    total = np.cumsum(delta)
+    first = np.flatnonzero(new_thread)
+    before = total[first] - delta[first]
+    return total - np.repeat(before, np.diff(np.append(first, len(delta))))
+
+
+def _matched_by_level(idx, thread, t, begin, names, reporter, last):
+    if len(idx) == 0:
+        return dict(_EMPTY_SPANS)
+    new_thread = np.ones(len(idx), bool)
+    new_thread[1:] = thread[1:] != thread[:-1]
+    depth = _thread_depth(begin, new_thread)
+    level = np.where(begin, depth, depth + 1)           # a B opens level d, its E closes it
+    order = np.lexsort((np.arange(len(idx)), level, thread))
+    b = begin[order]
+    same = np.zeros(len(order), bool)
+    same[:-1] = (thread[order][1:] == thread[order][:-1]) & (level[order][1:] == level[order][:-1])
+    pair = np.flatnonzero(b & same & np.append(~b[1:], False))
+    bi, ei = order[pair], order[pair + 1]
+    paired = np.zeros(len(idx), bool)
+    paired[bi] = True
+    mismatch = np.array([bool(e) and e != a for a, e in zip(names[bi].tolist(), names[ei].tolist())], bool)
+    reporter.add_mask("mismatched_end_name", mismatch, idx[ei])
+    open_b = np.flatnonzero(begin & ~paired)
+    reporter.add_mask("unclosed_begin", np.ones(len(open_b), bool), idx[open_b])
+    start = np.concatenate([t[bi], t[open_b]])
+    stop = np.concatenate([t[ei], np.maximum(last[thread[open_b]], t[open_b])])
+    return {"event": np.concatenate([idx[bi], idx[open_b]]), "start": start, "dur": stop - start,
+            "thread": np.concatenate([thread[bi], thread[open_b]]),
+            "incomplete": np.concatenate([np.zeros(len(bi), bool), np.ones(len(open_b), bool)])}
+
+
+def _replayed(idx, thread, times, is_begin, names, reporter, last):
+    """The stack rules event by event (threads with B/E ties or stray Es)."""
     rows = []
     ev = idx.tolist()
     th = thread.tolist()
