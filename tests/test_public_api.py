@@ -69,6 +69,9 @@ POSITIONAL = {
     "gpuviz.RectLayer.add": (("x0", "y0", "x1", "y1"), "drawing call: add(x0, y0, x1, y1, color=)"),
     "gpuviz.PlotOverlay.rect": (("x0", "y0", "x1", "y1"), "drawing call: rect(x0, y0, x1, y1, color=)"),
     "gpuviz.Axis.to_pixel": (("values", "rect"), "a mapping: to_pixel(values, rect) like numpy's interp"),
+    "gpuviz.widgets.FrustumCulling.draw": (("encoder", "target_view", "size"),
+                                           "the GPUCanvas drawable protocol: canvas calls draw(encoder, view, size)"),
+    "gpuviz.widgets.FrustumCulling.pick": (("x", "y"), "named by issue 15: pick(x, y)"),
     "gpuviz.ComputeKernel.element_offset": (("view", "device"),
                                             "used by every compile callback as element_offset(view, device)"),
 }

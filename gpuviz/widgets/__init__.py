@@ -1,6 +1,6 @@
 """Jupyter widgets: the GPU canvas and the graph inspector, shared by every
 consumer widget, and one subpackage per consumer (:mod:`.analysis`:
-:class:`DataAnalysis`).
+:class:`DataAnalysis`; :mod:`.culling`: :class:`FrustumCulling`).
 
 Importing this package imports ipywidgets, anywidget and jupyter_rfb (through
 rendercanvas's Jupyter backend); ``import gpuviz`` alone does not.
@@ -9,5 +9,6 @@ rendercanvas's Jupyter backend); ``import gpuviz`` alone does not.
 from .canvas import TEXTURE_FORMAT, GPUCanvas, draw_offscreen
 from .inspector import GraphInspector
 from .analysis import DataAnalysis
+from .culling import FrustumCulling
 
-__all__ = ["GPUCanvas", "GraphInspector", "draw_offscreen", "TEXTURE_FORMAT", "DataAnalysis"]
+__all__ = ["GPUCanvas", "GraphInspector", "draw_offscreen", "TEXTURE_FORMAT", "DataAnalysis", "FrustumCulling"]
