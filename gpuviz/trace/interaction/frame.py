@@ -35,7 +35,6 @@ from gpuviz.algorithms.hierarchy_layout import GPUHierarchyLayout
 from gpuviz.graph import ComputeKernel
 from gpuviz.graph.checks import check_id
 from gpuviz.graph.errors import GraphStateError, GraphTypeError, GraphValidationError
-from gpuviz.graph.resources import GraphVectorView
 from gpuviz.graph.shaders import wgsl
 from gpuviz.render.draw_commands import DrawCommandBuffer
 from gpuviz.trace.interaction.state import DEFAULT_FOCUS_DEPTH, TraceViewState, column_bounds
@@ -169,6 +168,11 @@ class GPUTraceFrame:
     Never submits, reads back or records render work; sub-pixel merging is
     exact on the integer column grid of :func:`~gpuviz.trace.interaction.state.column_bounds`.
     Does not draw flows/links (the ``EDGES`` record is the widget's).
+
+    The focus traverses the frame's own packed link CSRs (both directions,
+    built on the CPU at construction: 8 bytes per span + 8 per link), not
+    the scene's per-partition ones: one partition keeps the traversal at a
+    few dispatches per hop, which is what bounds the CPU encode time.
     """
 
     def __init__(self, *, scene, trace, capacity=None, width_capacity=DEFAULT_WIDTH_CAPACITY,
@@ -199,6 +203,7 @@ class GPUTraceFrame:
         self.category_count, self.name_count = len(scene.categories), len(scene.names)
         self.scene_for_lanes = scene
         self._host_layout(trace)
+        self._host_links(trace)
         del self.scene_for_lanes
         self.extent_ns = int(np.max(trace.spans.column("start_ns").to_numpy() - scene.time_origin_ns
                                     + np.maximum(trace.spans.column("duration_ns").to_numpy(), 1))) if n else 0
@@ -239,6 +244,21 @@ class GPUTraceFrame:
         first = np.full(max(self.process_count, 1), len(order), np.int64)
         np.minimum.at(first, process, slot.astype(np.int64))
         self.thread_slot, self.process_first_slot = slot, first[:self.process_count]
+
+    def _host_links(self, trace):
+        """One packed CSR of the links each way (scene rows), for a single-partition
+        focus traversal: a few dispatches per hop instead of a few per partition."""
+        n = self.span_count
+        ids = trace.links.column("source").to_numpy(), trace.links.column("target").to_numpy()
+        src, dst = (self.seed_rows_array(x) for x in ids)
+        self.link_count = len(src)
+        self.host_csr = {}
+        for name, a, b in (("links", src, dst), ("links-reverse", dst, src)):
+            order = np.argsort(a, kind="stable")
+            offsets = np.zeros(n + 1, np.uint32)
+            offsets[1:] = np.cumsum(np.bincount(a, minlength=n)) if n else []
+            self.host_csr[f"{name}-offsets"] = offsets
+            self.host_csr[f"{name}-neighbors"] = b[order].astype(np.uint32)
 
     def layout(self, state: TraceViewState) -> TraceLayout:
         """The CPU row layout of ``state`` (gutter labels; same as the GPU's)."""
@@ -309,6 +329,9 @@ class GPUTraceFrame:
         self.slot_states = self._buffer("slot-states", 4 * t, rw)
         self.focus_seeds = self._buffer("focus-seeds", 4 * self.max_seeds, rw)
         self.focus_control = self._buffer("focus-control", 256 + 4, rw)  # seed count @0, active depth @256
+        for name, array in self.host_csr.items():
+            self._buffer(name, 4 * len(array), rw, array)
+        del self.host_csr
         info = np.zeros((t, 4), np.uint32)
         if t:
             info[:, 0] = self.thread_slot
@@ -386,7 +409,7 @@ class GPUTraceFrame:
                 collapsed_child_height=1, collapsed_parent_height=1).add_to_graph(graph)
             nodes.append(self._add_rows(graph, v))
         if n:
-            nodes += self._add_focus(graph, v, scene_views)
+            nodes += self._add_focus(graph, v)
             nodes.append(self._add_predicate(graph, v, scene_views))
             nodes += GPUVisibilityWorkflow(
                 id=f"{self.id}-compact", output=self._import(graph, "visible-rows", length=n),
@@ -433,19 +456,16 @@ class GPUTraceFrame:
             (v["thread-info"], "storage-read"), (v["process-states"], "storage-read"),
             (v["offsets"], "storage-read"), (v["thread-rows"], "storage-write")])
 
-    def _add_focus(self, graph, v, scene_views) -> list:
-        bounds = self.scene.partition_offsets
-        handle = self._handles["focus-mask"]
-        chunks = tuple(graph.create_data_view(handle, format="uint32", length=bounds[p + 1] - bounds[p],
-                                              byte_offset=4 * bounds[p]) for p in range(len(bounds) - 1))
-        output = GraphVectorView(f"{self.id}-focus-mask-parts", chunks, chunks[0].format)
+    def _add_focus(self, graph, v) -> list:
+        n = self.span_count
         return GPUGraphTraversal(
-            id=f"{self.id}-focus", offsets=scene_views["links-forward-offsets"],
-            neighbors=scene_views["links-forward-neighbors"], reverse_offsets=scene_views["links-reverse-offsets"],
-            reverse_neighbors=scene_views["links-reverse-neighbors"],
+            id=f"{self.id}-focus", offsets=self._import(graph, "links-offsets", length=n + 1),
+            neighbors=self._import(graph, "links-neighbors", length=max(self.link_count, 1)),
+            reverse_offsets=self._import(graph, "links-reverse-offsets", length=n + 1),
+            reverse_neighbors=self._import(graph, "links-reverse-neighbors", length=max(self.link_count, 1)),
             seeds=self._import(graph, "focus-seeds", length=self.max_seeds), seed_count=v["seed-count"],
             direction="both", max_depth=self.max_depth, active_depth=v["active-depth"],
-            output=output).add_to_graph(graph)
+            output=self._import(graph, "focus-mask", length=n)).add_to_graph(graph)
 
     def _pieces(self) -> list:
         """(first row, rows) ranges whose records fit one storage binding."""
@@ -525,7 +545,11 @@ class GPUTraceFrame:
 
     def seed_rows(self, span_ids) -> np.ndarray:
         """uint32 scene rows of span IDs (rows are IDs unless the scene regrouped them)."""
-        ids = np.asarray(list(span_ids), np.int64).astype(np.uint32)
+        return self.seed_rows_array(np.asarray(list(span_ids), np.int64))
+
+    def seed_rows_array(self, ids) -> np.ndarray:
+        """uint32 scene rows of a numpy array of span IDs."""
+        ids = np.asarray(ids).astype(np.uint32)
         if self.scene.rows_are_ids:
             return ids
         if not hasattr(self, "_row_of_id"):
