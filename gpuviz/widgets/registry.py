@@ -137,6 +137,20 @@ def _frame_of_inspector(inspector) -> tuple:
     return None, None
 
 
+def _canvas_frame_seconds(canvas):
+    """Seconds the kernel spends on one full-size frame of ``canvas`` (render,
+    readback, encode): its ``last_frame_seconds`` if it has one, else the
+    cost its interaction model measured per pixel times its pixels; None
+    before any frame."""
+    seconds = getattr(canvas, "last_frame_seconds", None)
+    if seconds is None:
+        cost = getattr(getattr(canvas, "interaction", None), "production_cost", None)
+        if callable(cost):
+            width, height = canvas.get_physical_size()
+            seconds = cost(int(width) * int(height))
+    return float(seconds) if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) else None
+
+
 def _widget_entry(widget, inspectors_by_graph) -> dict:
     canvas = widget if isinstance(widget, GPUCanvas) else getattr(widget, "canvas", None)
     canvas = canvas if isinstance(canvas, GPUCanvas) else None
@@ -144,9 +158,9 @@ def _widget_entry(widget, inspectors_by_graph) -> dict:
     if isinstance(widget, GraphInspector):
         inspectors.append(widget)
     last_ms, source = None, None
-    seconds = getattr(canvas, "last_frame_seconds", None) if canvas is not None else None
-    if isinstance(seconds, (int, float)):
-        last_ms, source = float(seconds) * 1e3, "frame"
+    seconds = _canvas_frame_seconds(canvas) if canvas is not None else None
+    if seconds is not None:
+        last_ms, source = seconds * 1e3, "kernel frame"
     else:
         for inspector in inspectors:
             last_ms, source = _frame_of_inspector(inspector)
@@ -179,7 +193,8 @@ def snapshot() -> dict:
     "graphs": [...]}``. Each widget: model_id, kind, title, size (CSS px of
     its canvas), frames drawn, last frame time (ms, and whether it is the
     canvas's frame, the GPU time or the CPU encode time its inspector
-    reported) and the ids of its graphs. Each graph: key, id, nodes, passes,
+    reported; "kernel frame" is the canvas's render + readback + encode)
+    and the ids of its graphs. Each graph: key, id, nodes, passes,
     transient memory (physical, logical, reuse %), imported bytes, destroyed,
     last frame time and the model id of an inspector showing it. Reads
     nothing from the GPU."""

@@ -49,18 +49,34 @@ flat = Flat()
 canvas = GPUCanvas(flat, size=(320, 200))
 '''
 
+# A one-node compiled graph held by the drawable (as gpuviz widgets hold theirs): the GPU panel lists it.
+GRAPH = '''
+import numpy as np
+from gpuviz import GPUCommandGraph, GPUData
+graph = GPUCommandGraph(canvas.device, id="copy-graph")
+src = graph.import_gpu_data("values", GPUData.from_numpy(canvas.device, np.arange(64, dtype=np.uint32)))
+dst = graph.import_gpu_data("out", GPUData.allocate(canvas.device, format="uint32", length=64))
+def compile_copy(ctx):
+    def encode(encoder, frame):
+        encoder.copy_buffer_to_buffer(frame.buffer(src), src.byte_offset, frame.buffer(dst), dst.byte_offset,
+                                      src.byte_length)
+    return encode
+graph.add_copy_node(id="copy", resources=[(src, "copy-source"), (dst, "copy-destination")], compile=compile_copy)
+flat.compiled = graph.compile()
+'''
+
 RED, BLUE = (230, 51, 26), (26, 77, 230)
 
 
-def _notebook(root: Path, cells: list) -> str:
+def _notebook(root: Path, cells: list, name: str = "panel.ipynb") -> str:
     import nbformat
 
     book = nbformat.v4.new_notebook()
     book.cells = [nbformat.v4.new_code_cell(code) for code in cells]
     book.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     root.mkdir(parents=True, exist_ok=True)
-    nbformat.write(book, root / "panel.ipynb")
-    return "panel.ipynb"
+    nbformat.write(book, root / name)
+    return name
 
 
 @contextlib.contextmanager
@@ -100,30 +116,35 @@ def _run_cells(page, timeout: float = 300) -> None:
         timeout=timeout * 1000)
 
 
-def _colour(locator, path: Path) -> np.ndarray:
-    import simplejpeg
-
-    data = locator.screenshot(path=str(path), type="jpeg", quality=95)
-    pixels = simplejpeg.decode_jpeg(data, colorspace="RGB").astype(np.float64)
-    h, w = pixels.shape[:2]
-    return pixels[h // 4: 3 * h // 4, w // 4: 3 * w // 4].reshape(-1, 3).mean(axis=0)
+# The mean colour of the middle of an image's pixels, read in the page (what the
+# view received, whatever covers the element on screen), or null before a real frame.
+_FRAME_COLOUR = """img => {
+    if (!img.complete || img.naturalWidth < 8 || img.naturalHeight < 8) { return null; }
+    const c = document.createElement('canvas');
+    c.width = img.naturalWidth; c.height = img.naturalHeight;
+    const g = c.getContext('2d');
+    g.drawImage(img, 0, 0);
+    const d = g.getImageData(c.width >> 2, c.height >> 2, c.width >> 1, c.height >> 1).data;
+    const sum = [0, 0, 0];
+    for (let i = 0; i < d.length; i += 4) { sum[0] += d[i]; sum[1] += d[i + 1]; sum[2] += d[i + 2]; }
+    return sum.map(v => v / (d.length / 4));
+}"""
 
 
 def _wait_for_frame(page, selector: str, colour, path: Path, timeout_s: float = 120) -> np.ndarray:
-    """Wait until ``selector``'s image is a real frame near ``colour``; returns its mean colour."""
+    """Wait until ``selector``'s image holds a real frame near ``colour``; returns its mean colour."""
     image = page.locator(selector).first
     image.wait_for(timeout=timeout_s * 1000)
     seen = None
     for _ in range(int(timeout_s)):
         page.evaluate("window.dispatchEvent(new Event('resize'))")  # headless: the canvas measures itself
-        size = image.evaluate("img => [img.naturalWidth, img.naturalHeight]")
-        if min(size) > 8:
-            seen = _colour(image, path)
-            if np.abs(seen - colour).max() < 20:
-                return seen
+        seen = image.evaluate(_FRAME_COLOUR)
+        if seen is not None and np.abs(np.asarray(seen) - colour).max() < 20:
+            image.screenshot(path=str(path), type="jpeg", quality=90)
+            return np.asarray(seen)
         page.wait_for_timeout(1000)
     page.screenshot(path=str(path.with_name(path.stem + "-page.png")), full_page=True)
-    raise AssertionError(f"{selector} never showed a frame of {colour} (last image size {size}, colour {seen})")
+    raise AssertionError(f"{selector} never showed a frame of {colour} (last mean colour {seen})")
 
 
 def _kernel_value(page, expression: str) -> object:
@@ -137,59 +158,78 @@ def _open_gpu_panel(page) -> None:
     page.wait_for_selector("#gpuviz-gpu-panel", state="visible", timeout=30_000)
 
 
-def test_split_right_panel_gets_frames_and_input_and_gpu_panel_lists_it(tmp_path):
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """One Jupyter server for JupyterLab (/lab) and Notebook 7 (/notebooks) pages."""
     OUTPUT.mkdir(exist_ok=True)
-    name = _notebook(tmp_path, [SETUP, 'show(canvas, where="split-right", title="flat canvas")'])
-    with lab.jupyterlab(tmp_path, log=OUTPUT / "panel-lab.log") as url:
-        with _page(url, f"/lab/tree/{name}") as page:
-            _run_cells(page)
-            panel = page.locator("#jp-main-dock-panel .gpuviz-ShowPanel")
-            panel.wait_for(timeout=120_000)
-            assert panel.get_attribute("data-gpuviz-area") == "main"
-            # split-right: the panel sits beside the notebook, both visible
-            notebook_box = page.locator(".jp-NotebookPanel").first.bounding_box()
-            panel_box = panel.bounding_box()
-            assert panel_box["x"] >= notebook_box["x"] + notebook_box["width"] - 5, (notebook_box, panel_box)
-            link = page.locator(".gpuviz-ShowLink[data-gpuviz-status='shown']")
-            assert "flat canvas" in link.first.inner_text()
-            _wait_for_frame(page, ".gpuviz-ShowPanel img", RED, OUTPUT / "panel-before.jpg")
-
-            page.locator(".gpuviz-ShowPanel img").first.click()
-            _wait_for_frame(page, ".gpuviz-ShowPanel img", BLUE, OUTPUT / "panel-after-click.jpg")
-            assert _kernel_value(page, "flat.presses") >= 1
-
-            model_id = _kernel_value(page, "canvas.model_id")
-            _open_gpu_panel(page)
-            row = page.locator(f"#gpuviz-gpu-panel [data-gpuviz-model='{model_id}']")
-            row.wait_for(timeout=60_000)
-            text = row.inner_text()
-            assert "GPUCanvas" in text and "flat canvas" in text, text
-            assert re.search(r"\b3\d\d×\d{3}\b", text), f"no canvas size listed: {text}"  # the view's CSS size
-            assert model_id[:8] in text, text
-            page.screenshot(path=str(OUTPUT / "panel-lab.png"))
-
-            # the same widget inline at once: a second view of the same model
-            lab.run_code(page, "display(canvas); print('INLINE')", "INLINE")
-            _wait_for_frame(page, ".jp-OutputArea-output img", BLUE, OUTPUT / "panel-inline.jpg")
-            assert page.locator(".gpuviz-ShowPanel img").count() == 1
+    root = tmp_path_factory.mktemp("panel")
+    with lab.jupyterlab(root, log=OUTPUT / "panel-lab.log") as url:
+        yield url, root
 
 
-def test_notebook7_falls_back_to_the_right_panel(tmp_path):
-    OUTPUT.mkdir(exist_ok=True)
-    name = _notebook(tmp_path, [SETUP, 'show(canvas, where="split-right", title="flat canvas")'])
-    with lab.jupyterlab(tmp_path, log=OUTPUT / "panel-notebook7.log") as url:
-        with _page(url, f"/notebooks/{name}") as page:
-            assert page.locator("#main-panel, .jp-NotebookPanel").count()
-            _run_cells(page)
-            panel = page.locator(".gpuviz-ShowPanel")
-            panel.wait_for(timeout=120_000)
-            assert panel.get_attribute("data-gpuviz-area") == "right"
-            link = page.locator(".gpuviz-ShowLink[data-gpuviz-status='shown']").first
-            assert "right panel" in link.inner_text() and "no split-right here" in link.inner_text()
-            _wait_for_frame(page, ".gpuviz-ShowPanel img", RED, OUTPUT / "panel-nb7-before.jpg")
-            page.locator(".gpuviz-ShowPanel img").first.click()
-            _wait_for_frame(page, ".gpuviz-ShowPanel img", BLUE, OUTPUT / "panel-nb7-after-click.jpg")
-            page.screenshot(path=str(OUTPUT / "panel-notebook7.png"))
+def test_split_right_panel_gets_frames_and_input_and_gpu_panel_lists_it(server):
+    url, root = server
+    name = _notebook(root, [SETUP, GRAPH, 'show(canvas, where="split-right", title="flat canvas")'], "lab.ipynb")
+    with _page(url, f"/lab/tree/{name}") as page:
+        _run_cells(page)
+        panel = page.locator("#jp-main-dock-panel .gpuviz-ShowPanel")
+        panel.wait_for(timeout=120_000)
+        assert panel.get_attribute("data-gpuviz-area") == "main"
+        # split-right: the panel sits beside the notebook, both visible
+        notebook_box = page.locator(".jp-NotebookPanel").first.bounding_box()
+        panel_box = panel.bounding_box()
+        assert panel_box["x"] >= notebook_box["x"] + notebook_box["width"] - 5, (notebook_box, panel_box)
+        link = page.locator(".gpuviz-ShowLink[data-gpuviz-status='shown']")
+        assert "flat canvas" in link.first.inner_text()
+        _wait_for_frame(page, ".gpuviz-ShowPanel img", RED, OUTPUT / "panel-before.jpg")
+
+        page.locator(".gpuviz-ShowPanel img").first.click()
+        _wait_for_frame(page, ".gpuviz-ShowPanel img", BLUE, OUTPUT / "panel-after-click.jpg")
+        assert _kernel_value(page, "flat.presses") >= 1
+
+        model_id = _kernel_value(page, "canvas.model_id")
+        _open_gpu_panel(page)
+        row = page.locator(f"#gpuviz-gpu-panel [data-gpuviz-model='{model_id}']")
+        row.wait_for(timeout=60_000)
+        text = row.inner_text()
+        assert "GPUCanvas" in text and "flat canvas" in text, text
+        assert re.search(r"\b3\d\d×\d{3}\b", text), f"no canvas size listed: {text}"  # the view's CSS size
+        assert model_id[:8] in text, text
+        graph = page.locator("#gpuviz-gpu-panel [data-gpuviz-graph='copy-graph']")
+        graph.wait_for(timeout=30_000)
+        assert "1 node ·" in graph.inner_text() and "1 pass ·" in graph.inner_text(), graph.inner_text()
+        assert re.search(r"last frame \d+\.\d+ ms \(kernel frame\)", text), text  # the canvas's measured cost
+        # opening the graph shows an inspector of it in a second panel
+        graph.locator("button:has-text('open')").click()
+        page.wait_for_function("() => document.querySelectorAll('.gpuviz-ShowPanel').length === 2",
+                               timeout=60_000)
+        models = page.eval_on_selector_all(".gpuviz-ShowPanel", "els => els.map(e => e.dataset.gpuvizModel)")
+        assert len(set(models)) == 2 and model_id in models, models
+        tabs = page.locator("#jp-main-dock-panel .lm-TabBar-tab").all_inner_texts()
+        assert any("inspector · copy-graph" in tab for tab in tabs), tabs
+        page.screenshot(path=str(OUTPUT / "panel-lab.png"))
+
+        # the same widget inline at once: a second view of the same model
+        lab.run_code(page, "display(canvas); print('INLINE')", "INLINE")
+        _wait_for_frame(page, ".jp-OutputArea-output img", BLUE, OUTPUT / "panel-inline.jpg")
+        assert page.locator(".gpuviz-ShowPanel img").count() == 1
+
+
+def test_notebook7_falls_back_to_the_right_panel(server):
+    url, root = server
+    name = _notebook(root, [SETUP, 'show(canvas, where="split-right", title="flat canvas")'], "notebook7.ipynb")
+    with _page(url, f"/notebooks/{name}") as page:
+        assert page.locator("#main-panel, .jp-NotebookPanel").count()
+        _run_cells(page)
+        panel = page.locator(".gpuviz-ShowPanel")
+        panel.wait_for(timeout=120_000)
+        assert panel.get_attribute("data-gpuviz-area") == "right"
+        link = page.locator(".gpuviz-ShowLink[data-gpuviz-status='shown']").first
+        assert "right panel" in link.inner_text() and "no split-right here" in link.inner_text()
+        _wait_for_frame(page, ".gpuviz-ShowPanel img", RED, OUTPUT / "panel-nb7-before.jpg")
+        page.locator(".gpuviz-ShowPanel img").first.click()
+        _wait_for_frame(page, ".gpuviz-ShowPanel img", BLUE, OUTPUT / "panel-nb7-after-click.jpg")
+        page.screenshot(path=str(OUTPUT / "panel-notebook7.png"))
 
 
 def test_without_the_extension_show_displays_inline_with_a_note(tmp_path):

@@ -128,6 +128,12 @@ def test_registry_lists_canvases_their_graphs_and_tracked_widgets(device, displa
         # the canvas's logical size as its view last reported it (1x1 until a browser view measures it)
         assert widgets[canvas.model_id]["size"] == [int(v) for v in canvas.get_logical_size()]
         assert widgets[canvas.model_id]["frames"] == canvas.frames_drawn
+        # the last frame's time is the kernel's measured cost of one frame at the canvas's size
+        width, height = canvas.get_physical_size()
+        canvas.interaction.record_frame(0.012, width * height)
+        entry = next(w for w in registry.snapshot()["widgets"] if w["model_id"] == canvas.model_id)
+        assert entry["last_frame_source"] == "kernel frame"
+        assert entry["last_frame_ms"] == pytest.approx(12.0)
         assert widgets[canvas.model_id]["graphs"] == ["listed"]
         assert widgets[slider.model_id] == {"model_id": slider.model_id, "kind": "IntSlider", "title": "a slider",
                                             "size": None, "frames": None, "last_frame_ms": None,
