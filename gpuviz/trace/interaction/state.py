@@ -62,8 +62,10 @@ def column_bounds(window, width) -> np.ndarray:
     Exact for any int64 window (Python integers, no float rounding). Does
     not clamp the window or check it is non-empty."""
     w0, w1 = (int(v) for v in window)
-    span = w1 - w0
-    return np.array([w0 + c * span // width for c in range(width + 1)], np.int64)
+    whole, part = divmod(w1 - w0, int(width))
+    c = np.arange(width + 1, dtype=np.int64)
+    # c * span // width without overflow: c * whole + c * part // width (c * part < width**2)
+    return w0 + c * whole + c * part // width
 
 
 @dataclass

@@ -47,6 +47,8 @@ const ROWS_PER_LANE: u32 = 4u;
 
 var<workgroup> bins: array<atomic<u32>, BINS>;
 var<workgroup> counts: array<atomic<u32>, 16>;
+// This invocation's counts (STATS words 0-4 and 9), flushed once per invocation.
+var<private> mine: array<u32, 10>;
 
 // Signed 64-bit a < b (two's complement (lo, hi)).
 fn signed_less(a: vec2<u32>, b: vec2<u32>) -> bool {
@@ -136,22 +138,26 @@ fn place(s: TraceSpan, row: u32) -> bool {
         return false;
     }
     if (!expanded) {
-        atomicAdd(&counts[4], 1u);
+        mine[4] += 1u;
         for (var c = c0; c <= c1; c++) {
             atomicAdd(&cells[CELLS + r * ROW_CELLS + c], 1u);
         }
         return false;
     }
-    atomicAdd(&counts[0], 1u);
+    mine[0] += 1u;
     if ((view.flags & TRACE_VIEW_SEARCH) != 0u && bit(search_mask[s.name >> 5u], s.name)) {
-        atomicAdd(&counts[3], 1u);
+        mine[3] += 1u;
     }
     if (c0 == c1) {
-        atomicAdd(&counts[2], 1u);
-        atomicMax(&cells[r * ROW_CELLS + c0], s.name + 1u);
+        mine[2] += 1u;
+        // Neighbouring spans of a lane share cells: skip the atomic when it cannot raise the cell.
+        let cell = r * ROW_CELLS + c0;
+        if (atomicLoad(&cells[cell]) <= s.name) {
+            atomicMax(&cells[cell], s.name + 1u);
+        }
         return false;
     }
-    atomicAdd(&counts[1], 1u);
+    mine[1] += 1u;
     return true;
 }
 
@@ -171,9 +177,14 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         if (i < piece.rows) {
             let s = spans[i];
             if ((view.flags & TRACE_VIEW_FOCUS) != 0u && focus[i] != 0u) {
-                atomicAdd(&counts[9], 1u);
+                mine[9] += 1u;
             }
             draw[i] = select(0u, 1u, place(s, i));
+        }
+    }
+    for (var k = 0u; k < 10u; k++) {
+        if (mine[k] != 0u) {
+            atomicAdd(&counts[k], mine[k]);
         }
     }
     workgroupBarrier();
