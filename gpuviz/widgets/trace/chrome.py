@@ -1,0 +1,235 @@
+"""What a TraceViewer draws around and over the tracks, on the CPU side:
+the minimap, the time axis, the gutter of process and thread names, span
+labels, instants, the links of the selection, the tooltip and the HTML
+details of the selected span.
+
+Everything is queued into a :class:`~gpuviz.render.overlay.PlotOverlay`
+(logical pixels) or returned as plain data; nothing here touches the
+tracks' GPU buffers.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+
+import numpy as np
+
+from ...render.axes import Axis
+from ...render.overlay import LINE_COLOR, MUTED_COLOR, TEXT_COLOR
+from .host import (AXIS_HEIGHT, GUTTER, MINIMAP_HEIGHT, MINIMAP_TOP, MODE_EXPANDED, MODE_HIDDEN,
+                   MODE_PROCESS_COLLAPSED, PROCESS_COLUMN, ROW_HEIGHT, STATUS_HEIGHT, TRACKS_TOP, format_ns)
+
+__all__ = ["queue_chrome", "link_segments", "span_lines", "details_html", "MINIMAP_BINS"]
+
+MINIMAP_BINS = 512
+_GUTTER_BG = (0.11, 0.115, 0.135, 1.0)
+_HEADER_BG = (0.095, 0.10, 0.12, 1.0)
+_BAND = (1.0, 1.0, 1.0, 0.035)
+_WINDOW = (0.35, 0.65, 1.0, 0.28)
+_LINK_COLOUR = (1.0, 0.78, 0.25, 1.0)
+_MIN_LABEL_PX = 28.0
+_MAX_LABELS = 4000
+
+
+def _queue_gutter(overlay, host, layout, geometry, height):
+    overlay.rect(0, TRACKS_TOP, GUTTER, height, color=_GUTTER_BG)
+    first, rows = geometry.first_row, geometry.visible_rows
+    for p in range(host.process_count):
+        top_row, h = int(layout.process_row[p]), int(layout.process_height[p])
+        if h == 0 or top_row + h <= first or top_row >= first + rows:
+            continue
+        y0, y1 = float(geometry.y_of(top_row)), float(geometry.y_of(top_row + h))
+        if p % 2 == 0:
+            overlay.rect(GUTTER, max(y0, TRACKS_TOP), geometry.width, y1, color=_BAND)
+        overlay.rect(0, max(y1 - 1, TRACKS_TOP), geometry.width, y1, color=(1, 1, 1, 0.12))
+        mark = "-" if host.process_expanded[p] else "+"
+        name = host.process_names[p] or f"pid {host.process_pids[p]}"
+        ly = max(y0, TRACKS_TOP) + 2
+        if ly < height - 12:
+            overlay.text(f"{mark} {name}", x=4, y=ly, color=TEXT_COLOR, max_width=PROCESS_COLUMN - 6)
+        if not host.process_expanded[p]:
+            count = int((host.thread_process == p).sum())
+            overlay.text(f"{count} threads (summary)", x=PROCESS_COLUMN, y=ly, color=MUTED_COLOR,
+                         max_width=GUTTER - PROCESS_COLUMN - 4)
+    for t in layout.thread_order:
+        mode, row = int(layout.thread_mode[t]), int(layout.thread_row[t])
+        if mode in (MODE_HIDDEN, MODE_PROCESS_COLLAPSED) or row < first or row >= first + rows:
+            continue
+        y = float(geometry.y_of(row)) + 2
+        if y + ROW_HEIGHT - 2 > height + 1:
+            continue
+        mark = "-" if mode == MODE_EXPANDED and host.thread_lanes[t] > 1 else ("+" if mode != MODE_EXPANDED else " ")
+        name = host.thread_names[t] or f"tid {host.thread_tids[t]}"
+        overlay.text(f"{mark} {name}", x=PROCESS_COLUMN, y=y, color=MUTED_COLOR,
+                     max_width=GUTTER - PROCESS_COLUMN - 4)
+    overlay.rect(GUTTER - 1, TRACKS_TOP, GUTTER, height, color=LINE_COLOR)
+
+
+def _queue_minimap(overlay, host, geometry, minimap):
+    x0, x1 = GUTTER, geometry.width - 4
+    top, bottom = MINIMAP_TOP, MINIMAP_TOP + MINIMAP_HEIGHT
+    overlay.rect(x0, top, x1, bottom, color=(0.13, 0.14, 0.17, 1.0))
+    peak = max(int(minimap.max()) if len(minimap) else 0, 1)
+    step = (x1 - x0) / len(minimap)
+    for k in np.flatnonzero(minimap):
+        h = (bottom - top - 2) * (0.15 + 0.85 * minimap[k] / peak)
+        overlay.rect(x0 + k * step, bottom - 1 - h, x0 + (k + 1) * step, bottom - 1, color=(0.45, 0.55, 0.75, 0.9))
+    t0, t1 = host.extent
+    span = max(t1 - t0, 1)
+    w0 = x0 + (geometry.window[0] - t0) / span * (x1 - x0)
+    w1 = x0 + (geometry.window[1] - t0) / span * (x1 - x0)
+    w0, w1 = max(x0, min(w0, x1)), max(x0, min(w1, x1))
+    overlay.rect(w0, top, max(w1, w0 + 2), bottom, color=_WINDOW)
+    overlay.text("minimap", x=6, y=top + 6, color=MUTED_COLOR, max_width=GUTTER - 10)
+
+
+def _queue_axis(overlay, host, geometry):
+    t0 = host.extent[0]
+    axis = Axis(side="top", domain=(geometry.window[0] - t0, geometry.window[1] - t0), scale="time", grid=True)
+    rect = (GUTTER, TRACKS_TOP, geometry.width, geometry.bottom)
+    overlay.axis(axis.layout(rect, measure=overlay.measure, line_height=overlay.line_height))
+    overlay.text("time since trace start", x=6, y=TRACKS_TOP - AXIS_HEIGHT + 4, color=MUTED_COLOR,
+                 max_width=GUTTER - 10)
+
+
+def _queue_labels(overlay, host, rows, visible, geometry, text_dark):
+    start = geometry.x_of(host.start)
+    end = geometry.x_of(host.end)
+    x0 = np.maximum(start, GUTTER)
+    x1 = np.minimum(end, geometry.width)
+    fits = geometry.y_of(rows) + ROW_HEIGHT <= geometry.bottom + 1
+    wide = np.flatnonzero(visible & fits & (x1 - x0 >= _MIN_LABEL_PX))
+    if len(wide) > _MAX_LABELS:  # the widest first
+        wide = wide[np.argsort(-(x1 - x0)[wide], kind="stable")[:_MAX_LABELS]]
+    for s in wide:
+        y = float(geometry.y_of(rows[s]))
+        colour = (0.06, 0.06, 0.07, 1.0) if text_dark[host.name_id[s]] else (0.97, 0.97, 0.98, 1.0)
+        overlay.text(host.name_table[host.name_id[s]], x=float(x0[s]) + 3, y=y + 2, color=colour,
+                     max_width=float(x1[s] - x0[s]) - 6)
+
+
+def _queue_instants(overlay, host, layout, geometry, height):
+    inst = host.trace.instants
+    if not inst.num_rows:
+        return
+    ts = inst.column("ts_ns").to_numpy()
+    keep = np.flatnonzero((ts >= geometry.window[0]) & (ts < geometry.window[1]))[:2000]
+    threads = inst.column("thread").to_numpy(zero_copy_only=False)
+    for k in keep:
+        x = float(geometry.x_of(ts[k]))
+        t = threads[k]
+        if t is None or not np.isfinite(t):
+            y0, y1 = TRACKS_TOP, height  # a process or global instant: a line across the tracks
+            colour = (1.0, 1.0, 1.0, 0.25)
+        else:
+            row = int(layout.thread_row[int(t)]) if layout.thread_mode[int(t)] != MODE_HIDDEN else -1
+            if row < geometry.first_row:
+                continue
+            y0 = float(geometry.y_of(row))
+            y1 = y0 + ROW_HEIGHT - 1
+            colour = (1.0, 0.95, 0.6, 0.95)
+        overlay.rect(x - 0.5, max(y0, TRACKS_TOP), x + 1.0, y1, color=colour)
+
+
+def queue_chrome(overlay, *, host, layout, rows, visible, geometry, minimap, text_dark, hover_lines, pointer,
+                 status):
+    """Queue the whole overlay of one frame (logical pixels)."""
+    w, h = geometry.width, geometry.height
+    overlay.clear()
+    overlay.rect(0, 0, w, TRACKS_TOP, color=_HEADER_BG)
+    _queue_labels(overlay, host, rows, visible, geometry, text_dark)
+    _queue_instants(overlay, host, layout, geometry, geometry.bottom)
+    _queue_gutter(overlay, host, layout, geometry, geometry.bottom)
+    overlay.rect(0, 0, w, TRACKS_TOP, color=_HEADER_BG)
+    _queue_minimap(overlay, host, geometry, minimap)
+    _queue_axis(overlay, host, geometry)
+    overlay.rect(0, h - STATUS_HEIGHT, w, h, color=_HEADER_BG)
+    if status:
+        overlay.text(status, x=6, y=h - STATUS_HEIGHT + 3, color=MUTED_COLOR, max_width=w - 12)
+    if hover_lines and pointer is not None:
+        overlay.tooltip(hover_lines, x=pointer[0], y=pointer[1], bounds=(0, 0, w, h))
+
+
+def _centre(host, rows, geometry, s):
+    x0 = max(float(geometry.x_of(host.start[s])), GUTTER)
+    x1 = min(float(geometry.x_of(host.end[s])), geometry.width)
+    return (x0 + x1) / 2 if x1 >= x0 else x0, float(geometry.y_of(rows[s])) + ROW_HEIGHT / 2
+
+
+def link_segments(host, rows, geometry, selected) -> np.ndarray:
+    """float32 (k, 8) thick segments ``(x0, y0, x1, y1, r, g, b, a)``: every
+    link of the selected spans (both directions) as a line with an arrow
+    head at its target. Ends on hidden rows are skipped."""
+    sel = np.zeros(host.n, bool)
+    sel[selected] = True
+    pick = np.flatnonzero(sel[host.link_source] | sel[host.link_target])[:160]
+    out = []
+    for k in pick:
+        a, b = int(host.link_source[k]), int(host.link_target[k])
+        if rows[a] < 0 or rows[b] < 0:
+            continue
+        (ax, ay), (bx, by) = _centre(host, rows, geometry, a), _centre(host, rows, geometry, b)
+        out.append((ax, ay, bx, by, *_LINK_COLOUR))
+        d = np.array([bx - ax, by - ay])
+        length = float(np.hypot(*d))
+        if length > 8:
+            u = d / length
+            for sign in (1.0, -1.0):
+                c, s = np.cos(0.45), sign * np.sin(0.45)
+                r = np.array([u[0] * c - u[1] * s, u[0] * s + u[1] * c])
+                out.append((bx, by, bx - 9 * r[0], by - 9 * r[1], *_LINK_COLOUR))
+    return np.asarray(out, np.float32).reshape(-1, 8)
+
+
+def span_lines(host, s: int) -> list:
+    """Tooltip lines of span ``s``: name, category, start, duration, thread, args."""
+    thread = host.thread_names[host.thread[s]] or host.thread_tids[host.thread[s]]
+    process = host.process_names[host.process[s]] or host.process_pids[host.process[s]]
+    lines = [host.name_table[host.name_id[s]],
+             f"category: {host.category_table[host.category_id[s]] or '—'}",
+             f"start: +{format_ns(host.start[s] - host.extent[0])}   duration: {format_ns(host.duration[s])}",
+             f"thread: {thread} ({process})"]
+    args = host.trace.spans.column("args")[int(s)].as_py()
+    if args:
+        text = args if len(args) <= 90 else args[:87] + "..."
+        lines.append(f"args: {text}")
+    return lines
+
+
+def details_html(host, selected) -> str:
+    """HTML of the selection: one span's fields, args, parent chain and links;
+    for several spans their count and total duration."""
+    if not len(selected):
+        return "<div style='color:#888;font:12px sans-serif'>Click a span to see its details.</div>"
+    esc = html.escape
+    if len(selected) > 1:
+        total = int(host.duration[selected].sum())
+        return (f"<div style='font:12px sans-serif'><b>{len(selected):,} spans selected</b><br>"
+                f"total duration {esc(format_ns(total))} — see <code>summary()</code></div>")
+    s = int(selected[0])
+    rows = [("name", host.name_table[host.name_id[s]]), ("span ID", str(s)),
+            ("category", host.category_table[host.category_id[s]] or "—"),
+            ("start", f"+{format_ns(host.start[s] - host.extent[0])} ({host.start[s]} ns)"),
+            ("duration", format_ns(host.duration[s])),
+            ("thread", host.thread_names[host.thread[s]] or host.thread_tids[host.thread[s]]),
+            ("process", host.process_names[host.process[s]] or host.process_pids[host.process[s]])]
+    chain = host.parent_chain(s)
+    if chain:
+        rows.append(("parents", " ← ".join(host.name_table[host.name_id[p]] for p in chain)))
+    out_links = host.link_target[host.link_source == s]
+    in_links = host.link_source[host.link_target == s]
+    if len(out_links):
+        rows.append(("links to", ", ".join(f"{host.name_table[host.name_id[t]]} (#{t})" for t in out_links[:8])))
+    if len(in_links):
+        rows.append(("linked from", ", ".join(f"{host.name_table[host.name_id[t]]} (#{t})" for t in in_links[:8])))
+    args = host.trace.spans.column("args")[s].as_py()
+    if args:
+        try:
+            args = json.dumps(json.loads(args), indent=1)[:2000]
+        except ValueError:
+            pass
+        rows.append(("args", args))
+    body = "".join(f"<tr><td style='color:#888;padding-right:8px;vertical-align:top'>{esc(k)}</td>"
+                   f"<td style='white-space:pre-wrap'>{esc(str(v))}</td></tr>" for k, v in rows)
+    return f"<table style='font:12px sans-serif;max-width:320px'>{body}</table>"

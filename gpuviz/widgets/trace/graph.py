@@ -1,0 +1,281 @@
+"""The command graph behind :class:`~gpuviz.widgets.trace.TraceViewer`:
+compiled once per trace (capacity tier), for every view.
+
+Nodes::
+
+    tracks   render node: replays one render bundle recorded at compile
+             time: the background, ONE indirect draw of every scene record
+             (instanceCount = the tier's span count; the vertex shader
+             culls by window, rows, expansion, filters and focus from the
+             ``view`` uniform and the ``threads`` / ``masks`` buffers) and
+             one indirect draw of the selection's link segments. Colour
+             into the frame texture, span IDs into a GPUIndexPickingTarget.
+    pick     GPUIndexPickingTarget pixel pass: the span ID under a pixel
+             (read back only by an explicit :meth:`TraceGraph.pick`).
+
+A view change writes the ``view`` uniform (64 bytes); an expansion change
+the ``threads`` words; filters, focus and selection the ``masks`` bits;
+links the ``segments``: buffer writes only, never a recompilation. The
+attachments have a fixed maximum size (:data:`FRAME_SIZE`); a frame draws
+into their top-left corner.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import wgpu
+
+from ...graph import GPUCommandGraph
+from ...graph.compat import device_cache
+from ...graph.shaders import shader_module, wgsl
+from ...render.draw_commands import DrawCommandBuffer
+from ...render.picking import NO_ID, GPUIndexPickingTarget
+from ..canvas import TEXTURE_FORMAT
+
+__all__ = ["TraceGraph", "FRAME_SIZE", "BACKGROUND", "MAX_SEGMENTS", "VIEW_FLAGS"]
+
+BU, TU = wgpu.BufferUsage, wgpu.TextureUsage
+FRAME_SIZE = (2048, 1536)
+BACKGROUND = (0.075, 0.08, 0.095)
+MAX_SEGMENTS = 512
+VIEW_BYTES = 80
+VIEW_FLAGS = {"categories": 1, "search": 2, "search_filter": 4, "focus": 8, "focus_hide": 16}
+SPANS_RECORD, LINKS_RECORD = 0, 1
+
+
+def _words(bits: int) -> int:
+    return max(1, -(-bits // 32))
+
+
+def pack_bits(flags) -> np.ndarray:
+    """bool array -> uint32 words, bit ``i % 32`` of word ``i // 32``."""
+    flags = np.asarray(flags, bool)
+    padded = np.zeros(_words(len(flags)) * 32, bool)
+    padded[:len(flags)] = flags
+    return np.packbits(padded, bitorder="little").view("<u4").astype(np.uint32)
+
+
+class TraceGraph:
+    """The compiled tracks graph of one scene and the buffers it reads.
+
+    Parameters
+    ----------
+    device : wgpu.GPUDevice
+    scene : GPUTraceScene
+        Borrowed: never destroyed here.
+    name_colours : numpy uint32
+        rgba8 per scene name ID.
+    capacity : int
+        Span capacity of the tier (>= the scene's span count): the masks are
+        sized by it; the draw covers the scene's records.
+
+    Notes
+    -----
+    Never submits except in :meth:`pick` (an explicit readback). Per-frame
+    writes are ``queue.write_buffer`` calls of a few bytes; the graph does
+    not read anything back on the frame path.
+    """
+
+    def __init__(self, device, scene, *, name_colours, capacity: int):
+        self.device, self.scene = device, scene
+        self.n = scene.span_count
+        self.capacity = max(int(capacity), self.n)
+        self.thread_count = int(scene.thread_process.length)
+        self.category_words = _words(len(scene.categories))
+        self.search_words = _words(len(scene.names))
+        self.span_words = _words(self.capacity)
+        self.offsets = {"category_offset": 0, "search_offset": self.category_words,
+                        "focus_offset": self.category_words + self.search_words,
+                        "selection_offset": self.category_words + self.search_words + self.span_words}
+        self.mask_words = self.offsets["selection_offset"] + self.span_words
+        self.render_size = (960, 480)
+        self._owned = []
+        self.compiled = None
+        try:
+            self._allocate(np.asarray(name_colours, np.uint32))
+            self._build()
+        except BaseException:
+            self.destroy()
+            raise
+
+    def _buffer(self, label, size, usage, data=None):
+        size = max(16, -(-int(size) // 16) * 16)
+        buffer = self.device.create_buffer(label=f"trace-viewer-{label}", size=size, usage=usage)
+        if data is not None and len(data):
+            self.device.queue.write_buffer(buffer, 0, np.ascontiguousarray(data).tobytes())
+        self._owned.append(buffer)
+        return buffer
+
+    def _allocate(self, colours) -> None:
+        device, limit = self.device, int(self.device.limits["max-texture-dimension-2d"])
+        self.frame_size = (min(FRAME_SIZE[0], limit), min(FRAME_SIZE[1], limit))
+        rw = BU.STORAGE | BU.COPY_DST | BU.COPY_SRC
+        self.view = self._buffer("view", VIEW_BYTES, BU.UNIFORM | BU.COPY_DST)
+        self.threads = self._buffer("threads", 8 * max(self.thread_count, 1), rw)
+        self.name_colours = self._buffer("name-colours", 4 * max(len(colours), 1), rw, colours)
+        self.masks = self._buffer("masks", 4 * self.mask_words, rw, np.zeros(self.mask_words, np.uint32))
+        self.segments = self._buffer("segments", 32 * MAX_SEGMENTS, rw)
+        self.pick_position = self._buffer("pick-position", 16, rw, np.full(4, NO_ID, np.uint32))
+        self.pick_output = self._buffer("pick-output", 16, rw, np.full(4, NO_ID, np.uint32))
+        self.draws = DrawCommandBuffer(device, type="draw", capacity=2, label="trace-viewer-draws")
+        self._owned.append(self.draws)
+        self.draws.write(SPANS_RECORD, vertex_count=6, instance_count=self.n)
+        self.draws.write(LINKS_RECORD, vertex_count=6, instance_count=0)
+        size = (*self.frame_size, 1)
+        self.color = device.create_texture(label="trace-viewer-frame", size=size, format=TEXTURE_FORMAT,
+                                           usage=TU.RENDER_ATTACHMENT | TU.TEXTURE_BINDING | TU.COPY_SRC)
+        self._owned.append(self.color)
+        self.picking = GPUIndexPickingTarget(device, size=self.frame_size, label="trace-viewer-picking")
+        self._owned.append(self.picking)
+
+    def _import(self, graph, id, buffer, fmt="uint32", length=None):
+        handle = graph.import_buffer(id=id, byte_length=buffer.size, usage=buffer.usage, buffer=buffer)
+        return handle, graph.create_data_view(handle, format=fmt, length=length or buffer.size // 4)
+
+    def _build(self) -> None:
+        graph = GPUCommandGraph(self.device, id="trace-viewer")
+        scene_views = self.scene.import_to_graph(graph, id="trace")
+        records = scene_views["records-packed"]
+        view, _ = self._import(graph, "view", self.view)
+        handles = [(view, "uniform"), (records, "storage-read")]
+        for name in ("threads", "name_colours", "masks", "segments"):
+            handle, _ = self._import(graph, name.replace("_", "-"), getattr(self, name))
+            handles.append((handle, "storage-read"))
+        draws = graph.import_buffer(id="draws", byte_length=self.draws.byte_length, usage=self.draws.buffer.usage,
+                                    buffer=self.draws.buffer)
+        handles.append((draws, "indirect"))
+        frame = graph.import_texture(id="frame", size=(*self.frame_size, 1), format=TEXTURE_FORMAT,
+                                     usage=self.color.usage, texture=self.color)
+        # load, not clear: the background draw covers the corner a frame uses (colour and NO_ID)
+        attachments = [{"view": frame, "load_op": "load", "store_op": "store"},
+                       *self.picking.color_attachments(graph, load_op="load")]
+        graph.add_render_node(id="tracks", resources=handles, compile=self._compile_tracks,
+                              color_attachments=attachments)
+        _, position = self._import(graph, "pick-position", self.pick_position, length=2)
+        _, output = self._import(graph, "pick-output", self.pick_output, length=2)
+        self.picking.add_pixel_pass(graph, id="pick", position=position, output=output)
+        self.compiled = graph.compile()
+
+    def _pipelines(self, device):
+        key = tuple(sorted(self.offsets.items()))
+        cache = device_cache(device, "trace-viewer-pipelines")
+        if key in cache:
+            return cache[key]
+        module = shader_module(device, wgsl("widgets/trace/shaders/tracks.wgsl", **self.offsets,
+                                            background=[repr(float(c)) for c in BACKGROUND]),
+                               label="trace-viewer-tracks")
+        visibility = wgpu.ShaderStage.VERTEX | wgpu.ShaderStage.FRAGMENT
+        entries = [{"binding": 0, "visibility": visibility, "buffer": {"type": "uniform"}}]
+        entries += [{"binding": b, "visibility": visibility, "buffer": {"type": "read-only-storage"}}
+                    for b in range(1, 6)]
+        group = device.create_bind_group_layout(label="trace-viewer", entries=entries)
+        layout = device.create_pipeline_layout(label="trace-viewer", bind_group_layouts=[group])
+        blend = {"color": {"src_factor": "src-alpha", "dst_factor": "one-minus-src-alpha", "operation": "add"},
+                 "alpha": {"src_factor": "one", "dst_factor": "one-minus-src-alpha", "operation": "add"}}
+        made = {"group": group}
+        for name, vertex, fragment in (("background", "vs_background", "fs_plain"), ("spans", "vs_span", "fs_span"),
+                                       ("links", "vs_link", "fs_plain")):
+            made[name] = device.create_render_pipeline(
+                label=f"trace-viewer-{name}", layout=layout,
+                vertex={"module": module, "entry_point": vertex, "buffers": []},
+                primitive={"topology": "triangle-list"},
+                fragment={"module": module, "entry_point": fragment,
+                          "targets": [{"format": TEXTURE_FORMAT, "blend": blend},
+                                      dict(self.picking.color_targets()[0],
+                                           write_mask=0 if name == "links" else 0xF)]})
+        cache[key] = made
+        return made
+
+    def _compile_tracks(self, ctx):
+        """Record the tracks bundle once; every encoding replays it."""
+        device = ctx.device
+        made = self._pipelines(device)
+        records = self.scene.record_buffer
+
+        def whole(buffer):
+            return {"buffer": buffer, "offset": 0, "size": buffer.size}
+        group = device.create_bind_group(label="trace-viewer", layout=made["group"], entries=[
+            {"binding": 0, "resource": whole(self.view)}, {"binding": 1, "resource": whole(records)},
+            {"binding": 2, "resource": whole(self.threads)}, {"binding": 3, "resource": whole(self.name_colours)},
+            {"binding": 4, "resource": whole(self.masks)}, {"binding": 5, "resource": whole(self.segments)}])
+        encoder = device.create_render_bundle_encoder(label="trace-viewer-tracks",
+                                                      color_formats=[TEXTURE_FORMAT, "r32uint"])
+        encoder.set_bind_group(0, group)
+        encoder.set_pipeline(made["background"])
+        encoder.draw(3)
+        if self.n:
+            encoder.set_pipeline(made["spans"])
+            self.draws.draw(encoder, SPANS_RECORD)
+        encoder.set_pipeline(made["links"])
+        self.draws.draw(encoder, LINKS_RECORD)
+        bundle = encoder.finish()
+
+        def encode(render_pass, frame):
+            w, h = self.render_size
+            render_pass.set_viewport(0, 0, w, h, 0.0, 1.0)
+            render_pass.set_scissor_rect(0, 0, w, h)
+            render_pass.execute_bundles([bundle])
+        return encode
+
+    # ------------------------------------------------------------ writes
+    def write_view(self, *, origin_rel: int, end_rel: int, min_duration: int, render_size, px_per_ns: float,
+                   gutter: float, top: float, row_height: float, first_row: int, flags: int, hover, scale: float,
+                   bottom: float):
+        """The ``View`` uniform (times relative to the scene's origin, physical pixels)."""
+        words = np.zeros(20, np.uint32)
+        mask = (1 << 64) - 1
+        for k, value in enumerate((origin_rel, end_rel, min(max(min_duration, 0), mask))):
+            v = int(value) & mask
+            words[2 * k], words[2 * k + 1] = v & 0xFFFFFFFF, v >> 32
+        floats = words.view(np.float32)
+        floats[6], floats[7] = render_size
+        floats[8], floats[9], floats[10], floats[11] = px_per_ns, gutter, top, row_height
+        words[12], words[13] = first_row, flags
+        words[14] = NO_ID if hover is None else int(hover)
+        floats[15], floats[16] = scale, bottom
+        self.device.queue.write_buffer(self.view, 0, words.tobytes())
+
+    def write_threads(self, rows, modes) -> None:
+        data = np.zeros((max(self.thread_count, 1), 2), np.uint32)
+        data[:len(rows), 0], data[:len(rows), 1] = rows, modes
+        self.device.queue.write_buffer(self.threads, 0, data.tobytes())
+
+    def write_mask(self, which: str, flags) -> None:
+        """One bit set of ``masks``: "category", "search", "focus" or "selection"."""
+        words = pack_bits(flags)
+        limit = {"category": self.category_words, "search": self.search_words, "focus": self.span_words,
+                 "selection": self.span_words}[which]
+        data = np.zeros(limit, np.uint32)
+        data[:min(limit, len(words))] = words[:limit]
+        self.device.queue.write_buffer(self.masks, 4 * self.offsets[f"{which}_offset"], data.tobytes())
+
+    def write_segments(self, segments) -> None:
+        """Link segments: float32 (k, 8) rows ``(x0, y0, x1, y1, r, g, b, a)`` in logical pixels."""
+        segments = np.asarray(segments, np.float32).reshape(-1, 8)[:MAX_SEGMENTS]
+        if len(segments):
+            self.device.queue.write_buffer(self.segments, 0, segments.tobytes())
+        self.draws.write(LINKS_RECORD, vertex_count=6, instance_count=len(segments))
+
+    def encode(self, encoder, *, timestamps: bool = False) -> dict:
+        return self.compiled.encode(encoder, timestamps=timestamps)
+
+    def pick(self, pixel):
+        """The span ID at frame pixel ``(x, y)`` or None: writes the pixel,
+        encodes the graph, submits and waits for the two-word readback."""
+        words = np.full(4, NO_ID, np.uint32)
+        words[:2] = pixel
+        self.device.queue.write_buffer(self.pick_position, 0, words.tobytes())
+        encoder = self.device.create_command_encoder(label="trace-viewer-pick")
+        self.encode(encoder)
+        self.device.queue.submit([encoder.finish()])
+        value = int(np.frombuffer(self.device.queue.read_buffer(self.pick_output, 0, 4), np.uint32)[0])
+        return None if value == NO_ID else value
+
+    def destroy(self) -> None:
+        """Free the compiled graph and everything this object created (idempotent)."""
+        if self.compiled is not None:
+            self.compiled.destroy()
+            self.compiled = None
+        for obj in self._owned:
+            obj.destroy()
+        self._owned.clear()

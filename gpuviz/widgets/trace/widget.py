@@ -1,0 +1,717 @@
+"""TraceViewer: a hierarchical trace timeline on the GPU, in a notebook.
+
+The trace is uploaded once as a :class:`~gpuviz.trace.scene.GPUTraceScene`;
+one command graph (:mod:`.graph`) is compiled per capacity tier and draws
+every frame from a render bundle recorded once. Every interaction (pan,
+zoom, rows, collapse, filters, search, focus, selection, hover) is a small
+buffer write; the overlay (axis, gutter, labels, minimap, tooltip) is queued
+on the CPU from the trace's own columns.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+import os
+import re
+import time
+from collections.abc import Mapping
+
+import ipywidgets as widgets
+import numpy as np
+
+from ...device import request_device
+from ...errors import GraphStateError, GraphTypeError, GraphValidationError
+from ...render.overlay import PlotOverlay
+from ..canvas import GPUCanvas, draw_offscreen
+from ..device_loss import device_lost_message
+from ..inspector import GraphInspector
+from .chrome import MINIMAP_BINS, details_html, link_segments, queue_chrome, span_lines
+from .events import handle as handle_event
+from .graph import VIEW_FLAGS, TraceGraph
+from .host import (GUTTER, MODE_EXPANDED, PROCESS_COLUMN, ROW_HEIGHT, TRACKS_TOP,
+                   Geometry, TraceHost, format_ns, name_colour)
+from .present import Presenter
+
+__all__ = ["TraceViewer", "FOCUS_MODES"]
+
+NAME = "TraceViewer"
+FOCUS_MODES = ("dim", "hide")
+MAX_FOCUS_DEPTH = 8
+_MIN_WINDOW_NS = 20
+_ZOOM_STEP = 1.25
+
+
+def _guarded(method):
+    @functools.wraps(method)
+    def guarded(self, *args, **kwargs):
+        self._check_usable(method.__name__)
+        return method(self, *args, **kwargs)
+    return guarded
+
+
+def _as_trace(trace):
+    from ...trace.model import Trace
+    from ...trace.scene import GPUTraceScene
+    if isinstance(trace, Trace):
+        return trace
+    if isinstance(trace, (str, os.PathLike)):
+        from ...trace.load import load
+        return load(trace)
+    if isinstance(trace, GPUTraceScene):
+        raise GraphTypeError(f"{NAME} needs the Trace a GPUTraceScene was built from (a scene keeps no names, "
+                             "threads or args on the CPU): pass TraceViewer(trace)")
+    if isinstance(trace, Mapping):
+        return Trace.from_arrow(**trace)
+    try:
+        return Trace.from_arrow(spans=trace)
+    except (TypeError, ValueError) as error:
+        raise GraphTypeError(f"{NAME} takes a gpuviz.trace.Trace, a path, or what Trace.from_arrow takes "
+                             f"(got {type(trace).__name__}: {error})") from error
+
+
+def _int(name, value, low=None):
+    if isinstance(value, bool):
+        raise GraphTypeError(f"{NAME} {name} must be an integer (got {value!r})")
+    try:
+        value = operator.index(value)
+    except TypeError:
+        raise GraphTypeError(f"{NAME} {name} must be an integer (got {value!r})") from None
+    if low is not None and value < low:
+        raise GraphValidationError(f"{NAME} {name} must be >= {low} (got {value})")
+    return value
+
+
+class TraceViewer(widgets.HBox):
+    """A zoomable timeline of a trace's spans, drawn on the GPU.
+
+    Parameters
+    ----------
+    trace : Trace, path, or what ``Trace.from_arrow`` takes
+        A :class:`gpuviz.trace.Trace`; a path is loaded with
+        :func:`gpuviz.trace.load`; a pyarrow spans table (or a dict of
+        ``from_arrow`` keywords) goes through ``Trace.from_arrow``.
+    size : (int, int)
+        Canvas size in CSS pixels.
+    capacity : int, optional
+        Span capacity of the compiled tier (>= the span count; default the
+        span count).
+    device : wgpu.GPUDevice, optional
+        Defaults to :func:`gpuviz.request_device`.
+
+    Attributes
+    ----------
+    canvas : GPUCanvas
+    inspector : GraphInspector
+    details : ipywidgets.HTML
+        The selected span's fields, args, parent chain and links.
+    trace : Trace
+    device_lost : str or None
+
+    Notes
+    -----
+    Draws the spans of expanded threads one rect per span (colour from a
+    hash of the name, names inside when there is room), collapsed processes
+    as one summary row of translucent spans (their density), the links of
+    the selection as arrows, instants as ticks, a minimap of span starts and
+    an adaptive time axis. Drag pans (time and rows), the wheel zooms at the
+    cursor (shift+wheel scrolls rows), W/S zoom, A/D pan, a click selects
+    (gutter clicks collapse / expand), a double click zooms to a span,
+    Escape clears the selection. Nothing is drawn while idle.
+
+    What it does NOT do (yet): the vertex shader tests every record of the
+    scene each frame (no compaction into the draw count, no sub-pixel
+    merging: tiny spans are drawn one pixel wide), so a frame costs O(spans)
+    GPU work; the collapsed summary is translucent overdraw, not density
+    bins; counters are not drawn; shift-drag region selection is not
+    implemented; focus is computed on the CPU over ``trace.links``; hover
+    uses a CPU hit test (:meth:`pick` and clicks use GPU picking). A
+    GPUTraceScene alone is refused (it has no names on the CPU).
+    """
+
+    def __init__(self, trace, *, size=(1000, 600), capacity=None, device=None):
+        super().__init__()
+        try:
+            size = tuple(int(v) for v in size)
+        except (TypeError, ValueError):
+            size = ()
+        if len(size) != 2 or size[0] < GUTTER + 40 or size[1] < TRACKS_TOP + 2 * ROW_HEIGHT:
+            raise GraphValidationError(f"{NAME} size must be two integers, at least ({int(GUTTER) + 40}, "
+                                       f"{int(TRACKS_TOP + 2 * ROW_HEIGHT)}) (got {size!r})")
+        self.trace = _as_trace(trace)
+        self.device = device or request_device()
+        self.device_lost = None
+        self._graph = None
+        self.host = host = TraceHost(self.trace)
+        self.capacity = host.n if capacity is None else _int("capacity", capacity, max(host.n, 1))
+        from ...trace.scene import GPUTraceScene
+        self.scene = GPUTraceScene(self.device, self.trace, label="trace-viewer")
+        try:
+            scene_names = [str(v) for v in self.scene.names.to_pylist()]
+            colours = [name_colour(v) for v in scene_names]
+            packed = np.array([int(r * 255) | int(g * 255) << 8 | int(b * 255) << 16 | 255 << 24
+                               for r, g, b in colours], np.uint32)
+            index = {v: i for i, v in enumerate(scene_names)}
+            self._scene_name = np.array([index[v] for v in host.name_table], np.int64)
+            cindex = {str(v): i for i, v in enumerate(self.scene.categories.to_pylist())}
+            self._scene_category = np.array([cindex[v] for v in host.category_table], np.int64)
+            lum = np.array([0.2126 * r + 0.7152 * g + 0.0722 * b for r, g, b in
+                            (name_colour(v) for v in host.name_table)])
+            self._text_dark = lum > 0.42
+            self._graph = TraceGraph(self.device, self.scene, name_colours=packed, capacity=self.capacity)
+        except BaseException:
+            self.scene.destroy()
+            raise
+        self._size = size
+        self._window = host.extent
+        self._first_row = 0
+        self._categories = None
+        self._min_duration = 0
+        self._search = None
+        self._search_names = None
+        self._focus = None  # (seeds, depth)
+        self._focus_mode = "dim"
+        self._focus_mask = None
+        self._selection = np.zeros(0, np.int64)
+        self._callbacks = []
+        self._hover, self._pointer, self._drag = None, None, None
+        self._version, self._written, self._cache = 0, None, {}
+        self._minimap = np.histogram(host.start, bins=MINIMAP_BINS, range=host.extent)[0] if host.n \
+            else np.zeros(MINIMAP_BINS, np.int64)
+        self._summary = None
+        self._presenter = Presenter(self.device, self._graph)
+        self._overlay = None
+        self._offscreen = False
+        self.inspector = GraphInspector(self._graph.compiled)
+        self.inspector.watch_counts({"span records drawn (instanceCount)":
+                                     self._graph.draws.get_instance_count_data(0)})
+        self.canvas = GPUCanvas(self, device=self.device, size=size)
+        self.details = widgets.HTML(details_html(host, self._selection))
+        side = widgets.VBox([self.details, self.inspector], layout=widgets.Layout(flex="1 1 320px"))
+        self.layout = widgets.Layout(flex_flow="row wrap", align_items="flex-start")
+        self.children = [self.canvas, side]
+
+    # ----------------------------------------------------------- the view
+    @property
+    def time_window(self) -> tuple:
+        """``(start_ns, end_ns)``: the absolute nanoseconds the tracks show
+        (integers, start < end). Setting it is a buffer write; a window
+        outside the trace shows empty tracks."""
+        return self._window
+
+    @time_window.setter
+    def time_window(self, window) -> None:
+        self._check_usable("time_window")
+        try:
+            start, end = window
+        except (TypeError, ValueError):
+            raise GraphValidationError(f"{NAME} time_window must be (start_ns, end_ns) (got {window!r})") from None
+        start, end = _int("time_window start", start), _int("time_window end", end)
+        if not start < end:
+            raise GraphValidationError(f"{NAME} time_window must have start < end (got {start}, {end})")
+        if max(abs(start), abs(end)) >= 1 << 62:
+            raise GraphValidationError(f"{NAME} time_window must lie within ±2**62 ns (got {start}, {end})")
+        self._set_window(start, end)
+
+    def _set_window(self, start, end) -> None:
+        self._window = (int(start), int(end))
+        self._changed()
+
+    @_guarded
+    def reset_view(self) -> None:
+        """Show the whole trace from the first row (filters, focus and selection stay)."""
+        self._first_row = 0
+        self._set_window(*self.host.extent)
+
+    @property
+    def first_row(self) -> int:
+        """The layout row at the top of the tracks (vertical scroll)."""
+        return self._first_row
+
+    @first_row.setter
+    def first_row(self, row) -> None:
+        self._check_usable("first_row")
+        self._first_row = min(_int("first_row", row, 0), max(self._layout().total_rows - 1, 0))
+        self._changed()
+
+    def _changed(self) -> None:
+        self._version += 1
+        self._cache.clear()
+        if getattr(self, "canvas", None) is not None:
+            self.canvas.request_draw()
+
+    def _geometry(self, size=None) -> Geometry:
+        w, h = size or self._size
+        return Geometry(width=float(w), height=float(h), window=self._window, first_row=self._first_row)
+
+    def _layout(self):
+        if "layout" not in self._cache:
+            self._cache["layout"] = self.host.layout()
+        return self._cache["layout"]
+
+    def _rows(self):
+        if "rows" not in self._cache:
+            self._cache["rows"] = self.host.span_rows(self._layout())
+        return self._cache["rows"]
+
+    def _visible(self, geometry=None) -> np.ndarray:
+        """bool per span: drawn in the current view (the shader's tests, on the CPU)."""
+        geometry = geometry or self._geometry()
+        key = ("visible", geometry.width, geometry.height)
+        if key in self._cache:
+            return self._cache[key]
+        h, rows = self.host, self._rows()
+        w0, w1 = self._window
+        keep = (h.start < w1) & (h.end > w0) & (rows >= self._first_row) & (h.duration >= self._min_duration)
+        keep &= geometry.y_of(rows) < geometry.bottom
+        if self._categories is not None:
+            keep &= self._categories[h.category_id]
+        if self._search is not None and self._search[1] == "filter":
+            keep &= self._search_names[h.name_id]
+        if self._focus_mask is not None and self._focus_mode == "hide":
+            keep &= self._focus_mask
+        self._cache[key] = keep
+        return keep
+
+    # --------------------------------------------------------- geometry
+    @_guarded
+    def span_rect(self, span_id):
+        """``(x0, y0, x1, y1)`` in canvas (logical) pixels of ``span_id`` as
+        currently drawn (clipped to the tracks), or None when it is not
+        drawn. GraphValidationError for an ID that is not in the trace."""
+        s = int(self.host.check_ids(span_id, "span_rect")[0])
+        geometry = self._geometry()
+        if not self._visible(geometry)[s]:
+            return None
+        x0 = float(np.clip(geometry.x_of(self.host.start[s]), GUTTER, geometry.width))
+        x1 = float(np.clip(geometry.x_of(self.host.end[s]), GUTTER, geometry.width))
+        x1 = max(x1, min(x0 + 1.0, geometry.width))
+        y0 = float(geometry.y_of(self._rows()[s]))
+        return (x0, y0, x1, min(y0 + ROW_HEIGHT - 1, geometry.bottom))
+
+    @_guarded
+    def pick(self, x, y):
+        """The span ID drawn at canvas pixel ``(x, y)`` (logical, origin
+        top-left) or None: renders one frame and reads the picking target's
+        ID under that pixel back (an explicit wait, never part of a frame)."""
+        for name, value in (("x", x), ("y", y)):
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+                    or not np.isfinite(value):
+                raise GraphValidationError(f"{NAME} pick {name} must be a finite number of pixels (got {value!r})")
+        w, h = self._size
+        if not (0 <= x < w and 0 <= y < h):
+            return None
+        self._write(self._size, 1.0)
+        rw, rh = self._graph.render_size
+        return self._graph.pick((min(int(x * rw / w), rw - 1), min(int(y * rh / h), rh - 1)))
+
+    # -------------------------------------------------------- selection
+    @_guarded
+    def select(self, span_ids) -> None:
+        """Select these span IDs (an int or a sequence; empty clears). Calls
+        the :meth:`on_select` callbacks with the new :attr:`selection`."""
+        ids = np.unique(self.host.check_ids(span_ids, "select")) if np.size(span_ids) else np.zeros(0, np.int64)
+        self._selection = ids
+        self.details.value = details_html(self.host, ids)
+        self._changed()
+        table = self.selection
+        for callback in list(self._callbacks):
+            callback(table)
+
+    @property
+    def selection(self):
+        """pyarrow Table: the selected rows of ``trace.spans`` (ascending IDs)."""
+        return self.trace.spans.take(self._selection)
+
+    def on_select(self, callback) -> None:
+        """Call ``callback(selection_table)`` after every selection change."""
+        if not callable(callback):
+            raise GraphTypeError(f"{NAME} on_select takes a callable (got {type(callback).__name__})")
+        self._callbacks.append(callback)
+
+    # ------------------------------------------------------------ focus
+    @_guarded
+    def focus(self, span_id, depth: int = MAX_FOCUS_DEPTH) -> None:
+        """Keep ``span_id`` (or several) and the spans within ``depth`` link
+        hops of it, both directions, bright; the rest is dimmed or hidden
+        (:attr:`focus_mode`). Depth 0..8."""
+        seeds = self.host.check_ids(span_id, "focus")
+        depth = _int("focus depth", depth, 0)
+        if depth > MAX_FOCUS_DEPTH:
+            raise GraphValidationError(f"{NAME} focus depth must be at most {MAX_FOCUS_DEPTH} (got {depth})")
+        self._focus = (seeds, depth)
+        self._focus_mask = self.host.focus_set(seeds, depth)
+        self._changed()
+
+    @_guarded
+    def clear_focus(self) -> None:
+        """Show every span normally again."""
+        self._focus = self._focus_mask = None
+        self._changed()
+
+    @property
+    def focus_mode(self) -> str:
+        """``"dim"`` (default) or ``"hide"``: what happens to unfocused spans."""
+        return self._focus_mode
+
+    @focus_mode.setter
+    def focus_mode(self, mode) -> None:
+        if mode not in FOCUS_MODES:
+            raise GraphValidationError(f"{NAME} focus_mode must be one of {FOCUS_MODES} (got {mode!r})")
+        self._focus_mode = mode
+        self._changed()
+
+    # -------------------------------------------------------- expansion
+    def _targets(self, process, thread, action):
+        h = self.host
+        if process is None and thread is None:
+            return np.arange(h.process_count), None
+        procs = None if process is None else self._index(process, h.process_count, h.process_names, "process", action)
+        threads = None if thread is None else self._index(thread, h.thread_count, h.thread_names, "thread", action)
+        return procs, threads
+
+    @staticmethod
+    def _index(value, count, names, what, action):
+        if isinstance(value, str):
+            hits = [i for i, v in enumerate(names) if v == value]
+            if not hits:
+                raise GraphValidationError(f"{NAME} {action}: no {what} named {value!r}")
+            return np.array(hits)
+        k = _int(f"{action} {what}", value, 0)
+        if k >= count:
+            raise GraphValidationError(f"{NAME} {action}: {what} {k} is not in the trace ({count} {what}es)"
+                                       if what == "process" else
+                                       f"{NAME} {action}: {what} {k} is not in the trace ({count} threads)")
+        return np.array([k])
+
+    @_guarded
+    def collapse(self, process=None, thread=None) -> None:
+        """Collapse a process (one summary row) or a thread (its lane 0);
+        with no argument, every process. Rows or names (str) are accepted."""
+        procs, threads = self._targets(process, thread, "collapse")
+        if procs is not None:
+            self.host.process_expanded[procs] = False
+        if threads is not None:
+            self.host.thread_expanded[threads] = False
+        self._changed()
+
+    @_guarded
+    def expand(self, process=None, thread=None) -> None:
+        """Undo :meth:`collapse` (no argument: every process and thread)."""
+        procs, threads = self._targets(process, thread, "expand")
+        if process is None and thread is None:
+            self.host.thread_expanded[:] = True
+        if procs is not None:
+            self.host.process_expanded[procs] = True
+        if threads is not None:
+            self.host.thread_expanded[threads] = True
+        self._changed()
+
+    # ---------------------------------------------------------- filters
+    @property
+    def categories(self):
+        """The shown categories (a frozenset of str), or None for all. Set an iterable of names or None."""
+        if self._categories is None:
+            return None
+        return frozenset(c for c, on in zip(self.host.category_table, self._categories) if on)
+
+    @categories.setter
+    def categories(self, shown) -> None:
+        self._check_usable("categories")
+        if shown is None:
+            self._categories = None
+        else:
+            if isinstance(shown, str):
+                shown = [shown]
+            shown = {str(c) for c in shown}
+            unknown = shown - set(self.host.category_table)
+            if unknown:
+                raise GraphValidationError(f"{NAME} categories: {sorted(unknown)!r} not in the trace "
+                                           f"(it has {self.host.category_table!r})")
+            self._categories = np.array([c in shown for c in self.host.category_table], bool)
+        self._changed()
+
+    @property
+    def min_duration_ns(self) -> int:
+        """Spans shorter than this are hidden (0: all shown)."""
+        return self._min_duration
+
+    @min_duration_ns.setter
+    def min_duration_ns(self, value) -> None:
+        self._check_usable("min_duration_ns")
+        self._min_duration = _int("min_duration_ns", value, 0)
+        self._changed()
+
+    @property
+    def search(self):
+        """The search: None, a substring (case-insensitive) or a compiled
+        regex over span names. Matching spans stay bright (the rest dims);
+        set ``(pattern, "filter")`` to hide the rest. :attr:`search_count`
+        counts the matches in the window."""
+        return None if self._search is None else self._search[0]
+
+    @search.setter
+    def search(self, value) -> None:
+        self._check_usable("search")
+        mode = "highlight"
+        if isinstance(value, tuple):
+            if len(value) != 2 or value[1] not in ("highlight", "filter"):
+                raise GraphValidationError(f'{NAME} search tuple must be (pattern, "highlight"|"filter") '
+                                           f"(got {value!r})")
+            value, mode = value
+        if value is None or value == "":
+            self._search = self._search_names = None
+        elif isinstance(value, (str, re.Pattern)):
+            self._search = (value, mode)
+            self._search_names = self.host.name_matches(value)
+        else:
+            raise GraphTypeError(f"{NAME} search must be a str, a re.Pattern or None (got {type(value).__name__})")
+        self._changed()
+
+    @property
+    def search_count(self) -> int:
+        """Spans whose name matches the search in the current view (0 without a search)."""
+        if self._search is None:
+            return 0
+        return int((self._visible() & self._search_names[self.host.name_id]).sum())
+
+    # ---------------------------------------------------------- summary
+    @_guarded
+    def summary(self):
+        """pandas DataFrame per name of the selection (or, without one, of the
+        spans in the current view): count, total, mean, max duration and
+        self time (total minus the time in their children), in ns, by total
+        descending. Computed with GPUGroupAggregation (float32 sums) on a
+        small graph of its own, compiled on the first call."""
+        from .summary import SpanSummary
+        if self._summary is None:
+            self._summary = SpanSummary(self.device, self.host)
+        mask = np.zeros(self.host.n, bool)
+        if len(self._selection):
+            mask[self._selection] = True
+        else:
+            mask = self._visible().copy()
+        return self._summary.run(mask).to_pandas()
+
+    @property
+    def compile_count(self) -> int:
+        """Compilations of the frame graph: 1 per capacity tier (interactions never recompile)."""
+        return self.inspector.compile_count
+
+    # ------------------------------------------------------------ frames
+    def _write(self, size, scale) -> None:
+        """Write what changed since the last frame into the graph's buffers."""
+        g = self._graph
+        fw, fh = g.frame_size
+        render = (max(1, min(fw, int(round(size[0] * scale)))), max(1, min(fh, int(round(size[1] * scale)))))
+        g.render_size = render
+        s = render[0] / size[0]
+        key = (self._version, tuple(size), render, self._hover)
+        if key == self._written:
+            return
+        geometry = self._geometry(size)
+        layout = self._layout()
+        if self._written is None or self._written[0] != self._version:
+            g.write_threads(layout.thread_row, layout.thread_mode)
+            g.write_mask("category", self._scene_bits(self._categories, self._scene_category))
+            g.write_mask("search", self._scene_bits(self._search_names, self._scene_name))
+            g.write_mask("focus", self._focus_mask if self._focus_mask is not None else np.zeros(0, bool))
+            sel = np.zeros(self.host.n, bool)
+            sel[self._selection] = True
+            g.write_mask("selection", sel)
+            g.write_segments(link_segments(self.host, self._rows(), geometry, self._selection))
+        flags = 0
+        if self._categories is not None:
+            flags |= VIEW_FLAGS["categories"]
+        if self._search is not None:
+            flags |= VIEW_FLAGS["search"] | (VIEW_FLAGS["search_filter"] if self._search[1] == "filter" else 0)
+        if self._focus_mask is not None:
+            flags |= VIEW_FLAGS["focus"] | (VIEW_FLAGS["focus_hide"] if self._focus_mode == "hide" else 0)
+        origin = self.scene.time_origin_ns
+        g.write_view(origin_rel=self._window[0] - origin, end_rel=self._window[1] - origin,
+                     min_duration=self._min_duration, render_size=render, px_per_ns=geometry.px_per_ns * s,
+                     gutter=GUTTER * s, top=TRACKS_TOP * s, row_height=ROW_HEIGHT * s, first_row=self._first_row,
+                     flags=flags, hover=self._hover, scale=s, bottom=geometry.bottom * s)
+        self._written = key
+
+    @staticmethod
+    def _scene_bits(flags, to_scene):
+        if flags is None:
+            return np.zeros(0, bool)
+        out = np.zeros(int(to_scene.max()) + 1 if len(to_scene) else 0, bool)
+        out[to_scene] = flags
+        return out
+
+    def draw(self, encoder, target_view, size) -> None:
+        """GPUCanvas drawable hook: write what changed, record the graph and
+        the presentation (frame copy + overlay). Never submits."""
+        if self._check_usable("draw", raise_lost=False):
+            return
+        width, height = (max(2, int(v)) for v in size)
+        ratio = 1.0 if self._offscreen else self._pixel_ratio()
+        logical = (width / ratio, height / ratio)
+        t0 = time.perf_counter()
+        self._write(logical, ratio)
+        self.inspector.poll()
+        cpu = self._graph.encode(encoder)
+        self.inspector.sample_counts(encoder)
+        self.inspector.record_encode(cpu)
+        if self._overlay is None or self._overlay.pixel_ratio != ratio:
+            if self._overlay is not None:
+                self._overlay.destroy()
+            self._overlay = PlotOverlay(self.device, pixel_ratio=ratio, label="trace-viewer-overlay")
+        geometry = self._geometry(logical)
+        hover_lines = span_lines(self.host, self._hover) if self._hover is not None else None
+        queue_chrome(self._overlay, host=self.host, layout=self._layout(), rows=self._rows(),
+                     visible=self._visible(geometry), geometry=geometry, minimap=self._minimap,
+                     text_dark=self._text_dark, hover_lines=hover_lines, pointer=self._pointer,
+                     status=self._status(geometry))
+        self._overlay.upload(self.device.queue, target_size=(width, height))
+        self._presenter.present(encoder, target_view, (width, height), self._overlay)
+        self._encode_seconds = time.perf_counter() - t0
+
+    def _status(self, geometry) -> str:
+        w0, w1 = self._window
+        parts = [f"{self.host.n:,} spans", f"window {format_ns(w1 - w0)}"]
+        if self._search is not None:
+            parts.append(f"search: {self.search_count:,} matches")
+        if len(self._selection):
+            parts.append(f"{len(self._selection):,} selected")
+        if self._focus is not None:
+            parts.append(f"focus: {int(self._focus_mask.sum()):,} spans ({self._focus_mode})")
+        if not self.host.n:
+            parts.append("empty trace")
+        return " · ".join(parts)
+
+    def _pixel_ratio(self) -> float:
+        try:
+            return max(float(self.canvas.get_pixel_ratio()), 0.25)
+        except (AttributeError, TypeError, ValueError):
+            return 1.0
+
+    @_guarded
+    def draw_offscreen(self, *, width: int, height: int) -> np.ndarray:
+        """The canvas content rendered offscreen at ``width`` x ``height``
+        logical = physical pixels: ``(height, width, 4)`` uint8 RGBA. The
+        tracks fill the image (the view's size follows it while it renders)."""
+        kept = self._size
+        self._offscreen = True
+        try:
+            if isinstance(width, int) and isinstance(height, int) and not isinstance(width, bool):
+                self._size = (width, height)
+            self._cache.clear()
+            return draw_offscreen(self, width=width, height=height, device=self.device)
+        finally:
+            self._offscreen = False
+            self._size = kept
+            self._cache.clear()
+            self._written = None
+
+    # ------------------------------------------------------------ events
+    def handle_event(self, event) -> bool:
+        """GPUCanvas event hook (rendercanvas events); True to redraw."""
+        lost = self._check_usable("handle_event", raise_lost=False)
+        if not isinstance(event, Mapping):
+            raise GraphTypeError(f"{NAME} handle_event() takes a rendercanvas event (a dict with "
+                                 f'"event_type"), got {type(event).__name__}')
+        if lost:
+            return False
+        return handle_event(self, event)
+
+    def _hit(self, x, y):
+        """The span under logical ``(x, y)`` from the CPU columns (hover), or None."""
+        if x < GUTTER or y < TRACKS_TOP:
+            return None
+        geometry = self._geometry()
+        row = self._first_row + int((y - TRACKS_TOP) // ROW_HEIGHT)
+        t = geometry.t_of(x)
+        tol = 1.0 / geometry.px_per_ns
+        hits = np.flatnonzero((self._rows() == row) & (self.host.start <= t + tol) & (self.host.end >= t - tol)
+                              & self._visible(geometry))
+        if not len(hits):
+            return None
+        return int(hits[np.argmin(self.host.end[hits] - self.host.start[hits])])
+
+    def _gutter_click(self, x, y) -> bool:
+        layout = self._layout()
+        row = self._first_row + int((y - TRACKS_TOP) // ROW_HEIGHT)
+        h = self.host
+        if x < PROCESS_COLUMN:
+            hit = np.flatnonzero((layout.process_row <= row) & (layout.process_row + layout.process_height > row))
+            if len(hit):
+                p = int(hit[0])
+                h.process_expanded[p] = not h.process_expanded[p]
+                self._changed()
+                return True
+            return False
+        hit = np.flatnonzero((layout.thread_row <= row) & (layout.thread_row + layout.thread_height > row)
+                             & (layout.thread_mode == MODE_EXPANDED) | ((layout.thread_row == row)
+                                                                        & (layout.thread_mode == 1)))
+        if len(hit):
+            t = int(hit[0])
+            h.thread_expanded[t] = not h.thread_expanded[t]
+            self._changed()
+            return True
+        return False
+
+    def _minimap_click(self, x) -> None:
+        t0, t1 = self.host.extent
+        frac = (x - GUTTER) / max(self._size[0] - 4 - GUTTER, 1)
+        centre = t0 + frac * (t1 - t0)
+        w0, w1 = self._window
+        half = (w1 - w0) // 2
+        self._set_window(int(centre) - half, int(centre) - half + (w1 - w0))
+
+    def _zoom(self, factor, x=None) -> None:
+        geometry = self._geometry()
+        w0, w1 = self._window
+        at = geometry.t_of(x) if x is not None and x >= GUTTER else (w0 + w1) / 2
+        width = max((w1 - w0) * factor, _MIN_WINDOW_NS)
+        new0 = at - (at - w0) * width / (w1 - w0)
+        self._set_window(int(round(new0)), int(round(new0)) + max(int(round(width)), 1))
+
+    def _pan_pixels(self, dx) -> None:
+        geometry = self._geometry()
+        shift = int(round(dx / geometry.px_per_ns))
+        self._set_window(self._window[0] + shift, self._window[1] + shift)
+
+    def zoom_to_span(self, span_id) -> None:
+        """Fit the window to one span (10 % margin each side)."""
+        s = int(self.host.check_ids(span_id, "zoom_to_span")[0])
+        start, end = int(self.host.start[s]), int(self.host.end[s])
+        margin = max((end - start) // 10, _MIN_WINDOW_NS // 2)
+        self._set_window(start - margin, end + margin)
+
+    # ---------------------------------------------------------- lifecycle
+    def _check_usable(self, action: str, *, raise_lost: bool = True) -> bool:
+        if self._graph is None:
+            raise GraphStateError(f"{NAME} is closed: {action}() needs an open widget")
+        if self.device_lost is None:
+            lost = device_lost_message(self.device)
+            if lost is not None:
+                self.handle_device_lost(lost)
+        if self.device_lost is not None and raise_lost:
+            raise GraphStateError(f"{NAME} cannot run {action}(): {self.device_lost}")
+        return self.device_lost is not None
+
+    def handle_device_lost(self, message: str) -> None:
+        """GPUCanvas hook: remember the loss and show it in the details panel."""
+        self.device_lost = str(message)
+        if hasattr(self, "details"):
+            self.details.value = f'<span style="color:#c33">{self.device_lost}</span>'
+
+    def close(self) -> None:
+        """Close the widgets and free the graph, the scene and the overlay (idempotent)."""
+        if getattr(self, "_graph", None) is not None:
+            self.canvas.close()
+            self.inspector.close()
+            if self._overlay is not None:
+                self._overlay.destroy()
+            if self._summary is not None:
+                self._summary.destroy()
+            self._presenter.destroy()
+            self._graph.destroy()
+            self._graph = None
+            self.scene.destroy()
+        super().close()
+
