@@ -17,6 +17,10 @@ function ms(value: number | null, source: string | null): string {
   return `${value.toFixed(value < 10 ? 2 : 1)} ms` + (source ? ` (${source})` : '');
 }
 
+function plural(count: number, one: string, many = `${one}s`): string {
+  return `${count} ${count === 1 ? one : many}`;
+}
+
 function bytes(count: number): string {
   const units = ['B', 'KiB', 'MiB', 'GiB'];
   let value = count;
@@ -167,7 +171,7 @@ export class GpuPanel extends Widget {
       facts.push(`${entry.size.join('×')} px`);
     }
     if (entry.frames !== null) {
-      facts.push(`${entry.frames} frames`);
+      facts.push(plural(entry.frames, 'frame'));
     }
     facts.push(`last frame ${ms(entry.last_frame_ms, entry.last_frame_source)}`);
     if (entry.graphs.length) {
@@ -182,8 +186,8 @@ export class GpuPanel extends Widget {
 
   private _graphItem(entry: IGraphEntry, notebook: NotebookPanel): HTMLElement {
     const facts = [
-      `${entry.nodes} nodes`,
-      `${entry.passes} passes`,
+      plural(entry.nodes, 'node'),
+      plural(entry.passes, 'pass', 'passes'),
       `${bytes(entry.memory_bytes)} transient (${bytes(entry.logical_bytes)} logical, ` +
         `${entry.reuse_percent.toFixed(0)}% reused)`,
       `last frame ${ms(entry.last_frame_ms, entry.last_frame_source)}`
