@@ -11,7 +11,7 @@ from gpuviz.trace import Trace, synthetic
 from gpuviz.trace.interaction import GPUTraceFrame, TraceViewOracle, column_bounds
 from gpuviz.trace.scene import GPUTraceScene
 
-KEYS = ("drawn", "merged", "density", "minimap", "focus")
+KEYS = ("drawn", "merged", "density", "minimap", "focus", "shown", "anchors", "edges")
 
 
 class Rig:
@@ -224,3 +224,30 @@ def test_bad_states_are_refused(rig):
         GPUTraceFrame(scene=rig.scene, trace=None)
     with pytest.raises(GraphValidationError):
         GPUTraceFrame(scene=rig.scene, trace=rig.trace, piece_rows=1000)
+
+
+def test_edges_land_on_summary_rows_and_closest_shown_ancestors(rig):
+    spans = rig.trace.spans.to_pydict()
+    links = rig.trace.links.to_pydict()
+    base = rig.frame.initial_state(width=150)
+    k = next(i for i, s in enumerate(links["source"]) if spans["lane"][s] > 0)
+    source, target = links["source"][k], links["target"][k]
+    # a collapsed thread: the source (lane > 0) climbs to its lane-0 ancestor
+    threads = np.ones(rig.frame.thread_count, bool)
+    threads[spans["thread"][source]] = False
+    want = rig.check(base.with_(thread_expanded=threads))
+    edge = want.edges[want.edges[:, 2] == k]
+    up = source
+    while spans["lane"][up] > 0:
+        up = spans["parent"][up]
+    assert edge.tolist() == [[up, target, k, 0]]
+    # a collapsed process: both ends become points on its summary row
+    processes = np.ones(rig.frame.process_count, bool)
+    processes[spans["process"][source]] = False
+    state = base.with_(process_expanded=processes)
+    want = rig.check(state)
+    layout = rig.frame.layout(state)
+    assert want.edges[want.edges[:, 2] == k].tolist() == [[source, target, k, 3]]
+    for span in (source, target):
+        assert layout.thread_row[spans["thread"][span]] == layout.process_row[spans["process"][span]]
+    assert (want.edges[:, 3] != 0).sum() > 0 and (want.edges[:, 3] == 0).sum() > 0

@@ -29,12 +29,14 @@ from dataclasses import dataclass
 import numpy as np
 import wgpu
 
+from gpuviz.algorithms.ancestor_projection import GPUAncestorProjection
 from gpuviz.algorithms.dispatch import ceil_div
 from gpuviz.algorithms.graph_traversal import GPUGraphTraversal
 from gpuviz.algorithms.hierarchy_layout import GPUHierarchyLayout
 from gpuviz.graph import ComputeKernel
 from gpuviz.graph.checks import check_id
 from gpuviz.graph.errors import GraphStateError, GraphTypeError, GraphValidationError
+from gpuviz.graph.resources import GraphVectorView
 from gpuviz.graph.shaders import wgsl
 from gpuviz.render.draw_commands import DrawCommandBuffer
 from gpuviz.trace.interaction.state import DEFAULT_FOCUS_DEPTH, TraceViewState, column_bounds
@@ -119,6 +121,9 @@ class GPUTraceFrame:
         Focus seeds the seed buffer holds.
     minimap_bins : int
         Bins of the whole-trace density (at most 4096).
+    edge_depth : int
+        Parent steps a hidden link endpoint climbs to its closest shown
+        ancestor (GPUAncestorProjection ``max_depth``).
     piece_rows : int, optional
         Rows per predicate dispatch, a multiple of 1024 (default: as many
         records as one storage binding holds; 100M records need several).
@@ -128,9 +133,8 @@ class GPUTraceFrame:
     Attributes (GPU outputs the widget's render nodes read)
     ----------
     draw_commands : DrawCommandBuffer
-        4 ``"draw"`` records, vertex_count 6 each: ``SPANS`` (instances =
-        visible_rows count), ``MERGED``, ``DENSITY`` (written by the GPU),
-        ``EDGES`` (for the widget; the frame never writes it).
+        4 ``"draw"`` records, vertex_count 6 each, instance counts written
+        by the GPU: ``SPANS`` (visible_rows), ``MERGED``, ``DENSITY``, ``EDGES``.
     visible_rows : wgpu.GPUBuffer
         uint32 scene rows drawn one by one (spans covering 2+ pixel
         columns), ascending; ``capacity`` rows, the first instance-count valid.
@@ -147,6 +151,19 @@ class GPUTraceFrame:
         ``vec4<u32>`` records ``(row, x0, x1, count)``: summary row of a
         collapsed process, columns ``[x0, x1)`` each overlapped by ``count``
         (> 0) of its spans in the window.
+    edges : wgpu.GPUBuffer
+        ``vec4<u32>`` records ``(source row, target row, link ID, flags)``,
+        instance count in record ``EDGES`` (order unspecified): the links
+        both of whose ends resolve (a shown span; a hidden span's closest
+        shown ancestor; a span of a collapsed process: a point on its
+        summary row, flag 1 for the source, 2 for the target, the row being
+        the span's own) with at least one end in view, ends not the same span.
+    shown : wgpu.GPUBuffer
+        uint32 per scene row: 1 drawn or merged, 0 hidden (open process),
+        2 collapsed process and in its density, 3 collapsed process otherwise.
+    anchors : wgpu.GPUBuffer
+        uint32 per scene row: itself when its shown code is nonzero, else
+        the closest such ancestor within ``edge_depth`` (0xFFFFFFFF: none).
     minimap : wgpu.GPUBuffer
         uint32 ``minimap_bins`` bins: span starts of the spans passing the
         filters (not the window or rows) over the whole trace extent.
@@ -167,7 +184,7 @@ class GPUTraceFrame:
     The frame owns its buffers (:meth:`destroy`); the graph borrows them.
     Never submits, reads back or records render work; sub-pixel merging is
     exact on the integer column grid of :func:`~gpuviz.trace.interaction.state.column_bounds`.
-    Does not draw flows/links (the ``EDGES`` record is the widget's).
+    Draws nothing: the records are for the widget's render bundle.
 
     The focus traverses the frame's own packed link CSRs (both directions,
     built on the CPU at construction: 8 bytes per span + 8 per link), not
@@ -177,7 +194,7 @@ class GPUTraceFrame:
 
     def __init__(self, *, scene, trace, capacity=None, width_capacity=DEFAULT_WIDTH_CAPACITY,
                  row_capacity=DEFAULT_ROW_CAPACITY, max_depth=DEFAULT_FOCUS_DEPTH, max_seeds=DEFAULT_MAX_SEEDS,
-                 minimap_bins=DEFAULT_MINIMAP_BINS, piece_rows=None, id="trace-view"):
+                 minimap_bins=DEFAULT_MINIMAP_BINS, edge_depth=32, piece_rows=None, id="trace-view"):
         self.id = check_id("GPUTraceFrame", id)
         if not isinstance(scene, GPUTraceScene):
             raise GraphTypeError(f'GPUTraceFrame "{id}" scene must be a GPUTraceScene (got {type(scene).__name__})')
@@ -193,6 +210,7 @@ class GPUTraceFrame:
         self.max_depth = self._count("max_depth", max_depth, 0, 1024)
         self.max_seeds = self._count("max_seeds", max_seeds, 1, 1 << 20)
         self.minimap_bins = self._count("minimap_bins", minimap_bins, 1, 4096)
+        self.edge_depth = self._count("edge_depth", edge_depth, 0, 1 << 24)
         self.piece_rows = None if piece_rows is None else self._count("piece_rows", piece_rows, ROWS_PER_GROUP)
         if self.piece_rows is not None and self.piece_rows % ROWS_PER_GROUP:
             raise GraphValidationError(f'GPUTraceFrame "{id}" piece_rows must be a multiple of {ROWS_PER_GROUP} '
@@ -320,6 +338,9 @@ class GPUTraceFrame:
         self.category_mask = self._buffer("category-mask", 4 * ceil_div(max(self.category_count, 1), 32), rw)
         self.cells = self._buffer("cells", 8 * cells, rw)
         self.draw_mask = self._buffer("draw-mask", 4 * n, rw)
+        self.shown = self._buffer("shown", 4 * n, rw)
+        self.anchors = self._buffer("anchors", 4 * n, rw)
+        self.edges = self._buffer("edges", 16 * self.link_count, rw)
         self.columns = self._buffer("columns", 8 * (self.width_capacity + 1), rw)
         bounds = column_bounds((0, max(self.extent_ns, self.minimap_bins)), self.minimap_bins)
         self.minimap_bounds = self._buffer("minimap-bounds", 8 * (self.minimap_bins + 1), rw,
@@ -371,8 +392,8 @@ class GPUTraceFrame:
         if self._destroyed:
             raise GraphStateError(f'GPUTraceFrame "{self.id}" was destroyed')
         limit = int(self.device.limits["max-storage-buffers-per-shader-stage"])
-        if limit < 13:
-            raise GraphValidationError(f'GPUTraceFrame "{self.id}" needs 13 storage buffers per shader stage; the '
+        if limit < 14:
+            raise GraphValidationError(f'GPUTraceFrame "{self.id}" needs 14 storage buffers per shader stage; the '
                                        f"device binds {limit}")
         if scene_views is None:
             scene_views = self.scene.import_to_graph(graph, id=f"{self.id}-scene")
@@ -386,7 +407,8 @@ class GPUTraceFrame:
         v = {name: self._import(graph, name) for name in
              ("view", "visible-rows", "thread-rows", "merged", "density", "minimap", "stats", "focus-mask",
               "search-mask", "category-mask", "cells", "draw-mask", "columns", "minimap-bounds", "states",
-              "slot-states", "focus-seeds", "thread-info", "slot-process", "slot-lanes")}
+              "slot-states", "focus-seeds", "thread-info", "slot-process", "slot-lanes", "shown", "anchors",
+              "edges")}
         v["commands"] = graph.create_data_view(handle, format="uint32", length=dcb.byte_length // 4)
         v["spans-count"] = graph.create_data_view(handle, format="uint32", length=1,
                                                   byte_offset=dcb.instance_count_byte_offset(SPANS))
@@ -414,6 +436,7 @@ class GPUTraceFrame:
             nodes += GPUVisibilityWorkflow(
                 id=f"{self.id}-compact", output=self._import(graph, "visible-rows", length=n),
                 count=v["spans-count"], masks=(self._import(graph, "draw-mask", length=n),)).add_to_graph(graph)
+            nodes += self._add_edges(graph, v, scene_views)
         nodes.append(self._add_merge(graph, v, cells))
         self.views = {"scene": scene_views, **{k.replace("-", "_"): view for k, view in v.items()}}
         self.views["draw_commands"] = self.views.pop("commands")
@@ -428,7 +451,8 @@ class GPUTraceFrame:
             kernel = ComputeKernel(ctx.device, code=wgsl("trace/interaction/shaders/trace_clear.wgsl"), constants={
                 "CELLS": words, "BINS": self.minimap_bins, "STATS_WORDS": STATS_WORDS,
                 "MERGED_WORD": dcb.instance_count_byte_offset(MERGED) // 4,
-                "DENSITY_WORD": dcb.instance_count_byte_offset(DENSITY) // 4}, label=ctx.node_id)
+                "DENSITY_WORD": dcb.instance_count_byte_offset(DENSITY) // 4,
+                "EDGES_WORD": dcb.instance_count_byte_offset(EDGES) // 4}, label=ctx.node_id)
             groups = ceil_div(max(words // 4, self.minimap_bins, STATS_WORDS), 256)
             bindings = {0: v["cells"], 1: v["minimap"], 2: v["stats"], 3: v["commands"]}
 
@@ -467,6 +491,39 @@ class GPUTraceFrame:
             direction="both", max_depth=self.max_depth, active_depth=v["active-depth"],
             output=self._import(graph, "focus-mask", length=n)).add_to_graph(graph)
 
+    def _add_edges(self, graph, v, scene_views) -> list:
+        """Closest shown ancestors (GPUAncestorProjection over the scene's
+        parents) and the kept links (trace_edges.wgsl)."""
+        bounds = self.scene.partition_offsets
+
+        def parts(name):
+            handle = self._handles[name]
+            chunks = tuple(graph.create_data_view(handle, format="uint32", length=bounds[p + 1] - bounds[p],
+                                                  byte_offset=4 * bounds[p]) for p in range(len(bounds) - 1))
+            return GraphVectorView(f"{self.id}-{name}-parts", chunks, chunks[0].format)
+
+        nodes = GPUAncestorProjection(id=f"{self.id}-anchors", parents=scene_views["parents"], visibility=parts("shown"),
+                                      output=parts("anchors"), max_depth=self.edge_depth).add_to_graph(graph)
+        if not self.link_count:
+            return nodes
+        links = scene_views["links"]
+        dcb = self.draw_commands
+
+        def compile_edges(ctx):
+            kernel = ComputeKernel(ctx.device, code=wgsl("trace/interaction/shaders/trace_edges.wgsl"), constants={
+                "LINKS": self.link_count, "EDGES_WORD": dcb.instance_count_byte_offset(EDGES) // 4},
+                label=ctx.node_id)
+            bindings = {0: links, 1: v["shown"], 2: v["anchors"], 3: v["edges"], 4: v["commands"]}
+
+            def encode(compute_pass, frame):
+                kernel.dispatch(compute_pass, frame, bindings=bindings, workgroups=ceil_div(self.link_count, 256))
+            return encode
+
+        nodes.append(graph.add_compute_node(id=f"{self.id}-edges", compile=compile_edges, resources=[
+            (links, "storage-read"), (v["shown"], "storage-read"), (v["anchors"], "storage-read"),
+            (v["edges"], "storage-write"), (v["commands"], "storage-read-write")]))
+        return nodes
+
     def _pieces(self) -> list:
         """(first row, rows) ranges whose records fit one storage binding."""
         limit = int(self.device.limits["max-storage-buffer-binding-size"])
@@ -478,7 +535,7 @@ class GPUTraceFrame:
         records = scene_views["records-packed"]
         pieces = self._pieces()
         reads = ("columns", "minimap-bounds", "states", "thread-rows", "category-mask", "search-mask", "focus-mask")
-        writes = ("draw-mask", "cells", "minimap", "stats")
+        writes = ("draw-mask", "cells", "minimap", "stats", "shown")
         scale = self.minimap_bins / max(self.extent_ns, self.minimap_bins)
 
         def compile_predicate(ctx):
@@ -503,6 +560,7 @@ class GPUTraceFrame:
                 bindings[2] = (self.scene.record_buffer, base * RECORD_BYTES, rows * RECORD_BYTES)
                 bindings[9] = (b["focus-mask"], 4 * base, 4 * rows)
                 bindings[10] = (b["draw-mask"], 4 * base, 4 * rows)
+                bindings[14] = (b["shown"], 4 * base, 4 * rows)
                 dispatches.append((bindings, ceil_div(rows, ROWS_PER_GROUP)))
 
             def encode(compute_pass, frame):
@@ -652,7 +710,9 @@ class GPUTraceFrame:
                 "density": records(self.density, commands[4 * DENSITY + 1]),
                 "minimap": words(self.minimap, self.minimap_bins), "focus": words(self.focus_mask, self.span_count),
                 "stats": {name: int(stats[k]) for name, k in STATS.items()},
-                "thread_rows": words(self.thread_rows, self.thread_count)}
+                "thread_rows": words(self.thread_rows, self.thread_count),
+                "edges": _by_link(words(self.edges, 4 * int(commands[4 * EDGES + 1])).reshape(-1, 4)),
+                "anchors": words(self.anchors, self.span_count), "shown": words(self.shown, self.span_count)}
 
     def destroy(self) -> None:
         """Free the frame's buffers; idempotent. Leaves the scene (and graphs
@@ -668,6 +728,11 @@ class GPUTraceFrame:
     def __repr__(self) -> str:
         return (f'GPUTraceFrame("{self.id}", spans={self.span_count}, capacity={self.capacity}, '
                 f"cells={self.row_capacity}x{self.width_capacity})")
+
+
+def _by_link(edges) -> np.ndarray:
+    """Edge records sorted by link ID."""
+    return edges[np.argsort(edges[:, 2], kind="stable")]
 
 
 def _lanes(scene, threads) -> np.ndarray:

@@ -30,6 +30,8 @@ class OracleFrame:
     minimap : numpy uint32 (bins,)
     focus : numpy uint32 per row (0/1)
     stats : dict of int (keys of :data:`~gpuviz.trace.interaction.frame.STATS`)
+    shown, anchors : numpy uint32 per row
+    edges : numpy uint32 (k, 4), sorted by link ID
     """
 
     visible: np.ndarray
@@ -39,6 +41,9 @@ class OracleFrame:
     minimap: np.ndarray
     focus: np.ndarray
     stats: dict
+    shown: np.ndarray
+    anchors: np.ndarray
+    edges: np.ndarray
 
 
 class TraceViewOracle:
@@ -78,6 +83,8 @@ class TraceViewOracle:
         row_of_id[rows] = np.arange(len(rows))
         self.row_of_id = row_of_id
         links = trace.links
+        parent = spans.column("parent").to_numpy().astype(np.int64)[rows]
+        self.parent = np.where(parent >= 0, row_of_id[np.maximum(parent, 0)], -1)
         self.link_source = row_of_id[links.column("source").to_numpy().astype(np.int64)]
         self.link_target = row_of_id[links.column("target").to_numpy().astype(np.int64)]
         self.minimap_bounds = column_bounds((0, max(frame.extent_ns, frame.minimap_bins)), frame.minimap_bins)
@@ -150,8 +157,36 @@ class TraceViewOracle:
                  "density_records": len(density_runs), "minimap_max": int(minimap.max(initial=0)),
                  "focused": int(focus.sum())}
         assert set(stats) == set(STATS)
+        shown = np.where(expanded, visible.astype(np.uint32), np.where(collapsed, 2, 3)).astype(np.uint32)
+        anchors = self.anchors(shown != 0)
         return OracleFrame(np.flatnonzero(visible).astype(np.uint32), np.flatnonzero(drawn).astype(np.uint32),
-                           merged_runs, density_runs, minimap, focus, stats)
+                           merged_runs, density_runs, minimap, focus, stats, shown, anchors,
+                           self.edges(shown, anchors))
+
+    def anchors(self, shown) -> np.ndarray:
+        """uint32 per row: itself when shown, else its closest shown ancestor
+        within the frame's ``edge_depth`` parent steps (0xFFFFFFFF: none)."""
+        at = np.arange(len(shown), dtype=np.int64)
+        for _ in range(self.frame_.edge_depth):
+            climb = (at >= 0) & ~shown[np.maximum(at, 0)]
+            if not climb.any():
+                break
+            at[climb] = self.parent[at[climb]]
+        found = (at >= 0) & shown[np.maximum(at, 0)]
+        return np.where(found, at, 0xFFFFFFFF).astype(np.uint32)
+
+    def edges(self, shown, anchors) -> np.ndarray:
+        """(source point, target point, link ID, flags) of the kept links, by link ID."""
+        ends = []
+        for rows in (self.link_source, self.link_target):
+            code = shown[rows]
+            summary = code >= 2
+            point = np.where(summary | (code == 1), rows, anchors[rows].astype(np.int64))
+            ends.append((point, summary, code != 3, point != 0xFFFFFFFF))
+        (a, sa, va, ra), (b, sb, vb, rb) = ends
+        keep = ra & rb & (va | vb) & ~(~sa & ~sb & (a == b))
+        link = np.arange(len(a))
+        return np.stack([a[keep], b[keep], link[keep], sa[keep] | (sb[keep] << 1)], 1).astype(np.uint32)
 
 
 def _ramps(lengths) -> np.ndarray:

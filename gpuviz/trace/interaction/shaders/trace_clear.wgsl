@@ -1,12 +1,13 @@
 // GPUTraceFrame "{id}-clear": zero the per-frame accumulators before the
 // predicate: cells (occupancy and density), minimap bins, stats, and the
-// MERGED / DENSITY instance counts the merge pass appends to.
+// MERGED / DENSITY / EDGES instance counts the merge and edge passes append to.
 
 override CELLS: u32;         // words of cells (2 * row capacity * width capacity)
 override BINS: u32;          // minimap bins
 override STATS_WORDS: u32;
 override MERGED_WORD: u32;   // instance_count word of record MERGED in draw_commands
 override DENSITY_WORD: u32;  // instance_count word of record DENSITY
+override EDGES_WORD: u32;    // instance_count word of record EDGES
 
 @group(0) @binding(0) var<storage, read_write> cells: array<vec4<u32>>;
 @group(0) @binding(1) var<storage, read_write> minimap: array<u32>;
@@ -28,5 +29,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if (i == 0u) {
         commands[MERGED_WORD] = 0u;
         commands[DENSITY_WORD] = 0u;
+        commands[EDGES_WORD] = 0u;
     }
 }

@@ -44,6 +44,7 @@ const ROWS_PER_LANE: u32 = 4u;
 @group(0) @binding(11) var<storage, read_write> cells: array<atomic<u32>>;
 @group(0) @binding(12) var<storage, read_write> minimap: array<atomic<u32>>;
 @group(0) @binding(13) var<storage, read_write> stats: array<atomic<u32>>;
+@group(0) @binding(14) var<storage, read_write> shown: array<u32>;  // per row: trace_edges.wgsl's codes
 
 var<workgroup> bins: array<atomic<u32>, BINS>;
 var<workgroup> counts: array<atomic<u32>, 16>;
@@ -108,10 +109,18 @@ fn filtered_in(s: TraceSpan, row: u32) -> bool {
     return true;
 }
 
-// Returns whether the row is drawn one by one.
-fn place(s: TraceSpan, row: u32) -> bool {
+// PLACE_* outcome of one span.
+const PLACE_HIDDEN: u32 = 0u;
+const PLACE_MERGED: u32 = 1u;
+const PLACE_SUMMARY: u32 = 2u;        // collapsed process, counted in its density cells
+const PLACE_SUMMARY_HIDDEN: u32 = 3u; // collapsed process, not in view or filtered out
+const PLACE_DRAWN: u32 = 4u;
+
+fn place(s: TraceSpan, row: u32) -> u32 {
+    let expanded = states[s.process] != 0u;
+    let hidden = select(PLACE_SUMMARY_HIDDEN, PLACE_HIDDEN, expanded);
     if (!filtered_in(s, row)) {
-        return false;
+        return hidden;
     }
     atomicAdd(&bins[bin_of(s.start)], 1u);
     let span = trace_time_sub(view.end, view.origin);
@@ -119,30 +128,29 @@ fn place(s: TraceSpan, row: u32) -> bool {
     let width = select(s.duration, vec2<u32>(1u, 0u), s.duration.x == 0u && s.duration.y == 0u);
     let rel_end = trace_time_add(rel_start, width);
     if (!signed_less(rel_start, span) || !signed_less(vec2<u32>(0u, 0u), rel_end)) {
-        return false;
+        return hidden;
     }
     let lo = select(rel_start, vec2<u32>(0u, 0u), signed_less(rel_start, vec2<u32>(0u, 0u)));
     let hi = select(rel_end, span, signed_less(span, rel_end));
     let c0 = column(lo);
     let c1 = column(trace_time_sub(hi, vec2<u32>(1u, 0u)));
-    let expanded = states[s.process] != 0u;
     var layout_row = thread_rows[s.thread];
     if (expanded) {
         if (states[THREAD_STATES + s.thread] == 0u && s.lane != 0u) {
-            return false;
+            return hidden;
         }
         layout_row += s.lane;
     }
     let r = layout_row - view.first_row;
     if (layout_row < view.first_row || r >= view.row_count) {
-        return false;
+        return hidden;
     }
     if (!expanded) {
         mine[4] += 1u;
         for (var c = c0; c <= c1; c++) {
             atomicAdd(&cells[CELLS + r * ROW_CELLS + c], 1u);
         }
-        return false;
+        return PLACE_SUMMARY;
     }
     mine[0] += 1u;
     if ((view.flags & TRACE_VIEW_SEARCH) != 0u && bit(search_mask[s.name >> 5u], s.name)) {
@@ -155,10 +163,10 @@ fn place(s: TraceSpan, row: u32) -> bool {
         if (atomicLoad(&cells[cell]) <= s.name) {
             atomicMax(&cells[cell], s.name + 1u);
         }
-        return false;
+        return PLACE_MERGED;
     }
     mine[1] += 1u;
-    return true;
+    return PLACE_DRAWN;
 }
 
 @compute @workgroup_size(256)
@@ -179,7 +187,9 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
             if ((view.flags & TRACE_VIEW_FOCUS) != 0u && focus[i] != 0u) {
                 mine[9] += 1u;
             }
-            draw[i] = select(0u, 1u, place(s, i));
+            let placed = place(s, i);
+            draw[i] = select(0u, 1u, placed == PLACE_DRAWN);
+            shown[i] = select(placed, 1u, placed == PLACE_DRAWN);
         }
     }
     for (var k = 0u; k < 10u; k++) {
