@@ -65,6 +65,12 @@ struct FragmentOut {
     @location(1) id: u32,
 }
 
+// a < b for times that may lie before the scene origin (the window can): the sign of the
+// wrapping 64-bit difference (exact while |a - b| < 2^63 ns)
+fn before(a: vec2<u32>, b: vec2<u32>) -> bool {
+    return (trace_time_sub(a, b).y & 0x80000000u) != 0u;
+}
+
 fn bit(offset: u32, i: u32) -> bool {
     return ((masks[offset + (i >> 5u)] >> (i & 31u)) & 1u) != 0u;
 }
@@ -115,7 +121,7 @@ fn vs_span(@builtin(vertex_index) vi: u32, @builtin(instance_index) k: u32) -> V
     }
     let one = vec2<u32>(select(0u, 1u, s.duration.x == 0u && s.duration.y == 0u), 0u);
     let end = trace_time_add(s.start, trace_time_add(s.duration, one));  // zero duration: 1 ns wide
-    if (!trace_time_less(s.start, view.end) || !trace_time_less(view.origin, end)) {
+    if (!before(s.start, view.end) || !before(view.origin, end)) {
         return hidden();  // outside the window (exact 64-bit test)
     }
     if (trace_time_less(s.duration, view.min_duration)) {

@@ -1,0 +1,331 @@
+"""TraceViewer without a browser: pixels at span_rect, GPU picking, pan /
+zoom arithmetic and events, collapse / filters / search / focus change the
+image without recompiling, selection and GPU summary against pandas, bad
+input."""
+
+import re
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from gpuviz.errors import GraphStateError, GraphTypeError, GraphValidationError
+from gpuviz.trace.model import Trace
+from gpuviz.trace.synthetic import synthetic
+from gpuviz.widgets.trace import TraceViewer
+from gpuviz.widgets.trace.host import GUTTER, ROW_HEIGHT, TRACKS_TOP, name_colour
+
+W, H = 900, 480
+
+
+@pytest.fixture(scope="module")
+def trace():
+    return synthetic(spans=1500, processes=2, threads_per_process=3, seed=3)
+
+
+@pytest.fixture(scope="module")
+def viewer(trace):
+    v = TraceViewer(trace, size=(W, H))
+    yield v
+    v.close()
+
+
+@pytest.fixture(autouse=True)
+def _reset(request):
+    yield
+    if "viewer" in request.fixturenames:
+        v = request.getfixturevalue("viewer")
+        if v._graph is not None:
+            v.select([])
+            v.clear_focus()
+            v.expand()
+            v.categories = None
+            v.search = None
+            v.min_duration_ns = 0
+            v.focus_mode = "dim"
+            v.reset_view()
+        v.first_row = 0
+
+
+def draw(v):
+    return v.draw_offscreen(width=W, height=H).astype(np.int32)
+
+
+def colour_of(v, s):
+    name = v.trace.spans.column("name")[s].as_py()
+    return np.array([int(c * 255) for c in name_colour(name)])
+
+
+def share_of_colour(image, rect, rgb, tol=16):
+    """Share of pixels on the rect's first row (above any label) within tol of rgb."""
+    x0, y0, x1, _ = rect
+    row = image[int(y0) + 1, int(np.ceil(x0)) + 1:max(int(x1) - 1, int(np.ceil(x0)) + 2), :3]
+    return float((np.abs(row - rgb).max(axis=1) <= tol).mean())
+
+
+def wide_span(v, *, min_px=60, lane=None):
+    """A span drawn at least min_px wide in the current view."""
+    for s in range(v.host.n):
+        if lane is not None and v.host.lane[s] != lane:
+            continue
+        r = v.span_rect(s)
+        if r is not None and r[2] - r[0] >= min_px and r[3] < H - 30:
+            return s, r
+    raise AssertionError("no wide span")
+
+
+def test_span_pixels_at_rect_and_pick_at_centre(viewer):
+    s, r = wide_span(viewer)
+    img = draw(viewer)
+    assert share_of_colour(img, r, colour_of(viewer, s)) > 0.8
+    # just outside the rect's bottom edge: the one-pixel row gap, not the span
+    cx, cy = (r[0] + r[2]) / 2, (r[1] + r[3]) / 2
+    assert viewer.pick(cx, cy) == s
+    assert viewer.pick(GUTTER / 2, cy) is None  # the gutter draws no span
+    assert viewer.pick(-5, 10) is None and viewer.pick(W + 3, 10) is None
+    assert viewer.compile_count == 1
+
+
+def test_pan_and_zoom_move_the_span_by_the_expected_pixels(viewer):
+    s, r = wide_span(viewer, min_px=40)
+    start = int(viewer.host.start[s])
+    w0, w1 = start - 5_000, start + 400_000
+    viewer.time_window = (w0, w1)
+    px = (W - GUTTER) / (w1 - w0)
+    r1 = viewer.span_rect(s)
+    assert r1[0] == pytest.approx(GUTTER + 5_000 * px, abs=1e-6)
+    viewer.time_window = (w0 - 20_000, w1 - 20_000)  # pan: the span moves right by 20 µs of pixels
+    r2 = viewer.span_rect(s)
+    assert r2[0] - r1[0] == pytest.approx(20_000 * px, abs=1e-6)
+    img = draw(viewer)
+    assert share_of_colour(img, r2, colour_of(viewer, s)) > 0.8
+    assert viewer.pick((r2[0] + min(r2[2], W)) / 2, (r2[1] + r2[3]) / 2) == s
+    # zoom x2 about the window start: distances from it double
+    a, b = viewer.time_window
+    viewer.time_window = (a, a + (b - a) // 2)
+    r3 = viewer.span_rect(s)
+    assert r3[0] - GUTTER == pytest.approx(2 * (r2[0] - GUTTER), rel=1e-9, abs=1e-6)
+    assert viewer.compile_count == 1
+
+
+def test_events_drag_wheel_keys_and_clicks(viewer):
+    g = viewer._geometry()
+    w0, w1 = viewer.time_window
+    ev = viewer.handle_event
+    ev({"event_type": "pointer_down", "x": 500.0, "y": 200.0, "button": 1, "buttons": (1,)})
+    ev({"event_type": "pointer_move", "x": 400.0, "y": 200.0, "button": 1, "buttons": (1,)})
+    ev({"event_type": "pointer_up", "x": 400.0, "y": 200.0, "button": 1, "buttons": ()})
+    shift = viewer.time_window[0] - w0
+    assert shift == pytest.approx(100 / g.px_per_ns, abs=1)  # dragged 100 px left: later times come in
+    # wheel up at x: the time under the cursor stays under it
+    viewer.reset_view()
+    g = viewer._geometry()
+    t_at = g.t_of(600.0)
+    ev({"event_type": "wheel", "x": 600.0, "y": 200.0, "dx": 0.0, "dy": -100.0, "modifiers": ()})
+    g2 = viewer._geometry()
+    assert g2.window[1] - g2.window[0] < g.window[1] - g.window[0]
+    assert g2.t_of(600.0) == pytest.approx(t_at, abs=2 / g2.px_per_ns)
+    before = viewer.time_window
+    assert ev({"event_type": "key_down", "key": "w"}) and viewer.time_window[1] - viewer.time_window[0] < \
+        before[1] - before[0]
+    before = viewer.time_window
+    ev({"event_type": "key_down", "key": "d"})
+    assert viewer.time_window[0] > before[0]
+    ev({"event_type": "key_down", "key": "a"})
+    assert viewer.time_window == before
+    # click on a span selects it (GPU pick); Escape clears; double click zooms to it
+    viewer.reset_view()
+    s, r = wide_span(viewer)
+    cx, cy = (r[0] + r[2]) / 2, (r[1] + r[3]) / 2
+    seen = []
+    viewer.on_select(lambda table: seen.append(table.column("id").to_pylist()))
+    ev({"event_type": "pointer_down", "x": cx, "y": cy, "button": 1, "buttons": (1,)})
+    ev({"event_type": "pointer_up", "x": cx, "y": cy, "button": 1, "buttons": ()})
+    assert viewer.selection.column("id").to_pylist() == [s] and seen[-1] == [s]
+    ev({"event_type": "key_down", "key": "Escape"})
+    assert viewer.selection.num_rows == 0 and seen[-1] == []
+    ev({"event_type": "double_click", "x": cx, "y": cy, "button": 1})
+    a, b = viewer.time_window
+    assert a < viewer.host.start[s] and b > viewer.host.end[s] and (b - a) < 1.5 * (viewer.host.end[s] - viewer.host.start[s])
+    # hover shows the span under the pointer (tooltip lines)
+    viewer.reset_view()
+    ev({"event_type": "pointer_move", "x": cx, "y": cy, "buttons": ()})
+    assert viewer._hover == s
+    # a click on a process name in the gutter collapses it
+    p = int(viewer.host.process[s])
+    y = TRACKS_TOP + viewer._layout().process_row[p] * ROW_HEIGHT + 4
+    ev({"event_type": "pointer_down", "x": 10.0, "y": y, "button": 1, "buttons": (1,)})
+    ev({"event_type": "pointer_up", "x": 10.0, "y": y, "button": 1, "buttons": ()})
+    assert not viewer.host.process_expanded[p]
+    assert viewer.compile_count == 1
+
+
+def test_collapse_filters_search_focus_change_the_image_never_recompile(viewer, trace):
+    base = draw(viewer)
+    s, r = wide_span(viewer, lane=1)
+    p, t = int(viewer.host.process[s]), int(viewer.host.thread[s])
+    viewer.collapse(thread=t)
+    assert viewer.span_rect(s) is None  # lane 1 of a collapsed thread
+    collapsed = draw(viewer)
+    assert (collapsed != base).any()
+    viewer.expand(thread=t)
+    viewer.collapse(process=p)
+    # a collapsed process: every span of it on its one summary row
+    rows = viewer._rows()[viewer.host.process == p]
+    assert len(np.unique(rows)) == 1 and rows[0] == viewer._layout().process_row[p]
+    assert (draw(viewer) != base).any()
+    viewer.expand()
+    assert (draw(viewer) == base).all()  # expansion is fully undone
+    # categories: hiding the span's category hides it
+    cats = set(viewer.host.category_table)
+    cat = viewer.host.category_table[viewer.host.category_id[s]]
+    viewer.categories = cats - {cat}
+    assert viewer.span_rect(s) is None
+    img = draw(viewer)
+    assert share_of_colour(img, r, colour_of(viewer, s)) < 0.2
+    viewer.categories = None
+    # min duration above the span's duration hides it
+    viewer.min_duration_ns = int(viewer.host.duration[s]) + 1
+    assert viewer.span_rect(s) is None
+    viewer.min_duration_ns = 0
+    # search: highlight dims the others, filter hides them
+    name = viewer.host.name_table[viewer.host.name_id[s]]
+    viewer.search = name
+    matches = np.array([n == name or name.casefold() in n.casefold() for n in
+                        viewer.trace.spans.column("name").to_pylist()])
+    assert viewer.search_count == int((viewer._visible() & matches).sum()) > 0
+    highlighted = draw(viewer)
+    assert share_of_colour(highlighted, r, colour_of(viewer, s)) > 0.8
+    other, ro = next((k, viewer.span_rect(k)) for k in range(viewer.host.n)
+                     if not matches[k] and viewer.span_rect(k) and viewer.span_rect(k)[2] - viewer.span_rect(k)[0] > 30)
+    assert share_of_colour(highlighted, ro, colour_of(viewer, other)) < 0.2  # dimmed
+    viewer.search = (re.compile("^" + re.escape(name) + "$"), "filter")
+    assert viewer.span_rect(other) is None and viewer.span_rect(s) is not None
+    viewer.search = None
+    # focus "hide" over links keeps the seed and its linked spans only
+    linked = int(viewer.host.link_source[0])
+    target = int(viewer.host.link_target[0])
+    viewer.focus(linked, depth=1)
+    viewer.focus_mode = "hide"
+    assert viewer._visible()[viewer.host.focus_set([linked], 1) == False].sum() == 0  # noqa: E712
+    assert viewer.host.focus_set([linked], 1)[target]
+    hidden = draw(viewer)
+    assert (hidden != base).any()
+    viewer.clear_focus()
+    assert viewer.compile_count == 1
+
+
+def test_selection_and_summary_against_pandas(viewer, trace):
+    df = trace.spans.to_pandas()
+    ids = [3, 10, 11, 400, 401, 402, 1000]
+    viewer.select(ids)
+    sel = viewer.selection
+    assert sel.column("id").to_pylist() == sorted(ids)
+    assert sel.equals(trace.spans.take(sorted(ids)))
+    got = viewer.summary().set_index("name")
+    picked = df.loc[sorted(ids)]
+    child = df[df.parent.isin(sorted(ids))]
+    expect = picked.groupby("name").duration_ns.agg(["count", "sum", "mean", "max"])
+    child_sum = child.groupby(df.loc[child.parent, "name"].to_numpy()).duration_ns.sum()
+    expect["self"] = expect["sum"] - child_sum.reindex(expect.index).fillna(0)
+    assert set(got.index) == set(expect.index)
+    for name, row in expect.iterrows():
+        assert got.loc[name, "count"] == row["count"]
+        np.testing.assert_allclose(got.loc[name, ["total_ns", "mean_ns", "max_ns", "self_ns"]].to_numpy(float),
+                                   [row["sum"], row["mean"], row["max"], row["self"]], rtol=1e-5, atol=1)
+    # without a selection: the spans in the view
+    viewer.select([])
+    start = int(df.start_ns.min())
+    viewer.time_window = (start, start + 2_000_000)
+    got = viewer.summary().set_index("name")
+    vis = df[viewer._visible()]
+    expect = vis.groupby("name").duration_ns.agg(["count", "sum"])
+    assert dict(got["count"]) == dict(expect["count"])
+    np.testing.assert_allclose(got.loc[expect.index, "total_ns"], expect["sum"], rtol=1e-5)
+    with pytest.raises(GraphValidationError, match="span ID 99999"):
+        viewer.select([1, 99999])
+    with pytest.raises(GraphValidationError):
+        viewer.span_rect(-1)
+    with pytest.raises(GraphValidationError):
+        viewer.focus(10**9)
+    assert viewer.compile_count == 1
+
+
+def test_links_of_the_selection_are_drawn(viewer):
+    src, dst = int(viewer.host.link_source[0]), int(viewer.host.link_target[0])
+    rows = viewer._rows()
+    viewer.first_row = max(int(min(rows[src], rows[dst])) - 2, 0)
+    viewer.time_window = (int(viewer.host.start[src]) - 20_000, int(viewer.host.end[dst]) + 20_000)
+    base = draw(viewer)
+    viewer.select([src])
+    img = draw(viewer)
+    link = np.array([255, 199, 64])  # the link colour (1.0, 0.78, 0.25)
+    near = (np.abs(img[..., :3] - link).max(axis=2) <= 20).sum()
+    near_base = (np.abs(base[..., :3] - link).max(axis=2) <= 20).sum()
+    assert near > near_base + 20
+
+
+def test_window_checks_and_outside_window(viewer):
+    for bad in [(5, 5), (10, 2), "x", (1.5, 3)]:
+        with pytest.raises((GraphValidationError, GraphTypeError)):
+            viewer.time_window = bad
+    end = viewer.host.extent[1]
+    viewer.time_window = (end + 10**9, end + 2 * 10**9)
+    assert all(viewer.span_rect(s) is None for s in range(0, viewer.host.n, 7))
+    img = draw(viewer)
+    assert viewer.pick(500, 200) is None
+    tracks = img[int(TRACKS_TOP) + 2:H - 30, int(GUTTER) + 2:, :3]
+    chroma = tracks.max(axis=2) - tracks.min(axis=2)
+    assert (chroma > 40).sum() == 0  # greys only: background, bands, grid; no span colour
+
+
+def _tiny(starts, durations):
+    return Trace.from_arrow(spans=pa.table({"name": [f"s{i}" for i in range(len(starts))],
+                                            "start_ns": pa.array(starts, pa.int64()),
+                                            "duration_ns": pa.array(durations, pa.int64())}))
+
+
+def test_empty_one_span_and_zero_duration_traces():
+    empty = TraceViewer(Trace.from_arrow(spans=pa.table({"name": pa.array([], pa.string()),
+                                                         "start_ns": pa.array([], pa.int64()),
+                                                         "duration_ns": pa.array([], pa.int64())})), size=(600, 300))
+    try:
+        img = empty.draw_offscreen(width=600, height=300)
+        assert img.shape == (300, 600, 4)
+        assert empty.pick(300, 150) is None
+        assert len(empty.summary()) == 0 and empty.selection.num_rows == 0
+        with pytest.raises(GraphValidationError):
+            empty.select([0])
+    finally:
+        empty.close()
+    one = TraceViewer(_tiny([1_000], [500]), size=(600, 300))
+    try:
+        r = one.span_rect(0)
+        assert r[0] == pytest.approx(GUTTER) and r[2] == pytest.approx(600)
+        img = one.draw_offscreen(width=600, height=300)
+        assert share_of_colour(img.astype(int), r, colour_of(one, 0)) > 0.8
+        assert one.pick((r[0] + r[2]) / 2, (r[1] + r[3]) / 2) == 0
+    finally:
+        one.close()
+    zero = TraceViewer(_tiny([0, 100, 100, 400], [0, 0, 300, 0]), size=(600, 300))
+    try:
+        for s in range(4):
+            r = zero.span_rect(s)
+            assert r is not None and r[2] - r[0] >= 1.0
+        r = zero.span_rect(3)
+        assert zero.pick(r[0] + 0.5, (r[1] + r[3]) / 2) == 3  # one pixel wide, still pickable
+        summary = zero.summary().set_index("name")
+        assert summary.loc["s0", "total_ns"] == 0 and summary.loc["s2", "total_ns"] == 300
+    finally:
+        zero.close()
+    with pytest.raises(GraphStateError):
+        zero.pick(1, 1)
+
+
+def test_bad_arguments():
+    with pytest.raises(GraphTypeError):
+        TraceViewer(42)
+    with pytest.raises(GraphValidationError):
+        TraceViewer(_tiny([0], [1]), size=(10, 10))
+    with pytest.raises(GraphValidationError):
+        TraceViewer(_tiny([0, 5], [1, 1]), capacity=1)
