@@ -368,8 +368,8 @@ def test_parameters_and_masks_change_without_recompiling(device, monkeypatch):
 
 
 def test_portable_group_scans(device, monkeypatch):
-    """The scatter pass without subgroups (workgroup-memory scans), as on
-    devices that lack the feature."""
+    """The pass without subgroups (workgroup-memory scans and look-back),
+    as on devices that lack the feature."""
     from gpuviz.workflows import visibility
 
     monkeypatch.setattr(visibility, "use_subgroups", lambda ctx, subgroups: False)
@@ -584,11 +584,17 @@ def encode_repeatedly(device, n, chunks, *, steps, rng, density, source_ids=Fals
     compiled.destroy()
 
 
-def test_look_back_over_many_tiles_and_encodings(device):
-    """More tiles than one look-back step reads (64), across uneven and
-    empty chunks, over several encodings of one compiled graph (the tile
-    state's epoch parity: no stale state from the previous encoding is
-    taken for this one's), densities from nothing kept to everything."""
+@pytest.mark.parametrize("subgroups", [True, False])
+def test_look_back_over_many_tiles_and_encodings(device, monkeypatch, subgroups):
+    """More tiles than one look-back step reads (a subgroup, or 64 in the
+    workgroup walk without subgroups), across uneven and empty chunks, over
+    several encodings of one compiled graph (the tile state's epoch parity:
+    no stale state from the previous encoding is taken for this one's),
+    densities from nothing kept to everything."""
+    from gpuviz.workflows import visibility
+
+    if not subgroups:
+        monkeypatch.setattr(visibility, "use_subgroups", lambda ctx, subgroups: False)
     chunks = [70 * TILE + 5, 0, 3, 2 * TILE, 75 * TILE - 1]
     encode_repeatedly(device, sum(chunks), chunks, steps=4, rng=np.random.default_rng(21),
                       density=[0.002, 1.0, 0.0, 0.5])
