@@ -148,8 +148,24 @@ def _wait_for_frame(page, selector: str, colour, path: Path, timeout_s: float = 
 
 
 def _kernel_value(page, expression: str) -> object:
-    text = lab.run_code(page, f"import json; print('VALUE ' + json.dumps({expression}))", "VALUE ")
-    return json.loads(text.split("VALUE ", 1)[1].strip().splitlines()[0])
+    """``expression`` evaluated in the kernel (a new cell), through JSON."""
+    _kernel_value.calls += 1
+    marker = f"VALUE{_kernel_value.calls}:"  # unique: an earlier output must not answer
+    text = lab.run_code(page, f"import json; print('{marker}' + json.dumps({expression}))", marker)
+    return json.loads(text.split(marker, 1)[1].strip().splitlines()[0])
+
+
+_kernel_value.calls = 0
+
+
+def _append_and_run(page, code: str) -> None:
+    """Append a cell with ``code`` and run it, without waiting for its output."""
+    page.locator(".jp-Notebook .jp-Cell").last.click()
+    page.keyboard.press("Escape")
+    page.keyboard.press("b")
+    page.keyboard.press("Enter")
+    page.keyboard.insert_text(code)
+    page.keyboard.press("Shift+Enter")
 
 
 def _open_gpu_panel(page) -> None:
@@ -213,6 +229,20 @@ def test_split_right_panel_gets_frames_and_input_and_gpu_panel_lists_it(server):
         lab.run_code(page, "display(canvas); print('INLINE')", "INLINE")
         _wait_for_frame(page, ".jp-OutputArea-output img", BLUE, OUTPUT / "panel-inline.jpg")
         assert page.locator(".gpuviz-ShowPanel img").count() == 1
+
+        # the other places: the right side panel, a tab beside the notebook, a split below it
+        # (the new tab is brought forward, hiding the notebook: wait for the panels, not for the output)
+        _append_and_run(page, 'show(canvas, where="right", title="right view"); show(canvas, where="split-bottom", '
+                              'title="bottom view"); show(canvas, where="tab", title="tab view")')
+        page.wait_for_function("() => document.querySelectorAll('.gpuviz-ShowPanel').length === 5", timeout=60_000)
+        right = page.locator(".gpuviz-ShowPanel[data-gpuviz-area='right']")
+        assert right.count() == 1 and page.locator("#jp-right-stack .gpuviz-ShowPanel").count() == 1
+        notebook_bar = page.locator(".lm-TabBar:has(.lm-TabBar-tab:has-text('lab.ipynb'))")
+        assert notebook_bar.locator(".lm-TabBar-tab:has-text('tab view')").count() == 1
+        bottom_tab = page.locator("#jp-main-dock-panel .lm-TabBar-tab:has-text('bottom view')")
+        assert bottom_tab.bounding_box()["y"] > notebook_bar.bounding_box()["y"] + 100, "split-bottom is not below"
+        _wait_for_frame(page, ".gpuviz-ShowPanel[data-gpuviz-area='right'] img", BLUE, OUTPUT / "panel-right.jpg")
+        page.screenshot(path=str(OUTPUT / "panel-lab-places.png"))
 
 
 def test_notebook7_falls_back_to_the_right_panel(server):
