@@ -36,7 +36,6 @@ from gpuviz.algorithms.hierarchy_layout import GPUHierarchyLayout
 from gpuviz.graph import ComputeKernel
 from gpuviz.graph.checks import check_id
 from gpuviz.graph.errors import GraphStateError, GraphTypeError, GraphValidationError
-from gpuviz.graph.resources import GraphVectorView
 from gpuviz.graph.shaders import wgsl
 from gpuviz.render.draw_commands import DrawCommandBuffer
 from gpuviz.trace.interaction.state import DEFAULT_FOCUS_DEPTH, TraceViewState, column_bounds
@@ -494,16 +493,15 @@ class GPUTraceFrame:
     def _add_edges(self, graph, v, scene_views) -> list:
         """Closest shown ancestors (GPUAncestorProjection over the scene's
         parents) and the kept links (trace_edges.wgsl)."""
-        bounds = self.scene.partition_offsets
-
-        def parts(name):
-            handle = self._handles[name]
-            chunks = tuple(graph.create_data_view(handle, format="uint32", length=bounds[p + 1] - bounds[p],
-                                                  byte_offset=4 * bounds[p]) for p in range(len(bounds) - 1))
-            return GraphVectorView(f"{self.id}-{name}-parts", chunks, chunks[0].format)
-
-        nodes = GPUAncestorProjection(id=f"{self.id}-anchors", parents=scene_views["parents"], visibility=parts("shown"),
-                                      output=parts("anchors"), max_depth=self.edge_depth).add_to_graph(graph)
+        n = self.span_count
+        # The scene's parent chunks lie back to back in one buffer (global rows):
+        # one packed view lets the projection read them in place (no link pass).
+        parents = scene_views["parents"].views[0]
+        parents = graph.create_data_view(parents.handle, format="uint32", length=n, byte_offset=0)
+        nodes = GPUAncestorProjection(id=f"{self.id}-anchors", parents=parents,
+                                      visibility=self._import(graph, "shown", length=n),
+                                      output=self._import(graph, "anchors", length=n),
+                                      max_depth=self.edge_depth).add_to_graph(graph)
         if not self.link_count:
             return nodes
         links = scene_views["links"]
