@@ -316,6 +316,7 @@ class GPUCanvas(JupyterRenderCanvas):
         if self.placeholder:
             self.placeholder = ""
         self.render_scale = self._scale
+        self.interaction.touch(now)
         self._sent_pixels[self._rfb_frame_index] = array.shape[0] * array.shape[1]
         if reduced:
             self.reduced_frames += 1

@@ -79,6 +79,13 @@ class InteractionScale:
             self.last_event = now
         return self.interacting
 
+    def touch(self, now: float) -> None:
+        """A frame of the interaction just finished: the idle time counts from
+        here too (events that arrived while the kernel was busy with it are
+        only seen after it, so a slow frame must not end the interaction)."""
+        if self.interacting:
+            self.last_event = max(self.last_event, now)
+
     def settle_due(self, now: float) -> bool:
         """End the interaction if ``idle_delay`` passed since its last event;
         True when it ended now (the owner then draws the full frame)."""

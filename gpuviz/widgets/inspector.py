@@ -77,8 +77,11 @@ class GraphInspector(anywidget.AnyWidget):
 
     def __init__(self, compiled=None, *, refresh_interval: float = 0.5, count_interval: float = 1.0):
         super().__init__()
+        # fits a 360 px side panel; inline beside a canvas a long graph scrolls vertically, never sideways
         self.layout.min_width = "0"
         self.layout.max_width = "560px"
+        self.layout.max_height = "720px"
+        self.layout.overflow = "hidden auto"
         self.refresh_interval = refresh_interval
         self.count_interval = count_interval
         self.compiled = None

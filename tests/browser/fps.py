@@ -133,7 +133,8 @@ def measure(kind: str, width: int, height: int, seconds: float, workdir: Path, c
                 f"lat = [shown - ({origin!r} + t) for shown, t in latencies]; "
                 "s['latency_p50'] = float(np.median(lat)) if lat else float('nan'); "
                 "s['latency_p90'] = float(np.percentile(lat, 90)) if lat else float('nan'); "
-                "s['reduced'] = getattr(canvas, 'reduced_frames', 0); print('STATS', s)", "STATS {")
+                "s['reduced'] = getattr(canvas, 'reduced_frames', 0); "
+                "s['settle'] = getattr(canvas, 'settle_frames', 0); print('STATS', s)", "STATS {")
             page.screenshot(path=str(workdir / f"fps-{kind}-{width}x{height}.png"))
     stats = ast.literal_eval(text.split("STATS", 1)[1].strip())
     stats["moves"] = moves
@@ -147,7 +148,7 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     print(f"{'size':>10} {'plain fps':>10} {'gpuviz fps':>11} {'ratio':>6} {'plain rt ms':>12} {'gpuviz rt ms':>13}"
           f" {'plain in->frame p50 ms':>23} {'gpuviz in->frame p50 ms':>24} {'gpuviz p90 ms':>14}"
-          f" {'reduced':>8}")
+          f" {'reduced':>8} {'settle':>7}")
     with tempfile.TemporaryDirectory() as tmp:
         tmp = os.environ.get("FPS_WORKDIR", tmp)
         for size in args.sizes.split(","):
@@ -157,7 +158,8 @@ def main(argv=None) -> None:
             print(f"{size:>10} {plain['fps']:>10.1f} {ours['fps']:>11.1f} {ours['fps'] / plain['fps']:>6.2f} "
                   f"{plain['roundtrip'] * 1e3:>12.0f} {ours['roundtrip'] * 1e3:>13.0f} "
                   f"{plain['latency_p50'] * 1e3:>23.0f} {ours['latency_p50'] * 1e3:>24.0f} "
-                  f"{ours['latency_p90'] * 1e3:>14.0f} {ours['reduced']:>8}", flush=True)
+                  f"{ours['latency_p90'] * 1e3:>14.0f} {ours['reduced']:>8} {ours['settle']:>7}", flush=True)
+            print("  gpuviz stats:", ours, flush=True)
 
 
 if __name__ == "__main__":

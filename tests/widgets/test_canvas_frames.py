@@ -227,3 +227,13 @@ def test_delivery_and_production_models_combine():
     assert scale.predicted_cost(1000) == 0.16 and scale.production_cost(1000) == 0.01
     scale.on_event({"event_type": "wheel"}, now=0.0)
     assert scale.scale(1000) == 0.5  # sqrt(0.04 / 0.16)
+
+
+def test_a_slow_frame_does_not_end_the_interaction():
+    scale = InteractionScale(idle_delay=0.2)
+    scale.on_event({"event_type": "pointer_down", "buttons": (1,)}, now=0.0)
+    scale.touch(0.5)  # a frame that kept the kernel busy until 0.5 s (events queued behind it)
+    assert not scale.settle_due(0.6) and scale.interacting
+    assert scale.settle_due(0.71)
+    scale.touch(2.0)  # not interacting: nothing to extend
+    assert not scale.interacting and scale.last_event == 0.5
