@@ -1,23 +1,27 @@
 """The command graph behind :class:`~gpuviz.widgets.trace.TraceViewer`:
-compiled once per trace (capacity tier), for every view.
+compiled once per capacity tier, for every view.
 
 Nodes::
 
-    tracks   render node: replays one render bundle recorded at compile
-             time: the background, ONE indirect draw of every scene record
-             (instanceCount = the tier's span count; the vertex shader
-             culls by window, rows, expansion, filters and focus from the
-             ``view`` uniform and the ``threads`` / ``masks`` buffers) and
-             one indirect draw of the selection's link segments. Colour
-             into the frame texture, span IDs into a GPUIndexPickingTarget.
-    pick     GPUIndexPickingTarget pixel pass: the span ID under a pixel
-             (read back only by an explicit :meth:`TraceGraph.pick`).
+    trace-view-*  GPUTraceFrame (gpuviz.trace.interaction): layout, focus
+                  over links, the trace predicate (64-bit window, expansion,
+                  rows, categories, duration, search, focus), compaction of
+                  the drawn rows with its count written into the SPANS draw
+                  record, sub-pixel merging (MERGED) and collapsed-process
+                  density (DENSITY) records
+    tracks        render node: replays one render bundle recorded at compile
+                  time: the background, the SPANS, MERGED and DENSITY
+                  indirect draws and the selection's link segments. Colour
+                  into the frame texture, span IDs into a
+                  GPUIndexPickingTarget.
+    pick          GPUIndexPickingTarget pixel pass: the span ID under a pixel
+                  (read back only by an explicit :meth:`TraceGraph.pick`).
 
-A view change writes the ``view`` uniform (64 bytes); an expansion change
-the ``threads`` words; filters, focus and selection the ``masks`` bits;
-links the ``segments``: buffer writes only, never a recompilation. The
-attachments have a fixed maximum size (:data:`FRAME_SIZE`); a frame draws
-into their top-left corner.
+A view change is :meth:`GPUTraceFrame.write` (a few parameter buffers) and
+our 80-byte ``view`` uniform; the selection a bit set; links the
+``segments``: buffer writes only, never a recompilation. The attachments
+have a fixed maximum size (:data:`FRAME_SIZE`); a frame draws into their
+top-left corner.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from ...graph.compat import device_cache
 from ...graph.shaders import shader_module, wgsl
 from ...render.draw_commands import DrawCommandBuffer
 from ...render.picking import NO_ID, GPUIndexPickingTarget
+from ...trace.interaction import DENSITY, MERGED, SPANS, STATS, GPUTraceFrame
 from ..canvas import TEXTURE_FORMAT
 
 __all__ = ["TraceGraph", "FRAME_SIZE", "BACKGROUND", "MAX_SEGMENTS", "VIEW_FLAGS"]
@@ -39,8 +44,9 @@ FRAME_SIZE = (2048, 1536)
 BACKGROUND = (0.075, 0.08, 0.095)
 MAX_SEGMENTS = 512
 VIEW_BYTES = 80
-VIEW_FLAGS = {"categories": 1, "search": 2, "search_filter": 4, "focus": 8, "focus_hide": 16}
-SPANS_RECORD, LINKS_RECORD = 0, 1
+VIEW_FLAGS = {"search": 2, "focus": 8}
+LINKS_RECORD = 0
+ROW_CAPACITY = 128
 
 
 def _words(bits: int) -> int:
@@ -76,22 +82,21 @@ class TraceGraph:
     not read anything back on the frame path.
     """
 
-    def __init__(self, device, scene, *, name_colours, capacity: int):
+    def __init__(self, device, scene, trace, *, name_colours, capacity: int):
         self.device, self.scene = device, scene
         self.n = scene.span_count
         self.capacity = max(int(capacity), self.n)
-        self.thread_count = int(scene.thread_process.length)
-        self.category_words = _words(len(scene.categories))
-        self.search_words = _words(len(scene.names))
         self.span_words = _words(self.capacity)
-        self.offsets = {"category_offset": 0, "search_offset": self.category_words,
-                        "focus_offset": self.category_words + self.search_words,
-                        "selection_offset": self.category_words + self.search_words + self.span_words}
-        self.mask_words = self.offsets["selection_offset"] + self.span_words
         self.render_size = (960, 480)
         self._owned = []
         self.compiled = None
+        self.frame = None
         try:
+            limit = int(device.limits["max-texture-dimension-2d"])
+            self.frame_size = (min(FRAME_SIZE[0], limit), min(FRAME_SIZE[1], limit))
+            self.frame = GPUTraceFrame(scene=scene, trace=trace, capacity=max(self.capacity, 1),
+                                       width_capacity=self.frame_size[0], row_capacity=ROW_CAPACITY,
+                                       id="trace-view")
             self._allocate(np.asarray(name_colours, np.uint32))
             self._build()
         except BaseException:
@@ -107,19 +112,16 @@ class TraceGraph:
         return buffer
 
     def _allocate(self, colours) -> None:
-        device, limit = self.device, int(self.device.limits["max-texture-dimension-2d"])
-        self.frame_size = (min(FRAME_SIZE[0], limit), min(FRAME_SIZE[1], limit))
+        device = self.device
         rw = BU.STORAGE | BU.COPY_DST | BU.COPY_SRC
         self.view = self._buffer("view", VIEW_BYTES, BU.UNIFORM | BU.COPY_DST)
-        self.threads = self._buffer("threads", 8 * max(self.thread_count, 1), rw)
         self.name_colours = self._buffer("name-colours", 4 * max(len(colours), 1), rw, colours)
-        self.masks = self._buffer("masks", 4 * self.mask_words, rw, np.zeros(self.mask_words, np.uint32))
+        self.selection = self._buffer("selection", 4 * self.span_words, rw, np.zeros(self.span_words, np.uint32))
         self.segments = self._buffer("segments", 32 * MAX_SEGMENTS, rw)
         self.pick_position = self._buffer("pick-position", 16, rw, np.full(4, NO_ID, np.uint32))
         self.pick_output = self._buffer("pick-output", 16, rw, np.full(4, NO_ID, np.uint32))
-        self.draws = DrawCommandBuffer(device, type="draw", capacity=2, label="trace-viewer-draws")
+        self.draws = DrawCommandBuffer(device, type="draw", capacity=1, label="trace-viewer-links")
         self._owned.append(self.draws)
-        self.draws.write(SPANS_RECORD, vertex_count=6, instance_count=self.n)
         self.draws.write(LINKS_RECORD, vertex_count=6, instance_count=0)
         size = (*self.frame_size, 1)
         self.color = device.create_texture(label="trace-viewer-frame", size=size, format=TEXTURE_FORMAT,
@@ -128,22 +130,26 @@ class TraceGraph:
         self.picking = GPUIndexPickingTarget(device, size=self.frame_size, label="trace-viewer-picking")
         self._owned.append(self.picking)
 
-    def _import(self, graph, id, buffer, fmt="uint32", length=None):
+    def _import(self, graph, id, buffer, fmt="uint32", length=None):  # noqa: D401
         handle = graph.import_buffer(id=id, byte_length=buffer.size, usage=buffer.usage, buffer=buffer)
         return handle, graph.create_data_view(handle, format=fmt, length=length or buffer.size // 4)
 
     def _build(self) -> None:
         graph = GPUCommandGraph(self.device, id="trace-viewer")
         scene_views = self.scene.import_to_graph(graph, id="trace")
-        records = scene_views["records-packed"]
+        self.frame.add_to_graph(graph, scene_views=scene_views)
+        fv = self.frame.views
         view, _ = self._import(graph, "view", self.view)
-        handles = [(view, "uniform"), (records, "storage-read")]
-        for name in ("threads", "name_colours", "masks", "segments"):
+        handles = [(view, "uniform"), (scene_views["records-packed"], "storage-read")]
+        for name in ("name_colours", "selection", "segments"):
             handle, _ = self._import(graph, name.replace("_", "-"), getattr(self, name))
             handles.append((handle, "storage-read"))
-        draws = graph.import_buffer(id="draws", byte_length=self.draws.byte_length, usage=self.draws.buffer.usage,
-                                    buffer=self.draws.buffer)
-        handles.append((draws, "indirect"))
+        handles += [(fv[name], "storage-read") for name in
+                    ("thread_rows", "visible_rows", "merged", "density", "stats", "focus_mask", "search_mask")]
+        handles.append((fv["draw_commands"].handle, "indirect"))
+        links = graph.import_buffer(id="links-draw", byte_length=self.draws.byte_length,
+                                    usage=self.draws.buffer.usage, buffer=self.draws.buffer)
+        handles.append((links, "indirect"))
         frame = graph.import_texture(id="frame", size=(*self.frame_size, 1), format=TEXTURE_FORMAT,
                                      usage=self.color.usage, texture=self.color)
         # load, not clear: the background draw covers the corner a frame uses (colour and NO_ID)
@@ -157,23 +163,23 @@ class TraceGraph:
         self.compiled = graph.compile()
 
     def _pipelines(self, device):
-        key = tuple(sorted(self.offsets.items()))
         cache = device_cache(device, "trace-viewer-pipelines")
-        if key in cache:
-            return cache[key]
-        module = shader_module(device, wgsl("widgets/trace/shaders/tracks.wgsl", **self.offsets,
+        if "made" in cache:
+            return cache["made"]
+        module = shader_module(device, wgsl("widgets/trace/shaders/tracks.wgsl", density_max_word=STATS["density_max"],
                                             background=[repr(float(c)) for c in BACKGROUND]),
                                label="trace-viewer-tracks")
         visibility = wgpu.ShaderStage.VERTEX | wgpu.ShaderStage.FRAGMENT
         entries = [{"binding": 0, "visibility": visibility, "buffer": {"type": "uniform"}}]
         entries += [{"binding": b, "visibility": visibility, "buffer": {"type": "read-only-storage"}}
-                    for b in range(1, 6)]
+                    for b in range(1, 12)]
         group = device.create_bind_group_layout(label="trace-viewer", entries=entries)
         layout = device.create_pipeline_layout(label="trace-viewer", bind_group_layouts=[group])
         blend = {"color": {"src_factor": "src-alpha", "dst_factor": "one-minus-src-alpha", "operation": "add"},
                  "alpha": {"src_factor": "one", "dst_factor": "one-minus-src-alpha", "operation": "add"}}
         made = {"group": group}
         for name, vertex, fragment in (("background", "vs_background", "fs_plain"), ("spans", "vs_span", "fs_span"),
+                                       ("merged", "vs_merged", "fs_plain"), ("density", "vs_density", "fs_plain"),
                                        ("links", "vs_link", "fs_plain")):
             made[name] = device.create_render_pipeline(
                 label=f"trace-viewer-{name}", layout=layout,
@@ -182,8 +188,8 @@ class TraceGraph:
                 fragment={"module": module, "entry_point": fragment,
                           "targets": [{"format": TEXTURE_FORMAT, "blend": blend},
                                       dict(self.picking.color_targets()[0],
-                                           write_mask=0 if name == "links" else 0xF)]})
-        cache[key] = made
+                                           write_mask=0 if name in ("links", "merged", "density") else 0xF)]})
+        cache["made"] = made
         return made
 
     def _compile_tracks(self, ctx):
@@ -194,18 +200,21 @@ class TraceGraph:
 
         def whole(buffer):
             return {"buffer": buffer, "offset": 0, "size": buffer.size}
+        f = self.frame
+        if records.size < 48:  # an empty scene: bind one (never read) record so the binding is large enough
+            records = self._buffer("no-records", 48, BU.STORAGE)
+        buffers = [self.view, records, f.thread_rows, self.name_colours, self.selection, self.segments,
+                   f.visible_rows, f.merged, f.density, f.stats, f.focus_mask, f.search_mask]
         group = device.create_bind_group(label="trace-viewer", layout=made["group"], entries=[
-            {"binding": 0, "resource": whole(self.view)}, {"binding": 1, "resource": whole(records)},
-            {"binding": 2, "resource": whole(self.threads)}, {"binding": 3, "resource": whole(self.name_colours)},
-            {"binding": 4, "resource": whole(self.masks)}, {"binding": 5, "resource": whole(self.segments)}])
+            {"binding": k, "resource": whole(b)} for k, b in enumerate(buffers)])
         encoder = device.create_render_bundle_encoder(label="trace-viewer-tracks",
                                                       color_formats=[TEXTURE_FORMAT, "r32uint"])
         encoder.set_bind_group(0, group)
         encoder.set_pipeline(made["background"])
         encoder.draw(3)
-        if self.n:
-            encoder.set_pipeline(made["spans"])
-            self.draws.draw(encoder, SPANS_RECORD)
+        for name, record in (("density", DENSITY), ("merged", MERGED), ("spans", SPANS)):
+            encoder.set_pipeline(made[name])
+            f.draw_commands.draw(encoder, record)
         encoder.set_pipeline(made["links"])
         self.draws.draw(encoder, LINKS_RECORD)
         bundle = encoder.finish()
@@ -220,7 +229,7 @@ class TraceGraph:
     # ------------------------------------------------------------ writes
     def write_view(self, *, origin_rel: int, end_rel: int, min_duration: int, render_size, px_per_ns: float,
                    gutter: float, top: float, row_height: float, first_row: int, flags: int, hover, scale: float,
-                   bottom: float):
+                   bottom: float, column_px: float):
         """The ``View`` uniform (times relative to the scene's origin, physical pixels)."""
         words = np.zeros(20, np.uint32)
         mask = (1 << 64) - 1
@@ -232,22 +241,15 @@ class TraceGraph:
         floats[8], floats[9], floats[10], floats[11] = px_per_ns, gutter, top, row_height
         words[12], words[13] = first_row, flags
         words[14] = NO_ID if hover is None else int(hover)
-        floats[15], floats[16] = scale, bottom
+        floats[15], floats[16], floats[17] = scale, bottom, column_px
         self.device.queue.write_buffer(self.view, 0, words.tobytes())
 
-    def write_threads(self, rows, modes) -> None:
-        data = np.zeros((max(self.thread_count, 1), 2), np.uint32)
-        data[:len(rows), 0], data[:len(rows), 1] = rows, modes
-        self.device.queue.write_buffer(self.threads, 0, data.tobytes())
-
-    def write_mask(self, which: str, flags) -> None:
-        """One bit set of ``masks``: "category", "search", "focus" or "selection"."""
-        words = pack_bits(flags)
-        limit = {"category": self.category_words, "search": self.search_words, "focus": self.span_words,
-                 "selection": self.span_words}[which]
-        data = np.zeros(limit, np.uint32)
-        data[:min(limit, len(words))] = words[:limit]
-        self.device.queue.write_buffer(self.masks, 4 * self.offsets[f"{which}_offset"], data.tobytes())
+    def write_selection(self, flags) -> None:
+        """The selection's bits by span ID."""
+        data = np.zeros(self.span_words, np.uint32)
+        words = pack_bits(flags)[:self.span_words]
+        data[:len(words)] = words
+        self.device.queue.write_buffer(self.selection, 0, data.tobytes())
 
     def write_segments(self, segments) -> None:
         """Link segments: float32 (k, 8) rows ``(x0, y0, x1, y1, r, g, b, a)`` in logical pixels."""
@@ -279,3 +281,6 @@ class TraceGraph:
         for obj in self._owned:
             obj.destroy()
         self._owned.clear()
+        if self.frame is not None:
+            self.frame.destroy()
+            self.frame = None

@@ -29,8 +29,8 @@ from ..inspector import GraphInspector
 from .chrome import MINIMAP_BINS, details_html, link_segments, queue_chrome, span_lines
 from .events import handle as handle_event
 from .graph import VIEW_FLAGS, TraceGraph
-from .host import (GUTTER, MODE_EXPANDED, PROCESS_COLUMN, ROW_HEIGHT, TRACKS_TOP,
-                   Geometry, TraceHost, format_ns, name_colour)
+from .host import (GUTTER, MODE_EXPANDED, MODE_HIDDEN, MODE_PROCESS_COLLAPSED, MODE_THREAD_COLLAPSED,
+                   PROCESS_COLUMN, ROW_HEIGHT, TRACKS_TOP, Geometry, Layout, TraceHost, format_ns, name_colour)
 from .present import Presenter
 
 __all__ = ["TraceViewer", "FOCUS_MODES"]
@@ -158,7 +158,8 @@ class TraceViewer(widgets.HBox):
             lum = np.array([0.2126 * r + 0.7152 * g + 0.0722 * b for r, g, b in
                             (name_colour(v) for v in host.name_table)])
             self._text_dark = lum > 0.42
-            self._graph = TraceGraph(self.device, self.scene, name_colours=packed, capacity=self.capacity)
+            self._graph = TraceGraph(self.device, self.scene, self.trace, name_colours=packed,
+                                     capacity=self.capacity)
         except BaseException:
             self.scene.destroy()
             raise
@@ -245,8 +246,18 @@ class TraceViewer(widgets.HBox):
         return Geometry(width=float(w), height=float(h), window=self._window, first_row=self._first_row)
 
     def _layout(self):
+        """The frame's row layout of the expansion state (the GPU computes the same), with thread modes."""
         if "layout" not in self._cache:
-            self._cache["layout"] = self.host.layout()
+            h, frame = self.host, self._graph.frame
+            tl = frame.layout(frame.initial_state(width=1).with_(process_expanded=h.process_expanded.copy(),
+                                                                 thread_expanded=h.thread_expanded.copy()))
+            pexp = h.process_expanded[h.thread_process] if h.thread_count else np.zeros(0, bool)
+            mode = np.where(~pexp, MODE_PROCESS_COLLAPSED,
+                            np.where(h.thread_lanes == 0, MODE_HIDDEN,
+                                     np.where(h.thread_expanded, MODE_EXPANDED, MODE_THREAD_COLLAPSED)))
+            self._cache["layout"] = Layout(tl.thread_row.astype(np.int64), tl.thread_height.astype(np.int64), mode,
+                                           tl.process_row.astype(np.int64), tl.process_height.astype(np.int64),
+                                           int(tl.total_rows), np.asarray(tl.thread_order))
         return self._cache["layout"]
 
     def _rows(self):
@@ -263,6 +274,7 @@ class TraceViewer(widgets.HBox):
         h, rows = self.host, self._rows()
         w0, w1 = self._window
         keep = (h.start < w1) & (h.end > w0) & (rows >= self._first_row) & (h.duration >= self._min_duration)
+        keep &= self._layout().thread_mode[h.thread] != MODE_PROCESS_COLLAPSED  # drawn as density bins
         keep &= geometry.y_of(rows) < geometry.bottom
         if self._categories is not None:
             keep &= self._categories[h.category_id]
@@ -339,6 +351,10 @@ class TraceViewer(widgets.HBox):
         depth = _int("focus depth", depth, 0)
         if depth > MAX_FOCUS_DEPTH:
             raise GraphValidationError(f"{NAME} focus depth must be at most {MAX_FOCUS_DEPTH} (got {depth})")
+        seeds = np.unique(seeds)
+        if len(seeds) > self._graph.frame.max_seeds:
+            raise GraphValidationError(f"{NAME} focus takes at most {self._graph.frame.max_seeds} seed spans "
+                                       f"(got {len(seeds)})")
         self._focus = (seeds, depth)
         self._focus_mask = self.host.focus_set(seeds, depth)
         self._changed()
@@ -500,7 +516,7 @@ class TraceViewer(widgets.HBox):
 
     # ------------------------------------------------------------ frames
     def _write(self, size, scale) -> None:
-        """Write what changed since the last frame into the graph's buffers."""
+        """Write what changed since the last frame into the frame's and the graph's buffers."""
         g = self._graph
         fw, fh = g.frame_size
         render = (max(1, min(fw, int(round(size[0] * scale)))), max(1, min(fh, int(round(size[1] * scale)))))
@@ -510,35 +526,45 @@ class TraceViewer(widgets.HBox):
         if key == self._written:
             return
         geometry = self._geometry(size)
-        layout = self._layout()
+        plot_px = max(render[0] - int(round(GUTTER * s)), 1)
+        w0, w1 = self._window
+        columns = max(1, min(plot_px, w1 - w0))  # the frame needs >= 1 ns per column
         if self._written is None or self._written[0] != self._version:
-            g.write_threads(layout.thread_row, layout.thread_mode)
-            g.write_mask("category", self._scene_bits(self._categories, self._scene_category))
-            g.write_mask("search", self._scene_bits(self._search_names, self._scene_name))
-            g.write_mask("focus", self._focus_mask if self._focus_mask is not None else np.zeros(0, bool))
+            g.frame.write(self._state(columns, geometry))
             sel = np.zeros(self.host.n, bool)
             sel[self._selection] = True
-            g.write_mask("selection", sel)
+            g.write_selection(sel)
             g.write_segments(link_segments(self.host, self._rows(), geometry, self._selection))
-        flags = 0
-        if self._categories is not None:
-            flags |= VIEW_FLAGS["categories"]
-        if self._search is not None:
-            flags |= VIEW_FLAGS["search"] | (VIEW_FLAGS["search_filter"] if self._search[1] == "filter" else 0)
-        if self._focus_mask is not None:
-            flags |= VIEW_FLAGS["focus"] | (VIEW_FLAGS["focus_hide"] if self._focus_mode == "hide" else 0)
+        flags = (VIEW_FLAGS["search"] if self._search is not None else 0) | \
+            (VIEW_FLAGS["focus"] if self._focus_mask is not None else 0)
         origin = self.scene.time_origin_ns
-        g.write_view(origin_rel=self._window[0] - origin, end_rel=self._window[1] - origin,
+        g.write_view(origin_rel=w0 - origin, end_rel=w1 - origin,
                      min_duration=self._min_duration, render_size=render, px_per_ns=geometry.px_per_ns * s,
                      gutter=GUTTER * s, top=TRACKS_TOP * s, row_height=ROW_HEIGHT * s, first_row=self._first_row,
-                     flags=flags, hover=self._hover, scale=s, bottom=geometry.bottom * s)
+                     flags=flags, hover=self._hover, scale=s, bottom=geometry.bottom * s,
+                     column_px=geometry.plot_width * s / columns)
         self._written = key
 
+    def _state(self, columns, geometry):
+        from ...trace.interaction import TraceViewState
+        h, frame = self.host, self._graph.frame
+        search = None if self._search is None else self._scene_bits(self._search_names, self._scene_name,
+                                                                     frame.name_count)
+        categories = None if self._categories is None else self._scene_bits(self._categories, self._scene_category,
+                                                                            frame.category_count)
+        return TraceViewState(
+            window=self._window, width=columns,
+            rows=(self._first_row, min(geometry.visible_rows, frame.row_capacity)),
+            process_expanded=h.process_expanded.copy(), thread_expanded=h.thread_expanded.copy(),
+            categories=categories, min_duration_ns=self._min_duration, search=search,
+            search_mode="highlight" if self._search is None else self._search[1],
+            focus_seeds=() if self._focus is None else tuple(int(v) for v in self._focus[0]),
+            focus_depth=0 if self._focus is None else self._focus[1], focus_mode=self._focus_mode)
+
     @staticmethod
-    def _scene_bits(flags, to_scene):
-        if flags is None:
-            return np.zeros(0, bool)
-        out = np.zeros(int(to_scene.max()) + 1 if len(to_scene) else 0, bool)
+    def _scene_bits(flags, to_scene, count):
+        """Flags per host ID -> flags per scene ID."""
+        out = np.zeros(count, bool)
         out[to_scene] = flags
         return out
 

@@ -1,13 +1,14 @@
 // TraceViewer: the tracks, replayed every frame from a render bundle
-// recorded once. One instance per scene record (the indirect record's
-// instanceCount); the vertex shader places the span from its exact 64-bit
-// times, its thread's row and the view uniform, or emits nothing when a
-// test fails: window, rows, expansion, categories, duration, search
-// filter, focus "hide". Names colour the rects (a table per name ID), the
-// search, focus, selection and hover change their shade. Every pipeline
-// writes colour (location 0) and the span ID (location 1, r32uint: the
-// picking target). Links of the selection are thick segments (instance per
-// segment, indirect record 2). Physical pixels, origin top-left.
+// recorded once, drawing what a GPUTraceFrame computed this frame:
+//   spans    one instance per compacted visible row (instanceCount = the
+//            frame's SPANS record), placed from exact 64-bit times
+//   merged   one rect per run of pixel columns of sub-pixel spans (MERGED)
+//   density  bars of collapsed processes' summary rows (DENSITY)
+//   links    thick segments of the selection's links (our own record)
+// Names colour the rects (a table per name ID); the search, focus,
+// selection and hover change their shade. Every pipeline writes colour
+// (location 0) and the span ID (location 1, r32uint: the picking target;
+// merged and density rects write NO_ID). Physical pixels, origin top-left.
 {% include "trace/shaders/trace_span.wgsl" %}
 
 struct View {
@@ -24,33 +25,29 @@ struct View {
     hover: u32,               // span ID under the pointer (NO_ID: none)
     scale: f32,               // physical pixels per logical pixel
     bottom: f32,              // lower edge of the tracks (physical)
-    pad0: f32,
+    column_px: f32,           // physical pixels per pixel column of the frame's grid
     pad1: f32,
     pad2: f32,
 }
 
-const VIEW_CATEGORIES: u32 = 1u;
 const VIEW_SEARCH: u32 = 2u;
-const VIEW_SEARCH_FILTER: u32 = 4u;
 const VIEW_FOCUS: u32 = 8u;
-const VIEW_FOCUS_HIDE: u32 = 16u;
-const MODE_EXPANDED: u32 = 0u;
-const MODE_THREAD_COLLAPSED: u32 = 1u;
-const MODE_PROCESS_COLLAPSED: u32 = 2u;
 const NO_ID: u32 = 0xffffffffu;
-// word offsets of the bit sets in `masks` (template values)
-const CATEGORY_WORDS: u32 = {{ category_offset }}u;
-const SEARCH_WORDS: u32 = {{ search_offset }}u;
-const FOCUS_WORDS: u32 = {{ focus_offset }}u;
-const SELECTION_WORDS: u32 = {{ selection_offset }}u;
+const DENSITY: vec3<f32> = vec3<f32>(0.42, 0.58, 0.86);
 const BACKGROUND: vec3<f32> = vec3<f32>({{ background | join(", ") }});
 
 @group(0) @binding(0) var<uniform> view: View;
 @group(0) @binding(1) var<storage, read> records: array<TraceSpan>;
-@group(0) @binding(2) var<storage, read> threads: array<vec2<u32>>;   // (first row, mode) per thread
+@group(0) @binding(2) var<storage, read> thread_rows: array<u32>;     // frame: first layout row per thread
 @group(0) @binding(3) var<storage, read> name_colours: array<u32>;    // rgba8 per name ID
-@group(0) @binding(4) var<storage, read> masks: array<u32>;           // bit sets (offsets above)
+@group(0) @binding(4) var<storage, read> selection: array<u32>;       // bit per span ID
 @group(0) @binding(5) var<storage, read> segments: array<vec4<f32>>;  // per link: (x0, y0, x1, y1) logical, rgba
+@group(0) @binding(6) var<storage, read> visible_rows: array<u32>;    // frame: compacted scene rows
+@group(0) @binding(7) var<storage, read> merged: array<vec4<u32>>;    // frame: (row, x0, x1, name)
+@group(0) @binding(8) var<storage, read> density: array<vec4<u32>>;   // frame: (row, x0, x1, count)
+@group(0) @binding(9) var<storage, read> stats: array<u32>;           // frame: STATS words
+@group(0) @binding(10) var<storage, read> focus_mask: array<u32>;     // frame: 1 per focused scene row
+@group(0) @binding(11) var<storage, read> search_mask: array<u32>;    // frame: bit per matching name ID
 
 struct VertexOut {
     @builtin(position) position: vec4<f32>,
@@ -65,14 +62,32 @@ struct FragmentOut {
     @location(1) id: u32,
 }
 
-// a < b for times that may lie before the scene origin (the window can): the sign of the
-// wrapping 64-bit difference (exact while |a - b| < 2^63 ns)
-fn before(a: vec2<u32>, b: vec2<u32>) -> bool {
-    return (trace_time_sub(a, b).y & 0x80000000u) != 0u;
+fn selected(id: u32) -> bool {
+    return ((selection[id >> 5u] >> (id & 31u)) & 1u) != 0u;
 }
 
-fn bit(offset: u32, i: u32) -> bool {
-    return ((masks[offset + (i >> 5u)] >> (i & 31u)) & 1u) != 0u;
+fn name_matches(name: u32) -> bool {
+    return ((search_mask[name >> 5u] >> (name & 31u)) & 1u) != 0u;
+}
+
+fn row_top(row: u32) -> f32 {
+    return view.top + (f32(row) - f32(view.first_row)) * view.row_height;
+}
+
+fn gap() -> f32 {
+    return max(1.0, floor(view.scale));
+}
+
+// a rect (x0, y0, x1, y1) clipped to the tracks; None-like (y1 <= y0) when outside
+fn rect_vertex(vi: u32, r: vec4<f32>, rgba: vec4<f32>, id: u32, marks: vec2<f32>) -> VertexOut {
+    let c = corner(vi);
+    var out: VertexOut;
+    out.position = clip(vec2<f32>(mix(r.x, r.z, c.x), mix(r.y, r.w, c.y)));
+    out.color = rgba;
+    out.id = id;
+    out.local = vec2<f32>(mix(0.0, r.z - r.x, c.x), mix(0.0, r.w - r.y, c.y));
+    out.size_marks = vec4<f32>(r.z - r.x, r.w - r.y, marks);
+    return out;
 }
 
 fn hidden() -> VertexOut {
@@ -113,65 +128,64 @@ fn vs_background(@builtin(vertex_index) vi: u32) -> VertexOut {
 // ------------------------------------------------------------------ spans
 @vertex
 fn vs_span(@builtin(vertex_index) vi: u32, @builtin(instance_index) k: u32) -> VertexOut {
-    let s = records[k];
-    let t = threads[s.thread];
-    let mode = t.y;
-    if (mode > MODE_PROCESS_COLLAPSED || (mode == MODE_THREAD_COLLAPSED && s.lane > 0u)) {
+    let row_index = visible_rows[k];
+    let s = records[row_index];
+    // every test (window, rows, expansion, filters, focus "hide") was the frame's predicate
+    let row = thread_rows[s.thread] + s.lane;
+    let y0 = row_top(row);
+    if (row < view.first_row || y0 >= view.bottom) {
         return hidden();
     }
     let one = vec2<u32>(select(0u, 1u, s.duration.x == 0u && s.duration.y == 0u), 0u);
     let end = trace_time_add(s.start, trace_time_add(s.duration, one));  // zero duration: 1 ns wide
-    if (!before(s.start, view.end) || !before(view.origin, end)) {
-        return hidden();  // outside the window (exact 64-bit test)
-    }
-    if (trace_time_less(s.duration, view.min_duration)) {
-        return hidden();
-    }
-    if ((view.flags & VIEW_CATEGORIES) != 0u && !bit(CATEGORY_WORDS, s.category)) {
-        return hidden();
-    }
-    let searched = (view.flags & VIEW_SEARCH) != 0u;
-    let matches = searched && bit(SEARCH_WORDS, s.name);
-    if (searched && (view.flags & VIEW_SEARCH_FILTER) != 0u && !matches) {
-        return hidden();
-    }
-    let focusing = (view.flags & VIEW_FOCUS) != 0u;
-    let focused = focusing && bit(FOCUS_WORDS, s.id);
-    if (focusing && (view.flags & VIEW_FOCUS_HIDE) != 0u && !focused) {
-        return hidden();
-    }
-    let row = t.x + select(0u, s.lane, mode == MODE_EXPANDED);
-    let y0 = view.top + (f32(row) - f32(view.first_row)) * view.row_height;
-    if (row < view.first_row || y0 >= view.bottom) {
-        return hidden();
-    }
     var x0 = view.gutter + trace_time_delta_f32(s.start, view.origin) * view.px_per_ns;
     var x1 = view.gutter + trace_time_delta_f32(end, view.origin) * view.px_per_ns;
     x0 = clamp(x0, view.gutter, view.frame.x);
     x1 = clamp(x1, view.gutter, view.frame.x);
     x1 = max(x1, min(x0 + 1.0, view.frame.x));  // at least one pixel column
-    let gap = max(1.0, floor(view.scale));
-    let y1 = min(y0 + view.row_height - gap, view.bottom);
-    let c = corner(vi);
-    var out: VertexOut;
-    out.position = clip(vec2<f32>(mix(x0, x1, c.x), mix(y0, y1, c.y)));
     var rgb = unpack(name_colours[s.name]);
-    var alpha = 1.0;
-    if (mode == MODE_PROCESS_COLLAPSED) {
-        alpha = 0.35;  // a summary row: overlapping spans add up to a density
-    }
-    if (searched && !matches) {
+    if ((view.flags & VIEW_SEARCH) != 0u && !name_matches(s.name)) {
         rgb = mix(rgb, BACKGROUND, 0.75);
     }
-    if (focusing && !focused) {
+    if ((view.flags & VIEW_FOCUS) != 0u && focus_mask[row_index] == 0u) {
         rgb = mix(rgb, BACKGROUND, 0.8);
     }
-    let selected = bit(SELECTION_WORDS, s.id);
-    out.color = vec4<f32>(rgb, alpha);
-    out.id = s.id;
-    out.local = vec2<f32>(mix(0.0, x1 - x0, c.x), mix(0.0, y1 - y0, c.y));
-    out.size_marks = vec4<f32>(x1 - x0, y1 - y0, select(0.0, 1.0, selected), select(0.0, 1.0, s.id == view.hover));
-    return out;
+    let r = vec4<f32>(x0, y0, x1, min(y0 + view.row_height - gap(), view.bottom));
+    let marks = vec2<f32>(select(0.0, 1.0, selected(s.id)), select(0.0, 1.0, s.id == view.hover));
+    return rect_vertex(vi, r, vec4<f32>(rgb, 1.0), s.id, marks);
+}
+
+@vertex
+fn vs_merged(@builtin(vertex_index) vi: u32, @builtin(instance_index) k: u32) -> VertexOut {
+    let m = merged[k];
+    let y0 = row_top(m.x);
+    if (m.x < view.first_row || y0 >= view.bottom) {
+        return hidden();
+    }
+    var rgb = unpack(name_colours[m.w]);
+    if ((view.flags & VIEW_SEARCH) != 0u && !name_matches(m.w)) {
+        rgb = mix(rgb, BACKGROUND, 0.75);
+    }
+    let x0 = view.gutter + f32(m.y) * view.column_px;
+    let x1 = max(view.gutter + f32(m.z) * view.column_px, x0 + 1.0);
+    let r = vec4<f32>(x0, y0, min(x1, view.frame.x), min(y0 + view.row_height - gap(), view.bottom));
+    return rect_vertex(vi, r, vec4<f32>(rgb * 0.92, 1.0), NO_ID, vec2<f32>(0.0));
+}
+
+@vertex
+fn vs_density(@builtin(vertex_index) vi: u32, @builtin(instance_index) k: u32) -> VertexOut {
+    let d = density[k];
+    let y0 = row_top(d.x);
+    if (d.x < view.first_row || y0 >= view.bottom) {
+        return hidden();
+    }
+    let peak = f32(max(stats[{{ density_max_word }}u], 1u));
+    let h = (view.row_height - gap()) * (0.15 + 0.85 * f32(d.w) / peak);
+    let y1 = min(y0 + view.row_height - gap(), view.bottom);
+    let x0 = view.gutter + f32(d.y) * view.column_px;
+    let x1 = max(view.gutter + f32(d.z) * view.column_px, x0 + 1.0);
+    let r = vec4<f32>(x0, y1 - h, min(x1, view.frame.x), y1);
+    return rect_vertex(vi, r, vec4<f32>(DENSITY, 1.0), NO_ID, vec2<f32>(0.0));
 }
 
 @fragment
@@ -184,9 +198,8 @@ fn fs_span(in: VertexOut) -> FragmentOut {
     }
     if (in.size_marks.z > 0.5) {
         rgb = select(mix(rgb, vec3<f32>(1.0), 0.15), vec3<f32>(1.0, 1.0, 1.0), edge < ring);
-        return FragmentOut(vec4<f32>(rgb, 1.0), in.id);
     }
-    return FragmentOut(vec4<f32>(rgb, in.color.a), in.id);
+    return FragmentOut(vec4<f32>(rgb, 1.0), in.id);
 }
 
 @fragment
