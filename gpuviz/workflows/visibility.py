@@ -36,6 +36,8 @@ VISIBILITY_TILE = 8192
 # kept count, which never exceeds the rows the output was checked to hold).
 # GPUVIZ_RUNTIME_CHECKS=1 restores both.
 _TRUSTED = {"bounds_checks": False, "loop_bounding": False}
+# Predecessor tile states each lane of the subgroup look-back reads per step.
+LOOKBACK_SPAN = 1
 STORAGE = wgpu.BufferUsage.STORAGE
 NAME = "GPUVisibilityWorkflow"
 # visibility.wgsl: bindings of the roles (masks follow at 10 + k, then source_ids, the output chunk table and the
@@ -54,7 +56,8 @@ class GPUVisibilityWorkflow:
     Parameters
     ----------
     id : str
-        Prefix of node and transient IDs (``"{id}-predicate"``, ``"{id}-scatter"``...).
+        Prefix of the node ID: ``"{id}-predicate"`` (``"{id}-count-clear"``
+        for zero rows).
     output : GraphDataView or GraphVectorView
         uint32. A data view with at least as many rows as the input, or a
         vector view with the inputs' chunk lengths (filled across its chunks
@@ -247,8 +250,9 @@ class GPUVisibilityWorkflow:
                         f"binding size ({most} bytes): split it into vector chunks")
         buffers = len({v.handle for v in outs if v.length})
         # tile state, count, masks, mask_output, predicate pairs, source_ids, output buffers (+ their chunk table)
-        need = 2 + len(self.masks) + (self.mask_output is not None) + 2 * sum(
-            getattr(self, row) is not None for row, _ in PAIRS) + (self.source_ids is not None) + buffers + (buffers > 1)
+        pairs = sum(getattr(self, row) is not None for row, _ in PAIRS)
+        need = (2 + len(self.masks) + (self.mask_output is not None) + 2 * pairs + (self.source_ids is not None)
+                + buffers + (buffers > 1))
         limit = int(limits["max-storage-buffers-per-shader-stage"])
         if need > limit:
             raise GraphValidationError(f'{NAME} "{self.id}" needs {need} storage bindings in one pass ({buffers} '
@@ -300,26 +304,15 @@ class GPUVisibilityWorkflow:
                 chunk_table = ctx.own(ctx.device.create_buffer_with_data(
                     label=f"{ctx.node_id}-output-chunks", data=out_rows.tobytes(), usage=STORAGE))
                 fixed[11 + masks] = (chunk_table, 0, chunk_table.size)
-            subgroups = use_subgroups(ctx, None)
+            template = dict(masks=masks, subgroups=use_subgroups(ctx, None), scatter=scatter, span=LOOKBACK_SPAN)
+            constants = {"SPIN_LIMIT": spin_limit, "TRUST_STATE": trust}
             dispatches = []
             for row, ch in enumerate(chunks):
                 views = {**ch["views"], **params, "mask_out": ch["mask_out"], "count": count,
                          "ids": ch["views"].get("source_ids")}
-                views.update({f"mask{k}": ch["views"][f"masks[{k}]"] for k in range(masks)})
-                numbers = {**ROLES, **{f"mask{k}": 10 + k for k in range(masks)}, "ids": 10 + masks}
-                bound = {name: view_binding(number, views[name], alignment=align)
-                         for name, number in numbers.items() if views.get(name) is not None}
-                layouts = {name: bound[name].layout if name in bound else "none" for name in numbers}
-                code = wgsl("workflows/shaders/visibility.wgsl", layouts=layouts, masks=masks, subgroups=subgroups,
-                            scatter=scatter, spheres="spheres" in bound, intervals="intervals" in bound,
-                            lod="lod" in bound)
-                kernel = ComputeKernel(ctx.device, code=code, label=ctx.node_id,
-                                       constants={"SPIN_LIMIT": spin_limit, "TRUST_STATE": trust}, **_TRUSTED)
-                table[row, :len(HEADER)] = [ch["n"], ch["tile_base"], ch["tiles"], ch["row_base"], total_tiles - 1,
-                                            out_off, bound["count"].offset,
-                                            bound["ids"].offset if "ids" in bound else 0]
-                order = [*list(ROLES)[1:], *(f"mask{k}" for k in range(masks))]
-                table[row, len(HEADER):len(HEADER) + len(order)] = [bound[n].offset if n in bound else 0 for n in order]
+                kernel, bound, offsets = _chunk_kernel(ctx, views, masks, align, template, constants)
+                words = [ch["n"], ch["tile_base"], ch["tiles"], ch["row_base"], total_tiles - 1, out_off, *offsets]
+                table[row, :len(words)] = words
                 dispatches.append((kernel, [*dst, *(b.storage for b in bound.values())], row, ch["tiles"]))
             uniform = ctx.own(ctx.device.create_buffer_with_data(label=f"{ctx.node_id}-params", data=table.tobytes(),
                                                                  usage=wgpu.BufferUsage.UNIFORM))
@@ -333,6 +326,21 @@ class GPUVisibilityWorkflow:
             return encode
 
         return graph.add_compute_node(id=f"{self.id}-predicate", resources=resources, compile=compile_visibility)
+
+
+def _chunk_kernel(ctx, views, masks, align, template, constants) -> tuple:
+    """``(kernel, {role: ViewBinding}, offsets)`` of one chunk's dispatch;
+    offsets are the VisParams words from ``count_off`` on."""
+    views = {**views, **{f"mask{k}": views[f"masks[{k}]"] for k in range(masks)}}
+    numbers = {**ROLES, **{f"mask{k}": 10 + k for k in range(masks)}, "ids": 10 + masks}
+    bound = {name: view_binding(number, views[name], alignment=align)
+             for name, number in numbers.items() if views.get(name) is not None}
+    layouts = {name: bound[name].layout if name in bound else "none" for name in numbers}
+    code = wgsl("workflows/shaders/visibility.wgsl", layouts=layouts, spheres="spheres" in bound,
+                intervals="intervals" in bound, lod="lod" in bound, **template)
+    kernel = ComputeKernel(ctx.device, code=code, label=ctx.node_id, constants=constants, **_TRUSTED)
+    order = ["count", "ids", *list(ROLES)[1:], *(f"mask{k}" for k in range(masks))]
+    return kernel, bound, [bound[name].offset if name in bound else 0 for name in order]
 
 
 def _scatter_plan(used, align, first) -> tuple:

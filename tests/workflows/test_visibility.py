@@ -564,7 +564,8 @@ def encode_repeatedly(device, n, chunks, *, steps, rng, density, source_ids=Fals
     mask_out = upload_vector(device, [np.full(c, SENTINEL, np.uint32) for c in chunks])
     count = upload(device, np.full(1, SENTINEL, np.uint32))
     workflow = GPUVisibilityWorkflow(id="vis", output=graph.import_gpu_vector("ids", out),
-                                     count=graph.import_gpu_data("n", count), masks=[graph.import_gpu_vector("m", mask)],
+                                     count=graph.import_gpu_data("n", count),
+                                     masks=[graph.import_gpu_vector("m", mask)],
                                      mask_output=graph.import_gpu_vector("keep", mask_out), **kwargs)
     for name, value in tuning.items():
         setattr(workflow, name, value)

@@ -106,6 +106,7 @@ const TAG_MASK: u32 = READY | PARITY;
 const VALUE: u32 = 0xffffu;          // a tile's count (<= TILE) or half a prefix
 const EPOCH_SHIFT: u32 = 21u;        // tiles of a sequence < 2^21 (2^32 rows / 8192-row tiles = 2^19)
 const TICKET_MASK: u32 = (1u << EPOCH_SHIFT) - 1u;
+const SPAN: u32 = {{ span }}u;        // subgroup walk: predecessor states per lane and step
 const LOOKBACK: u32 = 64u;           // workgroup walk: predecessor states read per step (<= 256)
 const SPIN_WINDOW: u32 = 4u;         // states read per step while the nearest is unpublished
 
@@ -372,19 +373,32 @@ fn look_back_group(g: Group, tile: u32) -> u32 {
     var acc = 0u;
     loop {
         if (g.id == 0u) {
-            var window = g.size;
+            let wide = g.size * SPAN;
+            var window = wide;
             var spins = 0u;
             var done = 0u;
             loop {
-                var st = vec2<u32>(1u, 0u);  // lanes past the window: neutral
-                if (g.lane < window) {
-                    st = vec2<u32>(2u, 0u);  // before the first tile: the empty prefix
-                    if (g.lane < look) { st = inspect(look - 1u - g.lane); }
+                // lane i inspects distances i * SPAN + k (unrolled: no private array)
+                var nr_l = wide;
+                var term_l = wide;
+{% for k in range(span) %}
+                let d{{ k }} = g.lane * SPAN + {{ k }}u;
+                var st{{ k }} = vec2<u32>(1u, 0u);  // past the window: neutral
+                if (d{{ k }} < window) {
+                    st{{ k }} = vec2<u32>(2u, 0u);  // before the first tile: the empty prefix
+                    if (d{{ k }} < look) { st{{ k }} = inspect(look - 1u - d{{ k }}); }
                 }
-                let nr = min(window, grp_min(select(g.size, g.lane, st.x == 0u)));
-                let term = grp_min(select(g.size, g.lane, st.x == 2u));
+                if (st{{ k }}.x == 0u) { nr_l = min(nr_l, d{{ k }}); }
+                if (st{{ k }}.x == 2u) { term_l = min(term_l, d{{ k }}); }
+{% endfor %}
+                let nr = min(window, grp_min(nr_l));
+                let term = grp_min(term_l);
                 let used = select(nr, term + 1u, term < nr);
-                acc += grp_add(select(0u, st.y, g.lane < used));
+                var part = 0u;
+{% for k in range(span) %}
+                part += select(0u, st{{ k }}.y, d{{ k }} < used);
+{% endfor %}
+                acc += grp_add(part);
                 if (term < nr) {
                     done = 1u;
                     break;
@@ -392,11 +406,11 @@ fn look_back_group(g: Group, tile: u32) -> u32 {
                 look -= nr;
                 if (nr == 0u) {
                     spins += 1u;
-                    window = min(SPIN_WINDOW, g.size);
+                    window = min(SPIN_WINDOW, wide);
                     if (spins > SPIN_LIMIT) { break; }
                 } else {
                     spins = 0u;
-                    window = g.size;
+                    window = wide;
                 }
             }
             if (g.lane == 0u) { s_step = vec3<u32>(look, acc, done); }
