@@ -447,7 +447,9 @@ class GPUCanvas(JupyterRenderCanvas):
         if array.size == 0:
             return None
         reduced = self._scale is not None and self._scale < 1.0 and not is_lossless_redraw
-        if self._settle_next and not is_lossless_redraw:
+        # A reduced frame still on its way when the interaction ended goes as it is;
+        # the full frame asked for after it is the lossless one.
+        if self._settle_next and not is_lossless_redraw and not reduced:
             self._settle_next = False
             self.settle_frames += 1
             quality, self.quality = self.quality, 100  # jupyter_rfb's PNG path, counted as a frame

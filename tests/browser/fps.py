@@ -145,6 +145,7 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--sizes", default="640x400,1280x720")
+    parser.add_argument("--canvas-kwargs", default="{}", help="GPUCanvas arguments, e.g. \"{'max_buffered_frames': 2}\"")
     args = parser.parse_args(argv)
     print(f"{'size':>10} {'plain fps':>10} {'gpuviz fps':>11} {'ratio':>6} {'plain rt ms':>12} {'gpuviz rt ms':>13}"
           f" {'plain in->frame p50 ms':>23} {'gpuviz in->frame p50 ms':>24} {'gpuviz p90 ms':>14}"
@@ -154,7 +155,7 @@ def main(argv=None) -> None:
         for size in args.sizes.split(","):
             width, height = (int(v) for v in size.split("x"))
             plain = measure("plain", width, height, args.seconds, Path(tmp))
-            ours = measure("gpuviz", width, height, args.seconds, Path(tmp))
+            ours = measure("gpuviz", width, height, args.seconds, Path(tmp), args.canvas_kwargs)
             print(f"{size:>10} {plain['fps']:>10.1f} {ours['fps']:>11.1f} {ours['fps'] / plain['fps']:>6.2f} "
                   f"{plain['roundtrip'] * 1e3:>12.0f} {ours['roundtrip'] * 1e3:>13.0f} "
                   f"{plain['latency_p50'] * 1e3:>23.0f} {ours['latency_p50'] * 1e3:>24.0f} "

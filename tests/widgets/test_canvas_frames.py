@@ -237,3 +237,17 @@ def test_a_slow_frame_does_not_end_the_interaction():
     assert scale.settle_due(0.71)
     scale.touch(2.0)  # not interacting: nothing to extend
     assert not scale.interacting and scale.last_event == 0.5
+
+
+def test_a_reduced_frame_in_flight_when_the_pointer_lifts_is_not_the_lossless_one():
+    drawable = Follower()
+    canvas, sent = _canvas(drawable, interaction_scale=0.5)
+    _event(canvas, "pointer_down", 10)
+    canvas.force_draw()
+    canvas._settle_next = True  # the pointer lifted while this reduced frame was still being read back
+    canvas._rfb_send_frame(np.zeros((24, 32, 4), np.uint8))
+    assert sent[-1][0]["mimetype"] == "image/jpeg" and canvas.settle_frames == 0
+    canvas.interaction.interacting = False
+    canvas.force_draw()
+    assert sent[-1][0]["mimetype"] == "image/png" and _shape(*sent[-1]) == (48, 64) and canvas.settle_frames == 1
+    canvas.close()
