@@ -4,6 +4,8 @@ the oracle's pixel facts against a plain per-span loop."""
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from gpuviz.graph import GPUCommandGraph
 from gpuviz.graph.errors import GraphTypeError, GraphValidationError
@@ -251,3 +253,55 @@ def test_edges_land_on_summary_rows_and_closest_shown_ancestors(rig):
     for span in (source, target):
         assert layout.thread_row[spans["thread"][span]] == layout.process_row[spans["process"][span]]
     assert (want.edges[:, 3] != 0).sum() > 0 and (want.edges[:, 3] == 0).sum() > 0
+
+
+def _random_trace(rng, n, links):
+    thread = rng.integers(0, 5, n).astype(np.uint32)
+    nested = rng.random(n) < 0.5  # half the spans inside the previous one: deeper lanes and parents
+    start = rng.integers(0, 10**7, n)
+    duration = rng.integers(0, 10**5, n) * (rng.random(n) < 0.9)
+    for i in np.flatnonzero(nested[1:]) + 1:
+        if thread[i] == thread[i - 1] and duration[i - 1] > 2:
+            start[i] = start[i - 1] + 1
+            duration[i] = duration[i - 1] // 2
+    spans = pa.table({"name": pa.array([f"n{v}" for v in rng.integers(0, 40, n)], pa.string()),
+                      "category": pa.array([f"c{v}" for v in rng.integers(0, 5, n)], pa.string()),
+                      "start_ns": pa.array(start, pa.int64()), "duration_ns": pa.array(duration, pa.int64()),
+                      "process": pa.array((thread * 2) % 3), "thread": pa.array(thread)})
+    ends = pa.table({"source": pa.array(rng.integers(0, max(n, 1), links).astype(np.uint32)),
+                     "target": pa.array(rng.integers(0, max(n, 1), links).astype(np.uint32))})
+    return Trace.from_arrow(spans=spans, links=ends if n else None)
+
+
+def _random_state(rng, rig):
+    f = rig.frame
+    state = f.initial_state(width=int(rng.integers(1, 65)))
+    w0, w1 = state.window
+    a = int(rng.integers(w0 - 10**6, w1))
+    width_ns = int(rng.choice([state.width, state.width + 7, (w1 - w0) // 10 + state.width, 3 * (w1 - w0)]))
+    layout_rows = f.layout(state).total_rows
+    return state.with_(window=(a, a + width_ns), rows=(int(rng.integers(0, max(layout_rows, 1))),
+                                                       int(rng.integers(0, f.row_capacity + 1))),
+                       process_expanded=rng.random(f.process_count) < 0.7,
+                       thread_expanded=rng.random(f.thread_count) < 0.7,
+                       categories=None if rng.random() < 0.5 else rng.random(f.category_count) < 0.7,
+                       min_duration_ns=int(rng.choice([0, 1, 500, 50_000])),
+                       search=None if rng.random() < 0.5 else rng.random(f.name_count) < 0.3,
+                       search_mode=str(rng.choice(["highlight", "filter"])),
+                       focus_seeds=tuple(int(v) for v in rng.integers(0, max(f.span_count, 1), rng.integers(0, 4)))
+                       if f.span_count else (),
+                       focus_depth=int(rng.integers(0, 9)), focus_mode=str(rng.choice(["dim", "hide"])))
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(n=st.sampled_from([1, 2, 1023, 1024, 1025, 2100]), seed=st.integers(0, 2**31))
+def test_random_traces_and_states_match_the_oracle(device, n, seed):
+    """Piece (1024 rows) and workgroup-tile boundaries, unsorted thread
+    order, nested and overlapping spans, random links and states."""
+    rng = np.random.default_rng(seed)
+    rig = Rig(device, _random_trace(rng, n, links=n // 3 + 1), width_capacity=64, row_capacity=12, piece_rows=1024)
+    try:
+        for _ in range(3):
+            rig.check(_random_state(rng, rig))
+    finally:
+        rig.close()
