@@ -25,4 +25,15 @@ from .algorithms import (AggregationTuning, GPUBatchSort, GPUCompaction, GPUGrid
 
 from .workflows import GPUVisibilityWorkflow, frustum_planes
 
+
+def show(widget, *, where: str = "right", title: str | None = None) -> None:
+    """Show a live view of ``widget`` in a JupyterLab / Notebook 7 panel, or
+    inline where the gpuviz extension is absent (see
+    :func:`gpuviz.widgets.show.show`). Imports the widget stack on first call,
+    so ``import gpuviz`` stays headless; does not wait for the front end."""
+    from importlib import import_module
+
+    return import_module("gpuviz.widgets.show").show(widget, where=where, title=title)
+
+
 __version__ = "0.1.0"

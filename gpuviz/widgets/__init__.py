@@ -10,5 +10,7 @@ from .canvas import TEXTURE_FORMAT, GPUCanvas, draw_offscreen
 from .inspector import GraphInspector
 from .analysis import DataAnalysis
 from .culling import FrustumCulling
+from .show import show
+from . import registry  # registers the GPU side panel's comm target
 
-__all__ = ["GPUCanvas", "GraphInspector", "draw_offscreen", "TEXTURE_FORMAT", "DataAnalysis", "FrustumCulling"]
+__all__ = ["GPUCanvas", "GraphInspector", "draw_offscreen", "TEXTURE_FORMAT", "DataAnalysis", "FrustumCulling", "show", "registry"]
