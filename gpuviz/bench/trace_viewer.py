@@ -10,7 +10,7 @@ compiled graph, then for three windows (zoomed out: the whole trace; mid:
 
 * ``gpu_s``: median GPU time of a whole frame (timestamps around
   ``compiled.encode``, >= 20 runs after warm-up);
-* ``encode_s``: median CPU time of ``frame.write`` (a window moved by 1 ns:
+* ``encode_s``: median CPU time of the frame's writes (a window moved by 1 ns:
   real writes) + ``compiled.encode`` + ``encoder.finish``;
 * ``focus_s``: GPU time of the focus traversal nodes after a 4-hop focus
   change from 16 linked spans (per-node timestamps; each node in its own
@@ -23,10 +23,10 @@ compiled graph, then for three windows (zoomed out: the whole trace; mid:
 
 A row is printed only after the frame's drawn rows, merged and density
 runs, minimap, shown codes, anchors, edges and stats equal the oracle's
-(the 4-hop focus mask once per tier). When the trace
-viewer widget provides render nodes (``gpuviz.widgets.trace.render
-.add_trace_render(graph, frame, *, size)``), the frame includes them and the
-title says so; otherwise it is compute-only.
+(the 4-hop focus mask once per tier). When the trace viewer widget
+provides ``gpuviz.widgets.trace.graph.bench_frame`` (its whole compiled
+graph: the frame plus its render nodes), that graph is timed and the title
+says so; otherwise the GPUTraceFrame alone (compute only).
 """
 
 from __future__ import annotations
@@ -58,12 +58,35 @@ COLUMNS = (Column("size", "size", 5, "size"), Column("zoom", "zoom", 10), Column
 
 
 def _render_hook():
-    """The widget's render-node builder when the widget package has one."""
+    """The widget's frame builder when the widget package has one:
+    ``bench_frame(device, scene, trace, *, size)`` -> an object with
+    ``frame`` (its GPUTraceFrame), ``compiled`` (the whole graph, render
+    nodes included), ``write(state)`` (every per-frame write) and ``destroy()``."""
     try:
-        from gpuviz.widgets.trace.render import add_trace_render
+        from gpuviz.widgets.trace.graph import bench_frame
     except ImportError:
         return None
-    return add_trace_render
+    return bench_frame
+
+
+class _ComputeOnly:
+    """The frame alone in a graph (no widget in this tree)."""
+
+    def __init__(self, device, scene, trace):
+        from gpuviz.graph import GPUCommandGraph
+        from gpuviz.trace.interaction import GPUTraceFrame
+
+        self.frame = GPUTraceFrame(scene=scene, trace=trace, width_capacity=WIDTH, row_capacity=ROWS,
+                                   id="bench-view")
+        graph = GPUCommandGraph(device, id="trace-viewer")
+        self.frame.add_to_graph(graph)
+        self.nodes = len(graph.nodes)
+        self.compiled = graph.compile()
+        self.write = self.frame.write
+
+    def destroy(self):
+        self.compiled.destroy()
+        self.frame.destroy()
 
 
 def _compare(label, got, want):
@@ -82,20 +105,20 @@ def _submit(device, compiled):
     device.queue.submit([encoder.finish()])
 
 
-def _encode_time(device, frame, compiled, state, runs):
+def _encode_time(device, write, compiled, state, runs):
     """Median CPU seconds of write (1 ns pan: new bytes) + encode + finish."""
     times = []
     w0, w1 = state.window
     for k in range(runs + 3):
         moved = state.with_(window=(w0 + (k & 1), w1 + (k & 1)))
         started = time.perf_counter()
-        frame.write(moved)
+        write(moved)
         encoder = device.create_command_encoder()
         compiled.encode(encoder)
         buffer = encoder.finish()
         times.append(time.perf_counter() - started)
         device.queue.submit([buffer])
-    frame.write(state)
+    write(state)
     return statistics.median(times[3:])
 
 
@@ -113,30 +136,23 @@ def _focus_time(device, frame, compiled, runs):
 
 
 def _tier(device, n, runs, timer, table, hook):
-    from gpuviz.graph import GPUCommandGraph
     from gpuviz.trace import synthetic
-    from gpuviz.trace.interaction import GPUTraceFrame, TraceViewOracle
+    from gpuviz.trace.interaction import TraceViewOracle
     from gpuviz.trace.scene import GPUTraceScene
 
     trace = synthetic(spans=n, processes=8, threads_per_process=8, seed=14)
     scene = GPUTraceScene(device, trace, label=f"bench-{n}")
-    frame = GPUTraceFrame(scene=scene, trace=trace, width_capacity=WIDTH, row_capacity=ROWS, id="bench-view")
-    compiled, graph = None, None
-    for render in ((hook, None) if hook is not None else (None,)):
-        graph = GPUCommandGraph(device, id="trace-viewer")
-        frame.add_to_graph(graph)
+    rig = None
+    if hook is not None:
         try:
-            if render is not None:
-                render(graph, frame, size=(WIDTH, 600))
-            compiled = graph.compile()
-            break
-        except Exception as exc:  # the widget's hook is another package's: report it, time the compute
-            if render is None:
-                raise
-            table.note(f"  render nodes failed ({type(exc).__name__}: {exc}); this tier is compute only")
-    table.note(f"  {n} spans: {len(graph.nodes)} graph nodes, {trace.links.num_rows} links")
+            rig = hook(device, scene, trace, size=(WIDTH, 600))
+        except Exception as exc:  # another package's builder: report it, time the compute part
+            table.note(f"  widget frame failed ({type(exc).__name__}: {exc}); this tier is compute only")
+    rig = rig or _ComputeOnly(device, scene, trace)
+    frame, compiled = rig.frame, rig.compiled
+    table.note(f"  {n} spans: {trace.links.num_rows} links; {type(rig).__name__}")
     oracle = TraceViewOracle(frame, trace)
-    base = frame.initial_state(width=WIDTH, rows=(0, ROWS))
+    base = frame.initial_state(width=min(WIDTH, frame.width_capacity), rows=(0, min(ROWS, frame.row_capacity)))
     t0, t1 = base.window
     linked = trace.links.column("source").to_numpy()
     rng = np.random.default_rng(n)
@@ -146,7 +162,7 @@ def _tier(device, n, runs, timer, table, hook):
             width_ns = max(WIDTH, int((t1 - t0) * share))
             middle = t0 + (t1 - t0) // 2
             state = base.with_(window=(middle - width_ns // 2, middle - width_ns // 2 + width_ns))
-            frame.write(state)
+            rig.write(state)
             _submit(device, compiled)
             got = frame.read_back()
             started = time.perf_counter()
@@ -155,9 +171,9 @@ def _tier(device, n, runs, timer, table, hook):
             _compare(f"trace-viewer {n} {zoom}", got, want)
             rewarm(device, n)
             gpu_s = timer.median(lambda encoder: compiled.encode(encoder))
-            encode_s = _encode_time(device, frame, compiled, state, runs)
+            encode_s = _encode_time(device, rig.write, compiled, state, runs)
             focused = state.with_(focus_seeds=seeds, focus_depth=FOCUS_HOPS)
-            frame.write(focused)
+            rig.write(focused)
             _submit(device, compiled)
             if zoom == ZOOMS[0][0]:  # the focus mask does not depend on the window: check it once per tier
                 _compare(f"trace-viewer {n} {zoom} focus", frame.read_back(), oracle.frame(focused))
@@ -166,10 +182,9 @@ def _tier(device, n, runs, timer, table, hook):
             table.add(size=n, zoom=zoom, drawn=want.stats["drawn"], merged=want.stats["merged_records"],
                       gpu_s=gpu_s, frame_target=FRAME_TARGETS.get(n), encode_s=encode_s, focus_s=focus_s,
                       focus_frame_s=focus_frame_s, numpy_s=numpy_s, window_ns=width_ns, stats=want.stats,
-                      edges=len(want.edges), rows=ROWS, width=WIDTH)
+                      edges=len(want.edges), rows=base.rows[1], width=base.width)
     finally:
-        compiled.destroy()
-        frame.destroy()
+        rig.destroy()
         scene.destroy()
 
 
@@ -178,7 +193,7 @@ def bench_trace_viewer(device, sizes, runs, *, variants=False, peers=None, repor
     and ``peers`` are unused (the oracle is the only peer)."""
     report = report or Report()
     hook = _render_hook()
-    what = "with the TraceViewer render nodes" if hook else "compute only (no render nodes in this tree)"
+    what = "with the TraceViewer render nodes" if hook else "compute only (no widget frame builder in this tree)"
     table = report.table("trace-viewer", f"trace-viewer frame: GPUTraceFrame {what}, {WIDTH} columns x {ROWS} rows; "
                          f"focus = {FOCUS_HOPS} hops from {FOCUS_SEEDS} linked spans", COLUMNS)
     timer = GPUTimer(device, max(runs, 20))
