@@ -50,7 +50,8 @@ def _queue_gutter(overlay, host, layout, geometry, height):
             overlay.text(f"{mark} {name}", x=4, y=ly, color=TEXT_COLOR, max_width=PROCESS_COLUMN - 6)
         if not host.process_expanded[p]:
             count = int((host.thread_process == p).sum())
-            overlay.text(f"{count} threads (summary)", x=PROCESS_COLUMN, y=ly, color=MUTED_COLOR,
+            overlay.text(f"{count} thread{'s' if count != 1 else ''} (summary)", x=PROCESS_COLUMN, y=ly,
+                         color=MUTED_COLOR,
                          max_width=GUTTER - PROCESS_COLUMN - 4)
     for t in layout.thread_order:
         mode, row = int(layout.thread_mode[t]), int(layout.thread_row[t])
@@ -93,7 +94,7 @@ def _queue_axis(overlay, host, geometry):
                  max_width=GUTTER - 10)
 
 
-def _queue_labels(overlay, host, rows, visible, geometry, text_dark):
+def _queue_labels(overlay, host, rows, visible, geometry, text_dark, dimmed):
     start = geometry.x_of(host.start)
     end = geometry.x_of(host.end)
     x0 = np.maximum(start, GUTTER)
@@ -104,7 +105,10 @@ def _queue_labels(overlay, host, rows, visible, geometry, text_dark):
         wide = wide[np.argsort(-(x1 - x0)[wide], kind="stable")[:_MAX_LABELS]]
     for s in wide:
         y = float(geometry.y_of(rows[s]))
-        colour = (0.06, 0.06, 0.07, 1.0) if text_dark[host.name_id[s]] else (0.97, 0.97, 0.98, 1.0)
+        if dimmed is not None and dimmed[s]:
+            colour = (0.62, 0.63, 0.66, 1.0)  # on a dimmed rect: a muted light label
+        else:
+            colour = (0.06, 0.06, 0.07, 1.0) if text_dark[host.name_id[s]] else (0.97, 0.97, 0.98, 1.0)
         overlay.text(host.name_table[host.name_id[s]], x=float(x0[s]) + 3, y=y + 2, color=colour,
                      max_width=float(x1[s] - x0[s]) - 6)
 
@@ -133,12 +137,12 @@ def _queue_instants(overlay, host, layout, geometry, height):
 
 
 def queue_chrome(overlay, *, host, layout, rows, visible, geometry, minimap, text_dark, hover_lines, pointer,
-                 status):
+                 status, dimmed=None):
     """Queue the whole overlay of one frame (logical pixels)."""
     w, h = geometry.width, geometry.height
     overlay.clear()
     overlay.rect(0, 0, w, TRACKS_TOP, color=_HEADER_BG)
-    _queue_labels(overlay, host, rows, visible, geometry, text_dark)
+    _queue_labels(overlay, host, rows, visible, geometry, text_dark, dimmed)
     _queue_instants(overlay, host, layout, geometry, geometry.bottom)
     _queue_gutter(overlay, host, layout, geometry, geometry.bottom)
     overlay.rect(0, 0, w, TRACKS_TOP, color=_HEADER_BG)

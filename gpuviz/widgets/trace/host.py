@@ -21,8 +21,8 @@ __all__ = ["TraceHost", "Layout", "Geometry", "name_colour", "format_ns", "ROW_H
            "MINIMAP_TOP", "MINIMAP_HEIGHT", "AXIS_HEIGHT", "STATUS_HEIGHT"]
 
 ROW_HEIGHT = 18.0  # logical pixels per layout row
-GUTTER = 190.0  # process (70) + thread (120) name columns
-PROCESS_COLUMN = 70.0
+GUTTER = 220.0  # process (96) + thread (124) name columns
+PROCESS_COLUMN = 96.0
 MINIMAP_TOP, MINIMAP_HEIGHT = 4.0, 26.0
 AXIS_HEIGHT = 24.0
 TRACKS_TOP = MINIMAP_TOP + MINIMAP_HEIGHT + AXIS_HEIGHT + 2.0

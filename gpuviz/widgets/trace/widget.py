@@ -295,9 +295,9 @@ class TraceViewer(widgets.HBox):
         geometry = self._geometry()
         if not self._visible(geometry)[s]:
             return None
-        x0 = float(np.clip(geometry.x_of(self.host.start[s]), GUTTER, geometry.width))
+        x0 = float(np.clip(geometry.x_of(self.host.start[s]), GUTTER, geometry.width - 1.0))
         x1 = float(np.clip(geometry.x_of(self.host.end[s]), GUTTER, geometry.width))
-        x1 = max(x1, min(x0 + 1.0, geometry.width))
+        x1 = max(x1, x0 + 1.0)  # at least one pixel column, as the shader draws it
         y0 = float(geometry.y_of(self._rows()[s]))
         return (x0, y0, x1, min(y0 + ROW_HEIGHT - 1, geometry.bottom))
 
@@ -591,10 +591,19 @@ class TraceViewer(widgets.HBox):
         queue_chrome(self._overlay, host=self.host, layout=self._layout(), rows=self._rows(),
                      visible=self._visible(geometry), geometry=geometry, minimap=self._minimap,
                      text_dark=self._text_dark, hover_lines=hover_lines, pointer=self._pointer,
-                     status=self._status(geometry))
+                     status=self._status(geometry), dimmed=self._dimmed())
         self._overlay.upload(self.device.queue, target_size=(width, height))
         self._presenter.present(encoder, target_view, (width, height), self._overlay)
         self._encode_seconds = time.perf_counter() - t0
+
+    def _dimmed(self):
+        """bool per span drawn dimmed (search highlight, focus "dim"), or None."""
+        dim = None
+        if self._search is not None:
+            dim = ~self._search_names[self.host.name_id]
+        if self._focus_mask is not None:
+            dim = ~self._focus_mask if dim is None else dim | ~self._focus_mask
+        return dim
 
     def _status(self, geometry) -> str:
         w0, w1 = self._window

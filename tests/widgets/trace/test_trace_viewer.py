@@ -334,3 +334,19 @@ def test_bad_arguments():
         TraceViewer(_tiny([0], [1]), size=(10, 10))
     with pytest.raises(GraphValidationError):
         TraceViewer(_tiny([0, 5], [1, 1]), capacity=1)
+
+
+def test_links_to_a_collapsed_process_land_on_its_summary_row(viewer):
+    from gpuviz.widgets.trace.chrome import link_segments
+    h = viewer.host
+    cross = np.flatnonzero(h.process[h.link_source] != h.process[h.link_target])
+    k = int(cross[0]) if len(cross) else 0
+    src, dst = int(h.link_source[k]), int(h.link_target[k])
+    viewer.select([src])
+    viewer.collapse(process=int(h.process[dst]))
+    summary_row = viewer._layout().process_row[h.process[dst]]
+    seg = link_segments(h, viewer._rows(), viewer._geometry(), viewer._selection)
+    ends = {(round(float(x1), 3), round(float(y1), 3)) for x0, y0, x1, y1, *_ in seg[:1]}
+    (_, y_end), = ends
+    assert y_end == pytest.approx(TRACKS_TOP + (summary_row - viewer.first_row + 0.5) * ROW_HEIGHT)
+    assert viewer.span_rect(dst) is None  # not drawn one by one: it is in the density bars

@@ -140,9 +140,9 @@ fn vs_span(@builtin(vertex_index) vi: u32, @builtin(instance_index) k: u32) -> V
     let end = trace_time_add(s.start, trace_time_add(s.duration, one));  // zero duration: 1 ns wide
     var x0 = view.gutter + trace_time_delta_f32(s.start, view.origin) * view.px_per_ns;
     var x1 = view.gutter + trace_time_delta_f32(end, view.origin) * view.px_per_ns;
-    x0 = clamp(x0, view.gutter, view.frame.x);
+    x0 = clamp(x0, view.gutter, view.frame.x - 1.0);
     x1 = clamp(x1, view.gutter, view.frame.x);
-    x1 = max(x1, min(x0 + 1.0, view.frame.x));  // at least one pixel column
+    x1 = max(x1, x0 + 1.0);  // at least one pixel column (the last one at the right edge)
     var rgb = unpack(name_colours[s.name]);
     if ((view.flags & VIEW_SEARCH) != 0u && !name_matches(s.name)) {
         rgb = mix(rgb, BACKGROUND, 0.75);
