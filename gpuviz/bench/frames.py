@@ -1,5 +1,7 @@
 """``python -m gpuviz.bench.frames``: the server side of one notebook frame
-of :class:`~gpuviz.widgets.DataAnalysis`, without a browser or a kernel.
+of :class:`~gpuviz.widgets.DataAnalysis` (``--widget analysis``) or the
+trace viewer (``--widget trace``, a synthetic trace of ``--rows`` spans),
+without a browser or a kernel.
 
 What GPUCanvas does for each frame the browser shows, step by step on one
 offscreen target: *render* (the widget's ``draw`` hook after a pan, which
@@ -10,6 +12,7 @@ frame after it), at full size and at the reduced scales an interaction may
 pick. Medians over ``--runs`` after one warm-up frame.
 
     python -m gpuviz.bench.frames --rows 1M --size 1280x720 --scales 1,0.5,0.25
+    python -m gpuviz.bench.frames --widget trace --rows 1M
 
 It does not include the websocket, the browser's decode or its display;
 those are what ``python -m tests.browser.fps`` measures.
@@ -40,6 +43,16 @@ def _analysis(device, rows: int, size):
                         grid_size=(512, 512), device=device, size=size)
 
 
+def _trace_viewer(device, spans: int, size):
+    from gpuviz.trace.synthetic import synthetic
+    from gpuviz.widgets.trace.widget import TraceViewer
+
+    return TraceViewer(synthetic(spans=spans), size=size, device=device)
+
+
+WIDGETS = {"analysis": _analysis, "trace": _trace_viewer}
+
+
 def _readback(device, texture, width: int, height: int) -> np.ndarray:
     """The texture as an (h, w, 4) uint8 array (rows padded to 256 bytes by wgpu)."""
     data = device.queue.read_texture({"texture": texture}, {"bytes_per_row": width * 4, "rows_per_image": height},
@@ -65,7 +78,8 @@ def _frame(widget, device, texture, fence, width, height, step):
     return rendered - started, time.perf_counter() - rendered, image
 
 
-def bench_frames(device, *, rows: int, size=(1280, 720), scales=(1.0, 0.5, 0.25), runs: int = 10) -> list:
+def bench_frames(device, *, rows: int, size=(1280, 720), scales=(1.0, 0.5, 0.25), runs: int = 10,
+                 widget: str = "analysis") -> list:
     """One row per scale: ``{"scale", "width", "height", "render_s", "readback_s",
     "jpeg_s", "png_s", "jpeg_bytes", "png_bytes", "frame_s"}`` (medians;
     ``frame_s`` = render + readback + JPEG, what an interactive frame costs)."""
@@ -73,7 +87,7 @@ def bench_frames(device, *, rows: int, size=(1280, 720), scales=(1.0, 0.5, 0.25)
     import wgpu
     from jupyter_rfb._png import array2png  # jupyter_rfb's lossless encoder, as the canvas uses it
 
-    widget = _analysis(device, rows, size)
+    widget = WIDGETS[widget](device, rows, size)
     fence = device.create_buffer(size=4, usage=wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST)
     out = []
     try:
@@ -114,7 +128,8 @@ def _count(text: str) -> int:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rows", default="1M", help="rows of the DataAnalysis table (e.g. 64K, 1M, 10M)")
+    parser.add_argument("--widget", choices=sorted(WIDGETS), default="analysis")
+    parser.add_argument("--rows", default="1M", help="rows of the table / spans of the trace (e.g. 64K, 1M, 10M)")
     parser.add_argument("--size", default="1280x720", help="full frame size in pixels")
     parser.add_argument("--scales", default="1,0.5,0.25", help="render scales per direction")
     parser.add_argument("--runs", type=int, default=10)
@@ -126,8 +141,8 @@ def main(argv=None) -> int:
     size = tuple(int(v) for v in args.size.lower().split("x"))
     rows = _count(args.rows)
     table = bench_frames(device, rows=rows, size=size, scales=[float(s) for s in args.scales.split(",")],
-                         runs=args.runs)
-    print(f"DataAnalysis frame, {rows:,} rows, {size[0]}x{size[1]} full size, median of {args.runs} runs")
+                         runs=args.runs, widget=args.widget)
+    print(f"{args.widget} frame, {rows:,} rows, {size[0]}x{size[1]} full size, median of {args.runs} runs")
     print(f"{'scale':>6} {'pixels':>10} {'render ms':>10} {'readback ms':>12} {'jpeg ms':>8} {'png ms':>7} "
           f"{'frame ms':>9} {'jpeg KiB':>9} {'png KiB':>8}")
     for r in table:
