@@ -35,10 +35,11 @@ class Rig:
         self.device.queue.submit([encoder.finish()])
         return self.frame.read_back()
 
-    def check(self, state):
+    def check(self, state, keys=KEYS):
         """Run ``state``; assert every output equals the oracle's; return the oracle frame."""
         got, want = self.run(state), self.oracle.frame(state)
-        for key in KEYS:
+        self.got = got
+        for key in keys:
             np.testing.assert_array_equal(got[key], getattr(want, key), err_msg=key)
         assert got["stats"] == want.stats
         np.testing.assert_array_equal(got["thread_rows"], self.frame.layout(state).thread_row)
@@ -303,5 +304,17 @@ def test_random_traces_and_states_match_the_oracle(device, n, seed):
     try:
         for _ in range(3):
             rig.check(_random_state(rng, rig))
+    finally:
+        rig.close()
+
+
+def test_frame_without_edges(device):
+    rig = Rig(device, synthetic(spans=3000, processes=2, threads_per_process=4, seed=5), width_capacity=128,
+              row_capacity=32, edges=False)
+    try:
+        state = rig.frame.initial_state(width=100)
+        want = rig.check(state, keys=("drawn", "merged", "density", "minimap", "focus", "shown"))
+        assert len(want.edges) > 0 and len(rig.got["edges"]) == 0  # the oracle would keep some; none resolved
+        assert not any(node.endswith(("-edges", "-anchors-project")) for node in rig.frame.node_ids)
     finally:
         rig.close()

@@ -120,6 +120,10 @@ class GPUTraceFrame:
         Focus seeds the seed buffer holds.
     minimap_bins : int
         Bins of the whole-trace density (at most 4096).
+    edges : bool
+        Whether each frame resolves the link edges (``edges``, ``anchors``,
+        record ``EDGES``): an ancestor projection over every span plus a
+        pass over the links. Without them ``EDGES`` stays at 0 instances.
     edge_depth : int
         Parent steps a hidden link endpoint climbs to its closest shown
         ancestor (GPUAncestorProjection ``max_depth``).
@@ -193,7 +197,7 @@ class GPUTraceFrame:
 
     def __init__(self, *, scene, trace, capacity=None, width_capacity=DEFAULT_WIDTH_CAPACITY,
                  row_capacity=DEFAULT_ROW_CAPACITY, max_depth=DEFAULT_FOCUS_DEPTH, max_seeds=DEFAULT_MAX_SEEDS,
-                 minimap_bins=DEFAULT_MINIMAP_BINS, edge_depth=32, piece_rows=None, id="trace-view"):
+                 minimap_bins=DEFAULT_MINIMAP_BINS, edges=True, edge_depth=32, piece_rows=None, id="trace-view"):
         self.id = check_id("GPUTraceFrame", id)
         if not isinstance(scene, GPUTraceScene):
             raise GraphTypeError(f'GPUTraceFrame "{id}" scene must be a GPUTraceScene (got {type(scene).__name__})')
@@ -210,6 +214,9 @@ class GPUTraceFrame:
         self.max_seeds = self._count("max_seeds", max_seeds, 1, 1 << 20)
         self.minimap_bins = self._count("minimap_bins", minimap_bins, 1, 4096)
         self.edge_depth = self._count("edge_depth", edge_depth, 0, 1 << 24)
+        if not isinstance(edges, bool):
+            raise GraphTypeError(f'GPUTraceFrame "{id}" edges must be a bool (got {type(edges).__name__})')
+        self.with_edges = edges
         self.piece_rows = None if piece_rows is None else self._count("piece_rows", piece_rows, ROWS_PER_GROUP)
         if self.piece_rows is not None and self.piece_rows % ROWS_PER_GROUP:
             raise GraphValidationError(f'GPUTraceFrame "{id}" piece_rows must be a multiple of {ROWS_PER_GROUP} '
@@ -435,7 +442,8 @@ class GPUTraceFrame:
             nodes += GPUVisibilityWorkflow(
                 id=f"{self.id}-compact", output=self._import(graph, "visible-rows", length=n),
                 count=v["spans-count"], masks=(self._import(graph, "draw-mask", length=n),)).add_to_graph(graph)
-            nodes += self._add_edges(graph, v, scene_views)
+            if self.with_edges:
+                nodes += self._add_edges(graph, v, scene_views)
         nodes.append(self._add_merge(graph, v, cells))
         self.views = {"scene": scene_views, **{k.replace("-", "_"): view for k, view in v.items()}}
         self.views["draw_commands"] = self.views.pop("commands")
