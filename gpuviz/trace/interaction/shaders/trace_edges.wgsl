@@ -7,7 +7,8 @@
 // A link is kept when both ends resolve, at least one is in view, and the
 // ends are not the same shown span. Record: (source point row, target point
 // row, link ID, flags): flag 1 = the source is a summary-row point (the row
-// is the source span itself), flag 2 = the same for the target.
+// is the source span itself), flag 2 = the same for the target. Appends are
+// reserved once per workgroup (one global atomic per workgroup).
 
 override LINKS: u32;
 override EDGES_WORD: u32;  // instance_count word of record EDGES in commands
@@ -31,21 +32,44 @@ fn resolve(row: u32) -> vec3<u32> {
     return vec3<u32>(anchors[row], 0u, 1u);
 }
 
-@compute @workgroup_size(256)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let k = gid.x + gid.y * nwg.x * 256u;
+var<workgroup> kept: atomic<u32>;
+var<workgroup> base: u32;
+
+// (source point, target point, flags) of link k, or source UNRESOLVED when not kept.
+fn edge(k: u32) -> vec3<u32> {
     if (k >= LINKS) {
-        return;
+        return vec3<u32>(UNRESOLVED, 0u, 0u);
     }
     let link = links[k];
     let a = resolve(link.x);
     let b = resolve(link.y);
-    if (a.x == UNRESOLVED || b.x == UNRESOLVED || (a.z == 0u && b.z == 0u)) {
-        return;
+    if (a.x == UNRESOLVED || b.x == UNRESOLVED || (a.z == 0u && b.z == 0u)
+        || (a.y == 0u && b.y == 0u && a.x == b.x)) {
+        return vec3<u32>(UNRESOLVED, 0u, 0u);
     }
-    if (a.y == 0u && b.y == 0u && a.x == b.x) {
-        return;
+    return vec3<u32>(a.x, b.x, a.y | (b.y << 1u));
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>) {
+    let k = (wid.x + wid.y * nwg.x) * 256u + lid;
+    if (lid == 0u) {
+        atomicStore(&kept, 0u);
     }
-    let slot = atomicAdd(&commands[EDGES_WORD], 1u);
-    edges[slot] = vec4<u32>(a.x, b.x, link.w, a.y | (b.y << 1u));
+    workgroupBarrier();
+    let e = edge(k);
+    var slot = 0u;
+    if (e.x != UNRESOLVED) {
+        slot = atomicAdd(&kept, 1u);
+    }
+    workgroupBarrier();
+    if (lid == 0u) {
+        let count = atomicLoad(&kept);
+        base = select(0u, atomicAdd(&commands[EDGES_WORD], count), count != 0u);
+    }
+    workgroupBarrier();
+    if (e.x != UNRESOLVED) {
+        edges[base + slot] = vec4<u32>(e.x, e.y, links[k].w, e.z);
+    }
 }
