@@ -54,9 +54,36 @@ class Event(msgspec.Struct, gc=False, omit_defaults=True):
     flow_out: bool = False
 
 
+class _FastEvent(Event, gc=False, omit_defaults=True):
+    """Event with pid/tid decoded as int or str (cheaper than Raw text);
+    a block where they are anything else is decoded again as Event."""
+    pid: int | str = ""
+    tid: int | str = ""
+
+
 _DECODER = msgspec.json.Decoder(list[Event])
+_FAST_DECODER = msgspec.json.Decoder(list[_FastEvent])
 _RAW_LIST = msgspec.json.Decoder(list[msgspec.Raw])
 _HEADER = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_RARE_ENCODER = msgspec.json.Encoder()
+
+
+class _Rare(msgspec.Struct, gc=False):
+    """What the phase logic reads of a kept event (pid/tid/ts/dur are columns)."""
+    ph: str = ""
+    name: str = ""
+    cat: str = ""
+    args: msgspec.Raw = _EMPTY
+    id: msgspec.Raw = _EMPTY
+    id2: msgspec.Raw = _EMPTY
+    bp: str = ""
+    s: str = ""
+    bind_id: msgspec.Raw = _EMPTY
+    flow_in: bool = False
+    flow_out: bool = False
+
+
+_RARE_DECODER = msgspec.json.Decoder(list[_Rare])
 
 
 class Reporter:
@@ -98,7 +125,7 @@ class EventColumns:
     dur_ok: np.ndarray
     has_dur: np.ndarray
     args: pa.Array         # JSON text or null
-    rare: dict = field(default_factory=dict)   # event index -> Event (non-X phases, flow v2 slices)
+    rare: dict = field(default_factory=dict)   # event index -> kept event (non-X phases, flow v2 slices)
     header: dict = field(default_factory=dict)  # top-level keys other than traceEvents (decoded)
 
     def __len__(self):
@@ -150,22 +177,14 @@ def _partial_gunzip(path, data, exc):
 
 def raw_to_binary(raws):
     """list of Raw/bytes -> LargeBinaryArray (length 0 = missing), one copy."""
-    joined = b"\x00".join(raws)
-    buf = np.frombuffer(joined, np.uint8)
     n = len(raws)
     if n == 0:
         return pa.array([], pa.large_binary())
-    sep = np.flatnonzero(buf == 0)
-    if len(sep) != n - 1:   # a NUL inside a value (invalid JSON would not pass msgspec)
-        return pa.array([bytes(r) for r in raws], pa.large_binary())
-    starts = np.empty(n, np.int64)
-    starts[0] = 0
-    starts[1:] = sep + 1
     offsets = np.empty(n + 1, np.int64)
-    offsets[:n] = starts - np.arange(n, dtype=np.int64)
-    offsets[n] = len(joined) - (n - 1)
-    values = buf[buf != 0] if n > 1 else buf
-    return pa.LargeBinaryArray.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(values)])
+    offsets[0] = 0
+    np.cumsum(np.fromiter(map(len, raws), np.int64, n), out=offsets[1:])
+    values = pa.py_buffer(b"".join(raws))
+    return pa.LargeBinaryArray.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(offsets), values])
 
 
 def _utf8(binary):
@@ -273,7 +292,10 @@ def decode_events(data, path, reporter, progress=None):
                         pass        # a header value nested too deeply is not needed
         else:
             # Blocks validate themselves; only the end needs a look here.
-            if data.rstrip()[-1:] != b"]":
+            tail = data[-4096:].rstrip()      # not data.rstrip(): that copies the whole file
+            if not tail and len(data) > 4096:
+                tail = data.rstrip()
+            if tail[-1:] != b"]":
                 raise msgspec.DecodeError(f"Input data was truncated (byte {len(data)})")
             events_buf = memoryview(data)[start:]
         if bytes(events_buf[:1]) != b"[":
@@ -357,7 +379,10 @@ def decode_parts(buf, path, reporter, base_offset=0, progress=None):
 
 def _decode_block(block, path, reporter, first_index):
     try:
-        events = _DECODER.decode(block)
+        try:
+            events = _FAST_DECODER.decode(block)
+        except msgspec.ValidationError:
+            events = _DECODER.decode(block)
     except (msgspec.ValidationError, RecursionError):
         events = []
         try:
@@ -385,40 +410,78 @@ class _Resplit(Exception):
 _FLOW_V2 = (b'"flow_', b'"bind_id"')
 
 
-def _detached(e):
-    return msgspec.structs.replace(e, pid=_EMPTY, tid=_EMPTY, ts=_EMPTY, dur=_EMPTY,
-                                   args=e.args.copy() if len(e.args) else _EMPTY,
-                                   id=e.id.copy() if len(e.id) else _EMPTY,
-                                   id2=e.id2.copy() if len(e.id2) else _EMPTY,
-                                   bind_id=e.bind_id.copy() if len(e.bind_id) else _EMPTY)
-
-
 def _block_columns(events, first_index, block):
     """Final columns of one block (so its Python objects can go at once)."""
-    ph = pa.array([e.ph for e in events], pa.string())
-    enc = pc.dictionary_encode(ph)
-    not_x = np.array([p != "X" for p in enc.dictionary.to_pylist()] or [False], bool)
-    idx = np.flatnonzero(not_x[enc.indices.to_numpy(zero_copy_only=False)]) if len(events) else np.zeros(0, np.int64)
+    n = len(events)
+    ph_list = [e.ph for e in events]
+    if ph_list.count("X") == n:          # the common case: no phase logic needed
+        ph = pa.repeat(pa.scalar("X", pa.string()), n)
+        idx = np.zeros(0, np.int64)
+    else:
+        ph = pa.array(ph_list, pa.string())
+        enc = pc.dictionary_encode(ph)
+        not_x = np.array([p != "X" for p in enc.dictionary.to_pylist()] or [False], bool)
+        idx = np.flatnonzero(not_x[enc.indices.to_numpy(zero_copy_only=False)])
+    del ph_list
     if any(key in block for key in _FLOW_V2):
         flagged = np.array([k for k, e in enumerate(events) if e.flow_in or e.flow_out or len(e.bind_id)], np.int64)
         idx = np.union1d(idx, flagged).astype(np.int64)
     # Kept events must not pin their block's bytes (Raw fields are views):
-    # copy the fields read later; the columnised ones are dropped.
-    rare = {first_index + k: _detached(events[k]) for k in idx.tolist()}
+    # re-encoded in C as one small JSON blob, decoded again by _columns.
+    rare = (idx + first_index, _RARE_ENCODER.encode([events[k] for k in idx.tolist()]))
     ts_ns, ts_ok = raw_to_ns(raw_to_binary([e.ts for e in events]))
     dur = raw_to_binary([e.dur for e in events])
     dur_ns, dur_ok = raw_to_ns(dur)
-    has_dur = pc.binary_length(dur).to_numpy(zero_copy_only=False) > 0 if len(dur) else np.zeros(0, bool)
-    args = raw_to_binary([e.args for e in events])
-    args_text = _utf8(args)
-    missing = pc.or_(pc.equal(pc.binary_length(args), 0), pc.equal(args_text, "{}"))
-    args_text = pc.if_else(missing, pa.scalar(None, pa.large_string()), args_text).cast(pa.string())
+    has_dur = pc.binary_length(dur).to_numpy(zero_copy_only=False) > 0 if n else np.zeros(0, bool)
+    del dur
     return (ph,
             pa.array([e.name for e in events], pa.string()),
             pa.array([e.cat for e in events], pa.string()),
-            raw_text(raw_to_binary([e.pid for e in events])).cast(pa.string()),
-            raw_text(raw_to_binary([e.tid for e in events])).cast(pa.string()),
-            args_text, ts_ns, ts_ok, dur_ns, dur_ok, has_dur, rare)
+            _id_text([e.pid for e in events]), _id_text([e.tid for e in events]),
+            _args_text([e.args for e in events]), ts_ns, ts_ok, dur_ns, dur_ok, has_dur, rare)
+
+
+def _id_text(values):
+    """pid/tid values (int or str from _FastEvent, Raw from Event) -> text."""
+    if not values:
+        return pa.array([], pa.string())
+    first = values[0]
+    if first.__class__ is int:
+        try:
+            return pc.cast(pa.array(values, pa.int64()), pa.string())
+        except (pa.ArrowException, TypeError, OverflowError, ValueError):
+            pass
+    if first.__class__ is msgspec.Raw:
+        return raw_text(raw_to_binary(values)).cast(pa.string())
+    return pa.array([v if v.__class__ is str else str(v) for v in values], pa.string())
+
+
+def _args_text(raws):
+    """Raw ``args`` -> string array, null for missing and ``{}``, built
+    straight from the joined bytes (no extra copies of the JSON text)."""
+    n = len(raws)
+    if n == 0:
+        return pa.array([], pa.string())
+    lengths = np.fromiter(map(len, raws), np.int64, n)
+    joined = b"".join(raws)
+    offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    missing = lengths == 0
+    two = np.flatnonzero(lengths == 2)
+    if len(two):
+        buf = np.frombuffer(joined, np.uint8)
+        at = offsets[two]
+        missing[two[(buf[at] == 123) & (buf[at + 1] == 125)]] = True
+    large = len(joined) >= (1 << 31) - 1
+    binary = pa.Array.from_buffers(pa.large_binary() if large else pa.binary(), n,
+                                   [pa.py_buffer(np.packbits(~missing, bitorder="little")),
+                                    pa.py_buffer(offsets if large else offsets.astype(np.int32)),
+                                    pa.py_buffer(joined)], null_count=int(np.count_nonzero(missing)))
+    try:
+        text = binary.cast(pa.large_string() if large else pa.string())
+    except pa.ArrowInvalid:
+        text = _utf8(binary)
+    return text.cast(pa.string())
 
 
 def _columns(parts, header):
@@ -432,7 +495,9 @@ def _columns(parts, header):
         return np.concatenate([part[k] for part in parts]) if parts else np.zeros(0, dtype)
     rare = {}
     for part in parts:
-        rare.update(part[11])
+        keys, blob = part[11]
+        if len(keys):
+            rare.update(zip(keys.tolist(), _RARE_DECODER.decode(blob)))
     return EventColumns(ph=arrow(0, False), name=arrow(1, True), cat=arrow(2, True), pid=arrow(3, False),
                         tid=arrow(4, False), args=arrow(5, True),
                         ts_ns=numbers(6, np.int64), ts_ok=numbers(7, bool), dur_ns=numbers(8, np.int64),

@@ -12,8 +12,6 @@ problems are counted, not located, so chunk-local event indexes suffice.
 import os
 import re
 
-import msgspec
-import numpy as np
 
 __all__ = ["decode_parallel"]
 
@@ -28,13 +26,8 @@ def _worker(args):
         parts = decode_parts(memoryview(b"[" + chunk + b"]"), path, reporter)
     except Exception:  # noqa: BLE001 - any failure here means: decode serially
         return None
-    out = []
-    for part in parts:
-        rare = part[11]
-        keys = np.fromiter(rare.keys(), np.int64, len(rare))
-        # JSON, not msgpack: the Raw fields are JSON text and go back verbatim.
-        out.append(part[:11] + ((keys, msgspec.json.encode(list(rare.values()))),))
-    return out, reporter.counts
+    # part[11] is already (event indexes, JSON blob of the kept events).
+    return parts, reporter.counts
 
 
 def _event_span(buf):
@@ -100,17 +93,11 @@ def decode_parallel(buf, path, reporter, progress=None, workers=None, *, decode_
     except (OSError, RuntimeError, BrokenProcessPool):
         return None             # no worker processes here (e.g. __main__ not importable): serial
 
-    rare_decoder = msgspec.json.Decoder(list[event_type])
     parts, first = [], 0
     for chunk_parts, counts in results:
         for part in chunk_parts:
             keys, blob = part[11]
-            try:
-                events = rare_decoder.decode(blob)
-            except (msgspec.DecodeError, RecursionError):
-                return None
-            rare = dict(zip((keys + first).tolist(), events))
-            parts.append(part[:11] + (rare,))
+            parts.append(part[:11] + ((keys + first, blob),))
         first += sum(len(p[0]) for p in chunk_parts)
         for reason, n in counts.items():
             reporter.counts[reason] = reporter.counts.get(reason, 0) + n
