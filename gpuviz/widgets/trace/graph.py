@@ -37,7 +37,7 @@ from ...render.picking import NO_ID, GPUIndexPickingTarget
 from ...trace.interaction import DENSITY, MERGED, SPANS, STATS, GPUTraceFrame
 from ..canvas import TEXTURE_FORMAT
 
-__all__ = ["TraceGraph", "FRAME_SIZE", "BACKGROUND", "MAX_SEGMENTS", "VIEW_FLAGS"]
+__all__ = ["TraceGraph", "FRAME_SIZE", "BACKGROUND", "MAX_SEGMENTS", "VIEW_FLAGS", "bench_frame"]
 
 BU, TU = wgpu.BufferUsage, wgpu.TextureUsage
 FRAME_SIZE = (2048, 1536)
@@ -71,9 +71,14 @@ class TraceGraph:
         Borrowed: never destroyed here.
     name_colours : numpy uint32
         rgba8 per scene name ID.
+    trace : Trace
+        The trace of the scene (threads' display order for the frame).
     capacity : int
-        Span capacity of the tier (>= the scene's span count): the masks are
-        sized by it; the draw covers the scene's records.
+        Span capacity of the tier (>= the scene's span count).
+    edges : bool
+        Let the frame resolve every link's ends each frame (GPUTraceFrame
+        ``edges=True``; the widget draws only the selection's links and
+        passes False).
 
     Notes
     -----
@@ -82,7 +87,7 @@ class TraceGraph:
     not read anything back on the frame path.
     """
 
-    def __init__(self, device, scene, trace, *, name_colours, capacity: int):
+    def __init__(self, device, scene, trace, *, name_colours, capacity: int, edges: bool = False):
         self.device, self.scene = device, scene
         self.n = scene.span_count
         self.capacity = max(int(capacity), self.n)
@@ -96,7 +101,7 @@ class TraceGraph:
             self.frame_size = (min(FRAME_SIZE[0], limit), min(FRAME_SIZE[1], limit))
             self.frame = GPUTraceFrame(scene=scene, trace=trace, capacity=max(self.capacity, 1),
                                        width_capacity=self.frame_size[0], row_capacity=ROW_CAPACITY,
-                                       id="trace-view")
+                                       edges=edges, id="trace-view")  # the widget draws the selection's links only
             self._allocate(np.asarray(name_colours, np.uint32))
             self._build()
         except BaseException:
@@ -284,3 +289,37 @@ class TraceGraph:
         if self.frame is not None:
             self.frame.destroy()
             self.frame = None
+
+
+class _BenchRig:
+    """A TraceGraph driven by bare TraceViewStates (for ``gpuviz.bench trace-viewer``)."""
+
+    def __init__(self, device, scene, trace, size):
+        colours = np.full(max(len(scene.names), 1), 0xFF8080C0, np.uint32)
+        self.graph = TraceGraph(device, scene, trace, name_colours=colours, capacity=scene.span_count, edges=True)
+        self.graph.render_size = (min(int(size[0]), self.graph.frame_size[0]),
+                                  min(int(size[1]), self.graph.frame_size[1]))
+        self.frame, self.compiled = self.graph.frame, self.graph.compiled
+
+    def write(self, state) -> None:
+        """The frame's parameter writes for ``state`` and the tracks' view uniform (no gutter, rows fill the height)."""
+        self.frame.write(state)
+        w0, w1 = (int(v) for v in state.window)
+        origin = self.graph.scene.time_origin_ns
+        width, height = self.graph.render_size
+        rows = max(int(state.rows[1]), 1)
+        self.graph.write_view(origin_rel=w0 - origin, end_rel=w1 - origin, min_duration=state.min_duration_ns,
+                              render_size=(width, height), px_per_ns=width / (w1 - w0), gutter=0.0, top=0.0,
+                              row_height=max(height / rows, 1.0), first_row=int(state.rows[0]),
+                              flags=VIEW_FLAGS["focus"] if len(state.focus_seeds) else 0, hover=None, scale=1.0,
+                              bottom=float(height), column_px=width / state.width)
+
+    def destroy(self) -> None:
+        self.graph.destroy()
+
+
+def bench_frame(device, scene, trace, *, size=(1920, 600)):
+    """The TraceViewer graph (GPUTraceFrame + tracks render node + pick) for
+    a benchmark: ``.frame``, ``.compiled``, ``.write(state)``, ``.destroy()``.
+    Draws into the graph's own frame texture; presents nothing."""
+    return _BenchRig(device, scene, trace, size)
