@@ -64,7 +64,7 @@ STATS = {
 STATS_WORDS = 16
 VIEW_BYTES = 64  # trace_view.wgsl: TraceView
 PIECE_BYTES = 16  # trace_predicate.wgsl: Piece
-ROWS_PER_GROUP = 1024  # trace_predicate.wgsl: 256 lanes x ROWS_PER_LANE
+ROWS_PER_GROUP = 2048  # trace_predicate.wgsl: 256 lanes x ROWS_PER_LANE
 DEFAULT_WIDTH_CAPACITY = 4096
 DEFAULT_ROW_CAPACITY = 256
 DEFAULT_MINIMAP_BINS = 1024
@@ -128,7 +128,7 @@ class GPUTraceFrame:
         Parent steps a hidden link endpoint climbs to its closest shown
         ancestor (GPUAncestorProjection ``max_depth``).
     piece_rows : int, optional
-        Rows per predicate dispatch, a multiple of 1024 (default: as many
+        Rows per predicate dispatch, a multiple of 2048 (default: as many
         records as one storage binding holds; 100M records need several).
     id : str
         Prefix of node and buffer IDs.
@@ -548,7 +548,8 @@ class GPUTraceFrame:
             kernel = ComputeKernel(ctx.device, code=wgsl("trace/interaction/shaders/trace_predicate.wgsl",
                                                          bins=self.minimap_bins), constants={
                 "THREAD_STATES": self.thread_states_word, "ROW_CELLS": self.width_capacity,
-                "CELLS": self.row_capacity * self.width_capacity, "MINI_SCALE": scale}, label=ctx.node_id)
+                "CELLS": self.row_capacity * self.width_capacity, "MINI_SCALE": scale,
+                "ROWS_PER_LANE": ROWS_PER_GROUP // 256}, label=ctx.node_id)
             slot = -(-PIECE_BYTES // int(ctx.device.limits["min-uniform-buffer-offset-alignment"])) * int(
                 ctx.device.limits["min-uniform-buffer-offset-alignment"])
             table = np.zeros((len(pieces), slot // 4), np.uint32)

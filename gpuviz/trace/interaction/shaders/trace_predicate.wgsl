@@ -28,7 +28,7 @@ override ROW_CELLS: u32;      // cells per row (width capacity)
 override CELLS: u32;          // occupancy cells; density cells follow
 override MINI_SCALE: f32;     // minimap bins per ns (estimate only)
 const BINS: u32 = {{ bins }}u;
-const ROWS_PER_LANE: u32 = 4u;
+override ROWS_PER_LANE: u32;     // rows per invocation (GPUTraceFrame ROWS_PER_GROUP / 256)
 
 @group(0) @binding(0) var<uniform> view: TraceView;
 @group(0) @binding(1) var<uniform> piece: Piece;
