@@ -181,12 +181,13 @@ function draw (root, state, view) {
       'its plan and resources are gone; attach() a compiled graph to inspect it.'))
     return
   }
+  // summaries first, the (long) node table last: a tall graph scrolls only its table out of view
   root.appendChild(header(state))
   root.appendChild(timeline(state))
-  root.appendChild(table(state, view, rerender))
   root.appendChild(memory(state))
   if (state.counts.length) root.appendChild(counts(state))
   if (state.device_lost) root.appendChild(el('div', 'gvi-lost', `${state.device_lost}: counts are no longer sampled`))
+  root.appendChild(table(state, view, rerender))
 }
 
 export default {
