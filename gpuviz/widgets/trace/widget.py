@@ -110,23 +110,31 @@ class TraceViewer(widgets.HBox):
 
     Notes
     -----
-    Draws the spans of expanded threads one rect per span (colour from a
-    hash of the name, names inside when there is room), collapsed processes
-    as one summary row of translucent spans (their density), the links of
-    the selection as arrows, instants as ticks, a minimap of span starts and
-    an adaptive time axis. Drag pans (time and rows), the wheel zooms at the
-    cursor (shift+wheel scrolls rows), W/S zoom, A/D pan, a click selects
-    (gutter clicks collapse / expand), a double click zooms to a span,
-    Escape clears the selection. Nothing is drawn while idle.
+    One command graph per capacity tier, compiled once
+    (:attr:`compile_count` stays 1): a :class:`~gpuviz.trace.interaction.GPUTraceFrame`
+    (64-bit window predicate, expansion, categories, duration, search and
+    focus over links; compaction of the drawn spans with the count written
+    into the indirect draw's instanceCount; sub-pixel spans merged per row
+    and pixel column; density bins of collapsed processes) and a render
+    node replaying a bundle recorded at compile time. Every interaction
+    (pan, zoom, rows, collapse, filters, search, focus, selection, hover)
+    is a small buffer write. Spans are coloured by a hash of their name,
+    with their names inside when there is room; collapsed processes show
+    one row of density bars; the selection's links are arrows (an end in a
+    collapsed process lands on its summary row); instants are ticks; a
+    minimap of span starts shows the window. Drag pans (time and rows), the
+    wheel zooms at the cursor (shift+wheel scrolls rows), W/S zoom, A/D
+    pan, a click selects (GPU picking; gutter clicks collapse / expand), a
+    double click zooms to a span, Escape clears the selection. Nothing is
+    drawn while idle and no frame reads anything back.
 
-    What it does NOT do (yet): the vertex shader tests every record of the
-    scene each frame (no compaction into the draw count, no sub-pixel
-    merging: tiny spans are drawn one pixel wide), so a frame costs O(spans)
-    GPU work; the collapsed summary is translucent overdraw, not density
-    bins; counters are not drawn; shift-drag region selection is not
-    implemented; focus is computed on the CPU over ``trace.links``; hover
-    uses a CPU hit test (:meth:`pick` and clicks use GPU picking). A
-    GPUTraceScene alone is refused (it has no names on the CPU).
+    What it does NOT do (yet): counters are not drawn; shift-drag region
+    selection is not implemented; only the selection's links are drawn
+    (from the CPU, not the frame's GPU edges); sub-pixel spans (merged
+    rects) are not pickable; hover uses a CPU hit test on the trace's
+    columns (:meth:`pick` and clicks use GPU picking); :meth:`summary`
+    and the CPU layout / label pass are O(spans) numpy on the host. A
+    GPUTraceScene alone is refused (it keeps no names on the CPU).
     """
 
     def __init__(self, trace, *, size=(1000, 600), capacity=None, device=None):
@@ -343,7 +351,7 @@ class TraceViewer(widgets.HBox):
 
     # ------------------------------------------------------------ focus
     @_guarded
-    def focus(self, span_id, depth: int = MAX_FOCUS_DEPTH) -> None:
+    def focus(self, span_id, *, depth: int = MAX_FOCUS_DEPTH) -> None:
         """Keep ``span_id`` (or several) and the spans within ``depth`` link
         hops of it, both directions, bright; the rest is dimmed or hidden
         (:attr:`focus_mode`). Depth 0..8."""
@@ -401,7 +409,7 @@ class TraceViewer(widgets.HBox):
         return np.array([k])
 
     @_guarded
-    def collapse(self, process=None, thread=None) -> None:
+    def collapse(self, process=None, *, thread=None) -> None:
         """Collapse a process (one summary row) or a thread (its lane 0);
         with no argument, every process. Rows or names (str) are accepted."""
         procs, threads = self._targets(process, thread, "collapse")
@@ -412,7 +420,7 @@ class TraceViewer(widgets.HBox):
         self._changed()
 
     @_guarded
-    def expand(self, process=None, thread=None) -> None:
+    def expand(self, process=None, *, thread=None) -> None:
         """Undo :meth:`collapse` (no argument: every process and thread)."""
         procs, threads = self._targets(process, thread, "expand")
         if process is None and thread is None:
