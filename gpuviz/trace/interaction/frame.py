@@ -29,25 +29,22 @@ from dataclasses import dataclass
 import numpy as np
 import wgpu
 
-from gpuviz.algorithms.ancestor_projection import GPUAncestorProjection
 from gpuviz.algorithms.dispatch import ceil_div
-from gpuviz.algorithms.graph_traversal import GPUGraphTraversal
 from gpuviz.algorithms.hierarchy_layout import GPUHierarchyLayout
-from gpuviz.graph import ComputeKernel
 from gpuviz.graph.checks import check_id
 from gpuviz.graph.errors import GraphStateError, GraphTypeError, GraphValidationError
-from gpuviz.graph.shaders import wgsl
 from gpuviz.render.draw_commands import DrawCommandBuffer
+from gpuviz.trace.interaction import nodes as steps
+from gpuviz.trace.interaction.nodes import (DENSITY, EDGES, MERGED, ROWS_PER_GROUP, SPANS, STATS_WORDS,
+                                            VIEW_BYTES)
 from gpuviz.trace.interaction.state import DEFAULT_FOCUS_DEPTH, TraceViewState, column_bounds
 from gpuviz.trace.model import Trace
-from gpuviz.trace.scene import RECORD_BYTES, GPUTraceScene
+from gpuviz.trace.scene import GPUTraceScene
 from gpuviz.workflows.visibility import GPUVisibilityWorkflow
 
 __all__ = ["GPUTraceFrame", "TraceLayout", "SPANS", "MERGED", "DENSITY", "EDGES", "STATS",
            "DEFAULT_WIDTH_CAPACITY", "DEFAULT_ROW_CAPACITY", "DEFAULT_MINIMAP_BINS", "DEFAULT_MAX_SEEDS"]
 
-#: Records of :attr:`GPUTraceFrame.draw_commands` (``"draw"`` type, 6 vertices each).
-SPANS, MERGED, DENSITY, EDGES = 0, 1, 2, 3
 #: Words of :attr:`GPUTraceFrame.stats`, by name.
 STATS = {
     "visible": 0,        # spans passing every test (window, rows, filters, focus "hide"), drawn or merged
@@ -61,10 +58,6 @@ STATS = {
     "minimap_max": 8,    # largest minimap bin
     "focused": 9,        # spans in the focus mask (0 without focus)
 }
-STATS_WORDS = 16
-VIEW_BYTES = 64  # trace_view.wgsl: TraceView
-PIECE_BYTES = 16  # trace_predicate.wgsl: Piece
-ROWS_PER_GROUP = 2048  # trace_predicate.wgsl: 256 lanes x ROWS_PER_LANE
 DEFAULT_WIDTH_CAPACITY = 4096
 DEFAULT_ROW_CAPACITY = 256
 DEFAULT_MINIMAP_BINS = 1024
@@ -176,6 +169,8 @@ class GPUTraceFrame:
         uint32 per scene row: 1 within the focus depth of a seed (0 without focus).
     search_mask, category_mask : wgpu.GPUBuffer
         Bit words (bit ``i % 32`` of word ``i // 32``) per name / category ID.
+    buffers : dict of str to wgpu.GPUBuffer
+        Every buffer the frame owns, by dashed name (``"visible-rows"``...).
     view : wgpu.GPUBuffer
         Uniform ``TraceView`` (``shaders/trace_view.wgsl``): window origin
         and end as time words, width, rows, flags, pixels per ns.
@@ -234,7 +229,7 @@ class GPUTraceFrame:
         self.views: dict = {}
         self._written: dict = {}
         self._destroyed = False
-        self._buffers: dict = {}
+        self.buffers: dict = {}
         try:
             self._create_buffers()
         except BaseException:
@@ -320,7 +315,7 @@ class GPUTraceFrame:
     def _buffer(self, name, nbytes, usage, data=None):
         size = max(16, -(-int(nbytes) // 16) * 16)
         buffer = self.device.create_buffer(label=f"{self.id}-{name}", size=size, usage=usage)
-        self._buffers[name] = buffer
+        self.buffers[name] = buffer
         if data is not None:
             raw = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
             if raw.nbytes:
@@ -372,8 +367,11 @@ class GPUTraceFrame:
         self.draw_commands.write_records(np.array([[6, 0, 0, 0]] * 4, np.uint32))
 
     # ----------------------------------------------------------------- graph
-    def _import(self, graph, name, fmt="uint32", length=None, byte_offset=0):
-        buffer = self._buffers[name]
+    def graph_view(self, graph, name, fmt="uint32", length=None, byte_offset=0):
+        """A data view of the frame's buffer ``name`` (a key of :attr:`buffers`)
+        in ``graph``, the graph :meth:`add_to_graph` is filling (each buffer is
+        imported once per graph); default: the whole buffer as uint32."""
+        buffer = self.buffers[name]
         key = f"{self.id}-{name}"
         handle = self._handles.get(name)
         if handle is None:
@@ -410,7 +408,7 @@ class GPUTraceFrame:
         handle = graph.import_buffer(id=f"{self.id}-commands", byte_length=dcb.byte_length,
                                      usage=dcb.buffer.usage, buffer=dcb.buffer)
         self._handles["commands"] = handle
-        v = {name: self._import(graph, name) for name in
+        v = {name: self.graph_view(graph, name) for name in
              ("view", "visible-rows", "thread-rows", "merged", "density", "minimap", "stats", "focus-mask",
               "search-mask", "category-mask", "cells", "draw-mask", "columns", "minimap-bounds", "states",
               "slot-states", "focus-seeds", "thread-info", "slot-process", "slot-lanes", "shown", "anchors",
@@ -418,189 +416,39 @@ class GPUTraceFrame:
         v["commands"] = graph.create_data_view(handle, format="uint32", length=dcb.byte_length // 4)
         v["spans-count"] = graph.create_data_view(handle, format="uint32", length=1,
                                                   byte_offset=dcb.instance_count_byte_offset(SPANS))
-        v["process-states"] = self._import(graph, "states", length=max(self.process_count, 1))
-        v["thread-states"] = self._import(graph, "states", length=max(t, 1),
+        v["process-states"] = self.graph_view(graph, "states", length=max(self.process_count, 1))
+        v["thread-states"] = self.graph_view(graph, "states", length=max(t, 1),
                                           byte_offset=4 * self.thread_states_word)
-        v["seed-count"] = self._import(graph, "focus-control", length=1)
-        v["active-depth"] = self._import(graph, "focus-control", length=1, byte_offset=256)
+        v["seed-count"] = self.graph_view(graph, "focus-control", length=1)
+        v["active-depth"] = self.graph_view(graph, "focus-control", length=1, byte_offset=256)
         v["offsets"] = graph.create_data_view(graph.create_transient_buffer(
             id=f"{self.id}-layout-offsets", byte_length=4 * max(t, 4), usage=wgpu.BufferUsage.STORAGE),
             format="uint32", length=max(t, 1))
-        nodes = [self._add_clear(graph, v, cells)]
+        nodes = [steps.add_clear(self, graph, v, cells)]
         if t:
             nodes += GPUHierarchyLayout(
                 id=f"{self.id}-layout", parent_states=v["process-states"],
-                child_states=self._import(graph, "slot-states", length=t),
+                child_states=self.graph_view(graph, "slot-states", length=t),
                 offsets=graph.create_data_view(v["offsets"].handle, format="uint32", length=t),
-                child_parents=self._import(graph, "slot-process", length=t),
-                expanded_child_height=self._import(graph, "slot-lanes", length=t),
+                child_parents=self.graph_view(graph, "slot-process", length=t),
+                expanded_child_height=self.graph_view(graph, "slot-lanes", length=t),
                 collapsed_child_height=1, collapsed_parent_height=1).add_to_graph(graph)
-            nodes.append(self._add_rows(graph, v))
+            nodes.append(steps.add_rows(self, graph, v))
         if n:
-            nodes += self._add_focus(graph, v)
-            nodes.append(self._add_predicate(graph, v, scene_views))
+            nodes += steps.add_focus(self, graph, v)
+            nodes.append(steps.add_predicate(self, graph, v, scene_views))
             nodes += GPUVisibilityWorkflow(
-                id=f"{self.id}-compact", output=self._import(graph, "visible-rows", length=n),
-                count=v["spans-count"], masks=(self._import(graph, "draw-mask", length=n),)).add_to_graph(graph)
+                id=f"{self.id}-compact", output=self.graph_view(graph, "visible-rows", length=n),
+                count=v["spans-count"], masks=(self.graph_view(graph, "draw-mask", length=n),)).add_to_graph(graph)
             if self.with_edges:
-                nodes += self._add_edges(graph, v, scene_views)
-        nodes.append(self._add_merge(graph, v, cells))
+                nodes += steps.add_edges(self, graph, v, scene_views)
+        nodes.append(steps.add_merge(self, graph, v, cells))
         self.views = {"scene": scene_views, **{k.replace("-", "_"): view for k, view in v.items()}}
         self.views["draw_commands"] = self.views.pop("commands")
         self.node_ids = nodes
         return nodes
 
-    def _add_clear(self, graph, v, cells) -> str:
-        words = ceil_div(2 * cells, 4) * 4
-        dcb = self.draw_commands
 
-        def compile_clear(ctx):
-            kernel = ComputeKernel(ctx.device, code=wgsl("trace/interaction/shaders/trace_clear.wgsl"), constants={
-                "CELLS": words, "BINS": self.minimap_bins, "STATS_WORDS": STATS_WORDS,
-                "MERGED_WORD": dcb.instance_count_byte_offset(MERGED) // 4,
-                "DENSITY_WORD": dcb.instance_count_byte_offset(DENSITY) // 4,
-                "EDGES_WORD": dcb.instance_count_byte_offset(EDGES) // 4}, label=ctx.node_id)
-            groups = ceil_div(max(words // 4, self.minimap_bins, STATS_WORDS), 256)
-            bindings = {0: v["cells"], 1: v["minimap"], 2: v["stats"], 3: v["commands"]}
-
-            def encode(compute_pass, frame):
-                kernel.dispatch(compute_pass, frame, bindings=bindings, workgroups=groups)
-            return encode
-
-        return graph.add_compute_node(id=f"{self.id}-clear", compile=compile_clear, resources=[
-            (v["cells"], "storage-write"), (v["minimap"], "storage-write"), (v["stats"], "storage-write"),
-            (v["commands"], "storage-write")])
-
-    def _add_rows(self, graph, v) -> str:
-        t = self.thread_count
-
-        def compile_rows(ctx):
-            kernel = ComputeKernel(ctx.device, code=wgsl("trace/interaction/shaders/trace_rows.wgsl"),
-                                   constants={"THREADS": t}, label=ctx.node_id)
-            bindings = {0: v["thread-info"], 1: v["process-states"], 2: v["offsets"], 3: v["thread-rows"]}
-
-            def encode(compute_pass, frame):
-                kernel.dispatch(compute_pass, frame, bindings=bindings, workgroups=ceil_div(t, 256))
-            return encode
-
-        return graph.add_compute_node(id=f"{self.id}-rows", compile=compile_rows, resources=[
-            (v["thread-info"], "storage-read"), (v["process-states"], "storage-read"),
-            (v["offsets"], "storage-read"), (v["thread-rows"], "storage-write")])
-
-    def _add_focus(self, graph, v) -> list:
-        n = self.span_count
-        return GPUGraphTraversal(
-            id=f"{self.id}-focus", offsets=self._import(graph, "links-offsets", length=n + 1),
-            neighbors=self._import(graph, "links-neighbors", length=max(self.link_count, 1)),
-            reverse_offsets=self._import(graph, "links-reverse-offsets", length=n + 1),
-            reverse_neighbors=self._import(graph, "links-reverse-neighbors", length=max(self.link_count, 1)),
-            seeds=self._import(graph, "focus-seeds", length=self.max_seeds), seed_count=v["seed-count"],
-            direction="both", max_depth=self.max_depth, active_depth=v["active-depth"],
-            output=self._import(graph, "focus-mask", length=n)).add_to_graph(graph)
-
-    def _add_edges(self, graph, v, scene_views) -> list:
-        """Closest shown ancestors (GPUAncestorProjection over the scene's
-        parents) and the kept links (trace_edges.wgsl)."""
-        n = self.span_count
-        # The scene's parent chunks lie back to back in one buffer (global rows):
-        # one packed view lets the projection read them in place (no link pass).
-        parents = scene_views["parents"].views[0]
-        parents = graph.create_data_view(parents.handle, format="uint32", length=n, byte_offset=0)
-        nodes = GPUAncestorProjection(id=f"{self.id}-anchors", parents=parents,
-                                      visibility=self._import(graph, "shown", length=n),
-                                      output=self._import(graph, "anchors", length=n),
-                                      max_depth=self.edge_depth).add_to_graph(graph)
-        if not self.link_count:
-            return nodes
-        links = scene_views["links"]
-        dcb = self.draw_commands
-
-        def compile_edges(ctx):
-            kernel = ComputeKernel(ctx.device, code=wgsl("trace/interaction/shaders/trace_edges.wgsl"), constants={
-                "LINKS": self.link_count, "EDGES_WORD": dcb.instance_count_byte_offset(EDGES) // 4},
-                label=ctx.node_id)
-            bindings = {0: links, 1: v["shown"], 2: v["anchors"], 3: v["edges"], 4: v["commands"]}
-
-            def encode(compute_pass, frame):
-                kernel.dispatch(compute_pass, frame, bindings=bindings, workgroups=ceil_div(self.link_count, 256))
-            return encode
-
-        nodes.append(graph.add_compute_node(id=f"{self.id}-edges", compile=compile_edges, resources=[
-            (links, "storage-read"), (v["shown"], "storage-read"), (v["anchors"], "storage-read"),
-            (v["edges"], "storage-write"), (v["commands"], "storage-read-write")]))
-        return nodes
-
-    def _pieces(self) -> list:
-        """(first row, rows) ranges whose records fit one storage binding."""
-        limit = int(self.device.limits["max-storage-buffer-binding-size"])
-        step = max(ROWS_PER_GROUP, limit // RECORD_BYTES // ROWS_PER_GROUP * ROWS_PER_GROUP)
-        step = step if self.piece_rows is None else min(step, self.piece_rows)
-        return [(base, min(step, self.span_count - base)) for base in range(0, self.span_count, step)]
-
-    def _add_predicate(self, graph, v, scene_views) -> str:
-        records = scene_views["records-packed"]
-        pieces = self._pieces()
-        reads = ("columns", "minimap-bounds", "states", "thread-rows", "category-mask", "search-mask", "focus-mask")
-        writes = ("draw-mask", "cells", "minimap", "stats", "shown")
-        scale = self.minimap_bins / max(self.extent_ns, self.minimap_bins)
-
-        def compile_predicate(ctx):
-            kernel = ComputeKernel(ctx.device, code=wgsl("trace/interaction/shaders/trace_predicate.wgsl",
-                                                         bins=self.minimap_bins), constants={
-                "THREAD_STATES": self.thread_states_word, "ROW_CELLS": self.width_capacity,
-                "CELLS": self.row_capacity * self.width_capacity, "MINI_SCALE": scale,
-                "ROWS_PER_LANE": ROWS_PER_GROUP // 256}, label=ctx.node_id)
-            slot = -(-PIECE_BYTES // int(ctx.device.limits["min-uniform-buffer-offset-alignment"])) * int(
-                ctx.device.limits["min-uniform-buffer-offset-alignment"])
-            table = np.zeros((len(pieces), slot // 4), np.uint32)
-            table[:, :2] = pieces
-            uniform = ctx.own(ctx.device.create_buffer_with_data(label=f"{ctx.node_id}-pieces", data=table.tobytes(),
-                                                                 usage=wgpu.BufferUsage.UNIFORM))
-            b = self._buffers
-            shared = {0: (b["view"], 0, VIEW_BYTES), 3: b["columns"], 4: b["minimap-bounds"], 5: b["states"],
-                      6: b["thread-rows"], 7: b["category-mask"], 8: b["search-mask"], 11: b["cells"],
-                      12: b["minimap"], 13: b["stats"]}
-            dispatches = []
-            for k, (base, rows) in enumerate(pieces):
-                bindings = dict(shared)
-                bindings[1] = (uniform, k * slot, PIECE_BYTES)
-                bindings[2] = (self.scene.record_buffer, base * RECORD_BYTES, rows * RECORD_BYTES)
-                bindings[9] = (b["focus-mask"], 4 * base, 4 * rows)
-                bindings[10] = (b["draw-mask"], 4 * base, 4 * rows)
-                bindings[14] = (b["shown"], 4 * base, 4 * rows)
-                dispatches.append((bindings, ceil_div(rows, ROWS_PER_GROUP)))
-
-            def encode(compute_pass, frame):
-                for bindings, groups in dispatches:
-                    kernel.dispatch(compute_pass, frame, bindings=bindings, workgroups=groups)
-            return encode
-
-        resources = [(records, "storage-read"), (v["view"], "uniform")]
-        resources += [(v[name], "storage-read") for name in reads]
-        resources += [(v[name], "storage-read-write") for name in writes]
-        return graph.add_compute_node(id=f"{self.id}-predicate", compile=compile_predicate, resources=resources)
-
-    def _add_merge(self, graph, v, cells) -> str:
-        dcb = self.draw_commands
-
-        def compile_merge(ctx):
-            kernel = ComputeKernel(ctx.device, code=wgsl("trace/interaction/shaders/trace_merge.wgsl"), constants={
-                "ROW_CELLS": self.width_capacity, "CELLS": cells, "BINS": self.minimap_bins,
-                "MERGED_WORD": dcb.instance_count_byte_offset(MERGED) // 4,
-                "DENSITY_WORD": dcb.instance_count_byte_offset(DENSITY) // 4}, label=ctx.node_id)
-            b = self._buffers
-            bindings = {0: (b["view"], 0, VIEW_BYTES), 1: v["cells"], 2: v["merged"], 3: v["density"],
-                        4: v["commands"], 5: v["stats"], 6: v["minimap"]}
-            groups = ceil_div(max(2 * cells, self.minimap_bins), 256)
-
-            def encode(compute_pass, frame):
-                kernel.dispatch(compute_pass, frame, bindings=bindings, workgroups=groups)
-            return encode
-
-        return graph.add_compute_node(id=f"{self.id}-merge", compile=compile_merge, resources=[
-            (v["view"], "uniform"), (v["cells"], "storage-read"), (v["minimap"], "storage-read"),
-            (v["merged"], "storage-write"), (v["density"], "storage-write"), (v["commands"], "storage-read-write"),
-            (v["stats"], "storage-read-write")])
 
     # ----------------------------------------------------------------- write
     def _bits(self, flags, count) -> np.ndarray:
@@ -688,7 +536,7 @@ class GPUTraceFrame:
         key = raw.tobytes()
         if self._written.get(name) == key:
             return
-        self.device.queue.write_buffer(self._buffers[name], 0, raw)
+        self.device.queue.write_buffer(self.buffers[name], 0, raw)
         self._written[name] = key
 
     def read_back(self) -> dict:
@@ -727,7 +575,7 @@ class GPUTraceFrame:
         if self._destroyed:
             return
         self._destroyed = True
-        for buffer in self._buffers.values():
+        for buffer in self.buffers.values():
             buffer.destroy()
         if hasattr(self, "draw_commands"):
             self.draw_commands.destroy()

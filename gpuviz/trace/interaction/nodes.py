@@ -1,0 +1,183 @@
+"""The compute nodes of a :class:`~gpuviz.trace.interaction.frame.GPUTraceFrame`
+(one function per node or library primitive), and the record layouts they share.
+
+Each ``add_*`` function takes the frame (its capacities, host tables and
+buffers), the graph, and the frame's views in that graph; it adds its
+nodes and returns their IDs. See the frame module's docstring for the order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import wgpu
+
+from gpuviz.algorithms.ancestor_projection import GPUAncestorProjection
+from gpuviz.algorithms.dispatch import ceil_div
+from gpuviz.algorithms.graph_traversal import GPUGraphTraversal
+from gpuviz.graph import ComputeKernel
+from gpuviz.graph.shaders import wgsl
+from gpuviz.trace.scene import RECORD_BYTES
+
+__all__ = ["SPANS", "MERGED", "DENSITY", "EDGES", "STATS_WORDS", "VIEW_BYTES", "PIECE_BYTES", "ROWS_PER_GROUP",
+           "add_clear", "add_rows", "add_focus", "add_edges", "add_predicate", "add_merge", "pieces"]
+
+#: Records of :attr:`GPUTraceFrame.draw_commands` (``"draw"`` type, 6 vertices each).
+SPANS, MERGED, DENSITY, EDGES = 0, 1, 2, 3
+STATS_WORDS = 16
+VIEW_BYTES = 64  # trace_view.wgsl: TraceView
+PIECE_BYTES = 16  # trace_predicate.wgsl: Piece
+ROWS_PER_GROUP = 2048  # trace_predicate.wgsl: 256 lanes x ROWS_PER_LANE
+
+
+def add_clear(frame, graph, v, cells) -> str:
+    words = ceil_div(2 * cells, 4) * 4
+    dcb = frame.draw_commands
+
+    def compile_clear(ctx):
+        kernel = ComputeKernel(ctx.device, code=wgsl("trace/interaction/shaders/trace_clear.wgsl"), constants={
+            "CELLS": words, "BINS": frame.minimap_bins, "STATS_WORDS": STATS_WORDS,
+            "MERGED_WORD": dcb.instance_count_byte_offset(MERGED) // 4,
+            "DENSITY_WORD": dcb.instance_count_byte_offset(DENSITY) // 4,
+            "EDGES_WORD": dcb.instance_count_byte_offset(EDGES) // 4}, label=ctx.node_id)
+        groups = ceil_div(max(words // 4, frame.minimap_bins, STATS_WORDS), 256)
+        bindings = {0: v["cells"], 1: v["minimap"], 2: v["stats"], 3: v["commands"]}
+
+        def encode(compute_pass, graph_frame):
+            kernel.dispatch(compute_pass, graph_frame, bindings=bindings, workgroups=groups)
+        return encode
+
+    return graph.add_compute_node(id=f"{frame.id}-clear", compile=compile_clear, resources=[
+        (v["cells"], "storage-write"), (v["minimap"], "storage-write"), (v["stats"], "storage-write"),
+        (v["commands"], "storage-write")])
+
+def add_rows(frame, graph, v) -> str:
+    t = frame.thread_count
+
+    def compile_rows(ctx):
+        kernel = ComputeKernel(ctx.device, code=wgsl("trace/interaction/shaders/trace_rows.wgsl"),
+                               constants={"THREADS": t}, label=ctx.node_id)
+        bindings = {0: v["thread-info"], 1: v["process-states"], 2: v["offsets"], 3: v["thread-rows"]}
+
+        def encode(compute_pass, graph_frame):
+            kernel.dispatch(compute_pass, graph_frame, bindings=bindings, workgroups=ceil_div(t, 256))
+        return encode
+
+    return graph.add_compute_node(id=f"{frame.id}-rows", compile=compile_rows, resources=[
+        (v["thread-info"], "storage-read"), (v["process-states"], "storage-read"),
+        (v["offsets"], "storage-read"), (v["thread-rows"], "storage-write")])
+
+def add_focus(frame, graph, v) -> list:
+    n = frame.span_count
+    return GPUGraphTraversal(
+        id=f"{frame.id}-focus", offsets=frame.graph_view(graph, "links-offsets", length=n + 1),
+        neighbors=frame.graph_view(graph, "links-neighbors", length=max(frame.link_count, 1)),
+        reverse_offsets=frame.graph_view(graph, "links-reverse-offsets", length=n + 1),
+        reverse_neighbors=frame.graph_view(graph, "links-reverse-neighbors", length=max(frame.link_count, 1)),
+        seeds=frame.graph_view(graph, "focus-seeds", length=frame.max_seeds), seed_count=v["seed-count"],
+        direction="both", max_depth=frame.max_depth, active_depth=v["active-depth"],
+        output=frame.graph_view(graph, "focus-mask", length=n)).add_to_graph(graph)
+
+def add_edges(frame, graph, v, scene_views) -> list:
+    """Closest shown ancestors (GPUAncestorProjection over the scene's
+    parents) and the kept links (trace_edges.wgsl)."""
+    n = frame.span_count
+    # The scene's parent chunks lie back to back in one buffer (global rows):
+    # one packed view lets the projection read them in place (no link pass).
+    parents = scene_views["parents"].views[0]
+    parents = graph.create_data_view(parents.handle, format="uint32", length=n, byte_offset=0)
+    nodes = GPUAncestorProjection(id=f"{frame.id}-anchors", parents=parents,
+                                  visibility=frame.graph_view(graph, "shown", length=n),
+                                  output=frame.graph_view(graph, "anchors", length=n),
+                                  max_depth=frame.edge_depth).add_to_graph(graph)
+    if not frame.link_count:
+        return nodes
+    links = scene_views["links"]
+    dcb = frame.draw_commands
+
+    def compile_edges(ctx):
+        kernel = ComputeKernel(ctx.device, code=wgsl("trace/interaction/shaders/trace_edges.wgsl"), constants={
+            "LINKS": frame.link_count, "EDGES_WORD": dcb.instance_count_byte_offset(EDGES) // 4},
+            label=ctx.node_id)
+        bindings = {0: links, 1: v["shown"], 2: v["anchors"], 3: v["edges"], 4: v["commands"]}
+        groups = ceil_div(frame.link_count, 256)
+
+        def encode(compute_pass, graph_frame):
+            kernel.dispatch(compute_pass, graph_frame, bindings=bindings, workgroups=groups)
+        return encode
+
+    nodes.append(graph.add_compute_node(id=f"{frame.id}-edges", compile=compile_edges, resources=[
+        (links, "storage-read"), (v["shown"], "storage-read"), (v["anchors"], "storage-read"),
+        (v["edges"], "storage-write"), (v["commands"], "storage-read-write")]))
+    return nodes
+
+def pieces(frame) -> list:
+    """(first row, rows) ranges whose records fit one storage binding."""
+    limit = int(frame.device.limits["max-storage-buffer-binding-size"])
+    step = max(ROWS_PER_GROUP, limit // RECORD_BYTES // ROWS_PER_GROUP * ROWS_PER_GROUP)
+    step = step if frame.piece_rows is None else min(step, frame.piece_rows)
+    return [(base, min(step, frame.span_count - base)) for base in range(0, frame.span_count, step)]
+
+def add_predicate(frame, graph, v, scene_views) -> str:
+    records = scene_views["records-packed"]
+    ranges = pieces(frame)
+    reads = ("columns", "minimap-bounds", "states", "thread-rows", "category-mask", "search-mask", "focus-mask")
+    writes = ("draw-mask", "cells", "minimap", "stats", "shown")
+    scale = frame.minimap_bins / max(frame.extent_ns, frame.minimap_bins)
+
+    def compile_predicate(ctx):
+        kernel = ComputeKernel(ctx.device, code=wgsl("trace/interaction/shaders/trace_predicate.wgsl",
+                                                     bins=frame.minimap_bins), constants={
+            "THREAD_STATES": frame.thread_states_word, "ROW_CELLS": frame.width_capacity,
+            "CELLS": frame.row_capacity * frame.width_capacity, "MINI_SCALE": scale,
+            "ROWS_PER_LANE": ROWS_PER_GROUP // 256}, label=ctx.node_id)
+        slot = -(-PIECE_BYTES // int(ctx.device.limits["min-uniform-buffer-offset-alignment"])) * int(
+            ctx.device.limits["min-uniform-buffer-offset-alignment"])
+        table = np.zeros((len(ranges), slot // 4), np.uint32)
+        table[:, :2] = ranges
+        uniform = ctx.own(ctx.device.create_buffer_with_data(label=f"{ctx.node_id}-pieces", data=table.tobytes(),
+                                                             usage=wgpu.BufferUsage.UNIFORM))
+        b = frame.buffers
+        shared = {0: (b["view"], 0, VIEW_BYTES), 3: b["columns"], 4: b["minimap-bounds"], 5: b["states"],
+                  6: b["thread-rows"], 7: b["category-mask"], 8: b["search-mask"], 11: b["cells"],
+                  12: b["minimap"], 13: b["stats"]}
+        dispatches = []
+        for k, (base, rows) in enumerate(ranges):
+            bindings = dict(shared)
+            bindings[1] = (uniform, k * slot, PIECE_BYTES)
+            bindings[2] = (frame.scene.record_buffer, base * RECORD_BYTES, rows * RECORD_BYTES)
+            bindings[9] = (b["focus-mask"], 4 * base, 4 * rows)
+            bindings[10] = (b["draw-mask"], 4 * base, 4 * rows)
+            bindings[14] = (b["shown"], 4 * base, 4 * rows)
+            dispatches.append((bindings, ceil_div(rows, ROWS_PER_GROUP)))
+
+        def encode(compute_pass, graph_frame):
+            for bindings, groups in dispatches:
+                kernel.dispatch(compute_pass, graph_frame, bindings=bindings, workgroups=groups)
+        return encode
+
+    resources = [(records, "storage-read"), (v["view"], "uniform")]
+    resources += [(v[name], "storage-read") for name in reads]
+    resources += [(v[name], "storage-read-write") for name in writes]
+    return graph.add_compute_node(id=f"{frame.id}-predicate", compile=compile_predicate, resources=resources)
+
+def add_merge(frame, graph, v, cells) -> str:
+    dcb = frame.draw_commands
+
+    def compile_merge(ctx):
+        kernel = ComputeKernel(ctx.device, code=wgsl("trace/interaction/shaders/trace_merge.wgsl"), constants={
+            "ROW_CELLS": frame.width_capacity, "CELLS": cells, "BINS": frame.minimap_bins,
+            "MERGED_WORD": dcb.instance_count_byte_offset(MERGED) // 4,
+            "DENSITY_WORD": dcb.instance_count_byte_offset(DENSITY) // 4}, label=ctx.node_id)
+        b = frame.buffers
+        bindings = {0: (b["view"], 0, VIEW_BYTES), 1: v["cells"], 2: v["merged"], 3: v["density"],
+                    4: v["commands"], 5: v["stats"], 6: v["minimap"]}
+        groups = ceil_div(max(2 * cells, frame.minimap_bins), 256)
+
+        def encode(compute_pass, graph_frame):
+            kernel.dispatch(compute_pass, graph_frame, bindings=bindings, workgroups=groups)
+        return encode
+
+    return graph.add_compute_node(id=f"{frame.id}-merge", compile=compile_merge, resources=[
+        (v["view"], "uniform"), (v["cells"], "storage-read"), (v["minimap"], "storage-read"),
+        (v["merged"], "storage-write"), (v["density"], "storage-write"), (v["commands"], "storage-read-write"),
+        (v["stats"], "storage-read-write")])
