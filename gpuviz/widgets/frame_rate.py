@@ -120,11 +120,14 @@ class InteractionScale:
         if self.fixed_scale is not None:
             return self.fixed_scale
         cost = self.predicted_cost(full_pixels)
+        # Until the browser's delivery rate is known, at most half: the usual win, and a first
+        # interaction must not queue full-size frames in a slow browser.
+        cap = 0.5 if self.delivery_seconds_per_pixel is None else 1.0
         if cost is None or cost <= self.frame_budget:
-            return 1.0 if cost is not None else 0.5  # unmeasured: half, the usual win
+            return min(cap, 1.0 if cost is not None else 0.5)
         wanted = math.sqrt(self.frame_budget / cost)
         for level in SCALE_LEVELS:
-            if level <= wanted and level >= self.min_scale:
+            if level <= min(wanted, cap) and level >= self.min_scale:
                 return level
         return max(self.min_scale, SCALE_LEVELS[-1])
 

@@ -173,7 +173,9 @@ def test_scale_is_chosen_from_the_measured_cost():
     for _ in range(20):
         scale.record_frame(0.2, 1_000_000)  # 200 ms at full size: sqrt(1/6) = 0.41 wanted
     assert scale.scale(1_000_000) == 0.375
-    assert scale.scale(100_000) == 1.0  # a small canvas fits the budget at full size
+    assert scale.scale(100_000) == 0.5  # fits the budget at full size, but the browser is not measured yet
+    scale.record_delivery(0.001, 1_000_000)  # a fast browser
+    assert scale.scale(100_000) == 1.0  # now a small canvas stays at full size
     for _ in range(40):
         scale.record_frame(10.0, 1_000_000)
     assert scale.scale(1_000_000) == SCALE_LEVELS[-1] == scale.min_scale
