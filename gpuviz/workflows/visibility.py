@@ -36,8 +36,6 @@ VISIBILITY_TILE = 8192
 # kept count, which never exceeds the rows the output was checked to hold).
 # GPUVIZ_RUNTIME_CHECKS=1 restores both.
 _TRUSTED = {"bounds_checks": False, "loop_bounding": False}
-# Predecessor tile states each lane of the subgroup look-back reads per step.
-LOOKBACK_SPAN = 1
 STORAGE = wgpu.BufferUsage.STORAGE
 NAME = "GPUVisibilityWorkflow"
 # visibility.wgsl: bindings of the roles (masks follow at 10 + k, then source_ids, the output chunk table and the
@@ -304,7 +302,7 @@ class GPUVisibilityWorkflow:
                 chunk_table = ctx.own(ctx.device.create_buffer_with_data(
                     label=f"{ctx.node_id}-output-chunks", data=out_rows.tobytes(), usage=STORAGE))
                 fixed[11 + masks] = (chunk_table, 0, chunk_table.size)
-            template = dict(masks=masks, subgroups=use_subgroups(ctx, None), scatter=scatter, span=LOOKBACK_SPAN)
+            template = dict(masks=masks, subgroups=use_subgroups(ctx, None), scatter=scatter)
             constants = {"SPIN_LIMIT": spin_limit, "TRUST_STATE": trust}
             dispatches = []
             for row, ch in enumerate(chunks):

@@ -106,7 +106,6 @@ const TAG_MASK: u32 = READY | PARITY;
 const VALUE: u32 = 0xffffu;          // a tile's count (<= TILE) or half a prefix
 const EPOCH_SHIFT: u32 = 21u;        // tiles of a sequence < 2^21 (2^32 rows / 8192-row tiles = 2^19)
 const TICKET_MASK: u32 = (1u << EPOCH_SHIFT) - 1u;
-const SPAN: u32 = {{ span }}u;        // subgroup walk: predecessor states per lane and step
 const LOOKBACK: u32 = 64u;           // workgroup walk: predecessor states read per step (<= 256)
 const SPIN_WINDOW: u32 = 4u;         // states read per step while the nearest is unpublished
 
@@ -365,40 +364,27 @@ fn look_back(g: Group, tile: u32) -> u32 {
 // no workgroup barrier per step: lane i inspects predecessor look-1-i,
 // subgroup minima find the nearest unpublished and the nearest inclusive
 // prefix, a subgroup sum adds the states up to it. (On an H200 this beats
-// the workgroup walk by ~3 us at 25M rows; four states per lane and step
-// were ~10 us slower.) After SPIN_LIMIT fruitless polls the whole workgroup
+// the workgroup walk by ~3 us at 25M rows; two or four states per lane and
+// step, unrolled, were 2-10 us slower: the walk's depth is not what costs.) After SPIN_LIMIT fruitless polls the whole workgroup
 // evaluates the stalled predecessor (reduce_tile), then the walk resumes.
 fn look_back_group(g: Group, tile: u32) -> u32 {
     var look = tile;
     var acc = 0u;
     loop {
         if (g.id == 0u) {
-            let wide = g.size * SPAN;
-            var window = wide;
+            var window = g.size;
             var spins = 0u;
             var done = 0u;
             loop {
-                // lane i inspects distances i * SPAN + k (unrolled: no private array)
-                var nr_l = wide;
-                var term_l = wide;
-{% for k in range(span) %}
-                let d{{ k }} = g.lane * SPAN + {{ k }}u;
-                var st{{ k }} = vec2<u32>(1u, 0u);  // past the window: neutral
-                if (d{{ k }} < window) {
-                    st{{ k }} = vec2<u32>(2u, 0u);  // before the first tile: the empty prefix
-                    if (d{{ k }} < look) { st{{ k }} = inspect(look - 1u - d{{ k }}); }
+                var st = vec2<u32>(1u, 0u);  // lanes past the window: neutral
+                if (g.lane < window) {
+                    st = vec2<u32>(2u, 0u);  // before the first tile: the empty prefix
+                    if (g.lane < look) { st = inspect(look - 1u - g.lane); }
                 }
-                if (st{{ k }}.x == 0u) { nr_l = min(nr_l, d{{ k }}); }
-                if (st{{ k }}.x == 2u) { term_l = min(term_l, d{{ k }}); }
-{% endfor %}
-                let nr = min(window, grp_min(nr_l));
-                let term = grp_min(term_l);
+                let nr = min(window, grp_min(select(g.size, g.lane, st.x == 0u)));
+                let term = grp_min(select(g.size, g.lane, st.x == 2u));
                 let used = select(nr, term + 1u, term < nr);
-                var part = 0u;
-{% for k in range(span) %}
-                part += select(0u, st{{ k }}.y, d{{ k }} < used);
-{% endfor %}
-                acc += grp_add(part);
+                acc += grp_add(select(0u, st.y, g.lane < used));
                 if (term < nr) {
                     done = 1u;
                     break;
@@ -406,11 +392,11 @@ fn look_back_group(g: Group, tile: u32) -> u32 {
                 look -= nr;
                 if (nr == 0u) {
                     spins += 1u;
-                    window = min(SPIN_WINDOW, wide);
+                    window = min(SPIN_WINDOW, g.size);
                     if (spins > SPIN_LIMIT) { break; }
                 } else {
                     spins = 0u;
-                    window = wide;
+                    window = g.size;
                 }
             }
             if (g.lane == 0u) { s_step = vec3<u32>(look, acc, done); }
