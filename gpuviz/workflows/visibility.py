@@ -115,13 +115,13 @@ class GPUVisibilityWorkflow:
     writes the IDs: one node, ``"{id}-predicate"``, whose 8192-row tiles
     (:data:`VISIBILITY_TILE`) find their output offsets by a decoupled
     look-back; a tile left waiting on a predecessor evaluates that tile
-    itself, so it finishes whatever the scheduler does. Predicate parameters and mask
-    contents are read from their buffers at every encoding, so changing
-    them is a buffer write, never a recompile; which predicates exist is
-    structural. Vectors keep their chunks: one dispatch per non-empty chunk
-    nothing concatenated. Zero rows add only a node that writes
-    count = 0. Float32 intervals cannot hold 64-bit nanosecond times
-    precisely: give times relative to a view origin. Does not evaluate
+    itself, so it finishes whatever the scheduler does. Predicate
+    parameters and mask contents are read from their buffers at every
+    encoding, so changing them is a buffer write, never a recompile; which
+    predicates exist is structural. Vectors keep their chunks: one dispatch
+    per non-empty chunk, nothing concatenated. Zero rows add only a node
+    that writes count = 0. Float32 intervals cannot hold 64-bit nanosecond
+    times precisely: give times relative to a view origin. Does not evaluate
     application predicates, draw, submit, or read back.
     """
 
