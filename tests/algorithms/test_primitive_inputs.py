@@ -7,7 +7,8 @@ import pytest
 import wgpu
 
 from gpuviz import GraphTypeError, GraphValidationError
-from gpuviz.algorithms import (GPUBatchSort, GPUCompaction, GPUGridAggregation, GPUGridBinning, GPUGroupAggregation,
+from gpuviz.algorithms import (GPUAncestorProjection, GPUBatchSort, GPUGraphTraversal, GPUHierarchyLayout,
+                               GPUCompaction, GPUGridAggregation, GPUGridBinning, GPUGroupAggregation,
                                GPUHistogram, GPUIndexedRangeCompaction, GPUMask, GPUPartitionedIndexedRangeCompaction,
                                GPUReduction, GPUScan, GPUSegmentedSort, GPUSort)
 from gpuviz.graph import GPUCommandGraph
@@ -66,6 +67,13 @@ BUILDERS = {
     GPUGridAggregation: lambda g, id: GPUGridAggregation(
         id=id, positions=f32(g, "xy", components=2), weights=f32(g, "w"), output=f32(g, "o", 6), grid_size=(3, 2),
         bounds=(0.0, 0.0, 1.0, 1.0), operation="sum"),
+    GPUHierarchyLayout: lambda g, id: GPUHierarchyLayout(id=id, parent_states=u32(g, "ps", 2), child_states=u32(g, "cs"),
+                                                         offsets=u32(g, "o"), children_per_parent=4),
+    GPUGraphTraversal: lambda g, id: GPUGraphTraversal(
+        id=id, offsets=view(g, "csr", np.zeros(9, np.uint32)), neighbors=u32(g, "nb", 4), seeds=u32(g, "s", 1),
+        output=u32(g, "o"), max_depth=2),
+    GPUAncestorProjection: lambda g, id: GPUAncestorProjection(id=id, parents=u32(g, "p"), visibility=u32(g, "v"),
+                                                               output=u32(g, "o")),
 }
 
 
