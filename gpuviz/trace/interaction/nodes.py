@@ -18,6 +18,15 @@ from gpuviz.graph import ComputeKernel
 from gpuviz.graph.shaders import wgsl
 from gpuviz.trace.scene import RECORD_BYTES
 
+# The predicate and merge kernels run without wgpu's bounds checks and loop
+# bounding: their loops have constant or width bounds, and every index is in
+# range by construction (records, masks and focus are bound per piece and
+# read below its row count; cells are row < row_count <= row capacity times
+# column < width <= width capacity, both checked by GPUTraceFrame.write;
+# process, thread, name and category IDs come from the scene's own tables).
+# GPUVIZ_RUNTIME_CHECKS=1 restores both.
+_TRUSTED = {"bounds_checks": False, "loop_bounding": False}
+
 __all__ = ["SPANS", "MERGED", "DENSITY", "EDGES", "STATS_WORDS", "VIEW_BYTES", "PIECE_BYTES", "ROWS_PER_GROUP",
            "add_clear", "add_rows", "add_focus", "add_edges", "add_predicate", "add_merge", "pieces"]
 
@@ -129,7 +138,7 @@ def add_predicate(frame, graph, v, scene_views) -> str:
                                                      bins=frame.minimap_bins), constants={
             "THREAD_STATES": frame.thread_states_word, "ROW_CELLS": frame.width_capacity,
             "CELLS": frame.row_capacity * frame.width_capacity, "MINI_SCALE": scale,
-            "ROWS_PER_LANE": ROWS_PER_GROUP // 256}, label=ctx.node_id)
+            "ROWS_PER_LANE": ROWS_PER_GROUP // 256}, label=ctx.node_id, **_TRUSTED)
         slot = -(-PIECE_BYTES // int(ctx.device.limits["min-uniform-buffer-offset-alignment"])) * int(
             ctx.device.limits["min-uniform-buffer-offset-alignment"])
         table = np.zeros((len(ranges), slot // 4), np.uint32)
@@ -165,13 +174,14 @@ def add_merge(frame, graph, v, cells) -> str:
 
     def compile_merge(ctx):
         kernel = ComputeKernel(ctx.device, code=wgsl("trace/interaction/shaders/trace_merge.wgsl"), constants={
-            "ROW_CELLS": frame.width_capacity, "CELLS": cells, "BINS": frame.minimap_bins,
+            "ROW_CELLS": frame.width_capacity, "ROWS": frame.row_capacity, "BINS": frame.minimap_bins,
             "MERGED_WORD": dcb.instance_count_byte_offset(MERGED) // 4,
-            "DENSITY_WORD": dcb.instance_count_byte_offset(DENSITY) // 4}, label=ctx.node_id)
+            "DENSITY_WORD": dcb.instance_count_byte_offset(DENSITY) // 4}, label=ctx.node_id, **_TRUSTED)
         b = frame.buffers
         bindings = {0: (b["view"], 0, VIEW_BYTES), 1: v["cells"], 2: v["merged"], 3: v["density"],
                     4: v["commands"], 5: v["stats"], 6: v["minimap"]}
-        groups = ceil_div(max(2 * cells, frame.minimap_bins), 256)
+        chunks = ceil_div(frame.width_capacity, 32)  # trace_merge.wgsl: CHUNK columns per invocation
+        groups = ceil_div(max(2 * frame.row_capacity * chunks, ceil_div(frame.minimap_bins, 32)), 256)
 
         def encode(compute_pass, graph_frame):
             kernel.dispatch(compute_pass, graph_frame, bindings=bindings, workgroups=groups)
