@@ -318,3 +318,18 @@ def test_frame_without_edges(device):
         assert not any(node.endswith(("-edges", "-anchors-project")) for node in rig.frame.node_ids)
     finally:
         rig.close()
+
+
+def test_a_frame_encoded_before_any_write_draws_nothing(device):
+    rig = Rig(device, synthetic(spans=2500, processes=2, threads_per_process=2, seed=9), width_capacity=32,
+              row_capacity=8)
+    try:
+        encoder = device.create_command_encoder()
+        rig.compiled.encode(encoder)
+        device.queue.submit([encoder.finish()])
+        got = rig.frame.read_back()
+        assert len(got["drawn"]) == len(got["merged"]) == len(got["density"]) == len(got["edges"]) == 0
+        assert got["stats"]["visible"] == 0 and got["minimap"].sum() == 2500  # minimap ignores the window
+        rig.check(rig.frame.initial_state(width=32))
+    finally:
+        rig.close()
