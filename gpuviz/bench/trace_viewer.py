@@ -194,7 +194,8 @@ def bench_trace_viewer(device, sizes, runs, *, variants=False, peers=None, repor
     report = report or Report()
     hook = _render_hook()
     what = "with the TraceViewer render nodes" if hook else "compute only (no widget frame builder in this tree)"
-    table = report.table("trace-viewer", f"trace-viewer frame: GPUTraceFrame {what}, {WIDTH} columns x {ROWS} rows; "
+    table = report.table("trace-viewer", f"trace-viewer frame: GPUTraceFrame {what}, {WIDTH} columns x up to {ROWS} rows "
+                         "(the frame's row capacity; the row dicts say which); "
                          f"focus = {FOCUS_HOPS} hops from {FOCUS_SEEDS} linked spans", COLUMNS)
     timer = GPUTimer(device, max(runs, 20))
     for n in sizes or TRACE_VIEWER_SIZES:
