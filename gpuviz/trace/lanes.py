@@ -198,10 +198,12 @@ def pack_lanes(*, start, duration, thread):
     new_thread[1:] = th[1:] != th[:-1]
     thread_first = np.maximum.accumulate(np.where(new_thread, positions, 0))
     depth = _vector_depth(s, e, d, th, new_thread, positions - thread_first, thread_first)
+    del positions, thread_first, d          # peak memory: drop temporaries early
     parent_pos = _parent_positions(depth, n)
     has_parent = depth > 0
     pp = np.where(has_parent, parent_pos, 0)
     ok = ~has_parent | ((parent_pos >= 0) & (e[pp] > s) & (e <= e[pp]) & (th[pp] == th))
+    del has_parent, pp
     track = np.zeros(n, np.int64)
     if not ok.all():
         _repair_clusters(s, e, depth, parent_pos, track, ok, new_thread)

@@ -287,3 +287,27 @@ def test_begin_end_fast_matching_equals_the_stack_rules(tmp_path, monkeypatch, s
     monkeypatch.setattr(phases, "_fast_threads", lambda idx, *args: np.zeros(len(idx), bool))
     slow = read_chrome(path)
     assert fast.spans.equals(slow.spans) and fast.report == slow.report
+
+
+@pytest.mark.parametrize("cut", [None, -7])
+def test_memory_mapped_files_equal_read_bytes(traces_dir, tmp_path, monkeypatch, cut):
+    """Large plain files are mmap'ed and their decoded pages handed back
+    (forced here on a 10 MB file, with small blocks): same trace, same report."""
+    import gpuviz.trace.formats.jsonevents as je
+    import msgspec
+    text = gzip.decompress((traces_dir / "kineto_resnet_nccl_large.json.gz").read_bytes())
+    events = bytes(msgspec.json.decode(text, type=dict[str, msgspec.Raw])["traceEvents"])
+    inputs = [text, events] if cut is None else [text[:cut], events[:cut]]
+    for k, data in enumerate(inputs):
+        path = tmp_path / f"t{k}.json"
+        path.write_bytes(data)
+        monkeypatch.setattr(je, "MMAP_BYTES", 1 << 62)
+        plain = load(path)
+        monkeypatch.setattr(je, "MMAP_BYTES", 1)
+        monkeypatch.setattr(je, "_BLOCK", 256 << 10)
+        assert type(je.read_bytes(path)).__name__ == "mmap"
+        mapped = load(path)
+        monkeypatch.undo()
+        for name in ("spans", "links", "threads", "processes", "counters", "instants"):
+            assert getattr(mapped, name).equals(getattr(plain, name)), (k, name)
+        assert mapped.report == plain.report and (cut is None or "truncated" in plain.report)

@@ -182,10 +182,8 @@ def build_trace(cols, reporter, *, partition=0, source="", thread_kind=None, flo
     x = _x_spans(cols, code, ts, ident, reporter)
     be = begin_end_spans(cols, code, ts, ident, reporter, last)
     async_parts, step_pairs = async_spans(cols, code, ts, ident, reporter)
-    parts = (x, be, async_parts)
-    merged = {k: np.concatenate([p[k] for p in parts]) for k in ("event", "start", "dur", "thread", "incomplete")}
-    order = np.argsort(merged["event"], kind="stable")
-    merged = {k: v[order] for k, v in merged.items()}
+    merged = _merge_spans((x, be, async_parts))
+    del x, be, async_parts
     event = merged["event"]
     row_of_event = np.full(n + 1, -1, np.int64)
     row_of_event[event] = np.arange(len(event))
@@ -213,6 +211,20 @@ def build_trace(cols, reporter, *, partition=0, source="", thread_kind=None, flo
                     report={**reporter.counts}, sources=_sources(partition, source), lanes=(lane, depth),
                     metadata={"format": "chrome", **({"display_time_unit": cols.header["displayTimeUnit"]}
                                                      if "displayTimeUnit" in cols.header else {})})
+
+
+def _merge_spans(parts):
+    """Span parts -> one dict of columns in event order (no copies when only
+    one part has spans, already in event order: X events from flatnonzero)."""
+    keys = ("event", "start", "dur", "thread", "incomplete")
+    full = [p for p in parts if len(p["event"])]
+    if len(full) <= 1:
+        one = (full or parts)[0]
+        if np.all(one["event"][1:] > one["event"][:-1]):
+            return {k: one[k] for k in keys}
+    merged = {k: np.concatenate([p[k] for p in full]) for k in keys}
+    order = np.argsort(merged["event"], kind="stable")
+    return {k: v[order] for k, v in merged.items()}
 
 
 def _sources(partition, source):

@@ -15,6 +15,8 @@ kept and the rest is reported (``truncated`` when the damage is at the end,
 """
 
 import gzip
+import mmap
+import os
 import re
 import zlib
 from dataclasses import dataclass, field
@@ -132,13 +134,26 @@ class EventColumns:
         return len(self.ph)
 
 
+#: Plain (not gzipped) files at least this large are memory-mapped, and the
+#: pages of decoded blocks are handed back, so the file never sits whole in
+#: memory next to its columns (peak RSS).
+MMAP_BYTES = 8 << 20
+
+
 def read_bytes(path):
-    """The file's bytes, gunzipped when it starts with the gzip magic.
+    """The file's bytes, gunzipped when it starts with the gzip magic; a
+    read-only ``mmap.mmap`` for plain files of :data:`MMAP_BYTES` or more.
 
     A cut or damaged .gz keeps what decompresses before the damage (the
     JSON layer then reports the truncation); nothing at all is an error.
     """
     with open(path, "rb") as f:
+        if _file_size(f) >= MMAP_BYTES and f.read(2) != b"\x1f\x8b":
+            try:
+                return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+            except (OSError, ValueError):
+                pass
+        f.seek(0)
         data = f.read()
     if data[:2] == b"\x1f\x8b":
         try:
@@ -146,6 +161,37 @@ def read_bytes(path):
         except (OSError, EOFError, ValueError, zlib.error) as exc:
             data = _partial_gunzip(path, data, exc)
     return data
+
+
+def _file_size(f):
+    try:
+        return os.fstat(f.fileno()).st_size
+    except OSError:
+        return 0
+
+
+def _page_release(data, base):
+    """For an mmap'ed file: ``release(nbytes)`` hands back the pages of the
+    first ``nbytes`` decoded after byte ``base`` (they are re-read from the
+    page cache if touched again, so this is only about memory)."""
+    if not isinstance(data, mmap.mmap) or not hasattr(data, "madvise") or not hasattr(mmap, "MADV_DONTNEED"):
+        return None
+    done = [0, 0]              # bytes decoded, bytes handed back
+
+    def release(nbytes):
+        done[0] += nbytes
+        upto = (base + done[0]) // mmap.PAGESIZE * mmap.PAGESIZE
+        if upto > done[1]:
+            try:
+                data.madvise(mmap.MADV_DONTNEED, done[1], upto - done[1])
+                done[1] = upto
+            except (OSError, ValueError):
+                pass
+    return release
+
+
+def _address(buf):
+    return np.frombuffer(buf, np.uint8).ctypes.data if len(buf) else 0
 
 
 def take_bytes(path, data):
@@ -284,6 +330,7 @@ def decode_events(data, path, reporter, progress=None):
             if "traceEvents" not in top:
                 raise TraceFormatError(path, "JSON object without \"traceEvents\" (not a Trace Event file)", offset=start)
             events_buf = memoryview(top.pop("traceEvents"))
+            base = _address(events_buf) - _address(data) if isinstance(data, mmap.mmap) else 0
             for key, raw in top.items():
                 if len(raw) < (1 << 20):
                     try:
@@ -294,14 +341,18 @@ def decode_events(data, path, reporter, progress=None):
             # Blocks validate themselves; only the end needs a look here.
             tail = data[-4096:].rstrip()      # not data.rstrip(): that copies the whole file
             if not tail and len(data) > 4096:
-                tail = data.rstrip()
+                tail = bytes(data).rstrip()
             if tail[-1:] != b"]":
                 raise msgspec.DecodeError(f"Input data was truncated (byte {len(data)})")
             events_buf = memoryview(data)[start:]
+            base = start
         if bytes(events_buf[:1]) != b"[":
             raise TraceFormatError(path, "\"traceEvents\" is not an array", offset=start)
+        release = _page_release(data, base)
+        if release is not None and is_object:
+            data.madvise(mmap.MADV_DONTNEED)      # the header decode touched every page
         return _decode_blocks(events_buf, path, reporter, header, base_offset=0 if is_object else start,
-                              progress=progress)
+                              progress=_both(progress, release))
     except (msgspec.DecodeError, _Resplit) as exc:
         message = str(exc)
         try:
@@ -310,6 +361,16 @@ def decode_events(data, path, reporter, progress=None):
             raise TraceFormatError(path, "JSON nested too deeply") from None
     except RecursionError:
         raise TraceFormatError(path, "JSON nested too deeply") from None
+
+
+def _both(progress, release):
+    if release is None or progress is None:
+        return progress if release is None else release
+
+    def call(nbytes):
+        release(nbytes)
+        progress(nbytes)
+    return call
 
 
 def _decode_blocks(buf, path, reporter, header, base_offset, progress=None):
