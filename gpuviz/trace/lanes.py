@@ -25,7 +25,7 @@ staircase of n mutually overlapping spans needs n tracks).
 
 import numpy as np
 
-__all__ = ["pack_lanes", "pack_lanes_reference"]
+__all__ = ["pack_lanes", "pack_lanes_reference", "visit_order"]
 
 
 def _sweep(start, end):
@@ -120,8 +120,14 @@ def _sweep_fast(start, end):
     return out_track, out_depth, out_parent
 
 
-def _visit_order(start, duration, thread):
-    """Argsort by (thread, start, longer first, row)."""
+def visit_order(start, duration, thread):
+    """Argsort of spans by (thread, start, longer first, row): the order the
+    packing visits them in (int64 arrays; ``thread`` >= 0). Does not pack."""
+    start = np.asarray(start, np.int64)
+    duration = np.asarray(duration, np.int64)
+    thread = np.asarray(thread, np.int64)
+    if len(start) == 0:
+        return np.zeros(0, np.int64)
     nthreads = int(thread.max()) + 1 if len(thread) else 0
     t0 = start.min()
     span = int(start.max()) - int(t0) + 1
@@ -188,7 +194,7 @@ def pack_lanes(*, start, duration, thread):
     n = len(start)
     if n == 0:
         return np.zeros(0, np.uint32), np.zeros(0, np.uint32), np.zeros(0, np.int64), 0
-    order = _visit_order(start, duration, thread)
+    order = visit_order(start, duration, thread)
     s, d, th = start[order], duration[order], thread[order]
     del start, duration, thread
     e = s + d

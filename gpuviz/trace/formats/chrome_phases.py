@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from gpuviz.trace.formats.jsonevents import raw_text, raw_to_binary
+from gpuviz.trace.lanes import visit_order
 
 from gpuviz.trace.model import table
 
@@ -288,7 +289,7 @@ def async_spans(cols, code, ts, ident, reporter):
 
 def _slice_index(spans):
     """Per-thread search structures over the spans: (order, thread, start, end)."""
-    order = np.lexsort((-spans["dur"], spans["start"], spans["thread"]))
+    order = visit_order(spans["start"], spans["dur"], spans["thread"])
     return order, spans["thread"][order], spans["start"][order], spans["start"] + spans["dur"]
 
 
@@ -327,13 +328,27 @@ def bind_points(spans, parent, index, thread, t, enclosing):
     return rows
 
 
-def _flow_keys(ev):
+def _flow_keys(cols, idx, ev):
     """Dense key per flow event: (cat, name, id text)."""
     ids = raw_text(raw_to_binary([e.id for e in ev]))
-    key = pc.binary_join_element_wise(pa.array([e.cat for e in ev], pa.string()),
-                                      pa.array([e.name for e in ev], pa.string()), ids.cast(pa.string()), "\x00")
+    key = pc.binary_join_element_wise(_take_flat(cols.cat, idx), _take_flat(cols.name, idx), ids.cast(pa.string()), "\x00")
     enc = pc.dictionary_encode(key)
     return enc.indices.to_numpy(zero_copy_only=False).astype(np.int64), len(enc.dictionary)
+
+
+def _take_flat(column, rows):
+    """column[rows] as one Array (columns may be chunked)."""
+    out = pc.take(column, pa.array(np.asarray(rows, np.int64)))
+    return out.combine_chunks() if isinstance(out, pa.ChunkedArray) else out
+
+
+def _flow_kinds(cols, events, flow_kind):
+    """Link kind per flow event (``flow_kind(cat)``, once per category)."""
+    if not flow_kind:
+        return ["flow"] * len(events)
+    enc = pc.dictionary_encode(_take_flat(cols.cat, events))
+    names = [flow_kind(c) for c in enc.dictionary.to_pylist()]
+    return [names[k] for k in enc.indices.to_numpy(zero_copy_only=False).tolist()]
 
 
 def flow_links(cols, code, ts, ident, reporter, spans, parent, flow_kind=None):
@@ -351,7 +366,7 @@ def flow_links(cols, code, ts, ident, reporter, spans, parent, flow_kind=None):
     bound = bind_points(spans, parent, _slice_index(spans), ident.thread_of[idx], ts[idx],
                         (c != 13) | np.array([e.bp == "e" for e in ev], bool))
     reporter.add_mask("unbound_flow", bound < 0, idx)
-    kid, nkeys = _flow_keys(ev)
+    kid, nkeys = _flow_keys(cols, idx, ev)
     count = {p: np.bincount(kid[c == p], minlength=nkeys) for p in (11, 12, 13)}
     simple_key = (count[11] == 1) & (count[13] == 1) & (count[12] == 0)
     simple = simple_key[kid]
@@ -366,7 +381,7 @@ def flow_links(cols, code, ts, ident, reporter, spans, parent, flow_kind=None):
     ok = (bound[sp] >= 0) & (bound[fp] >= 0)
     src = [bound[sp][ok]]
     dst = [bound[fp][ok]]
-    kinds = [flow_kind(ev[p].cat) if flow_kind else "flow" for p in sp[ok].tolist()]
+    kinds = _flow_kinds(cols, idx[sp[ok]], flow_kind)
     s2, d2, k2 = _replay(np.flatnonzero(~simple), idx, ev, c, kid, bound, reporter, flow_kind)
     src.append(s2)
     dst.append(d2)
