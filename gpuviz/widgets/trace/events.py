@@ -28,27 +28,39 @@ def _move(viewer, event, x, y) -> bool:
     drag = viewer._drag
     viewer._pointer = (x, y)
     if drag is None or not event.get("buttons"):
-        viewer._drag = None
+        # a move without buttons: hover (browsers send one right after a press, so it does
+        # not end a drag; pointer_up does)
         hover = viewer._hit(x, y)
         changed = hover != viewer._hover
         viewer._hover = hover
         return changed or hover is not None
     if abs(x - drag["x"]) + abs(y - drag["y"]) > _CLICK_SLOP:
         drag["moved"] = True
-    if drag["moved"] and drag["y"] >= TRACKS_TOP:
+    if drag["moved"]:
+        _pan_to(viewer, drag, x, y)
+    return True
+
+
+def _pan_to(viewer, drag, x, y) -> None:
+    """Pan so that the pressed point follows the pointer (time and rows)."""
+    if drag["y"] >= TRACKS_TOP:
         geometry = viewer._geometry()
         shift = int(round((drag["x"] - x) / geometry.px_per_ns))
         w0, w1 = drag["window"]
         rows = max(viewer._layout().total_rows - 1, 0)
         viewer._first_row = min(max(drag["row"] + int(round((drag["y"] - y) / ROW_HEIGHT)), 0), rows)
         viewer._set_window(w0 + shift, w1 + shift)
-    elif drag["moved"] and MINIMAP_TOP <= drag["y"] < MINIMAP_TOP + MINIMAP_HEIGHT:
+    elif MINIMAP_TOP <= drag["y"] < MINIMAP_TOP + MINIMAP_HEIGHT:
         viewer._minimap_click(x)
-    return True
 
 
 def _release(viewer, x, y) -> bool:
     drag, viewer._drag = viewer._drag, None
+    if drag is not None and abs(x - drag["x"]) + abs(y - drag["y"]) > _CLICK_SLOP:
+        # a drag, even when the moves in between were merged or came late (rendercanvas
+        # hands them over at the next frame): the release point decides
+        _pan_to(viewer, drag, x, y)
+        return True
     if drag is None or drag["moved"]:
         return drag is not None
     if MINIMAP_TOP <= y < MINIMAP_TOP + MINIMAP_HEIGHT and x >= GUTTER:
