@@ -420,7 +420,7 @@ def decode_parts(buf, path, reporter, base_offset=0, progress=None):
             if m is not None:
                 cut = m.start() + 1
         try:
-            parts.append(_decode_block(b"[" + bytes(buf[pos:cut]) + b"]", path, reporter, first_index))
+            parts.append(_decode_block(_framed(buf, pos, cut), path, reporter, first_index))
         except _Resplit as exc:
             if cut == end:
                 m = _ERROR_BYTE.search(str(exc.__cause__))
@@ -428,7 +428,7 @@ def decode_parts(buf, path, reporter, base_offset=0, progress=None):
                 raise _Resplit(f"{exc.__cause__} (byte {at})") from None
             # The boundary guess fell inside a string: the rest as one block.
             cut = end
-            parts.append(_decode_block(b"[" + bytes(buf[pos:cut]) + b"]", path, reporter, first_index))
+            parts.append(_decode_block(_framed(buf, pos, cut), path, reporter, first_index))
         first_index += len(parts[-1][0])
         if progress is not None:
             progress(cut - pos)
@@ -436,6 +436,14 @@ def decode_parts(buf, path, reporter, base_offset=0, progress=None):
         while pos < end and buf[pos] in b" \t\r\n,":
             pos += 1
     return parts
+
+
+def _framed(buf, pos, cut):
+    """``[`` + buf[pos:cut] + ``]`` with one copy of the events' bytes."""
+    out = bytearray(cut - pos + 2)
+    out[0], out[-1] = 91, 93
+    out[1:-1] = buf[pos:cut]
+    return out
 
 
 def _decode_block(block, path, reporter, first_index):
