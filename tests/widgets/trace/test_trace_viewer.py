@@ -151,6 +151,15 @@ def test_events_drag_wheel_keys_and_clicks(viewer):
     viewer.reset_view()
     ev({"event_type": "pointer_move", "x": cx, "y": cy, "buttons": ()})
     assert viewer._hover == s
+    # a click in the minimap centres the window there
+    viewer.time_window = (viewer.host.extent[0], viewer.host.extent[0] + 1_000_000)
+    t0, t1 = viewer.host.extent
+    x = GUTTER + 0.75 * (W - 4 - GUTTER)
+    ev({"event_type": "pointer_down", "x": x, "y": 15.0, "button": 1, "buttons": (1,)})
+    ev({"event_type": "pointer_up", "x": x, "y": 15.0, "button": 1, "buttons": ()})
+    a, b = viewer.time_window
+    assert b - a == 1_000_000 and (a + b) / 2 == pytest.approx(t0 + 0.75 * (t1 - t0), abs=1)
+    viewer.reset_view()
     # a click on a process name in the gutter collapses it
     p = int(viewer.host.process[s])
     y = TRACKS_TOP + viewer._layout().process_row[p] * ROW_HEIGHT + 4
