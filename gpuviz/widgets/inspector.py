@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-import types
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -262,12 +261,6 @@ class GraphInspector(anywidget.AnyWidget):
     def to_html(self) -> str:
         """The current state as static HTML (hosts without widgets; tests)."""
         return render_html(self.state())
-
-    @property
-    def _html(self):
-        """What was last sent, as static HTML (``.value``): kept for callers
-        of the former ipywidgets.HTML panel."""
-        return types.SimpleNamespace(value=render_html(self.snapshot))
 
     def close(self) -> None:
         """Free the count ring and close the panel; never waits for pending samples."""
