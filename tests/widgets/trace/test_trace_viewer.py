@@ -151,6 +151,18 @@ def test_events_drag_wheel_keys_and_clicks(viewer):
     viewer.reset_view()
     ev({"event_type": "pointer_move", "x": cx, "y": cy, "buttons": ()})
     assert viewer._hover == s
+    # ... and draws its tooltip (name, category, start, duration, thread) beside the pointer
+    def dark_share(image):  # the tooltip box is near black (92 % opaque) over the spans
+        box = image[int(cy) + 14:int(cy) + 40, int(cx) + 14:int(cx) + 120, :3]
+        return (box.max(axis=2) <= 26).mean()
+    with_tip = dark_share(draw(viewer))
+    ev({"event_type": "pointer_leave", "x": cx, "y": cy})
+    without = dark_share(draw(viewer))
+    assert with_tip > without + 0.3, (with_tip, without)
+    ev({"event_type": "pointer_move", "x": cx, "y": cy, "buttons": ()})
+    from gpuviz.widgets.trace.chrome import span_lines
+    lines = span_lines(viewer.host, s)
+    assert lines[0] == viewer.host.name_table[viewer.host.name_id[s]] and lines[1].startswith("category: ")
     # a click in the minimap centres the window there
     viewer.time_window = (viewer.host.extent[0], viewer.host.extent[0] + 1_000_000)
     t0, t1 = viewer.host.extent
