@@ -50,8 +50,10 @@ def test_panel_shows_passes_uses_memory_and_timings(device):
     assert state["memory"]["physical"] == stats.physical_transient_bytes
     assert state["memory"]["reuse_percent"] == stats.reuse_percent
     assert abs(state["compile"]["last_ms"] - stats.compile_seconds * 1e3) < 1e-9
+    from gpuviz.widgets.inspector_state import render_html
+
     page = inspector.to_html()  # the same state as static HTML
-    assert inspector._html.value == page
+    assert render_html(inspector.snapshot) == page  # what was sent renders to it too
     for text in ("inspected", "double", "plus-one", "storage-read values",
                  "storage-write scratch", "compiled 1×", "1 frames"):
         assert text in page, text
