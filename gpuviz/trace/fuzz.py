@@ -21,6 +21,7 @@ failure into ``--out``.
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import os
 import random
@@ -197,14 +198,28 @@ def _weird(r):
     return r.choice([None, True, False, [], {}, [1, "x"], {"x": None}, [[[]]]])
 
 
-def _walk(value, path=()):
-    yield path, value
-    if isinstance(value, dict):
-        for k, v in value.items():
-            yield from _walk(v, path + (k,))
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            yield from _walk(v, path + (i,))
+def _walk(value, limit=20_000, depth=48):
+    """``(path, node)`` pairs of a parsed document, breadth first, at most
+    ``limit`` of them and ``depth`` levels down (deeply nested inputs would
+    otherwise cost depth^2 in paths)."""
+    out, queue, at = [], [((), value)], 0
+    while at < len(queue) and len(out) < limit:
+        path, node = queue[at]
+        at += 1
+        out.append((path, node))
+        room = limit - len(queue)
+        if len(path) < depth and room > 0:
+            if isinstance(node, dict):
+                queue.extend(itertools.islice(((path + (k,), v) for k, v in node.items()), room))
+            elif isinstance(node, list):
+                queue.extend(itertools.islice(((path + (i,), v) for i, v in enumerate(node)), room))
+    return out
+
+
+def _small(node, limit=2000, depth=16):
+    """Fewer than ``limit`` nodes, none of them a container ``depth`` levels down."""
+    nodes = _walk(node, limit, depth)
+    return len(nodes) < limit and not any(len(p) == depth and isinstance(v, (list, dict)) and v for p, v in nodes)
 
 
 def _set(root, path, value):
@@ -217,6 +232,13 @@ def _set(root, path, value):
     return root
 
 
+#: Bytes one duplication in ``_structure`` may add (20 steps of 50 copies of
+#: a growing list would otherwise take minutes and gigabytes).
+_MAX_GROWTH = 50_000
+#: No duplication once the document is about this many bytes.
+_MAX_SIZE = 1 << 20
+
+
 def _structure(r, data):
     """Parse, then change a few nodes: wrong types, huge numbers, deleted
     keys, duplicated events, random phases; fall back to a byte flip."""
@@ -224,8 +246,9 @@ def _structure(r, data):
         root = json.loads(data)
     except (ValueError, RecursionError):
         return _flip(r, data)
+    size = len(data)
     for _ in range(r.choice((1, 1, 2, 5, 20))):
-        nodes = list(_walk(root))
+        nodes = _walk(root)
         path, value = r.choice(nodes)
         action = r.random()
         if action < 0.5:
@@ -239,7 +262,12 @@ def _structure(r, data):
             value["ph"] = r.choice(_PHASES)
         elif action < 0.95 and isinstance(value, list) and value:
             i = r.randrange(len(value))
-            value[i:i] = [json.loads(json.dumps(value[i]))] * r.choice((1, 5, 50))
+            copies = r.choice((1, 5, 50))
+            if size <= _MAX_SIZE and _small(value[i]):  # duplication must not grow exponentially
+                piece = json.dumps(value[i])
+                if len(piece) * copies <= _MAX_GROWTH:
+                    value[i:i] = [json.loads(piece)] * copies
+                    size += len(piece) * copies
         elif isinstance(value, list):
             r.shuffle(value)
     return json.dumps(root, allow_nan=True).encode()
