@@ -9,9 +9,12 @@ minimap; a double click zooms to a span; Escape clears the selection.
 
 from __future__ import annotations
 
-from .host import GUTTER, MINIMAP_HEIGHT, MINIMAP_TOP, ROW_HEIGHT, TRACKS_TOP
+import numpy as np
 
-__all__ = ["handle"]
+from .host import (GUTTER, MIN_WINDOW_NS, MINIMAP_HEIGHT, MINIMAP_TOP, MODE_EXPANDED, PROCESS_COLUMN, ROW_HEIGHT,
+                   TRACKS_TOP)
+
+__all__ = ["handle", "hit", "zoom", "pan_pixels", "gutter_click", "minimap_click"]
 
 _CLICK_SLOP = 3.0  # pixels a press may move and still be a click
 
@@ -30,7 +33,7 @@ def _move(viewer, event, x, y) -> bool:
     if drag is None or not event.get("buttons"):
         # a move without buttons: hover (browsers send one right after a press, so it does
         # not end a drag; pointer_up does)
-        hover = viewer._hit(x, y)
+        hover = hit(viewer, x, y)
         changed = hover != viewer._hover
         viewer._hover = hover
         return changed or hover is not None
@@ -51,7 +54,7 @@ def _pan_to(viewer, drag, x, y) -> None:
         viewer._first_row = min(max(drag["row"] + int(round((drag["y"] - y) / ROW_HEIGHT)), 0), rows)
         viewer._set_window(w0 + shift, w1 + shift)
     elif MINIMAP_TOP <= drag["y"] < MINIMAP_TOP + MINIMAP_HEIGHT:
-        viewer._minimap_click(x)
+        minimap_click(viewer, x)
 
 
 def _release(viewer, x, y) -> bool:
@@ -64,12 +67,12 @@ def _release(viewer, x, y) -> bool:
     if drag is None or drag["moved"]:
         return drag is not None
     if MINIMAP_TOP <= y < MINIMAP_TOP + MINIMAP_HEIGHT and x >= GUTTER:
-        viewer._minimap_click(x)
+        minimap_click(viewer, x)
         return True
     if y < TRACKS_TOP:
         return False
     if x < GUTTER:
-        return viewer._gutter_click(x, y)
+        return gutter_click(viewer, x, y)
     picked = viewer.pick(x, y)
     viewer.select([] if picked is None else [picked])
     return True
@@ -80,12 +83,12 @@ def _key(viewer, key) -> bool:
     if key == "escape":
         viewer.select([])
     elif key == "w":
-        viewer._zoom(1 / _ZOOM)
+        zoom(viewer, 1 / _ZOOM)
     elif key == "s":
-        viewer._zoom(_ZOOM)
+        zoom(viewer, _ZOOM)
     elif key in ("a", "d"):
         width = viewer._geometry().plot_width
-        viewer._pan_pixels((-0.2 if key == "a" else 0.2) * width)
+        pan_pixels(viewer, (-0.2 if key == "a" else 0.2) * width)
     else:
         return False
     return True
@@ -120,7 +123,7 @@ def handle(viewer, event) -> bool:
             viewer._first_row = min(max(viewer._first_row + (3 if dy > 0 else -3), 0), rows)
             viewer._changed()
         else:
-            viewer._zoom(1.25 ** (max(min(dy, 400.0), -400.0) / 100.0), x)
+            zoom(viewer, 1.25 ** (max(min(dy, 400.0), -400.0) / 100.0), x)
         return True
     if kind == "double_click" and x >= GUTTER and y >= TRACKS_TOP:
         picked = viewer.pick(x, y)
@@ -130,3 +133,65 @@ def handle(viewer, event) -> bool:
     if kind == "key_down":
         return _key(viewer, event.get("key", ""))
     return False
+
+
+def hit(viewer, x, y):
+    """The span under logical ``(x, y)`` from the CPU columns (hover), or None."""
+    if x < GUTTER or y < TRACKS_TOP:
+        return None
+    geometry = viewer._geometry()
+    row = viewer._first_row + int((y - TRACKS_TOP) // ROW_HEIGHT)
+    t = geometry.t_of(x)
+    tol = 1.0 / geometry.px_per_ns
+    hits = np.flatnonzero((viewer._rows() == row) & (viewer.host.start <= t + tol) & (viewer.host.end >= t - tol)
+                          & viewer._visible(geometry))
+    if not len(hits):
+        return None
+    return int(hits[np.argmin(viewer.host.end[hits] - viewer.host.start[hits])])
+
+
+def gutter_click(viewer, x, y) -> bool:
+    layout = viewer._layout()
+    row = viewer._first_row + int((y - TRACKS_TOP) // ROW_HEIGHT)
+    h = viewer.host
+    if x < PROCESS_COLUMN:
+        hit = np.flatnonzero((layout.process_row <= row) & (layout.process_row + layout.process_height > row))
+        if len(hit):
+            p = int(hit[0])
+            h.process_expanded[p] = not h.process_expanded[p]
+            viewer._changed()
+            return True
+        return False
+    hit = np.flatnonzero((layout.thread_row <= row) & (layout.thread_row + layout.thread_height > row)
+                         & (layout.thread_mode == MODE_EXPANDED) | ((layout.thread_row == row)
+                                                                    & (layout.thread_mode == 1)))
+    if len(hit):
+        t = int(hit[0])
+        h.thread_expanded[t] = not h.thread_expanded[t]
+        viewer._changed()
+        return True
+    return False
+
+
+def minimap_click(viewer, x) -> None:
+    t0, t1 = viewer.host.extent
+    frac = (x - GUTTER) / max(viewer._size[0] - 4 - GUTTER, 1)
+    centre = t0 + frac * (t1 - t0)
+    w0, w1 = viewer._window
+    half = (w1 - w0) // 2
+    viewer._set_window(int(centre) - half, int(centre) - half + (w1 - w0))
+
+
+def zoom(viewer, factor, x=None) -> None:
+    geometry = viewer._geometry()
+    w0, w1 = viewer._window
+    at = geometry.t_of(x) if x is not None and x >= GUTTER else (w0 + w1) / 2
+    width = max((w1 - w0) * factor, MIN_WINDOW_NS)
+    new0 = at - (at - w0) * width / (w1 - w0)
+    viewer._set_window(int(round(new0)), int(round(new0)) + max(int(round(width)), 1))
+
+
+def pan_pixels(viewer, dx) -> None:
+    geometry = viewer._geometry()
+    shift = int(round(dx / geometry.px_per_ns))
+    viewer._set_window(viewer._window[0] + shift, viewer._window[1] + shift)

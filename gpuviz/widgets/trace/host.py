@@ -27,6 +27,7 @@ MINIMAP_TOP, MINIMAP_HEIGHT = 4.0, 26.0
 AXIS_HEIGHT = 24.0
 TRACKS_TOP = MINIMAP_TOP + MINIMAP_HEIGHT + AXIS_HEIGHT + 2.0
 STATUS_HEIGHT = 18.0  # the status line under the tracks
+MIN_WINDOW_NS = 20  # the narrowest window zooming reaches
 MODE_EXPANDED, MODE_THREAD_COLLAPSED, MODE_PROCESS_COLLAPSED, MODE_HIDDEN = 0, 1, 2, 3
 
 
@@ -59,7 +60,7 @@ def format_ns(value) -> str:
 
 @dataclass(frozen=True)
 class Layout:
-    """Rows of one expansion state.
+    """Rows of one expansion state (GPUTraceFrame.layout's, plus thread modes).
 
     ``thread_row`` / ``thread_height`` per thread row (height 0: not shown),
     ``thread_mode`` (expanded, thread collapsed, process collapsed, hidden),
@@ -162,36 +163,6 @@ class TraceHost:
         self.thread_expanded = np.ones(self.thread_count, bool)
 
     # ---------------------------------------------------------------- layout
-    def layout(self) -> Layout:
-        """Rows of the current expansion state (threads in display order;
-        a collapsed process is one summary row, a collapsed thread one row)."""
-        order = self.thread_order
-        proc = self.thread_process[order]
-        pexp = self.process_expanded[proc] if len(order) else np.zeros(0, bool)
-        texp = self.thread_expanded[order]
-        first = np.ones(len(order), bool)
-        first[1:] = proc[1:] != proc[:-1]
-        lanes = self.thread_lanes[order]
-        heights = np.where(pexp, np.where(texp, lanes, np.minimum(lanes, 1)), first.astype(np.int64))
-        offsets = np.zeros(len(order) + 1, np.int64)
-        offsets[1:] = np.cumsum(heights)
-        thread_row = np.empty(len(order), np.int64)
-        thread_height = np.empty(len(order), np.int64)
-        thread_mode = np.empty(len(order), np.int64)
-        own = offsets[:-1]
-        process_row = np.zeros(self.process_count, np.int64)
-        process_height = np.zeros(self.process_count, np.int64)
-        for k in np.flatnonzero(first)[::-1]:
-            process_row[proc[k]] = own[k]
-        np.add.at(process_height, proc, heights)
-        summary = process_row[proc] if len(order) else own
-        thread_row[order] = np.where(pexp, own, summary)
-        thread_height[order] = heights
-        mode = np.where(pexp, np.where(texp, MODE_EXPANDED, MODE_THREAD_COLLAPSED), MODE_PROCESS_COLLAPSED)
-        thread_mode[order] = np.where(lanes == 0, MODE_HIDDEN, mode)
-        return Layout(thread_row, thread_height, thread_mode, process_row, process_height, int(offsets[-1]),
-                      order.copy())
-
     def span_rows(self, layout: Layout) -> np.ndarray:
         """Layout row of every span, -1 where it is not drawn (lane > 0 of a collapsed thread)."""
         mode = layout.thread_mode[self.thread]

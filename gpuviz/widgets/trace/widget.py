@@ -26,11 +26,12 @@ from ...render.overlay import PlotOverlay
 from ..canvas import GPUCanvas, draw_offscreen
 from ..device_loss import device_lost_message
 from ..inspector import GraphInspector
-from .chrome import MINIMAP_BINS, details_html, link_segments, queue_chrome, span_lines
+from .chrome import MINIMAP_BINS, details_html, queue_chrome, span_lines
 from .events import handle as handle_event
-from .graph import VIEW_FLAGS, TraceGraph
-from .host import (GUTTER, MODE_EXPANDED, MODE_HIDDEN, MODE_PROCESS_COLLAPSED, MODE_THREAD_COLLAPSED,
-                   PROCESS_COLUMN, ROW_HEIGHT, TRACKS_TOP, Geometry, Layout, TraceHost, format_ns, name_colour)
+from .frames import dimmed, status_line, write_frame
+from .graph import TraceGraph
+from .host import (GUTTER, MIN_WINDOW_NS, MODE_EXPANDED, MODE_HIDDEN, MODE_PROCESS_COLLAPSED, MODE_THREAD_COLLAPSED,
+                   ROW_HEIGHT, TRACKS_TOP, Geometry, Layout, TraceHost, name_colour)
 from .present import Presenter
 
 __all__ = ["TraceViewer", "FOCUS_MODES"]
@@ -38,7 +39,6 @@ __all__ = ["TraceViewer", "FOCUS_MODES"]
 NAME = "TraceViewer"
 FOCUS_MODES = ("dim", "hide")
 MAX_FOCUS_DEPTH = 8
-_MIN_WINDOW_NS = 20
 _ZOOM_STEP = 1.25
 
 
@@ -321,7 +321,7 @@ class TraceViewer(widgets.HBox):
         w, h = self._size
         if not (0 <= x < w and 0 <= y < h):
             return None
-        self._write(self._size, 1.0)
+        write_frame(self, self._size, 1.0)
         rw, rh = self._graph.render_size
         return self._graph.pick((min(int(x * rw / w), rw - 1), min(int(y * rh / h), rh - 1)))
 
@@ -523,59 +523,6 @@ class TraceViewer(widgets.HBox):
         return self.inspector.compile_count
 
     # ------------------------------------------------------------ frames
-    def _write(self, size, scale) -> None:
-        """Write what changed since the last frame into the frame's and the graph's buffers."""
-        g = self._graph
-        fw, fh = g.frame_size
-        render = (max(1, min(fw, int(round(size[0] * scale)))), max(1, min(fh, int(round(size[1] * scale)))))
-        g.render_size = render
-        s = render[0] / size[0]
-        key = (self._version, tuple(size), render, self._hover)
-        if key == self._written:
-            return
-        geometry = self._geometry(size)
-        plot_px = max(render[0] - int(round(GUTTER * s)), 1)
-        w0, w1 = self._window
-        columns = max(1, min(plot_px, w1 - w0))  # the frame needs >= 1 ns per column
-        if self._written is None or self._written[0] != self._version:
-            g.frame.write(self._state(columns, geometry))
-            sel = np.zeros(self.host.n, bool)
-            sel[self._selection] = True
-            g.write_selection(sel)
-            g.write_segments(link_segments(self.host, self._rows(), geometry, self._selection))
-        flags = (VIEW_FLAGS["search"] if self._search is not None else 0) | \
-            (VIEW_FLAGS["focus"] if self._focus_mask is not None else 0)
-        origin = self.scene.time_origin_ns
-        g.write_view(origin_rel=w0 - origin, end_rel=w1 - origin,
-                     min_duration=self._min_duration, render_size=render, px_per_ns=geometry.px_per_ns * s,
-                     gutter=GUTTER * s, top=TRACKS_TOP * s, row_height=ROW_HEIGHT * s, first_row=self._first_row,
-                     flags=flags, hover=self._hover, scale=s, bottom=geometry.bottom * s,
-                     column_px=geometry.plot_width * s / columns)
-        self._written = key
-
-    def _state(self, columns, geometry):
-        from ...trace.interaction import TraceViewState
-        h, frame = self.host, self._graph.frame
-        search = None if self._search is None else self._scene_bits(self._search_names, self._scene_name,
-                                                                     frame.name_count)
-        categories = None if self._categories is None else self._scene_bits(self._categories, self._scene_category,
-                                                                            frame.category_count)
-        return TraceViewState(
-            window=self._window, width=columns,
-            rows=(self._first_row, min(geometry.visible_rows, frame.row_capacity)),
-            process_expanded=h.process_expanded.copy(), thread_expanded=h.thread_expanded.copy(),
-            categories=categories, min_duration_ns=self._min_duration, search=search,
-            search_mode="highlight" if self._search is None else self._search[1],
-            focus_seeds=() if self._focus is None else tuple(int(v) for v in self._focus[0]),
-            focus_depth=0 if self._focus is None else self._focus[1], focus_mode=self._focus_mode)
-
-    @staticmethod
-    def _scene_bits(flags, to_scene, count):
-        """Flags per host ID -> flags per scene ID."""
-        out = np.zeros(count, bool)
-        out[to_scene] = flags
-        return out
-
     def draw(self, encoder, target_view, size) -> None:
         """GPUCanvas drawable hook: write what changed, record the graph and
         the presentation (frame copy + overlay). Never submits."""
@@ -585,7 +532,7 @@ class TraceViewer(widgets.HBox):
         ratio = 1.0 if self._offscreen else self._pixel_ratio()
         logical = (width / ratio, height / ratio)
         t0 = time.perf_counter()
-        self._write(logical, ratio)
+        write_frame(self, logical, ratio)
         self.inspector.poll()
         cpu = self._graph.encode(encoder)
         self.inspector.sample_counts(encoder)
@@ -599,32 +546,10 @@ class TraceViewer(widgets.HBox):
         queue_chrome(self._overlay, host=self.host, layout=self._layout(), rows=self._rows(),
                      visible=self._visible(geometry), geometry=geometry, minimap=self._minimap,
                      text_dark=self._text_dark, hover_lines=hover_lines, pointer=self._pointer,
-                     status=self._status(geometry), dimmed=self._dimmed())
+                     status=status_line(self, geometry), dimmed=dimmed(self))
         self._overlay.upload(self.device.queue, target_size=(width, height))
         self._presenter.present(encoder, target_view, (width, height), self._overlay)
         self._encode_seconds = time.perf_counter() - t0
-
-    def _dimmed(self):
-        """bool per span drawn dimmed (search highlight, focus "dim"), or None."""
-        dim = None
-        if self._search is not None:
-            dim = ~self._search_names[self.host.name_id]
-        if self._focus_mask is not None:
-            dim = ~self._focus_mask if dim is None else dim | ~self._focus_mask
-        return dim
-
-    def _status(self, geometry) -> str:
-        w0, w1 = self._window
-        parts = [f"{self.host.n:,} spans", f"window {format_ns(w1 - w0)}"]
-        if self._search is not None:
-            parts.append(f"search: {self.search_count:,} matches")
-        if len(self._selection):
-            parts.append(f"{len(self._selection):,} selected")
-        if self._focus is not None:
-            parts.append(f"focus: {int(self._focus_mask.sum()):,} spans ({self._focus_mode})")
-        if not self.host.n:
-            parts.append("empty trace")
-        return " · ".join(parts)
 
     def _pixel_ratio(self) -> float:
         try:
@@ -661,68 +586,11 @@ class TraceViewer(widgets.HBox):
             return False
         return handle_event(self, event)
 
-    def _hit(self, x, y):
-        """The span under logical ``(x, y)`` from the CPU columns (hover), or None."""
-        if x < GUTTER or y < TRACKS_TOP:
-            return None
-        geometry = self._geometry()
-        row = self._first_row + int((y - TRACKS_TOP) // ROW_HEIGHT)
-        t = geometry.t_of(x)
-        tol = 1.0 / geometry.px_per_ns
-        hits = np.flatnonzero((self._rows() == row) & (self.host.start <= t + tol) & (self.host.end >= t - tol)
-                              & self._visible(geometry))
-        if not len(hits):
-            return None
-        return int(hits[np.argmin(self.host.end[hits] - self.host.start[hits])])
-
-    def _gutter_click(self, x, y) -> bool:
-        layout = self._layout()
-        row = self._first_row + int((y - TRACKS_TOP) // ROW_HEIGHT)
-        h = self.host
-        if x < PROCESS_COLUMN:
-            hit = np.flatnonzero((layout.process_row <= row) & (layout.process_row + layout.process_height > row))
-            if len(hit):
-                p = int(hit[0])
-                h.process_expanded[p] = not h.process_expanded[p]
-                self._changed()
-                return True
-            return False
-        hit = np.flatnonzero((layout.thread_row <= row) & (layout.thread_row + layout.thread_height > row)
-                             & (layout.thread_mode == MODE_EXPANDED) | ((layout.thread_row == row)
-                                                                        & (layout.thread_mode == 1)))
-        if len(hit):
-            t = int(hit[0])
-            h.thread_expanded[t] = not h.thread_expanded[t]
-            self._changed()
-            return True
-        return False
-
-    def _minimap_click(self, x) -> None:
-        t0, t1 = self.host.extent
-        frac = (x - GUTTER) / max(self._size[0] - 4 - GUTTER, 1)
-        centre = t0 + frac * (t1 - t0)
-        w0, w1 = self._window
-        half = (w1 - w0) // 2
-        self._set_window(int(centre) - half, int(centre) - half + (w1 - w0))
-
-    def _zoom(self, factor, x=None) -> None:
-        geometry = self._geometry()
-        w0, w1 = self._window
-        at = geometry.t_of(x) if x is not None and x >= GUTTER else (w0 + w1) / 2
-        width = max((w1 - w0) * factor, _MIN_WINDOW_NS)
-        new0 = at - (at - w0) * width / (w1 - w0)
-        self._set_window(int(round(new0)), int(round(new0)) + max(int(round(width)), 1))
-
-    def _pan_pixels(self, dx) -> None:
-        geometry = self._geometry()
-        shift = int(round(dx / geometry.px_per_ns))
-        self._set_window(self._window[0] + shift, self._window[1] + shift)
-
     def zoom_to_span(self, span_id) -> None:
         """Fit the window to one span (10 % margin each side)."""
         s = int(self.host.check_ids(span_id, "zoom_to_span")[0])
         start, end = int(self.host.start[s]), int(self.host.end[s])
-        margin = max((end - start) // 10, _MIN_WINDOW_NS // 2)
+        margin = max((end - start) // 10, MIN_WINDOW_NS // 2)
         self._set_window(start - margin, end + margin)
 
     # ---------------------------------------------------------- lifecycle

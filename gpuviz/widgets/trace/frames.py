@@ -1,0 +1,95 @@
+"""The per-frame writes of a TraceViewer: its CPU state turned into a
+:class:`~gpuviz.trace.interaction.TraceViewState` for the GPUTraceFrame,
+the tracks' view uniform, the selection bits and link segments; plus the
+status line and which spans are dimmed (for the labels). Only what changed
+since the last frame is written; nothing here submits or reads back."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .chrome import link_segments
+from .graph import VIEW_FLAGS
+from .host import GUTTER, ROW_HEIGHT, TRACKS_TOP, format_ns
+
+__all__ = ["write_frame", "frame_state", "scene_bits", "dimmed", "status_line"]
+
+
+
+def write_frame(viewer, size, scale) -> None:
+    """Write what changed since the last frame into the frame's and the graph's buffers."""
+    g = viewer._graph
+    fw, fh = g.frame_size
+    render = (max(1, min(fw, int(round(size[0] * scale)))), max(1, min(fh, int(round(size[1] * scale)))))
+    g.render_size = render
+    s = render[0] / size[0]
+    key = (viewer._version, tuple(size), render, viewer._hover)
+    if key == viewer._written:
+        return
+    geometry = viewer._geometry(size)
+    plot_px = max(render[0] - int(round(GUTTER * s)), 1)
+    w0, w1 = viewer._window
+    columns = max(1, min(plot_px, w1 - w0))  # the frame needs >= 1 ns per column
+    if viewer._written is None or viewer._written[0] != viewer._version:
+        g.frame.write(frame_state(viewer, columns, geometry))
+        sel = np.zeros(viewer.host.n, bool)
+        sel[viewer._selection] = True
+        g.write_selection(sel)
+        g.write_segments(link_segments(viewer.host, viewer._rows(), geometry, viewer._selection))
+    flags = (VIEW_FLAGS["search"] if viewer._search is not None else 0) | \
+        (VIEW_FLAGS["focus"] if viewer._focus_mask is not None else 0)
+    origin = viewer.scene.time_origin_ns
+    g.write_view(origin_rel=w0 - origin, end_rel=w1 - origin,
+                 min_duration=viewer._min_duration, render_size=render, px_per_ns=geometry.px_per_ns * s,
+                 gutter=GUTTER * s, top=TRACKS_TOP * s, row_height=ROW_HEIGHT * s, first_row=viewer._first_row,
+                 flags=flags, hover=viewer._hover, scale=s, bottom=geometry.bottom * s,
+                 column_px=geometry.plot_width * s / columns)
+    viewer._written = key
+
+
+def frame_state(viewer, columns, geometry):
+    from ...trace.interaction import TraceViewState
+    h, frame = viewer.host, viewer._graph.frame
+    search = None if viewer._search is None else scene_bits(viewer._search_names, viewer._scene_name,
+                                                                 frame.name_count)
+    categories = None if viewer._categories is None else scene_bits(viewer._categories, viewer._scene_category,
+                                                                        frame.category_count)
+    return TraceViewState(
+        window=viewer._window, width=columns,
+        rows=(viewer._first_row, min(geometry.visible_rows, frame.row_capacity)),
+        process_expanded=h.process_expanded.copy(), thread_expanded=h.thread_expanded.copy(),
+        categories=categories, min_duration_ns=viewer._min_duration, search=search,
+        search_mode="highlight" if viewer._search is None else viewer._search[1],
+        focus_seeds=() if viewer._focus is None else tuple(int(v) for v in viewer._focus[0]),
+        focus_depth=0 if viewer._focus is None else viewer._focus[1], focus_mode=viewer._focus_mode)
+
+
+def scene_bits(flags, to_scene, count):
+    """Flags per host ID -> flags per scene ID."""
+    out = np.zeros(count, bool)
+    out[to_scene] = flags
+    return out
+
+
+def dimmed(viewer):
+    """bool per span drawn dimmed (search highlight, focus "dim"), or None."""
+    dim = None
+    if viewer._search is not None:
+        dim = ~viewer._search_names[viewer.host.name_id]
+    if viewer._focus_mask is not None:
+        dim = ~viewer._focus_mask if dim is None else dim | ~viewer._focus_mask
+    return dim
+
+
+def status_line(viewer, geometry) -> str:
+    w0, w1 = viewer._window
+    parts = [f"{viewer.host.n:,} spans", f"window {format_ns(w1 - w0)}"]
+    if viewer._search is not None:
+        parts.append(f"search: {viewer.search_count:,} matches")
+    if len(viewer._selection):
+        parts.append(f"{len(viewer._selection):,} selected")
+    if viewer._focus is not None:
+        parts.append(f"focus: {int(viewer._focus_mask.sum()):,} spans ({viewer._focus_mode})")
+    if not viewer.host.n:
+        parts.append("empty trace")
+    return " · ".join(parts)
