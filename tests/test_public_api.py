@@ -31,13 +31,14 @@ import wgpu
 
 import gpuviz
 import gpuviz.arrow
+import gpuviz.trace
 import gpuviz.widgets
 from gpuviz import (AggregationTuning, GPUBatchSort, GPUCommandGraph, GPUCompaction, GPUData, GPUGridAggregation,
                     GPUGridBinning, GPUGroupAggregation, GPUHistogram, GPUIndexedRangeCompaction, GPUMask,
                     GPUPartitionedIndexedRangeCompaction, GPUReduction, GPUScan, GPUSchema, GPUSegmentedSort,
                     GPUSort, GPUTable, GPUVector, GraphError, ReductionTuning, ScanTuning, SortTuning)
 
-MODULES = (gpuviz, gpuviz.widgets, gpuviz.arrow)
+MODULES = (gpuviz, gpuviz.widgets, gpuviz.arrow, gpuviz.trace)
 BU = wgpu.BufferUsage
 
 #: A negative statement: what the object does not do.
@@ -72,6 +73,11 @@ POSITIONAL = {
     "gpuviz.widgets.FrustumCulling.draw": (("encoder", "target_view", "size"),
                                            "the GPUCanvas drawable protocol: canvas calls draw(encoder, view, size)"),
     "gpuviz.widgets.FrustumCulling.pick": (("x", "y"), "named by issue 15: pick(x, y)"),
+    "gpuviz.trace.GPUTraceScene": (("device", "trace"), "named by issue 13: GPUTraceScene(device, trace)"),
+    "gpuviz.trace.TraceViewOracle": (("frame", "trace"), "the (what, trace) shape of GPUTraceScene"),
+    "gpuviz.trace.TraceViewOracle.edges": (("shown", "anchors"), "oracle step: edges(shown, anchors) of one frame"),
+    "gpuviz.trace.TraceViewOracle.focus": (("seeds", "depth"), "oracle step: focus(seeds, depth), a BFS"),
+    "gpuviz.trace.GPUTraceFrame.graph_view": (("graph", "name"), "like import_gpu_data(id, data): a view by name"),
     "gpuviz.ComputeKernel.element_offset": (("view", "device"),
                                             "used by every compile callback as element_offset(view, device)"),
 }

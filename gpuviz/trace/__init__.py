@@ -1,5 +1,7 @@
 """Real traces into Arrow: Chrome JSON, Kineto, OTLP and Parquet importers,
-lane packing, multi-rank merge (issue 13).
+lane packing, multi-rank merge, synthetic traces, the GPU scene
+(:class:`GPUTraceScene`) and the trace viewer's GPU policy
+(:class:`GPUTraceFrame`, :class:`TraceViewState`; :mod:`.interaction`).
 
 ``import gpuviz`` does not import this package (it needs pyarrow). Heavier
 pieces (loaders, the synthetic generator, the GPU scene) load on first use.
@@ -12,10 +14,15 @@ from gpuviz.trace.model import Trace
 from gpuviz.trace.load import load
 from gpuviz.trace.synthetic import synthetic
 
-__all__ = ["load", "Trace", "TraceFormatError", "TraceSchemaError", "synthetic", "GPUTraceScene"]
+__all__ = ["load", "Trace", "TraceFormatError", "TraceSchemaError", "synthetic", "GPUTraceScene", "GPUTraceFrame",
+           "TraceViewState", "TraceViewOracle"]
 
+# These import wgpu: only on use.
 _LAZY = {
-    "GPUTraceScene": ("gpuviz.trace.scene", "GPUTraceScene"),   # imports wgpu: only on use
+    "GPUTraceScene": ("gpuviz.trace.scene", "GPUTraceScene"),
+    "GPUTraceFrame": ("gpuviz.trace.interaction", "GPUTraceFrame"),
+    "TraceViewState": ("gpuviz.trace.interaction", "TraceViewState"),
+    "TraceViewOracle": ("gpuviz.trace.interaction", "TraceViewOracle"),
 }
 
 

@@ -367,7 +367,7 @@ class GPUTraceFrame:
         self.draw_commands.write_records(np.array([[6, 0, 0, 0]] * 4, np.uint32))
 
     # ----------------------------------------------------------------- graph
-    def graph_view(self, graph, name, fmt="uint32", length=None, byte_offset=0):
+    def graph_view(self, graph, name, *, fmt="uint32", length=None, byte_offset=0):
         """A data view of the frame's buffer ``name`` (a key of :attr:`buffers`)
         in ``graph``, the graph :meth:`add_to_graph` is filling (each buffer is
         imported once per graph); default: the whole buffer as uint32."""

@@ -68,7 +68,7 @@ def column_bounds(window, width) -> np.ndarray:
     return w0 + c * whole + c * part // width
 
 
-@dataclass
+@dataclass(kw_only=True)
 class TraceViewState:
     """What one frame of a trace view shows.
 
