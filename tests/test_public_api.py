@@ -72,6 +72,8 @@ POSITIONAL = {
     "gpuviz.Axis.to_pixel": (("values", "rect"), "a mapping: to_pixel(values, rect) like numpy's interp"),
     "gpuviz.widgets.FrustumCulling.draw": (("encoder", "target_view", "size"),
                                            "the GPUCanvas drawable protocol: canvas calls draw(encoder, view, size)"),
+    "gpuviz.widgets.TraceViewer.draw": (("encoder", "target_view", "size"), "the GPUCanvas drawable protocol"),
+    "gpuviz.widgets.TraceViewer.pick": (("x", "y"), "named by issue 14: pick(x, y)"),
     "gpuviz.widgets.FrustumCulling.pick": (("x", "y"), "named by issue 15: pick(x, y)"),
     "gpuviz.trace.GPUTraceScene": (("device", "trace"), "named by issue 13: GPUTraceScene(device, trace)"),
     "gpuviz.trace.TraceViewOracle": (("frame", "trace"), "the (what, trace) shape of GPUTraceScene"),
