@@ -11,7 +11,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gpuviz.trace.formats.jsonevents import raw_text, raw_to_binary
 from gpuviz.trace.lanes import visit_order
 
 from gpuviz.trace.model import table
@@ -328,9 +327,8 @@ def bind_points(spans, parent, index, thread, t, enclosing):
     return rows
 
 
-def _flow_keys(cols, idx, ev):
+def _flow_keys(cols, idx, ids):
     """Dense key per flow event: (cat, name, id text)."""
-    ids = raw_text(raw_to_binary([e.id for e in ev]))
     key = pc.binary_join_element_wise(_take_flat(cols.cat, idx), _take_flat(cols.name, idx), ids.cast(pa.string()), "\x00")
     enc = pc.dictionary_encode(key)
     return enc.indices.to_numpy(zero_copy_only=False).astype(np.int64), len(enc.dictionary)
@@ -361,12 +359,13 @@ def flow_links(cols, code, ts, ident, reporter, spans, parent, flow_kind=None):
     if len(idx) == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), []
     idx = idx[np.lexsort((idx, ts[idx]))]
-    ev = [cols.rare[i] for i in idx.tolist()]
+    at_flow = np.searchsorted(cols.flows["index"], idx)      # every s/t/f event is in cols.flows
+    ids = cols.flows["id"].take(pa.array(at_flow))
     c = code[idx]
     bound = bind_points(spans, parent, _slice_index(spans), ident.thread_of[idx], ts[idx],
-                        (c != 13) | np.array([e.bp == "e" for e in ev], bool))
+                        (c != 13) | cols.flows["bp_e"][at_flow])
     reporter.add_mask("unbound_flow", bound < 0, idx)
-    kid, nkeys = _flow_keys(cols, idx, ev)
+    kid, nkeys = _flow_keys(cols, idx, ids)
     count = {p: np.bincount(kid[c == p], minlength=nkeys) for p in (11, 12, 13)}
     simple_key = (count[11] == 1) & (count[13] == 1) & (count[12] == 0)
     simple = simple_key[kid]
@@ -382,13 +381,15 @@ def flow_links(cols, code, ts, ident, reporter, spans, parent, flow_kind=None):
     src = [bound[sp][ok]]
     dst = [bound[fp][ok]]
     kinds = _flow_kinds(cols, idx[sp[ok]], flow_kind)
-    s2, d2, k2 = _replay(np.flatnonzero(~simple), idx, ev, c, kid, bound, reporter, flow_kind)
+    points = np.flatnonzero(~simple)
+    cats = _take_flat(cols.cat, idx[points]).to_pylist()
+    s2, d2, k2 = _replay(points, idx, cats, c, kid, bound, reporter, flow_kind)
     src.append(s2)
     dst.append(d2)
     return np.concatenate(src), np.concatenate(dst), kinds + k2
 
 
-def _replay(points, idx, ev, c, kid, bound, reporter, flow_kind):
+def _replay(points, idx, cats, c, kid, bound, reporter, flow_kind):
     """The general flow rules, point by point (keys that are not one s + one f)."""
     open_flows = {}
     early_ends = {}            # key -> [(event, row, phase)] of f/t seen before any s
@@ -399,17 +400,17 @@ def _replay(points, idx, ev, c, kid, bound, reporter, flow_kind):
             src.append(a)
             dst.append(b)
             kinds.append(flow_kind(cat) if flow_kind else "flow")
-    for p in points.tolist():
-        i, e, row, key, ph = int(idx[p]), ev[p], int(bound[p]), int(kid[p]), int(c[p])
+    for n, p in enumerate(points.tolist()):
+        i, cat, row, key, ph = int(idx[p]), cats[n], int(bound[p]), int(kid[p]), int(c[p])
         if ph == 11:
             if key in open_flows:
                 reporter.add("unclosed_flow", index=open_flows[key][0])
             open_flows[key] = (i, row)
             continue
         if key not in open_flows:
-            early_ends.setdefault(key, []).append((i, row, ph, e.cat))
+            early_ends.setdefault(key, []).append((i, row, ph, cat))
             continue
-        link(open_flows[key][1], row, e.cat)
+        link(open_flows[key][1], row, cat)
         if ph == 13:
             del open_flows[key]
         else:

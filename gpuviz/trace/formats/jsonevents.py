@@ -129,6 +129,7 @@ class EventColumns:
     args: pa.Array         # JSON text or null
     rare: dict = field(default_factory=dict)   # event index -> kept event (non-X phases, flow v2 slices)
     header: dict = field(default_factory=dict)  # top-level keys other than traceEvents (decoded)
+    flows: dict = field(default_factory=dict)   # s/t/f events: "index" (sorted), "id" (text), "bp_e" (bool)
 
     def __len__(self):
         return len(self.ph)
@@ -477,6 +478,7 @@ class _Resplit(Exception):
 
 
 _FLOW_V2 = (b'"flow_', b'"bind_id"')
+_FLOW_PHASES = frozenset(("s", "t", "f"))
 
 
 def _block_columns(events, first_index, block):
@@ -491,10 +493,15 @@ def _block_columns(events, first_index, block):
         enc = pc.dictionary_encode(ph)
         not_x = np.array([p != "X" for p in enc.dictionary.to_pylist()] or [False], bool)
         idx = np.flatnonzero(not_x[enc.indices.to_numpy(zero_copy_only=False)])
-    del ph_list
     if any(key in block for key in _FLOW_V2):
         flagged = np.array([k for k, e in enumerate(events) if e.flow_in or e.flow_out or len(e.bind_id)], np.int64)
         idx = np.union1d(idx, flagged).astype(np.int64)
+    # v1 flow events (often a third of a Kineto file) become columns, not kept objects.
+    is_flow = np.array([ph_list[k] in _FLOW_PHASES for k in idx.tolist()], bool) if len(idx) else np.zeros(0, bool)
+    fidx = idx[is_flow]
+    flows = (fidx + first_index, raw_text(raw_to_binary([events[k].id for k in fidx.tolist()])).cast(pa.string()),
+             np.array([events[k].bp == "e" for k in fidx.tolist()], bool))
+    idx = idx[~is_flow]
     # Kept events must not pin their block's bytes (Raw fields are views):
     # re-encoded in C as one small JSON blob, decoded again by _columns.
     rare = (idx + first_index, _RARE_ENCODER.encode([events[k] for k in idx.tolist()]))
@@ -507,7 +514,7 @@ def _block_columns(events, first_index, block):
             pa.array([e.name for e in events], pa.string()),
             pa.array([e.cat for e in events], pa.string()),
             _id_text([e.pid for e in events]), _id_text([e.tid for e in events]),
-            _args_text([e.args for e in events]), ts_ns, ts_ok, dur_ns, dur_ok, has_dur, rare)
+            _args_text([e.args for e in events]), ts_ns, ts_ok, dur_ns, dur_ok, has_dur, rare, flows)
 
 
 def _id_text(values):
@@ -570,7 +577,10 @@ def _columns(parts, header):
     return EventColumns(ph=arrow(0, False), name=arrow(1, True), cat=arrow(2, True), pid=arrow(3, False),
                         tid=arrow(4, False), args=arrow(5, True),
                         ts_ns=numbers(6, np.int64), ts_ok=numbers(7, bool), dur_ns=numbers(8, np.int64),
-                        dur_ok=numbers(9, bool), has_dur=numbers(10, bool), rare=rare, header=header)
+                        dur_ok=numbers(9, bool), has_dur=numbers(10, bool), rare=rare, header=header,
+                        flows={"index": np.concatenate([p[12][0] for p in parts]) if parts else np.zeros(0, np.int64),
+                               "id": pa.concat_arrays([p[12][1] for p in parts]) if parts else pa.array([], pa.string()),
+                               "bp_e": np.concatenate([p[12][2] for p in parts]) if parts else np.zeros(0, bool)})
 
 
 def _structure(buf, lo, hi):

@@ -97,7 +97,8 @@ def decode_parallel(buf, path, reporter, progress=None, workers=None, *, decode_
     for chunk_parts, counts in results:
         for part in chunk_parts:
             keys, blob = part[11]
-            parts.append(part[:11] + ((keys + first, blob),))
+            flow_index, flow_id, flow_bp = part[12]
+            parts.append(part[:11] + ((keys + first, blob), (flow_index + first, flow_id, flow_bp)))
         first += sum(len(p[0]) for p in chunk_parts)
         for reason, n in counts.items():
             reporter.counts[reason] = reporter.counts.get(reason, 0) + n
