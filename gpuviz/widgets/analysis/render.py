@@ -13,13 +13,13 @@ the same pass. Nothing here submits or reads back.
 from __future__ import annotations
 
 import numpy as np
-import wgpu
 
 from ...graph.compat import device_cache
 from ...graph.shaders import shader_module, wgsl
 from ...render.colour_range import GPUColourRange
 from ...tables import GPUData
 from ..canvas import TEXTURE_FORMAT
+from ..presenter import FramePresenter
 from .labels import AnalysisOverlay
 from .layout import (BACKGROUND, BAR_COLOR, CDF_COLOR, EMPTY_COLOR, GROUP_PALETTE, PANEL_COLOR, PLOT_TOP, RAMP,
                      panel_layout, panel_rects)
@@ -47,16 +47,14 @@ def css_color(color) -> str:
 
 def _pipelines(device) -> dict:
     """The render pipelines by name, created once per device (and freed with
-    it): five of the draw node, one of PlotPresenter."""
+    it): the five of the draw node."""
     cache = device_cache(device, "data-analysis-render-pipelines")
     if not cache:
         draw = shader_module(device, draw_shader(), label="data-analysis-draw")
-        blit = shader_module(device, wgsl("widgets/analysis/shaders/blit.wgsl"), label="data-analysis-blit")
         for name, module, vertex, fragment, target in (
                 ("fill", draw, "vs_fill", "fs_color", _BLENDED), ("heat", draw, "vs_heat", "fs_heat", _BLENDED),
                 ("bars", draw, "vs_bars", "fs_color", _BLENDED), ("cdf", draw, "vs_cdf", "fs_color", _BLENDED),
-                ("groups", draw, "vs_groups", "fs_color", _BLENDED),
-                ("blit", blit, "vs_main", "fs_main", {"format": TEXTURE_FORMAT})):
+                ("groups", draw, "vs_groups", "fs_color", _BLENDED)):
             cache[name] = device.create_render_pipeline(
                 label=f"data-analysis-{name}", layout="auto",
                 vertex={"module": module, "entry_point": vertex, "buffers": []},
@@ -162,36 +160,24 @@ def view_params(*, grid_size, op: int, bins: int, groups: int, hist_rect) -> byt
     return words.tobytes()
 
 
-class PlotPresenter:
-    """Copies the rendered corner of the plot texture into a canvas target.
+class PlotPresenter(FramePresenter):
+    """Copies the rendered corner of the plot texture into a canvas target
+    (a :class:`~gpuviz.widgets.presenter.FramePresenter` cleared to the
+    panels' background).
 
     Records one render pass into the caller's encoder (``present``); never
-    submits. Its 16-byte uniform is rewritten per call with
-    ``queue.write_buffer``, so each call must be submitted before the next.
+    submits. Its 16-byte uniform is rewritten with ``queue.write_buffer``
+    when the sizes change, so each call must be submitted before the next.
     """
 
     def __init__(self, device, plot_texture):
-        self.device = device
-        self.pipeline = _pipelines(device)["blit"]
-        self.uniform = device.create_buffer(label="data-analysis-blit", size=16,
-                                            usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST)
-        self.bind_group = device.create_bind_group(layout=self.pipeline.get_bind_group_layout(0), entries=[
-            {"binding": 0, "resource": {"buffer": self.uniform, "offset": 0, "size": 16}},
-            {"binding": 1, "resource": plot_texture.create_view()}])
+        super().__init__(device, plot_texture, label="data-analysis-present", clear_color=BACKGROUND)
 
     def present(self, encoder, target_view, src_size, dst_size, overlay=None) -> None:
         """Copy the ``src_size`` corner of the plot into ``target_view``
         (``dst_size``), then draw ``overlay`` (an object with
-        ``draw(render_pass)``, e.g. the prepared :class:`AnalysisOverlay`) on top."""
-        self.device.queue.write_buffer(self.uniform, 0, np.array([*src_size, *dst_size], np.float32).tobytes())
-        render_pass = encoder.begin_render_pass(label="data-analysis-present", color_attachments=[{
-            "view": target_view, "load_op": "clear", "store_op": "store", "clear_value": BACKGROUND}])
-        render_pass.set_pipeline(self.pipeline)
-        render_pass.set_bind_group(0, self.bind_group)
-        render_pass.draw(3)
-        if overlay is not None and getattr(overlay, "enabled", True):
-            overlay.draw(render_pass)
-        render_pass.end()
-
-    def destroy(self) -> None:
-        self.uniform.destroy()
+        ``draw(render_pass)``, e.g. the prepared :class:`AnalysisOverlay`) on
+        top unless its ``enabled`` is False."""
+        if overlay is not None and not getattr(overlay, "enabled", True):
+            overlay = None
+        super().present(encoder, target_view, src_size, dst_size, overlay)

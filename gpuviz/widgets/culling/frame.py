@@ -14,16 +14,13 @@ import math
 import time
 
 import numpy as np
-import wgpu
 
 from ...graph.readback_ring import GPUReadbackRing
-from ...graph.shaders import shader_module, wgsl
-from ...graph.compat import device_cache
 from ...render.overlay import MUTED_COLOR, TEXT_COLOR, PlotOverlay
 from ...render.picking import NO_ID
 from ...workflows.frustum import frustum_planes
 from ...tables.readback import read_array
-from ..canvas import TEXTURE_FORMAT
+from ..presenter import FramePresenter
 from .camera import PASS_ALL_PLANES, Camera, frustum_corners, planes_of
 from .graph import COLORS, CullingGraph, view_rects
 
@@ -67,18 +64,6 @@ def overview_fit(extent, rect) -> tuple:
     return (cx - hx, cz - hz, cx + hx, cz + hz), m, (1 / hx, 1 / hz)
 
 
-def _present_pipeline(device):
-    cache = device_cache(device, "frustum-culling-present")
-    if "pipeline" not in cache:
-        module = shader_module(device, wgsl("widgets/culling/shaders/present.wgsl"), label="frustum-culling-present")
-        cache["pipeline"] = device.create_render_pipeline(
-            label="frustum-culling-present", layout="auto",
-            vertex={"module": module, "entry_point": "vs_main", "buffers": []},
-            primitive={"topology": "triangle-list"},
-            fragment={"module": module, "entry_point": "fs_main", "targets": [{"format": TEXTURE_FORMAT}]})
-    return cache["pipeline"]
-
-
 class CullingFrame:
     """Camera, culling switch, graph and presentation of one scene.
 
@@ -120,12 +105,8 @@ class CullingFrame:
         self._last_sample = float("-inf")
         self._overlay = None
         self._presented = None
-        self._present_uniform = device.create_buffer(label="frustum-culling-present", size=16,
-                                                     usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST)
-        pipeline = _present_pipeline(device)
-        self._present_group = device.create_bind_group(layout=pipeline.get_bind_group_layout(0), entries=[
-            {"binding": 0, "resource": {"buffer": self._present_uniform, "offset": 0, "size": 16}},
-            {"binding": 1, "resource": self.graph.color.create_view()}])
+        self._presenter = FramePresenter(device, self.graph.color, label="frustum-culling-present",
+                                         clear_color=(*COLORS["background"], 1))
 
     # ----------------------------------------------------------- parameters
     def set_camera(self, camera: Camera) -> None:
@@ -227,16 +208,8 @@ class CullingFrame:
         if key != self._presented:  # a steady frame (orbiting, hovering) reuses the uploaded labels
             self._queue_labels(overlay, (dst_size[0] / ratio, dst_size[1] / ratio), extra)
             overlay.upload(self.device.queue, target_size=dst_size)
-            self.device.queue.write_buffer(self._present_uniform, 0,
-                                           np.array([*self.render_size, *dst_size], np.float32).tobytes())
             self._presented = key
-        render_pass = encoder.begin_render_pass(label="frustum-culling-present", color_attachments=[{
-            "view": target_view, "load_op": "clear", "store_op": "store", "clear_value": (*COLORS["background"], 1)}])
-        render_pass.set_pipeline(_present_pipeline(self.device))
-        render_pass.set_bind_group(0, self._present_group)
-        render_pass.draw(3)
-        overlay.draw(render_pass)
-        render_pass.end()
+        self._presenter.present(encoder, target_view, self.render_size, dst_size, overlay)
 
     def readout(self) -> str:
         total = f"{self.n:,}"
@@ -295,5 +268,5 @@ class CullingFrame:
         self._ring.destroy()
         if self._overlay is not None:
             self._overlay.destroy()
-        self._present_uniform.destroy()
+        self._presenter.destroy()
         self.graph.destroy()

@@ -1,5 +1,7 @@
-// TraceViewer: copy the rendered corner (src_size) of the frame texture
-// into the canvas target (dst_size), nearest-neighbour when they differ.
+// Widget frame presentation (gpuviz.widgets.presenter): copy the rendered
+// top-left corner (src_size) of a widget's frame texture into the canvas
+// target (dst_size): pixel for pixel when the sizes match, nearest-neighbour
+// scaled otherwise.
 
 struct Present {
     src_size: vec2<f32>,
@@ -11,7 +13,7 @@ struct Present {
 
 @vertex
 fn vs_main(@builtin(vertex_index) vi: u32) -> @builtin(position) vec4<f32> {
-    let uv = vec2<f32>(f32((vi << 1u) & 2u), f32(vi & 2u));
+    let uv = vec2<f32>(f32((vi << 1u) & 2u), f32(vi & 2u));  // one triangle covering the target
     return vec4<f32>(uv * 2.0 - 1.0, 0.0, 1.0);
 }
 
