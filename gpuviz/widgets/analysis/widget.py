@@ -16,8 +16,6 @@ The widget composes the parts of this subpackage and owns the frame loop:
 
 from __future__ import annotations
 
-import functools
-import html
 import time
 from collections.abc import Mapping
 
@@ -25,12 +23,12 @@ import ipywidgets as widgets
 import numpy as np
 
 from ...device import device_capabilities, request_device
-from ...errors import GraphStateError, GraphTypeError, GraphValidationError
+from ...errors import GraphTypeError, GraphValidationError
 from ...tables import GPUData
 from ...tables.readback import read_many
 from ..canvas import GPUCanvas, draw_offscreen
-from ..device_loss import device_lost_message
 from ..inspector import GraphInspector
+from ..lifecycle import WidgetLifecycle, guarded
 from .controls import AnalysisControls
 from .data import prepare_table
 from .graph import DataAnalysisGraph
@@ -44,18 +42,7 @@ __all__ = ["DataAnalysis"]
 _TIMESTAMP_INTERVAL = 0.5  # seconds between frames encoded with per-node GPU timestamps
 
 
-def _guarded(method):
-    """The one guard of every public call that needs the graph or the GPU:
-    GraphStateError (before anything changes) once the widget is closed or
-    its device is lost; see :meth:`DataAnalysis._check_usable`."""
-    @functools.wraps(method)
-    def guarded(self, *args, **kwargs):
-        self._check_usable(method.__name__)
-        return method(self, *args, **kwargs)
-    return guarded
-
-
-class DataAnalysis(widgets.HBox):
+class DataAnalysis(WidgetLifecycle, widgets.HBox):
     """Heatmap, histogram + CDF and group bars of an Arrow table, on the GPU.
 
     Parameters
@@ -213,7 +200,7 @@ class DataAnalysis(widgets.HBox):
     value_range = property(lambda self: self._params.value_range, doc="The value-range mask (inclusive).")
     bounds = property(lambda self: self._params.bounds, doc="Heatmap bounds (xmin, ymin, xmax, ymax).")
 
-    @_guarded
+    @guarded
     def set_columns(self, *, x: str | None = None, y: str | None = None, value: str | None = None) -> None:
         """Switch the x, y and/or value column (per-encoding buffer overrides).
 
@@ -223,21 +210,21 @@ class DataAnalysis(widgets.HBox):
         self._params.set_columns(x=x, y=y, value=value)
         self._apply()
 
-    @_guarded
+    @guarded
     def set_bins(self, bins: int) -> None:
         """Show ``bins`` histogram bins (1 to ``max_bins``) through new literal
         edges (custom edges give way to linear ones)."""
         self._params.set_bins(bins)
         self._apply()
 
-    @_guarded
+    @guarded
     def set_scale(self, scale: str) -> None:
         """``"linear"`` (equal-width) or ``"log"`` (geometric from the smallest
         positive value; rows <= 0 then fall outside the histogram)."""
         self._params.set_scale(scale)
         self._apply()
 
-    @_guarded
+    @guarded
     def set_edges(self, edges) -> None:
         """Irregular bins: 2 to ``max_bins + 1`` finite, strictly increasing
         edges; bin ``i`` is ``[e_i, e_i+1)`` and the last edge belongs to the
@@ -246,7 +233,7 @@ class DataAnalysis(widgets.HBox):
         self._params.set_edges(edges)
         self._apply()
 
-    @_guarded
+    @guarded
     def set_operation(self, operation: str) -> None:
         """Heatmap statistic: ``"count"``, ``"sum"``, ``"mean"``, ``"min"`` or ``"max"`` (a uniform write)."""
         self._params.set_operation(operation)
@@ -255,7 +242,7 @@ class DataAnalysis(widgets.HBox):
     colour_scale = property(lambda self: self._colour_scale,
                             doc='Heatmap colour normalisation: "auto", "linear", "log" or "robust".')
 
-    @_guarded
+    @guarded
     def set_colour_scale(self, colour_scale: str) -> None:
         """Heatmap colour normalisation, computed on the GPU every frame from
         the displayed grid: ``"linear"`` (min..max of the non-empty cells),
@@ -270,13 +257,13 @@ class DataAnalysis(widgets.HBox):
         self._dirty = True
         self._frame()
 
-    @_guarded
+    @guarded
     def set_value_range(self, value_range) -> None:
         """Keep only rows whose value lies in ``(lo, hi)`` (inclusive) in every view."""
         self._params.set_value_range(value_range)
         self._apply()
 
-    @_guarded
+    @guarded
     def set_bounds(self, bounds, *, frame: bool = True) -> None:
         """Heatmap bounds ``(xmin, ymin, xmax, ymax)`` (what pan and zoom change)."""
         self._params.set_bounds(bounds)
@@ -285,7 +272,7 @@ class DataAnalysis(widgets.HBox):
         if frame:
             self._frame()
 
-    @_guarded
+    @guarded
     def reset_view(self, *, full: bool = False) -> None:
         """Bounds back home: the 0.5 and 99.5 percentiles of the x / y columns'
         finite values (robust to outliers; what a double click and the
@@ -308,7 +295,7 @@ class DataAnalysis(widgets.HBox):
     group_mask = property(lambda self: self._params.group_enabled.copy(),
                           doc="One bool per group label: False for groups hidden from every view.")
 
-    @_guarded
+    @guarded
     def set_group_mask(self, enabled) -> None:
         """Keep only rows of the enabled groups (one bool per ``group_labels``
         entry) in every view: heatmap, histogram and group bars (a hidden
@@ -317,7 +304,7 @@ class DataAnalysis(widgets.HBox):
         self._params.set_group_enabled(enabled)
         self._apply()
 
-    @_guarded
+    @guarded
     def toggle_group(self, index: int) -> None:
         """Hide group ``index`` (of ``group_labels``) from every view, or show it again."""
         check_int("group index", index, 0, len(self._params.group_enabled) - 1)
@@ -326,34 +313,15 @@ class DataAnalysis(widgets.HBox):
         self.set_group_mask(mask)
 
     # ------------------------------------------------------------ lifecycle
-    def _check_usable(self, action: str, *, raise_lost: bool = True) -> bool:
-        """Raise GraphStateError if the widget is closed, or if its device is
-        lost and ``raise_lost``; returns whether the device is lost (the
-        canvas hooks report a loss instead of raising it)."""
-        if self.graph is None:
-            raise GraphStateError(f"{self._name()} is closed: {action}() needs an open widget")
-        lost = self._device_lost()
-        if lost is not None and raise_lost:
-            raise GraphStateError(f"{self._name()} cannot run {action}(): {lost}")
-        return lost is not None
+    # WidgetLifecycle: the graph is None once closed; a loss shows in ``status``
+    _LIFECYCLE_OWNED, _LIFECYCLE_PANEL = "graph", "status"
+
+    def _lifecycle_name(self) -> str:
+        return self._name()
 
     def _name(self) -> str:
         columns = self._params.columns
         return f'DataAnalysis (x "{columns["x"]}", y "{columns["y"]}", value "{columns["value"]}")'
-
-    def _device_lost(self):
-        """``"GPU device lost: ..."`` once the device is lost (shown in ``status`` once), else None."""
-        if self.device_lost is None:
-            lost = device_lost_message(self.device)
-            if lost is not None:
-                self.handle_device_lost(lost)
-        return self.device_lost
-
-    def handle_device_lost(self, message: str) -> None:
-        """GPUCanvas hook (and the widget's own probe): remember the loss and
-        show ``message`` in ``status``. Does not free anything: :meth:`close` does."""
-        self.device_lost = str(message)
-        self.status.value = f'<span style="color: #c33">{html.escape(self.device_lost)}</span>'
 
     def _apply(self) -> None:
         """After a control's parameter changed: write it into the graph, show it in the controls, render."""
@@ -474,7 +442,7 @@ class DataAnalysis(widgets.HBox):
         return True
 
     # -------------------------------------------------------------- outputs
-    @_guarded
+    @guarded
     def results(self) -> dict:
         """The current aggregates as numpy, read back explicitly (one submit).
 
@@ -519,7 +487,7 @@ class DataAnalysis(widgets.HBox):
                           group_overflow=int(np.frombuffer(overflow, np.uint32)[0]))
         return result
 
-    @_guarded
+    @guarded
     def draw_offscreen(self, *, width: int, height: int) -> np.ndarray:
         """The widget's canvas content rendered offscreen: ``(height, width, 4)`` uint8."""
         self._offscreen = True

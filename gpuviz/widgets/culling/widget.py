@@ -10,7 +10,6 @@ the frame loop: a readback ring samples it for the readout.
 
 from __future__ import annotations
 
-import functools
 import html
 import operator
 import time
@@ -20,11 +19,11 @@ import ipywidgets as widgets
 import numpy as np
 
 from ...device import device_capabilities, request_device
-from ...errors import GraphStateError, GraphTypeError, GraphValidationError
+from ...errors import GraphTypeError, GraphValidationError
 from ...tables import GPUData
 from ..canvas import GPUCanvas, draw_offscreen
-from ..device_loss import device_lost_message
 from ..inspector import GraphInspector
+from ..lifecycle import WidgetLifecycle, guarded
 from .camera import Camera, OrbitControl
 from .frame import CullingFrame
 from .graph import view_rects
@@ -39,15 +38,6 @@ _TIMESTAMP_INTERVAL = 0.5
 _HINTS = ("drag: rotate · right-drag: pan · wheel: dolly",)
 
 
-def _guarded(method):
-    """GraphStateError before anything changes once the widget is closed or its device is lost."""
-    @functools.wraps(method)
-    def guarded(self, *args, **kwargs):
-        self._check_usable(method.__name__)
-        return method(self, *args, **kwargs)
-    return guarded
-
-
 def _count(name, value, *, low=0):
     if isinstance(value, bool):
         raise GraphTypeError(f"{NAME} {name} must be an integer (got {value!r})")
@@ -60,7 +50,7 @@ def _count(name, value, *, low=0):
     return value
 
 
-class FrustumCulling(widgets.HBox):
+class FrustumCulling(WidgetLifecycle, widgets.HBox):
     """Frustum culling of bounding spheres on the GPU, in a split view.
 
     Parameters
@@ -212,7 +202,7 @@ class FrustumCulling(widgets.HBox):
         return {"eye": c.eye, "target": c.target, "up": c.up, "fov_y": c.fov_y, "near": c.near,
                 "far": self._frame.far}
 
-    @_guarded
+    @guarded
     def set_camera(self, *, eye, target, up=(0.0, 1.0, 0.0), fov_y: float = 60.0, near: float = 0.1,
                    far=None) -> None:
         """Look from ``eye`` at ``target`` (right-handed, y up by default;
@@ -230,7 +220,7 @@ class FrustumCulling(widgets.HBox):
         self._frame.set_camera(Camera.checked(eye=eye, target=target, up=up, fov_y=fov_y, near=near, far=far))
         self._redraw()
 
-    @_guarded
+    @guarded
     def frustum_planes(self) -> np.ndarray:
         """The six planes the GPU tests with culling on: float32 (6, 4)
         ``(n.x, n.y, n.z, d)``, unit normals pointing inwards, a point p inside
@@ -285,19 +275,19 @@ class FrustumCulling(widgets.HBox):
         return self._frame.overview_bounds
 
     # ---------------------------------------------------------- readbacks
-    @_guarded
+    @guarded
     def visible_count(self) -> int:
         """The number of instances the current camera keeps, read back
         explicitly (one encode, submit and wait; never used by frames)."""
         return self._frame.read_visible()[0]
 
-    @_guarded
+    @guarded
     def visible_ids(self) -> np.ndarray:
         """The kept rows, ascending (uint32): the compacted IDs the draw reads,
         read back explicitly (one encode, submit and wait; never used by frames)."""
         return self._frame.read_visible()[1]
 
-    @_guarded
+    @guarded
     def pick(self, x, y):
         """The instance ID drawn at canvas pixel ``(x, y)`` (logical pixels,
         origin top-left, either view), or None over the background. Renders
@@ -403,7 +393,7 @@ class FrustumCulling(widgets.HBox):
             return True
         return False
 
-    @_guarded
+    @guarded
     def draw_offscreen(self, *, width: int, height: int) -> np.ndarray:
         """The widget's canvas content rendered offscreen: ``(height, width, 4)``
         uint8 RGBA, with an exact readout (the count is read back first). The
@@ -421,22 +411,8 @@ class FrustumCulling(widgets.HBox):
             self._frame.set_render_size(kept)
 
     # ------------------------------------------------------------ lifecycle
-    def _check_usable(self, action: str, *, raise_lost: bool = True) -> bool:
-        if self._frame is None:
-            raise GraphStateError(f"{NAME} is closed: {action}() needs an open widget")
-        if self.device_lost is None:
-            lost = device_lost_message(self.device)
-            if lost is not None:
-                self.handle_device_lost(lost)
-        if self.device_lost is not None and raise_lost:
-            raise GraphStateError(f"{NAME} cannot run {action}(): {self.device_lost}")
-        return self.device_lost is not None
-
-    def handle_device_lost(self, message: str) -> None:
-        """GPUCanvas hook: remember the loss and show it in the readout. Frees nothing (:meth:`close` does)."""
-        self.device_lost = str(message)
-        if hasattr(self, "readout"):
-            self.readout.value = f'<span style="color: #c33">{html.escape(self.device_lost)}</span>'
+    _LIFECYCLE_OWNED = "_frame"  # WidgetLifecycle: None once closed
+    _LIFECYCLE_PANEL = "readout"  # WidgetLifecycle: shows a device loss
 
     def close(self) -> None:
         """Close the widgets and free the graph, its buffers and textures

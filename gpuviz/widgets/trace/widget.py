@@ -10,7 +10,6 @@ on the CPU from the trace's own columns.
 
 from __future__ import annotations
 
-import functools
 import operator
 import os
 import re
@@ -21,11 +20,11 @@ import ipywidgets as widgets
 import numpy as np
 
 from ...device import request_device
-from ...errors import GraphStateError, GraphTypeError, GraphValidationError
+from ...errors import GraphTypeError, GraphValidationError
 from ...render.overlay import PlotOverlay
 from ..canvas import GPUCanvas, draw_offscreen
-from ..device_loss import device_lost_message
 from ..inspector import GraphInspector
+from ..lifecycle import WidgetLifecycle, guarded
 from .chrome import MINIMAP_BINS, details_html, queue_chrome, span_lines
 from .events import handle as handle_event
 from .frames import dimmed, status_line, write_frame
@@ -40,14 +39,6 @@ NAME = "TraceViewer"
 FOCUS_MODES = ("dim", "hide")
 MAX_FOCUS_DEPTH = 8
 _ZOOM_STEP = 1.25
-
-
-def _guarded(method):
-    @functools.wraps(method)
-    def guarded(self, *args, **kwargs):
-        self._check_usable(method.__name__)
-        return method(self, *args, **kwargs)
-    return guarded
 
 
 def _as_trace(trace):
@@ -82,7 +73,7 @@ def _int(name, value, low=None):
     return value
 
 
-class TraceViewer(widgets.HBox):
+class TraceViewer(WidgetLifecycle, widgets.HBox):
     """A zoomable timeline of a trace's spans, drawn on the GPU.
 
     Parameters
@@ -226,7 +217,7 @@ class TraceViewer(widgets.HBox):
         self._window = (int(start), int(end))
         self._changed()
 
-    @_guarded
+    @guarded
     def reset_view(self) -> None:
         """Show the whole trace from the first row (filters, focus and selection stay)."""
         self._first_row = 0
@@ -294,7 +285,7 @@ class TraceViewer(widgets.HBox):
         return keep
 
     # --------------------------------------------------------- geometry
-    @_guarded
+    @guarded
     def span_rect(self, span_id):
         """``(x0, y0, x1, y1)`` in canvas (logical) pixels of ``span_id`` as
         currently drawn (clipped to the tracks), or None when it is not
@@ -309,7 +300,7 @@ class TraceViewer(widgets.HBox):
         y0 = float(geometry.y_of(self._rows()[s]))
         return (x0, y0, x1, min(y0 + ROW_HEIGHT - 1, geometry.bottom))
 
-    @_guarded
+    @guarded
     def pick(self, x, y):
         """The span ID drawn at canvas pixel ``(x, y)`` (logical, origin
         top-left) or None: renders one frame and reads the picking target's
@@ -326,7 +317,7 @@ class TraceViewer(widgets.HBox):
         return self._graph.pick((min(int(x * rw / w), rw - 1), min(int(y * rh / h), rh - 1)))
 
     # -------------------------------------------------------- selection
-    @_guarded
+    @guarded
     def select(self, span_ids) -> None:
         """Select these span IDs (an int or a sequence; empty clears). Calls
         the :meth:`on_select` callbacks with the new :attr:`selection`."""
@@ -350,7 +341,7 @@ class TraceViewer(widgets.HBox):
         self._callbacks.append(callback)
 
     # ------------------------------------------------------------ focus
-    @_guarded
+    @guarded
     def focus(self, span_id, *, depth: int = MAX_FOCUS_DEPTH) -> None:
         """Keep ``span_id`` (or several) and the spans within ``depth`` link
         hops of it, both directions, bright; the rest is dimmed or hidden
@@ -367,7 +358,7 @@ class TraceViewer(widgets.HBox):
         self._focus_mask = self.host.focus_set(seeds, depth)
         self._changed()
 
-    @_guarded
+    @guarded
     def clear_focus(self) -> None:
         """Show every span normally again."""
         self._focus = self._focus_mask = None
@@ -408,7 +399,7 @@ class TraceViewer(widgets.HBox):
                                        f"{NAME} {action}: {what} {k} is not in the trace ({count} threads)")
         return np.array([k])
 
-    @_guarded
+    @guarded
     def collapse(self, process=None, *, thread=None) -> None:
         """Collapse a process (one summary row) or a thread (its lane 0);
         with no argument, every process. Rows or names (str) are accepted."""
@@ -419,7 +410,7 @@ class TraceViewer(widgets.HBox):
             self.host.thread_expanded[threads] = False
         self._changed()
 
-    @_guarded
+    @guarded
     def expand(self, process=None, *, thread=None) -> None:
         """Undo :meth:`collapse` (no argument: every process and thread)."""
         procs, threads = self._targets(process, thread, "expand")
@@ -500,7 +491,7 @@ class TraceViewer(widgets.HBox):
         return int((self._visible() & self._search_names[self.host.name_id]).sum())
 
     # ---------------------------------------------------------- summary
-    @_guarded
+    @guarded
     def summary(self):
         """pandas DataFrame per name of the selection (or, without one, of the
         spans in the current view): count, total, mean, max duration and
@@ -557,7 +548,7 @@ class TraceViewer(widgets.HBox):
         except (AttributeError, TypeError, ValueError):
             return 1.0
 
-    @_guarded
+    @guarded
     def draw_offscreen(self, *, width: int, height: int) -> np.ndarray:
         """The canvas content rendered offscreen at ``width`` x ``height``
         logical = physical pixels: ``(height, width, 4)`` uint8 RGBA. The
@@ -594,22 +585,8 @@ class TraceViewer(widgets.HBox):
         self._set_window(start - margin, end + margin)
 
     # ---------------------------------------------------------- lifecycle
-    def _check_usable(self, action: str, *, raise_lost: bool = True) -> bool:
-        if self._graph is None:
-            raise GraphStateError(f"{NAME} is closed: {action}() needs an open widget")
-        if self.device_lost is None:
-            lost = device_lost_message(self.device)
-            if lost is not None:
-                self.handle_device_lost(lost)
-        if self.device_lost is not None and raise_lost:
-            raise GraphStateError(f"{NAME} cannot run {action}(): {self.device_lost}")
-        return self.device_lost is not None
-
-    def handle_device_lost(self, message: str) -> None:
-        """GPUCanvas hook: remember the loss and show it in the details panel."""
-        self.device_lost = str(message)
-        if hasattr(self, "details"):
-            self.details.value = f'<span style="color:#c33">{self.device_lost}</span>'
+    _LIFECYCLE_OWNED = "_graph"  # WidgetLifecycle: None once closed
+    _LIFECYCLE_PANEL = "details"  # WidgetLifecycle: shows a device loss (escaped)
 
     def close(self) -> None:
         """Close the widgets and free the graph, the scene and the overlay (idempotent)."""

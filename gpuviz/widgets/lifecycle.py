@@ -1,0 +1,70 @@
+"""The closed / device-lost lifecycle the GPU widgets share: one guard for
+every public call that needs the graph or the GPU, and the GPUCanvas
+``handle_device_lost`` hook that remembers a loss and shows it.
+
+A widget mixes in :class:`WidgetLifecycle` and names, as class attributes,
+what it keeps (``_LIFECYCLE_OWNED``: the attribute that is None once closed)
+and where a loss is shown (``_LIFECYCLE_PANEL``: an HTML widget attribute);
+it sets ``device_lost = None`` and ``device`` in its constructor.
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+
+from ..errors import GraphStateError
+from .device_loss import device_lost_message
+
+__all__ = ["WidgetLifecycle", "guarded"]
+
+
+def guarded(method):
+    """Decorate a widget method: GraphStateError before anything changes once
+    the widget is closed or its device is lost (``self._check_usable``)."""
+    @functools.wraps(method)
+    def guard(self, *args, **kwargs):
+        self._check_usable(method.__name__)
+        return method(self, *args, **kwargs)
+    return guard
+
+
+class WidgetLifecycle:
+    """Mixin of the closed and device-lost checks of a GPU widget.
+
+    Notes
+    -----
+    It probes the device only through
+    :func:`~gpuviz.widgets.device_loss.device_lost_message`; it frees
+    nothing (the widget's ``close`` does) and does not define ``__init__``.
+    """
+
+    _LIFECYCLE_OWNED = "graph"  # attribute that is None once the widget is closed
+    _LIFECYCLE_PANEL = "status"  # HTML widget attribute that shows a device loss
+
+    def _lifecycle_name(self) -> str:
+        """The widget's name in error messages."""
+        return type(self).__name__
+
+    def _check_usable(self, action: str, *, raise_lost: bool = True) -> bool:
+        """Raise GraphStateError if the widget is closed, or if its device is
+        lost and ``raise_lost``; returns whether the device is lost (the
+        canvas hooks report a loss instead of raising it)."""
+        if getattr(self, self._LIFECYCLE_OWNED, None) is None:
+            raise GraphStateError(f"{self._lifecycle_name()} is closed: {action}() needs an open widget")
+        if self.device_lost is None:
+            lost = device_lost_message(self.device)
+            if lost is not None:
+                self.handle_device_lost(lost)
+        if self.device_lost is not None and raise_lost:
+            raise GraphStateError(f"{self._lifecycle_name()} cannot run {action}(): {self.device_lost}")
+        return self.device_lost is not None
+
+    def handle_device_lost(self, message: str) -> None:
+        """GPUCanvas hook (and the widget's own probe): remember the loss and
+        show ``message``, HTML-escaped, in the widget's panel. Frees nothing:
+        ``close`` does."""
+        self.device_lost = str(message)
+        panel = getattr(self, self._LIFECYCLE_PANEL, None)
+        if panel is not None:
+            panel.value = f'<span style="color: #c33">{html.escape(self.device_lost)}</span>'
