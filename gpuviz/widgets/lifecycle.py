@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import functools
 import html
+from collections.abc import Mapping
 
-from ..errors import GraphStateError
+from ..errors import GraphStateError, GraphTypeError
 from .device_loss import device_lost_message
 
 __all__ = ["WidgetLifecycle", "guarded"]
@@ -39,12 +40,13 @@ class WidgetLifecycle:
     nothing (the widget's ``close`` does) and does not define ``__init__``.
     """
 
+    _LIFECYCLE_NAME = None  # the name in error messages (None: the class name)
     _LIFECYCLE_OWNED = "graph"  # attribute that is None once the widget is closed
     _LIFECYCLE_PANEL = "status"  # HTML widget attribute that shows a device loss
 
     def _lifecycle_name(self) -> str:
         """The widget's name in error messages."""
-        return type(self).__name__
+        return self._LIFECYCLE_NAME or type(self).__name__
 
     def _check_usable(self, action: str, *, raise_lost: bool = True) -> bool:
         """Raise GraphStateError if the widget is closed, or if its device is
@@ -68,3 +70,13 @@ class WidgetLifecycle:
         panel = getattr(self, self._LIFECYCLE_PANEL, None)
         if panel is not None:
             panel.value = f'<span style="color: #c33">{html.escape(self.device_lost)}</span>'
+
+    def _event_ignored(self, event) -> bool:
+        """The start of every ``handle_event``: GraphStateError once closed,
+        GraphTypeError unless ``event`` is a rendercanvas event (a Mapping);
+        True when the device is lost (the event is then ignored)."""
+        lost = self._check_usable("handle_event", raise_lost=False)
+        if not isinstance(event, Mapping):
+            raise GraphTypeError(f"{self._lifecycle_name()} handle_event() takes a rendercanvas event (a dict with "
+                                 f'"event_type"), got {type(event).__name__}')
+        return lost

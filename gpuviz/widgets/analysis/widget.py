@@ -17,13 +17,12 @@ The widget composes the parts of this subpackage and owns the frame loop:
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
 
 import ipywidgets as widgets
 import numpy as np
 
 from ...device import device_capabilities, request_device
-from ...errors import GraphTypeError, GraphValidationError
+from ...errors import GraphValidationError
 from ...tables import GPUData
 from ...tables.readback import read_many
 from ..canvas import GPUCanvas, draw_offscreen
@@ -413,11 +412,7 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
         sets the cursor (crosshair, ew-resize, pointer). Returns True to redraw.
         A pan or zoom that would leave float32 (or collapse the view) is ignored,
         and so is every event once the device is lost (see ``status``)."""
-        lost = self._check_usable("handle_event", raise_lost=False)
-        if not isinstance(event, Mapping):
-            raise GraphTypeError(f"{self._name()} handle_event() takes a rendercanvas event (a dict with "
-                                 f'"event_type"), got {type(event).__name__}')
-        if lost:
+        if self._event_ignored(event):
             return False
         if event.get("event_type") == "resize":
             return True

@@ -11,9 +11,7 @@ the frame loop: a readback ring samples it for the readout.
 from __future__ import annotations
 
 import html
-import operator
 import time
-from collections.abc import Mapping
 
 import ipywidgets as widgets
 import numpy as np
@@ -22,6 +20,7 @@ from ...device import device_capabilities, request_device
 from ...errors import GraphTypeError, GraphValidationError
 from ...tables import GPUData
 from ..canvas import GPUCanvas, draw_offscreen
+from ..arguments import check_integer
 from ..inspector import GraphInspector
 from ..lifecycle import WidgetLifecycle, guarded
 from .camera import Camera, OrbitControl
@@ -39,15 +38,7 @@ _HINTS = ("drag: rotate · right-drag: pan · wheel: dolly",)
 
 
 def _count(name, value, *, low=0):
-    if isinstance(value, bool):
-        raise GraphTypeError(f"{NAME} {name} must be an integer (got {value!r})")
-    try:
-        value = operator.index(value)
-    except TypeError:
-        raise GraphTypeError(f"{NAME} {name} must be an integer (got {value!r})") from None
-    if value < low:
-        raise GraphValidationError(f"{NAME} {name} must be >= {low} (got {value})")
-    return value
+    return check_integer(NAME, name, value, low=low)
 
 
 class FrustumCulling(WidgetLifecycle, widgets.HBox):
@@ -366,11 +357,7 @@ class FrustumCulling(WidgetLifecycle, widgets.HBox):
         """GPUCanvas event hook: left drag orbits, right drag pans, the wheel
         dollies, pointer moves set the highlighted instance. Returns True to
         redraw; ignores everything once the device is lost."""
-        lost = self._check_usable("handle_event", raise_lost=False)
-        if not isinstance(event, Mapping):
-            raise GraphTypeError(f"{NAME} handle_event() takes a rendercanvas event (a dict with "
-                                 f'"event_type"), got {type(event).__name__}')
-        if lost:
+        if self._event_ignored(event):
             return False
         kind = event.get("event_type")
         if kind == "resize":
@@ -411,6 +398,7 @@ class FrustumCulling(WidgetLifecycle, widgets.HBox):
             self._frame.set_render_size(kept)
 
     # ------------------------------------------------------------ lifecycle
+    _LIFECYCLE_NAME = NAME
     _LIFECYCLE_OWNED = "_frame"  # WidgetLifecycle: None once closed
     _LIFECYCLE_PANEL = "readout"  # WidgetLifecycle: shows a device loss
 

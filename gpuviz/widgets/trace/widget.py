@@ -10,7 +10,6 @@ on the CPU from the trace's own columns.
 
 from __future__ import annotations
 
-import operator
 import os
 import re
 import time
@@ -23,6 +22,7 @@ from ...device import request_device
 from ...errors import GraphTypeError, GraphValidationError
 from ...render.overlay import PlotOverlay
 from ..canvas import GPUCanvas, draw_offscreen
+from ..arguments import check_integer
 from ..inspector import GraphInspector
 from ..lifecycle import WidgetLifecycle, guarded
 from .chrome import MINIMAP_BINS, details_html, queue_chrome, span_lines
@@ -62,15 +62,7 @@ def _as_trace(trace):
 
 
 def _int(name, value, low=None):
-    if isinstance(value, bool):
-        raise GraphTypeError(f"{NAME} {name} must be an integer (got {value!r})")
-    try:
-        value = operator.index(value)
-    except TypeError:
-        raise GraphTypeError(f"{NAME} {name} must be an integer (got {value!r})") from None
-    if low is not None and value < low:
-        raise GraphValidationError(f"{NAME} {name} must be >= {low} (got {value})")
-    return value
+    return check_integer(NAME, name, value, low=low)
 
 
 class TraceViewer(WidgetLifecycle, widgets.HBox):
@@ -569,11 +561,7 @@ class TraceViewer(WidgetLifecycle, widgets.HBox):
     # ------------------------------------------------------------ events
     def handle_event(self, event) -> bool:
         """GPUCanvas event hook (rendercanvas events); True to redraw."""
-        lost = self._check_usable("handle_event", raise_lost=False)
-        if not isinstance(event, Mapping):
-            raise GraphTypeError(f"{NAME} handle_event() takes a rendercanvas event (a dict with "
-                                 f'"event_type"), got {type(event).__name__}')
-        if lost:
+        if self._event_ignored(event):
             return False
         return handle_event(self, event)
 
@@ -585,6 +573,7 @@ class TraceViewer(WidgetLifecycle, widgets.HBox):
         self._set_window(start - margin, end + margin)
 
     # ---------------------------------------------------------- lifecycle
+    _LIFECYCLE_NAME = NAME
     _LIFECYCLE_OWNED = "_graph"  # WidgetLifecycle: None once closed
     _LIFECYCLE_PANEL = "details"  # WidgetLifecycle: shows a device loss (escaped)
 
