@@ -90,6 +90,7 @@ class DataAnalysisGraph:
         self.grid_size = tuple(grid_size)
         self.max_bins = max_bins
         self.render_size = (640, 400)
+        self.pixel_ratio = 1.0  # of the last write_view
         self.bins = max_bins
         self.group_count = len(data.group_labels)
         self._override_cache = {}
@@ -307,12 +308,16 @@ class DataAnalysisGraph:
             self._override_cache = {key: out}
         return out
 
-    def write_view(self, *, operation: str) -> None:
-        """Rewrite the view uniform for the next encoding (render size, shown
-        bins and operation); the graph reads it in grid-select and draw."""
-        hist = panel_rects(*self.render_size, bool(self.groups))["histogram"]
+    def write_view(self, *, operation: str, pixel_ratio: float = 1.0) -> None:
+        """Rewrite the view uniform for the next encoding (render size, pixel
+        ratio, shown bins and operation); the graph reads it in grid-select
+        and draw. Sizes the shader gives in pixels (the CDF line's width) are
+        logical pixels: ``pixel_ratio`` physical pixels each, on the
+        histogram plot the render node draws at that ratio."""
+        self.pixel_ratio = float(pixel_ratio)
+        hist = panel_rects(*self.render_size, bool(self.groups), pixel_ratio=self.pixel_ratio)["histogram"]
         data = view_params(grid_size=self.grid_size, op=OPERATIONS.index(operation), bins=self.bins,
-                           groups=self.group_count, hist_rect=hist)
+                           groups=self.group_count, hist_rect=hist, pixel_ratio=self.pixel_ratio)
         self.device.queue.write_buffer(self.view_buffer, 0, data)
 
     def write_parameters(self, parameters) -> None:

@@ -148,12 +148,15 @@ def add_render_node(graph, *, plot, views: dict, state) -> str:
                                  color_attachments=[{"view": plot, "load_op": "load", "store_op": "store"}])
 
 
-def view_params(*, grid_size, op: int, bins: int, groups: int, hist_rect) -> bytes:
-    """The 80-byte ``View`` uniform of ``shaders/view.wgsl``."""
+def view_params(*, grid_size, op: int, bins: int, groups: int, hist_rect, pixel_ratio: float = 1.0) -> bytes:
+    """The 80-byte ``View`` uniform of ``shaders/view.wgsl``; ``hist_rect``
+    is the histogram plot in physical pixels, ``hist_px`` one logical pixel
+    (``pixel_ratio`` physical ones) of it in clip units."""
     words = np.zeros(20, np.uint32)
     floats = words.view(np.float32)
     words[0:6] = (grid_size[0], grid_size[1], op, bins, groups, 0)
-    floats[6:8] = (2.0 / max(hist_rect[2], 1), 2.0 / max(hist_rect[3], 1))
+    r = float(pixel_ratio)
+    floats[6:8] = (2.0 * r / max(hist_rect[2], 1), 2.0 * r / max(hist_rect[3], 1))
     floats[8:12] = PANEL_COLOR
     floats[12:16] = EMPTY_COLOR
     floats[16:20] = BACKGROUND

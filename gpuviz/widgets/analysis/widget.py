@@ -151,7 +151,7 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
                                        value_range=params.value_range)
         self.graph.write_parameters(params)
         self.graph.render_size = self._canvas_size = tuple(int(v) for v in size)
-        self._offscreen = False
+        self._offscreen, self._offscreen_ratio = False, 1.0
         self._timestamps = device_capabilities(self.device).timestamps
         self._last_timestamps = float("-inf")
         self._gpu_times = {}
@@ -332,8 +332,9 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
     def _encode(self, encoder, render_size) -> None:
         """Write the view parameters and record the whole graph into ``encoder``."""
         self._collect_timings()
+        ratio = self._frame_ratio()
         self.graph.render_size = render_size
-        self.graph.write_view(operation=self._params.operation)
+        self.graph.write_view(operation=self._params.operation, pixel_ratio=ratio)
         now = time.perf_counter()
         timestamps = self._timestamps and now - self._last_timestamps >= _TIMESTAMP_INTERVAL
         if timestamps:
@@ -341,8 +342,7 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
         self.inspector.poll()  # counts sampled by earlier, already submitted encodings
         overlay = self.graph.overlay
         overlay.before_encode(self.device.queue, graph=self.graph, params=self._params, data=self.data,
-                              colour_scale=self._colour_scale,
-                              pixel_ratio=1.0 if self._offscreen else self._pixel_ratio())
+                              colour_scale=self._colour_scale, pixel_ratio=ratio)
         cpu = self.graph.compiled.encode(encoder, buffers=self.graph.overrides(self._params.columns),
                                          timestamps=timestamps)
         overlay.sample(encoder)  # this frame's label inputs, read by a later frame (never waited for)
@@ -370,6 +370,10 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
         self._pointer.request()  # the hover values after this change (submitted after it)
         self.canvas.request_draw()
 
+    def _frame_ratio(self) -> float:
+        """The pixel ratio frames are laid out at: the canvas's, or draw_offscreen's."""
+        return self._offscreen_ratio if self._offscreen else self._pixel_ratio()
+
     def _pixel_ratio(self) -> float:
         try:
             return max(float(self.canvas.get_pixel_ratio()), 0.25)
@@ -390,13 +394,14 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
             self._canvas_size = render_size  # what parameter changes render at from now on
         if self._pointer.poll():  # a hover sample arrived (never waited for): a new tooltip, drawn by the
             self._hover = self._pointer.tooltip  # presentation pass (the graph does not run again)
-        encoded = self._dirty or render_size != self.graph.render_size
+        ratio = self._frame_ratio()
+        encoded = self._dirty or render_size != self.graph.render_size or ratio != self.graph.pixel_ratio
         if encoded:
             self._encode(encoder, render_size)
         self._pointer.after_frame(encoded and not self._offscreen)
         overlay = self.graph.overlay  # text and axes over the plot: a label change never re-runs the graph
         overlay.prepare(self.device.queue, params=self._params, data=self.data, render_size=render_size,
-                        target_size=(width, height), pixel_ratio=1.0 if self._offscreen else self._pixel_ratio(),
+                        target_size=(width, height), pixel_ratio=ratio,
                         hover=getattr(self, "_hover", None), brush=getattr(self, "_brush", None))
         self._presenter.present(encoder, target_view, render_size, (width, height), overlay=overlay)
         if overlay.pending and not self._offscreen:
@@ -483,14 +488,24 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
         return result
 
     @guarded
-    def draw_offscreen(self, *, width: int, height: int) -> np.ndarray:
-        """The widget's canvas content rendered offscreen: ``(height, width, 4)`` uint8."""
-        self._offscreen = True
+    def draw_offscreen(self, *, width: int, height: int, pixel_ratio: float = 1.0) -> np.ndarray:
+        """The widget's canvas content rendered offscreen: ``(height, width, 4)`` uint8.
+
+        ``width`` and ``height`` are physical pixels; ``pixel_ratio`` lays the
+        frame out as a high-DPI canvas of ``width / pixel_ratio`` logical
+        pixels would show it (margins, line widths and text scaled by it).
+        Does not change the live canvas's pixel ratio or layout.
+        """
+        if (not isinstance(pixel_ratio, (int, float, np.integer, np.floating)) or isinstance(pixel_ratio, bool)
+                or not 0.25 <= float(pixel_ratio) <= 8.0):
+            raise GraphValidationError(f"DataAnalysis draw_offscreen pixel_ratio must be a number from 0.25 to 8 "
+                                       f"(got {pixel_ratio!r})")
+        self._offscreen, self._offscreen_ratio = True, float(pixel_ratio)
         try:
             self._settle_labels(width, height)
             return draw_offscreen(self, width=width, height=height, device=self.device)
         finally:
-            self._offscreen = False
+            self._offscreen, self._offscreen_ratio = False, 1.0
 
     def _settle_labels(self, width, height) -> None:
         """Offscreen images get exact labels: encode this frame at the image's

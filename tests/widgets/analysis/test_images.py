@@ -9,6 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from gpuviz.errors import GraphValidationError
 from gpuviz.render.axes import Axis
 from gpuviz.render.colour_bar import ramp_colours
 from gpuviz.render.colour_range import colour_range_oracle
@@ -217,3 +218,31 @@ def test_high_dpi_frames_scale_plots_axes_and_text_together(widget):
     rows = np.nonzero(title.any(axis=1))[0]
     assert 14 <= rows[-1] - rows[0] + 1 <= 30  # a 12 px title at ratio 2: ~2 x its logical ink height
     texture.destroy()
+
+
+def cdf_thickness(image, rect):
+    """Median vertical run (physical pixels) of the CDF line's colour over
+    the right fifth of the histogram plot ``rect``, where the CDF is nearly
+    flat (so a column crosses the line across its width)."""
+    from gpuviz.widgets.analysis.layout import CDF_COLOR
+
+    x, y, w, h = rect
+    part = image[y:y + h, x + w - w // 5:x + w - 2, :3].astype(int)
+    line = np.abs(part - np.array(CDF_COLOR) * 255).max(axis=2) <= 3
+    runs = line.sum(axis=0)
+    assert (runs > 0).mean() > 0.9, "no CDF line in the right of the histogram plot"
+    return float(np.median(runs[runs > 0]))
+
+
+def test_cdf_line_is_three_logical_pixels_wide_at_every_pixel_ratio(widget):
+    """draw_offscreen at pixel ratio 2 draws the CDF 2 x as thick (in
+    physical pixels) as at ratio 1: 3 logical pixels either way."""
+    thick = {}
+    for ratio in (1, 2):
+        size = (400 * ratio, 240 * ratio)
+        image = widget.draw_offscreen(width=size[0], height=size[1], pixel_ratio=float(ratio))
+        save(f"analysis-cdf-ratio{ratio}.png", image)
+        thick[ratio] = cdf_thickness(image, panel_layout(*size, True, pixel_ratio=ratio)["histogram"]["plot"])
+    assert 2.5 <= thick[1] <= 3.5 and 5.0 <= thick[2] <= 7.0, thick
+    with pytest.raises(GraphValidationError, match="draw_offscreen pixel_ratio"):
+        widget.draw_offscreen(width=40, height=30, pixel_ratio=0.0)

@@ -129,7 +129,7 @@ fn vs_cdf(@builtin(vertex_index) vi: u32, @builtin(instance_index) k: u32) -> VO
     if (dot(d, d) > 0.0) {
         normal = normalize(vec2<f32>(-d.y, d.x));
     }
-    let p = mix(a, b, c.x) + normal * (c.y - 0.5) * 3.0 * px;  // 3 px wide
+    let p = mix(a, b, c.x) + normal * (c.y - 0.5) * 3.0 * px;  // 3 logical px wide
     return VOut(vec4<f32>(p, 0.0, 1.0), c, vec4<f32>({{ vec3(cdf_color) }}, 1.0));
 }
 

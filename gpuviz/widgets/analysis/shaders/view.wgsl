@@ -8,7 +8,7 @@ struct View {
     bins: u32,             // histogram bins shown (<= compiled max_bins)
     groups: u32,           // group bars
     _pad0: u32,
-    hist_px: vec2<f32>,    // NDC size of one pixel in the histogram panel
+    hist_px: vec2<f32>,    // NDC size of one logical pixel (pixel-ratio physical ones) in the histogram plot
     panel: vec4<f32>,      // panel background colour
     empty: vec4<f32>,      // colour of empty heatmap cells
     background: vec4<f32>, // colour between panels
