@@ -4,7 +4,10 @@ Drag pans time and rows; the wheel zooms at the cursor (shift+wheel, or
 the wheel over the gutter, scrolls rows); W/S zoom in/out, A/D pan, as in
 Perfetto and chrome://tracing; a click selects the span under it (GPU
 picking), collapses/expands in the gutter, moves the window in the
-minimap; a double click zooms to a span; Escape clears the selection.
+minimap; shift+drag over the tracks draws a rubber band and, on release,
+selects every span shown in that time x row region (GPU region pass,
+:mod:`.region`); a double click zooms to a span; Escape clears the
+selection.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import numpy as np
 from .host import (GUTTER, MIN_WINDOW_NS, MINIMAP_HEIGHT, MINIMAP_TOP, MODE_EXPANDED, PROCESS_COLUMN, ROW_HEIGHT,
                    TRACKS_TOP)
 
-__all__ = ["handle", "hit", "zoom", "pan_pixels", "gutter_click", "minimap_click"]
+__all__ = ["handle", "hit", "band", "band_region", "zoom", "pan_pixels", "gutter_click", "minimap_click"]
 
 _CLICK_SLOP = 3.0  # pixels a press may move and still be a click
 
@@ -23,8 +26,9 @@ def _shift(event) -> bool:
     return "Shift" in tuple(event.get("modifiers") or ())
 
 
-def _press(viewer, x, y) -> None:
-    viewer._drag = {"x": x, "y": y, "window": viewer._window, "row": viewer._first_row, "moved": False}
+def _press(viewer, x, y, region=False) -> None:
+    viewer._drag = {"x": x, "y": y, "window": viewer._window, "row": viewer._first_row, "moved": False,
+                    "region": region and x >= GUTTER and y >= TRACKS_TOP}
 
 
 def _move(viewer, event, x, y) -> bool:
@@ -39,9 +43,31 @@ def _move(viewer, event, x, y) -> bool:
         return changed or hover is not None
     if abs(x - drag["x"]) + abs(y - drag["y"]) > _CLICK_SLOP:
         drag["moved"] = True
-    if drag["moved"]:
+    if drag["region"]:
+        viewer._band = band(viewer, drag, x, y)
+    elif drag["moved"]:
         _pan_to(viewer, drag, x, y)
     return True
+
+
+def band(viewer, drag, x, y) -> tuple:
+    """The rubber band from the press to ``(x, y)``, clipped to the tracks (logical pixels)."""
+    geometry = viewer._geometry()
+    x0, x1 = sorted((min(max(v, GUTTER), geometry.width) for v in (drag["x"], x)))
+    y0, y1 = sorted((min(max(v, TRACKS_TOP), geometry.bottom) for v in (drag["y"], y)))
+    return (x0, y0, x1, y1)
+
+
+def band_region(viewer, rect) -> tuple:
+    """((t0_ns, t1_ns), (row0, row1)) covered by a band: the columns' times
+    (floor / ceil of the pixel edges) and every row it touches (half-open)."""
+    geometry = viewer._geometry()
+    x0, y0, x1, y1 = rect
+    t0 = int(np.floor(geometry.t_of(x0)))
+    t1 = max(int(np.ceil(geometry.t_of(x1))), t0 + 1)
+    row0 = viewer._first_row + int((y0 - TRACKS_TOP) // ROW_HEIGHT)
+    row1 = viewer._first_row + int(max(y1 - TRACKS_TOP - 1e-6, 0.0) // ROW_HEIGHT) + 1
+    return (t0, t1), (row0, max(row1, row0 + 1))
 
 
 def _pan_to(viewer, drag, x, y) -> None:
@@ -59,6 +85,11 @@ def _pan_to(viewer, drag, x, y) -> None:
 
 def _release(viewer, x, y) -> bool:
     drag, viewer._drag = viewer._drag, None
+    if drag is not None and drag["region"]:
+        viewer._band = None
+        window, rows = band_region(viewer, band(viewer, drag, x, y))
+        viewer.select_region(window, rows=rows)
+        return True
     if drag is not None and abs(x - drag["x"]) + abs(y - drag["y"]) > _CLICK_SLOP:
         # a drag, even when the moves in between were merged or came late (rendercanvas
         # hands them over at the next frame): the release point decides
@@ -110,7 +141,7 @@ def handle(viewer, event) -> bool:
         viewer._hover, viewer._pointer = None, None
         return True
     if kind == "pointer_down" and event.get("button", 1) == 1:
-        _press(viewer, x, y)
+        _press(viewer, x, y, region=_shift(event))
         return False
     if kind == "pointer_move":
         return _move(viewer, event, x, y)

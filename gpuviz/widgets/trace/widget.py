@@ -32,6 +32,7 @@ from .graph import TraceGraph
 from .host import (GUTTER, MIN_WINDOW_NS, MODE_EXPANDED, MODE_HIDDEN, MODE_PROCESS_COLLAPSED, MODE_THREAD_COLLAPSED,
                    ROW_HEIGHT, TRACKS_TOP, Geometry, Layout, TraceHost, name_colour)
 from .present import Presenter
+from .region import queue_band, select_region
 
 __all__ = ["TraceViewer", "FOCUS_MODES"]
 
@@ -107,12 +108,12 @@ class TraceViewer(WidgetLifecycle, widgets.HBox):
     collapsed process lands on its summary row); instants are ticks; a
     minimap of span starts shows the window. Drag pans (time and rows), the
     wheel zooms at the cursor (shift+wheel scrolls rows), W/S zoom, A/D
-    pan, a click selects (GPU picking; gutter clicks collapse / expand), a
-    double click zooms to a span, Escape clears the selection. Nothing is
-    drawn while idle and no frame reads anything back.
+    pan, a click selects (GPU picking; gutter clicks collapse / expand),
+    shift+drag selects a time x row region (:meth:`select_region`) and
+    shows its summary, a double click zooms to a span, Escape clears the
+    selection. Nothing is drawn while idle and no frame reads anything back.
 
-    What it does NOT do (yet): counters are not drawn; shift-drag region
-    selection is not implemented; only the selection's links are drawn
+    What it does NOT do (yet): counters are not drawn; only the selection's links are drawn
     (from the CPU, not the frame's GPU edges); sub-pixel spans (merged
     rects) are not pickable; hover uses a CPU hit test on the trace's
     columns (:meth:`pick` and clicks use GPU picking); :meth:`summary`
@@ -171,6 +172,7 @@ class TraceViewer(WidgetLifecycle, widgets.HBox):
         self._minimap = np.histogram(host.start, bins=MINIMAP_BINS, range=host.extent)[0] if host.n \
             else np.zeros(MINIMAP_BINS, np.int64)
         self._summary = None
+        self._region, self._band = None, None  # region graph (lazy), shift-drag rubber band
         self._presenter = Presenter(self.device, self._graph)
         self._overlay = None
         self._offscreen = False
@@ -320,6 +322,23 @@ class TraceViewer(WidgetLifecycle, widgets.HBox):
         table = self.selection
         for callback in list(self._callbacks):
             callback(table)
+
+    @guarded
+    def select_region(self, window, *, rows=None):
+        """Select every span shown in the time x row region and put its
+        :meth:`summary` in the details panel (what shift+drag does).
+
+        ``window`` is ``(t0_ns, t1_ns)`` absolute ns (half-open); ``rows``
+        ``(row0, row1)`` layout rows, half-open (default: the rows in view).
+        A span is selected when it is drawn or merged into a sub-pixel
+        column in the current view, on one of those rows, and
+        ``[start, start + max(duration, 1))`` overlaps the window (exact
+        64-bit times). Found on the GPU over every span record
+        (:mod:`.region`), read back once (this call waits). Returns the IDs.
+        It does NOT select spans outside the current view, hidden by a
+        filter, or in a collapsed process's summary row.
+        """
+        return select_region(self, window, rows)
 
     @property
     def selection(self):
@@ -530,6 +549,8 @@ class TraceViewer(WidgetLifecycle, widgets.HBox):
                      visible=self._visible(geometry), geometry=geometry, minimap=self._minimap,
                      text_dark=self._text_dark, hover_lines=hover_lines, pointer=self._pointer,
                      status=status_line(self, geometry), dimmed=dimmed(self))
+        if self._band is not None:
+            queue_band(self._overlay, self._band)
         self._overlay.upload(self.device.queue, target_size=(width, height))
         self._presenter.present(encoder, target_view, (width, height), self._overlay)
         self._encode_seconds = time.perf_counter() - t0
@@ -586,6 +607,8 @@ class TraceViewer(WidgetLifecycle, widgets.HBox):
                 self._overlay.destroy()
             if self._summary is not None:
                 self._summary.destroy()
+            if self._region is not None:
+                self._region.destroy()
             self._presenter.destroy()
             self._graph.destroy()
             self._graph = None
