@@ -50,10 +50,11 @@ class RegionSelection:
     -----
     :meth:`run` encodes the region graph into the caller's encoder after
     the frame graph, submits and waits for one readback (count, then the
-    IDs): an explicit wait, never part of a frame. It does NOT handle
-    scenes whose records exceed one storage binding (the frame splits
-    those into pieces): GraphStateError then. Spans of collapsed processes
-    (drawn as density bins) and hidden spans are never selected.
+    IDs): an explicit wait, never part of a frame. Records are read in
+    the frame's pieces (one binding each); it does NOT handle a scene
+    whose 4-byte-per-span masks exceed one storage binding
+    (GraphStateError). Spans of collapsed processes (drawn as density
+    bins) and hidden spans are never selected.
     """
 
     def __init__(self, device, frame):
@@ -61,9 +62,10 @@ class RegionSelection:
         self.n = frame.span_count
         self.compiled = None
         self._owned = []
-        if len(pieces(frame)) > 1:
-            raise GraphStateError(f'RegionSelection "{frame.id}" needs the records in one storage binding '
-                                  f"({self.n} spans exceed it)")
+        limit = int(device.limits["max-storage-buffer-binding-size"])
+        if 4 * self.n > limit:
+            raise GraphStateError(f'RegionSelection "{frame.id}" needs 4 bytes per span in one storage binding '
+                                  f"({self.n} spans: {4 * self.n} bytes > {limit})")
         rw = BU.STORAGE | BU.COPY_DST | BU.COPY_SRC
         size = 4 * max(self.n, 4)
         self.params = self._buffer("params", 32, BU.UNIFORM | BU.COPY_DST)
@@ -94,19 +96,8 @@ class RegionSelection:
              "output": self._view(graph, "output", self.output, max(n, 1)),
              "count": self._view(graph, "count", self.count, 1)}
         if n:
-            def compile_keep(ctx):
-                kernel = ComputeKernel(ctx.device, code=wgsl("widgets/trace/shaders/region.wgsl"),
-                                       label=ctx.node_id)
-                bindings = {0: v["params"], 1: v["records"], 2: v["shown"], 3: v["thread-rows"],
-                            4: v["keep"], 5: v["ids"]}
-
-                def encode(compute_pass, graph_frame):
-                    kernel.dispatch(compute_pass, graph_frame, bindings=bindings, workgroups=ceil_div(n, 256))
-                return encode
-
-            graph.add_compute_node(id="region-keep", compile=compile_keep, resources=[
-                (v["params"], "uniform"), (v["records"], "storage-read"), (v["shown"], "storage-read"),
-                (v["thread-rows"], "storage-read"), (v["keep"], "storage-write"), (v["ids"], "storage-write")])
+            for k, (base, rows) in enumerate(pieces(f)):  # the frame's pieces: records fit one binding
+                self._add_keep(graph, v, k, base, rows)
             keep = graph.create_data_view(v["keep"].handle, format="uint32", length=n)
             ids = graph.create_data_view(v["ids"].handle, format="uint32", length=n)
             output = graph.create_data_view(v["output"].handle, format="uint32", length=n)
@@ -115,6 +106,28 @@ class RegionSelection:
         else:
             GPUVisibilityWorkflow(id="region", output=v["output"], count=v["count"], length=0).add_to_graph(graph)
         self.compiled = graph.compile()
+
+    def _add_keep(self, graph, v, k, base, rows) -> None:
+        """region.wgsl over scene rows [base, base + rows)."""
+        def part(name, words_per_row):
+            return graph.create_data_view(v[name].handle, format="uint32", length=rows * words_per_row,
+                                          byte_offset=4 * base * words_per_row)
+        p = {"records": part("records", 12), "shown": part("shown", 1), "keep": part("keep", 1),
+             "ids": part("ids", 1)}
+
+        def compile_keep(ctx):
+            kernel = ComputeKernel(ctx.device, code=wgsl("widgets/trace/shaders/region.wgsl"),
+                                   constants={"ROWS": rows}, label=ctx.node_id)
+            bindings = {0: v["params"], 1: p["records"], 2: p["shown"], 3: v["thread-rows"], 4: p["keep"],
+                        5: p["ids"]}
+
+            def encode(compute_pass, graph_frame):
+                kernel.dispatch(compute_pass, graph_frame, bindings=bindings, workgroups=ceil_div(rows, 256))
+            return encode
+
+        graph.add_compute_node(id=f"region-keep-{k}", compile=compile_keep, resources=[
+            (v["params"], "uniform"), (p["records"], "storage-read"), (p["shown"], "storage-read"),
+            (v["thread-rows"], "storage-read"), (p["keep"], "storage-write"), (p["ids"], "storage-write")])
 
     def run(self, encoder, *, t0_rel: int, t1_rel: int, row0: int, row1: int) -> np.ndarray:
         """Span IDs (int64, ascending) shown in the frame the ``encoder``
@@ -126,7 +139,7 @@ class RegionSelection:
         words = np.zeros(8, np.uint32)
         t0, t1 = (min(max(int(t), 0), _MASK) for t in (t0_rel, t1_rel))
         words[0], words[1], words[2], words[3] = t0 & 0xFFFFFFFF, t0 >> 32, t1 & 0xFFFFFFFF, t1 >> 32
-        words[4], words[5], words[6] = (min(max(int(r), 0), 0xFFFFFFFF) for r in (row0, row1, self.n))
+        words[4], words[5] = (min(max(int(r), 0), 0xFFFFFFFF) for r in (row0, row1))
         queue = self.device.queue
         queue.write_buffer(self.params, 0, words.tobytes())
         self.compiled.encode(encoder)

@@ -119,3 +119,46 @@ def test_shift_drag_events_select_the_same_region(viewer):
     assert np.array_equal(viewer.selection.column("id").to_numpy(), want)
     assert "Region summary" in viewer.details.value
     assert viewer.compile_count == 1
+
+
+def test_region_pass_over_the_frames_pieces(device):
+    """Records bound in pieces (the frame's piece_rows): every piece's spans are tested."""
+    from gpuviz.graph import GPUCommandGraph
+    from gpuviz.trace.interaction import GPUTraceFrame
+    from gpuviz.trace.interaction.nodes import pieces
+    from gpuviz.trace.scene import GPUTraceScene
+    from gpuviz.widgets.trace.region import RegionSelection
+
+    trace = synthetic(spans=5000, processes=3, threads_per_process=3, seed=7)
+    scene = GPUTraceScene(device, trace)
+    frame = GPUTraceFrame(scene=scene, trace=trace, width_capacity=256, row_capacity=48, piece_rows=2048,
+                          edges=False)
+    region = RegionSelection(device, frame)
+    try:
+        assert len(pieces(frame)) == 3
+        graph = GPUCommandGraph(device)
+        frame.add_to_graph(graph)
+        compiled = graph.compile()
+        state = frame.initial_state(width=200, rows=(0, 48))
+        layout = frame.layout(state)
+        df = trace.spans.select(["id", "start_ns", "duration_ns", "thread", "lane"]).to_pandas()
+        row = layout.thread_row[df.thread.to_numpy()] + df.lane.to_numpy()
+        end = df.start_ns + df.duration_ns.clip(lower=1)
+        w0, w1 = state.window
+        origin = scene.time_origin_ns
+        counts = []
+        for lo, hi, rows in ((0.0, 1.0, (0, 48)), (0.3, 0.55, (2, 7)), (0.999, 1.0, (0, 1))):
+            t0, t1 = w0 + int((w1 - w0) * lo), w0 + int((w1 - w0) * hi)
+            want = np.sort(df.id[(df.start_ns < t1) & (end > t0) & (row >= rows[0]) & (row < rows[1])
+                                 & (row < 48)].to_numpy().astype(np.int64))
+            frame.write(state)
+            encoder = device.create_command_encoder()
+            compiled.encode(encoder)
+            got = region.run(encoder, t0_rel=t0 - origin, t1_rel=t1 - origin, row0=rows[0], row1=rows[1])
+            assert np.array_equal(got, want)
+            counts.append(len(want))
+        assert counts[0] > 2048 and 0 < counts[1] < counts[0]  # past the first piece; a real subset
+    finally:
+        region.destroy()
+        frame.destroy()
+        scene.destroy()

@@ -4,7 +4,8 @@
    viewport already hold), its layout row is in [row0, row1), and its time
    [start, start + max(duration, 1)) overlaps [t0, t1): exact unsigned
    64-bit times relative to the scene's origin, never floats. ids[i] = its
-   span ID (the compaction's source IDs). #}
+   span ID (the compaction's source IDs). One dispatch per piece of the
+   frame's records (a binding's worth of rows). #}
 {% include "trace/shaders/trace_span.wgsl" %}
 
 struct Region {
@@ -12,9 +13,11 @@ struct Region {
     t1: vec2<u32>,
     row0: u32,
     row1: u32,
-    rows: u32,
-    pad: u32,
+    pad0: u32,
+    pad1: u32,
 }
+
+override ROWS: u32;  // rows of this piece (the bindings start at its first row)
 
 @group(0) @binding(0) var<uniform> region: Region;
 @group(0) @binding(1) var<storage, read> spans: array<TraceSpan>;
@@ -26,7 +29,7 @@ struct Region {
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = gid.x + gid.y * nwg.x * 256u;
-    if (i >= region.rows) {
+    if (i >= ROWS) {
         return;
     }
     let s = spans[i];
