@@ -10,10 +10,8 @@ on the CPU from the trace's own columns.
 
 from __future__ import annotations
 
-import os
 import re
 import time
-from collections.abc import Mapping
 
 import ipywidgets as widgets
 import numpy as np
@@ -31,6 +29,7 @@ from .frames import dimmed, status_line, write_frame
 from .graph import TraceGraph
 from .host import (GUTTER, MIN_WINDOW_NS, MODE_EXPANDED, MODE_HIDDEN, MODE_PROCESS_COLLAPSED, MODE_THREAD_COLLAPSED,
                    ROW_HEIGHT, TRACKS_TOP, Geometry, Layout, TraceHost, name_colour)
+from .load import as_trace
 from .present import Presenter
 from .region import queue_band, select_region
 
@@ -40,26 +39,6 @@ NAME = "TraceViewer"
 FOCUS_MODES = ("dim", "hide")
 MAX_FOCUS_DEPTH = 8
 _ZOOM_STEP = 1.25
-
-
-def _as_trace(trace):
-    from ...trace.model import Trace
-    from ...trace.scene import GPUTraceScene
-    if isinstance(trace, Trace):
-        return trace
-    if isinstance(trace, (str, os.PathLike)):
-        from ...trace.load import load
-        return load(trace)
-    if isinstance(trace, GPUTraceScene):
-        raise GraphTypeError(f"{NAME} needs the Trace a GPUTraceScene was built from (a scene keeps no names, "
-                             "threads or args on the CPU): pass TraceViewer(trace)")
-    if isinstance(trace, Mapping):
-        return Trace.from_arrow(**trace)
-    try:
-        return Trace.from_arrow(spans=trace)
-    except (TypeError, ValueError) as error:
-        raise GraphTypeError(f"{NAME} takes a gpuviz.trace.Trace, a path, or what Trace.from_arrow takes "
-                             f"(got {type(trace).__name__}: {error})") from error
 
 
 def _int(name, value, low=None):
@@ -130,7 +109,7 @@ class TraceViewer(WidgetLifecycle, widgets.HBox):
         if len(size) != 2 or size[0] < GUTTER + 40 or size[1] < TRACKS_TOP + 2 * ROW_HEIGHT:
             raise GraphValidationError(f"{NAME} size must be two integers, at least ({int(GUTTER) + 40}, "
                                        f"{int(TRACKS_TOP + 2 * ROW_HEIGHT)}) (got {size!r})")
-        self.trace = _as_trace(trace)
+        self.trace = as_trace(trace)
         self.device = device or request_device()
         self.device_lost = None
         self._graph = None
