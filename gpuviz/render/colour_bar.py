@@ -11,6 +11,7 @@ dropped where they would crowd an end label.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -35,6 +36,20 @@ def ramp_colours(stops, t) -> np.ndarray:
     i = np.minimum(t.astype(np.int64), len(stops) - 2)
     f = (t - i)[:, None]
     return stops[i] * (1.0 - f) + stops[i + 1] * f
+
+
+def _frozen_stops(stops):
+    return tuple(tuple(float(c) for c in stop) for stop in stops)
+
+
+@functools.lru_cache(maxsize=32)
+def _gradient(x, y, w, h, stops, slices) -> tuple:
+    """The gradient slices of a bar (independent of its domain: cached, so a
+    new colour range re-lays out only ticks and labels)."""
+    t = (np.arange(slices) + 0.5) / slices
+    colours = ramp_colours(stops, t)
+    edges = y + h - np.linspace(0.0, h, slices + 1)
+    return tuple((x, float(edges[i + 1]), x + w, float(edges[i]), tuple(colours[i])) for i in range(slices))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -98,10 +113,10 @@ def colour_bar_layout(*, rect, domain, normalisation: str, stops, title: str = "
     lo, hi = (float(v) for v in domain)
     if not (math.isfinite(lo) and math.isfinite(hi)):
         raise GraphValidationError(f"colour bar domain ({lo!r}, {hi!r}) must be finite")
-    t = (np.arange(slices) + 0.5) / slices
-    colours = ramp_colours(stops, t)
-    edges = y + h - np.linspace(0.0, h, slices + 1)
-    parts = tuple((x, float(edges[i + 1]), x + w, float(edges[i]), tuple(colours[i])) for i in range(slices))
+    try:
+        parts = _gradient(x, y, w, h, _frozen_stops(stops), int(slices))
+    except TypeError:  # unhashable stops: the same slices, not cached
+        parts = _gradient.__wrapped__(x, y, w, h, stops, int(slices))
     x1 = x + w
     tick, pad = 4.0, 3.0
     if hi <= lo:

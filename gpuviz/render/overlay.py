@@ -64,6 +64,7 @@ class PlotOverlay:
         self._layers = (self.rects, self.labels, self.titles, self.top_rects, self.top_labels)
         self.line_height = small.line_height / small.pixel_ratio
         self.title_height = big.line_height / big.pixel_ratio
+        self._gradient = None  # (slices, rects, colours) of the last colour bar queued
 
     def measure(self, text: str) -> float:
         """Logical width of a label (the ``measure`` of axis layouts)."""
@@ -103,7 +104,9 @@ class PlotOverlay:
 
     def colour_bar(self, layout, *, color=LINE_COLOR, text_color=MUTED_COLOR) -> None:
         """Queue a :class:`~gpuviz.render.colour_bar.ColourBarLayout`."""
-        self.rects.add_many([part[:4] for part in layout.slices], colors=[part[4] for part in layout.slices])
+        if self._gradient is None or self._gradient[0] is not layout.slices:  # the same bar's gradient: reuse
+            self._gradient = (layout.slices, [part[:4] for part in layout.slices], [part[4] for part in layout.slices])
+        self.rects.add_many(self._gradient[1], colors=self._gradient[2])
         for x0, y0, x1, y1 in layout.segments:
             self.rects.add(x0, y0, x1, y1, color=color)
         for text, x, y, anchor, max_width in layout.labels:

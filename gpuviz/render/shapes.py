@@ -104,6 +104,9 @@ class RectLayer:
         self._bind_group = device.create_bind_group(layout=self._pipeline.get_bind_group_layout(0), entries=[
             {"binding": 0, "resource": {"buffer": self._uniform, "offset": 0, "size": 16}}])
         self._allocate(int(capacity))
+        self._owner = f'RectLayer "{label}"'
+        self._uniform_bytes = None  # what the uniform holds (upload writes it when that changes)
+        self._rgba8 = {}  # colour tuple -> its RGBA8 tuple (validated once: a frame reuses a few colours)
         self.rect_count = 0
         self.clear()
         self._dirty = False
@@ -116,8 +119,17 @@ class RectLayer:
 
     def clear(self) -> None:
         """Forget every queued rectangle."""
-        self._rects, self._colors = [], []
+        self._rects, self._colors = [], []  # the run of single rectangles since the last block
+        self._blocks = []  # (rects (n, 4) int64, colours (n, 4) uint8) in queue order
+        self._queued = 0
         self._dirty = True
+
+    def _flush(self) -> None:
+        """Move the run of single rectangles into a block (keeps queue order)."""
+        if self._rects:
+            self._blocks.append((np.asarray(self._rects, np.int64).reshape(-1, 4),
+                                 np.asarray(self._colors, np.uint8).reshape(-1, 4)))
+            self._rects, self._colors = [], []
 
     def add(self, x0: float, y0: float, x1: float, y1: float, *, color) -> None:
         """Queue the rectangle between corners ``(x0, y0)`` and ``(x1, y1)``
@@ -129,17 +141,26 @@ class RectLayer:
         GraphValidationError, GraphTypeError
             Non-finite coordinates, or a colour that is not 3 or 4 numbers in 0..1.
         """
-        owner = f'RectLayer "{self.label}"'
-        values = [float(v) for v in (x0, y0, x1, y1)]
-        if not all(math.isfinite(v) for v in values):
-            raise GraphValidationError(f"{owner} rectangle must be finite (got {values})")
+        x0, y0, x1, y1 = float(x0), float(y0), float(x1), float(y1)
+        if not (math.isfinite(x0) and math.isfinite(y0) and math.isfinite(x1) and math.isfinite(y1)):
+            raise GraphValidationError(f"{self._owner} rectangle must be finite (got {[x0, y0, x1, y1]})")
         r = self.pixel_ratio
-        a0, a1 = sorted((values[0] * r, values[2] * r))
-        b0, b1 = sorted((values[1] * r, values[3] * r))
-        a0, a1 = math.floor(a0 + 1e-6), max(math.floor(a0 + 1e-6) + 1, round(a1))
-        b0, b1 = math.floor(b0 + 1e-6), max(math.floor(b0 + 1e-6) + 1, round(b1))
-        self._rects.append((a0, b0, a1, b1))
-        self._colors.append(tuple(round(c * 255) for c in rgba(owner, color)))
+        x0, y0, x1, y1 = x0 * r, y0 * r, x1 * r, y1 * r
+        a0, a1 = (x0, x1) if x0 <= x1 else (x1, x0)
+        b0, b1 = (y0, y1) if y0 <= y1 else (y1, y0)
+        a0, b0 = math.floor(a0 + 1e-6), math.floor(b0 + 1e-6)
+        self._rects.append((a0, b0, max(a0 + 1, round(a1)), max(b0 + 1, round(b1))))
+        key = color if isinstance(color, tuple) else None
+        try:
+            packed = self._rgba8.get(key)
+        except TypeError:  # unhashable parts: rgba names the mistake
+            key = packed = None
+        if packed is None:
+            packed = tuple(round(c * 255) for c in rgba(self._owner, color))
+            if key is not None and len(self._rgba8) < 256:
+                self._rgba8[key] = packed
+        self._colors.append(packed)
+        self._queued += 1
         self._dirty = True
 
     def add_many(self, rects, *, colors) -> None:
@@ -161,16 +182,19 @@ class RectLayer:
         b0, b1 = np.minimum(r[:, 1], r[:, 3]), np.maximum(r[:, 1], r[:, 3])
         a0, b0 = np.floor(a0 + 1e-6), np.floor(b0 + 1e-6)
         a1, b1 = np.maximum(a0 + 1, np.round(a1)), np.maximum(b0 + 1, np.round(b1))
-        self._rects.extend(map(tuple, np.stack([a0, b0, a1, b1], axis=1).astype(np.int64).tolist()))
-        self._colors.extend(map(tuple, np.round(c * 255).astype(np.int64).tolist()))
+        self._flush()
+        self._blocks.append((np.stack([a0, b0, a1, b1], axis=1).astype(np.int64),
+                             np.round(c * 255).astype(np.uint8)))
+        self._queued += len(r)
         self._dirty = True
 
     def instances(self) -> np.ndarray:
         """The queued rectangles as a :data:`RECT_INSTANCE_DTYPE` array (what :meth:`upload` writes)."""
-        out = np.empty(len(self._rects), RECT_INSTANCE_DTYPE)
+        self._flush()
+        out = np.empty(self._queued, RECT_INSTANCE_DTYPE)
         if len(out):
-            out["rect"] = np.asarray(self._rects, np.float32)
-            out["color"] = np.asarray(self._colors, np.uint8)
+            out["rect"] = np.concatenate([rects for rects, _c in self._blocks])
+            out["color"] = np.concatenate([colours for _r, colours in self._blocks])
         return out
 
     def upload(self, queue, *, target_size) -> int:
@@ -182,7 +206,10 @@ class RectLayer:
         instances = self.instances()
         if len(instances) > self.capacity:
             self._allocate(1 << (len(instances) - 1).bit_length())
-        queue.write_buffer(self._uniform, 0, np.array([width, height, 0, 0], np.float32).tobytes())
+        params = np.array([width, height, 0, 0], np.float32).tobytes()
+        if params != self._uniform_bytes:  # the target size rarely changes: skip the write
+            queue.write_buffer(self._uniform, 0, params)
+            self._uniform_bytes = params
         if len(instances):
             queue.write_buffer(self.instance_buffer, 0, instances.tobytes())
         self.rect_count = len(instances)
@@ -199,7 +226,7 @@ class RectLayer:
         """
         if self._dirty:
             raise GraphStateError(f'RectLayer "{self.label}" rectangles changed since the last upload '
-                                  f"({len(self._rects)} queued): call upload(queue, target_size=...) before draw")
+                                  f"({self._queued} queued): call upload(queue, target_size=...) before draw")
         if self.rect_count == 0:
             return
         render_pass.set_pipeline(self._pipeline)

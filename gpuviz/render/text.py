@@ -45,6 +45,7 @@ _VERTEX_ATTRIBUTES = [
 _BLEND = {"color": {"src_factor": "one", "dst_factor": "one-minus-src-alpha", "operation": "add"},
           "alpha": {"src_factor": "one", "dst_factor": "one-minus-src-alpha", "operation": "add"}}
 _EMPTY = np.zeros(0, GLYPH_INSTANCE_DTYPE)
+_ALONG = {"left": 0.0, "center": 0.5, "right": 1.0}  # anchor -> fraction of the advance width left of x
 
 
 def _pipeline(device, target_format: str, depth_format, sample_count: int):
@@ -151,6 +152,12 @@ class TextLayer:
             if value < 1:
                 raise GraphValidationError(f'TextLayer "{label}" {name} must be at least 1 (got {value})')
         self.device, self.atlas, self.pixel_ratio = device, atlas, atlas.pixel_ratio
+        self._owner = f'TextLayer "{label}"'
+        self._uniform_bytes = None  # what the uniform holds (upload writes it when that changes)
+        self._colours = {}  # colour tuple -> RGBA8 (see _packed_colour)
+        # physical offsets from the anchor's y to the baseline, per vertical anchor
+        self._baseline_offset = {"top": atlas.ascender, "middle": (atlas.ascender + atlas.descender) / 2,
+                                 "baseline": 0, "bottom": atlas.descender}
         self._pipeline = _pipeline(device, target_format, depth_format, int(sample_count))
         self._uniform = device.create_buffer(label=f"{label}-params", size=16,
                                              usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST)
@@ -194,7 +201,7 @@ class TextLayer:
             raise GraphValidationError(f'TextLayer "{self.label}" text is single-line (got {text!r}): '
                                        f"add one label per line")
         if max_width is not None:
-            limit = _number(f'TextLayer "{self.label}"', "max_width", max_width)
+            limit = _number(self._owner, "max_width", max_width)
             text = self.atlas.truncate(text, max_width=math.floor(limit * self.pixel_ratio + 1e-6))
         return text
 
@@ -230,7 +237,7 @@ class TextLayer:
             not 3 or 4 numbers in 0..1, a clip that is not 4 finite numbers,
             non-finite coordinates.
         """
-        owner = f'TextLayer "{self.label}"'
+        owner = self._owner
         x, y = _number(owner, "x", x), _number(owner, "y", y)
         text = self._text(text, max_width)
         try:
@@ -240,19 +247,11 @@ class TextLayer:
         if horizontal not in TEXT_ANCHORS[0] or vertical not in TEXT_ANCHORS[1]:
             raise GraphValidationError(f"{owner} anchor {anchor!r} is unknown: horizontal one of "
                                        f"{TEXT_ANCHORS[0]}, vertical one of {TEXT_ANCHORS[1]}")
-        try:
-            rgba = [float(c) for c in color]
-        except (TypeError, ValueError):
-            raise GraphTypeError(f"{owner} color must be 3 or 4 numbers (got {color!r})") from None
-        if len(rgba) == 3:
-            rgba.append(1.0)
-        if len(rgba) != 4 or not all(0.0 <= c <= 1.0 for c in rgba):
-            raise GraphValidationError(f"{owner} color must be 3 or 4 numbers in 0..1 (got {color!r})")
+        packed = self._packed_colour(color)
         atlas, ratio = self.atlas, self.pixel_ratio
         slots, pen, width = atlas.layout(text)
-        x0 = round(x * ratio - {"left": 0.0, "center": width / 2, "right": width}[horizontal])
-        baseline = round(y * ratio + {"top": atlas.ascender, "middle": (atlas.ascender + atlas.descender) / 2,
-                                      "baseline": 0, "bottom": atlas.descender}[vertical])
+        x0 = round(x * ratio - _ALONG[horizontal] * width)
+        baseline = round(y * ratio + self._baseline_offset[vertical])
         if clip is not None:
             try:
                 cx0, cy0, cx1, cy1 = (_number(owner, "clip", c) for c in clip)
@@ -261,12 +260,35 @@ class TextLayer:
                     raise
                 raise GraphTypeError(f"{owner} clip must be (x0, y0, x1, y1) (got {clip!r})") from None
             clip = (round(cx0 * ratio), round(cy0 * ratio), round(cx1 * ratio), round(cy1 * ratio))
-        packed = np.array([round(c * 255) for c in rgba], np.uint8)
         if len(slots):
             self._labels.append((slots, pen, x0, baseline, packed, clip))
             self._dirty = True
         top = baseline - atlas.ascender
         return x0 / ratio, top / ratio, (x0 + width) / ratio, (top + atlas.line_height) / ratio
+
+    def _packed_colour(self, color) -> np.ndarray:
+        """``color`` as RGBA8 (read-only, cached per colour tuple: a frame reuses a few)."""
+        key = color if isinstance(color, tuple) else None
+        try:
+            packed = self._colours.get(key)
+        except TypeError:  # unhashable parts: named below
+            key = packed = None
+        if packed is not None:
+            return packed
+        owner = self._owner
+        try:
+            rgba = [float(c) for c in color]
+        except (TypeError, ValueError):
+            raise GraphTypeError(f"{owner} color must be 3 or 4 numbers (got {color!r})") from None
+        if len(rgba) == 3:
+            rgba.append(1.0)
+        if len(rgba) != 4 or not all(0.0 <= c <= 1.0 for c in rgba):
+            raise GraphValidationError(f"{owner} color must be 3 or 4 numbers in 0..1 (got {color!r})")
+        packed = np.array([round(c * 255) for c in rgba], np.uint8)
+        packed.setflags(write=False)
+        if key is not None and len(self._colours) < 256:
+            self._colours[key] = packed
+        return packed
 
     # ------------------------------------------------------------ GPU
     def instances(self) -> np.ndarray:
@@ -330,7 +352,10 @@ class TextLayer:
         instances = self.instances()
         if len(instances) > self.capacity:
             self._allocate(1 << (len(instances) - 1).bit_length())
-        queue.write_buffer(self._uniform, 0, np.array([width, height, self.pixel_ratio, 0], np.float32).tobytes())
+        params = np.array([width, height, self.pixel_ratio, 0], np.float32).tobytes()
+        if params != self._uniform_bytes:  # the target size rarely changes: skip the write
+            queue.write_buffer(self._uniform, 0, params)
+            self._uniform_bytes = params
         if len(instances):
             queue.write_buffer(self.instance_buffer, 0, instances.tobytes())
         self.glyph_count = len(instances)

@@ -204,3 +204,25 @@ def test_integer_axes_never_tick_between_whole_numbers():
         if hi - lo < 5:
             assert np.any(plain.values % 1 != 0)  # what a linear axis writes on a short span
         assert np.all(whole.values % 1 == 0) and len(whole.values) >= 2
+
+
+def test_rect_instances_keep_queue_order_across_add_and_add_many(device):
+    """Single rectangles and add_many blocks come out in the order queued
+    (later ones draw over earlier ones), each with its own colour, snapped
+    as add snaps them; clear forgets them all."""
+    layer = RectLayer(device, pixel_ratio=2.0)
+    layer.add(1.0, 2.0, 3.0, 4.0, color=(1.0, 0.0, 0.0))
+    layer.add_many([(0.0, 0.0, 1.0, 1.0), (2.2, 0.0, 2.2, 5.0)], colors=[(0.0, 1.0, 0.0, 1.0), (0.0, 0.0, 1.0, 0.5)])
+    layer.add(3.0, 4.0, 1.0, 2.0, color=(1.0, 0.0, 0.0))  # the same colour again (cached), corners swapped
+    layer.add(0.0, 0.0, 0.2, 0.2, color=[0.2, 0.4, 0.6])  # a list colour (not cached)
+    got = layer.instances()
+    np.testing.assert_array_equal(got["rect"], [[2, 4, 6, 8], [0, 0, 2, 2], [4, 0, 5, 10], [2, 4, 6, 8], [0, 0, 1, 1]])
+    np.testing.assert_array_equal(got["color"], [[255, 0, 0, 255], [0, 255, 0, 255], [0, 0, 255, 128],
+                                                 [255, 0, 0, 255], [51, 102, 153, 255]])
+    with pytest.raises(GraphValidationError, match="color"):
+        layer.add(0.0, 0.0, 1.0, 1.0, color=(1.5, 0.0, 0.0))
+    with pytest.raises(GraphValidationError, match="finite"):
+        layer.add(float("nan"), 0.0, 1.0, 1.0, color=(1.0, 0.0, 0.0))
+    layer.clear()
+    assert len(layer.instances()) == 0
+    layer.destroy()

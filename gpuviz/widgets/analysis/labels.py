@@ -81,6 +81,18 @@ def _logical(rect, ratio):
     return tuple(v / ratio for v in rect)
 
 
+def _frozen(value):
+    """``value`` as a hashable cache-key part (arrays by their bytes, lists as tuples)."""
+    if isinstance(value, np.ndarray):
+        return (value.dtype.str, value.shape, value.tobytes())
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(v) for v in value)
+    return value
+
+
+_LAYOUT_CACHE = 64  # axis / colour-bar layouts kept per overlay (a few per parameter state)
+
+
 class AnalysisOverlay:
     """The labels of one DataAnalysis graph, drawn at the end of its render node.
 
@@ -119,6 +131,7 @@ class AnalysisOverlay:
         self.stats = None
         self.colour_bar = None
         self._plot = None
+        self._layouts = {}  # (kind, inputs) -> layout of the current PlotOverlay (same measure, line height)
         self._parts = [("colour_range", 16), ("hist_max", 4)]
         if self.group_count:
             self._parts += [("group_extent", 8), ("group_means", 4 * self.group_count)]
@@ -234,6 +247,7 @@ class AnalysisOverlay:
             if self._plot is not None:
                 self._plot.destroy()
             self._plot = PlotOverlay(self.device, pixel_ratio=drawn_ratio, label="data-analysis-overlay")
+            self._layouts = {}
         self.pixel_ratio = ratio
         plot = self._plot
         plot.clear()
@@ -260,6 +274,27 @@ class AnalysisOverlay:
         if self._plot is not None:
             self._plot.draw(render_pass)
 
+    def _cached(self, key, make):
+        """``make()``, or its result for the same ``key`` from an earlier
+        layout: axis tick selection (which measures every candidate label)
+        and colour-bar layouts are pure functions of their inputs and the
+        overlay's font, and most of them survive a parameter change."""
+        out = self._layouts.get(key)
+        if out is None:
+            if len(self._layouts) >= _LAYOUT_CACHE:
+                self._layouts.clear()
+            out = self._layouts[key] = make()
+        return out
+
+    def _axis(self, plot, rect, **spec):
+        """``Axis(**spec)`` and its layout over ``rect`` (cached, see :meth:`_cached`)."""
+        key = ("axis", tuple(rect), _frozen(tuple(sorted(spec.items()))))
+
+        def make():
+            axis = Axis(**spec)
+            return axis, axis.layout(rect, measure=plot.measure, line_height=plot.line_height)
+        return self._cached(key, make)
+
     def _title(self, plot, rects, text):
         x, y, w, _h = rects["frame"]
         plot.text(text, x=x + 6, y=y + 3, title=True, color=TEXT_COLOR, max_width=max(w - 12, 8))
@@ -271,10 +306,10 @@ class AnalysisOverlay:
         self._title(plot, rects, f"{what} by {c['x']} \u00d7 {c['y']}")
         x0, y0, x1, y1 = params.bounds
         lh = plot.line_height
-        whole = {role: getattr(data.stats.get(c[role]), "integer", False) for role in ("x", "y")}
-        for axis in (Axis(side="bottom", domain=(x0, x1), title=c["x"], integer=whole["x"]),
-                     Axis(side="left", domain=(y0, y1), title=c["y"], integer=whole["y"])):
-            plot.axis(axis.layout(rects["plot"], measure=plot.measure, line_height=lh))
+        whole = {role: bool(getattr(data.stats.get(c[role]), "integer", False)) for role in ("x", "y")}
+        for spec in (dict(side="bottom", domain=(x0, x1), title=c["x"], integer=whole["x"]),
+                     dict(side="left", domain=(y0, y1), title=c["y"], integer=whole["y"])):
+            plot.axis(self._axis(plot, rects["plot"], **spec)[1])
         stats = self.stats
         if stats is None or not all(math.isfinite(v) for v in stats["colour_range"]):
             return
@@ -286,8 +321,9 @@ class AnalysisOverlay:
                 "robust": f"p{ROBUST_PERCENTILE:g}\u2013p{100 - ROBUST_PERCENTILE:g}"}[used]
         fx, _fy, fw, _fh = rects["frame"]
         bar = rects["colour_bar"]
-        self.colour_bar = colour_bar_layout(rect=bar, domain=(lo, hi), normalisation=used, stops=RAMP, title=name,
-                                            measure=plot.measure, line_height=lh, title_width=fx + fw - bar[0] - 2)
+        spec = dict(rect=tuple(bar), domain=(lo, hi), normalisation=used, title=name, title_width=fx + fw - bar[0] - 2)
+        self.colour_bar = self._cached(("colour_bar", _frozen(tuple(sorted(spec.items())))), lambda: colour_bar_layout(
+            stops=RAMP, measure=plot.measure, line_height=lh, **spec))
         plot.colour_bar(self.colour_bar)
         plot.text(note, x=bar[0], y=bar[1] + bar[3] + 6, anchor=("left", "top"), color=MUTED_COLOR,
                   max_width=fx + fw - bar[0] - 2)
@@ -296,13 +332,14 @@ class AnalysisOverlay:
         value = params.columns["value"]
         edges = np.asarray(params.edges, np.float64)
         self._title(plot, rects, f"{value}: {params.bins} {params.scale} bins, CDF")
-        lh, area = plot.line_height, rects["plot"]
+        area = rects["plot"]
         if params.scale == "log" and edges[0] > 0:
-            x_axis = Axis(side="bottom", domain=(edges[0], edges[-1]), scale="log", title=value)
+            spec = dict(domain=(float(edges[0]), float(edges[-1])), scale="log")
         elif params.scale == "custom":
-            x_axis = Axis(side="bottom", edges=edges, scale="edges", title=value)
+            spec = dict(edges=edges, scale="edges")
         else:
-            x_axis = Axis(side="bottom", domain=(edges[0], edges[-1]), title=value)
+            spec = dict(domain=(float(edges[0]), float(edges[-1])))
+        x_axis, x_layout = self._axis(plot, area, side="bottom", title=value, **spec)
         lo, hi = brush if brush is not None else params.value_range
         px = x_axis.to_pixel(np.clip([lo, hi], edges[0], edges[-1]), area)
         if np.all(np.isfinite(px)) and (lo > edges[0] or hi < edges[-1]):  # a range narrower than the bins
@@ -311,13 +348,12 @@ class AnalysisOverlay:
             plot.rect(a, top, b, bottom, color=_SHADE)
             for edge in (a, b):
                 plot.rect(edge, top, edge, bottom, color=_SHADE_EDGE)
-        plot.axis(x_axis.layout(area, measure=plot.measure, line_height=lh))
-        cdf = Axis(side="right", domain=(0.0, 1.0 / PLOT_TOP), title="CDF")
-        plot.axis(cdf.layout(area, measure=plot.measure, line_height=lh), text_color=CDF_COLOR + (1.0,))
+        plot.axis(x_layout)
+        cdf = self._axis(plot, area, side="right", domain=(0.0, 1.0 / PLOT_TOP), title="CDF")[1]
+        plot.axis(cdf, text_color=CDF_COLOR + (1.0,))
         if self.stats is not None:
             top = max(self.stats["hist_max"], 1) / PLOT_TOP
-            count = Axis(side="left", domain=(0.0, top), title="count")
-            plot.axis(count.layout(area, measure=plot.measure, line_height=lh))
+            plot.axis(self._axis(plot, area, side="left", domain=(0.0, top), title="count")[1])
 
     def _groups(self, plot, rects, params, data) -> None:
         labels = list(data.group_labels)
@@ -327,8 +363,7 @@ class AnalysisOverlay:
         lh, area = plot.line_height, rects["plot"]
         items = [(label, GROUP_PALETTE[i % len(GROUP_PALETTE)]) for i, label in enumerate(labels)]
         plot.legend(items, x=x + 6, y=y + 3 + plot.title_height + 1, max_width=w - 12, max_rows=1)
-        plot.axis(Axis(side="bottom", scale="category", categories=labels, title=group).layout(
-            area, measure=plot.measure, line_height=lh))
+        plot.axis(self._axis(plot, area, side="bottom", scale="category", categories=labels, title=group)[1])
         if self.stats is None:
             return
         lo, hi = self.stats["group_extent"]
@@ -337,8 +372,8 @@ class AnalysisOverlay:
         lo, hi = min(lo, 0.0), max(hi, 0.0)
         if hi <= lo:
             hi = lo + 1.0
-        axis = Axis(side="left", domain=(lo, lo + (hi - lo) / PLOT_TOP))
-        plot.axis(axis.layout(area, measure=plot.measure, line_height=lh))
+        axis, layout = self._axis(plot, area, side="left", domain=(lo, lo + (hi - lo) / PLOT_TOP))
+        plot.axis(layout)
         means = self.stats["group_means"]
         band = area[2] / max(len(labels), 1)
         finite = means[np.isfinite(means)]
