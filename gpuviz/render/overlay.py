@@ -65,6 +65,7 @@ class PlotOverlay:
         self.line_height = small.line_height / small.pixel_ratio
         self.title_height = big.line_height / big.pixel_ratio
         self._gradient = None  # (slices, rects, colours) of the last colour bar queued
+        self._queued_axes = {}  # (id(layout), colours) -> (layout, rect items, label items)
 
     def measure(self, text: str) -> float:
         """Logical width of a label (the ``measure`` of axis layouts)."""
@@ -91,7 +92,27 @@ class PlotOverlay:
         return layer.add(text, x=x, y=y, anchor=anchor, color=color, max_width=max_width, clip=clip)
 
     def axis(self, layout, *, color=LINE_COLOR, text_color=MUTED_COLOR, grid_color=GRID_COLOR) -> None:
-        """Queue an :class:`~gpuviz.render.axes.AxisLayout` (grid, line, ticks, labels, title)."""
+        """Queue an :class:`~gpuviz.render.axes.AxisLayout` (grid, line, ticks, labels, title).
+
+        The same layout object queued again with the same colours (a consumer
+        that caches its layouts) reuses what it queued the first time."""
+        key = (id(layout), color, text_color, grid_color)
+        try:
+            hit = self._queued_axes.get(key)
+        except TypeError:  # unhashable colours: not cached
+            key = hit = None
+        if hit is not None and hit[0] is layout:
+            self.rects.extend(hit[1])
+            self.labels.extend(hit[2])
+            return
+        marks = self.rects.queued_count, self.labels.label_count
+        self._queue_axis(layout, color, text_color, grid_color)
+        if key is not None:
+            if len(self._queued_axes) >= 64:
+                self._queued_axes.clear()
+            self._queued_axes[key] = (layout, self.rects.queued(marks[0]), self.labels.queued(marks[1]))
+
+    def _queue_axis(self, layout, color, text_color, grid_color) -> None:
         for x0, y0, x1, y1 in layout.grid:
             self.rects.add(x0, y0, x1, y1, color=grid_color)
         for x0, y0, x1, y1 in layout.segments:

@@ -131,6 +131,30 @@ class RectLayer:
                                  np.asarray(self._colors, np.uint8).reshape(-1, 4)))
             self._rects, self._colors = [], []
 
+    @property
+    def queued_count(self) -> int:
+        """Rectangles queued since the last :meth:`clear`."""
+        return self._queued
+
+    def queued(self, start: int = 0) -> tuple:
+        """``(rects, colours)`` of the rectangles queued after the first
+        ``start`` (snapped physical-pixel edges ``(n, 4)`` int64 and RGBA8
+        ``(n, 4)`` uint8), for :meth:`extend`: a recurring group of
+        rectangles queued again without snapping it again."""
+        self._flush()
+        rects = np.concatenate([r for r, _c in self._blocks]) if self._blocks else np.zeros((0, 4), np.int64)
+        colours = np.concatenate([c for _r, c in self._blocks]) if self._blocks else np.zeros((0, 4), np.uint8)
+        return rects[start:].copy(), colours[start:].copy()
+
+    def extend(self, queued) -> None:
+        """Queue again the ``(rects, colours)`` that :meth:`queued` returned (no validation)."""
+        rects, colours = queued
+        if len(rects):
+            self._flush()
+            self._blocks.append((rects, colours))
+            self._queued += len(rects)
+            self._dirty = True
+
     def add(self, x0: float, y0: float, x1: float, y1: float, *, color) -> None:
         """Queue the rectangle between corners ``(x0, y0)`` and ``(x1, y1)``
         (logical pixels, any order). A zero or sub-pixel extent draws one

@@ -186,6 +186,20 @@ class TextLayer:
         """Labels queued since the last :meth:`clear` (empty texts excluded)."""
         return len(self._labels)
 
+    def queued(self, start: int = 0) -> tuple:
+        """The labels queued since the first ``start`` ones (opaque entries
+        for :meth:`extend` of this layer or one with the same atlas), so a
+        caller can queue a recurring group of labels again without laying
+        them out again. Copies nothing to the GPU."""
+        return tuple(self._labels[start:])
+
+    def extend(self, entries) -> None:
+        """Queue again ``entries`` that :meth:`queued` returned (no
+        validation: they were checked when first added)."""
+        if entries:
+            self._labels.extend(entries)
+            self._dirty = True
+
     def measure(self, text: str, *, max_width: float | None = None) -> tuple[float, float]:
         """``(width, height)`` in logical pixels of ``text`` as :meth:`add`
         lays it out: its advance width (after truncation to ``max_width``)

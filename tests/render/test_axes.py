@@ -226,3 +226,25 @@ def test_rect_instances_keep_queue_order_across_add_and_add_many(device):
     layer.clear()
     assert len(layer.instances()) == 0
     layer.destroy()
+
+
+def test_an_axis_queued_again_reuses_its_items_and_matches_a_fresh_layout(device):
+    """PlotOverlay.axis with the same AxisLayout object again (a cached
+    layout) queues exactly what laying out an equal axis afresh queues."""
+    axis = Axis(side="left", domain=(0.0, 37.0), title="count")
+    reused = PlotOverlay(device, pixel_ratio=2.0)
+    layout = axis.layout((40.0, 30.0, 200.0, 120.0), measure=reused.measure, line_height=reused.line_height)
+    reused.axis(layout)
+    reused.axis(layout)  # a hit: extended from what the first call queued
+    fresh = PlotOverlay(device, pixel_ratio=2.0)
+    for _ in range(2):
+        fresh.axis(axis.layout((40.0, 30.0, 200.0, 120.0), measure=fresh.measure, line_height=fresh.line_height))
+    assert reused.labels.label_count == fresh.labels.label_count == 2 * (len(layout.labels) + 1)
+    np.testing.assert_array_equal(reused.rects.instances(), fresh.rects.instances())
+    np.testing.assert_array_equal(reused.labels.instances(), fresh.labels.instances())
+    reused.axis(layout, text_color=(1.0, 0.0, 0.0, 1.0))  # other colours: queued afresh, in that colour
+    colours = reused.labels.instances()["color"]
+    assert len(colours) == 3 * len(fresh.labels.instances()) // 2
+    assert (colours == [255, 0, 0, 255]).all(axis=1).sum() > 0  # the tick labels (the title keeps TEXT_COLOR)
+    reused.destroy()
+    fresh.destroy()
