@@ -28,7 +28,7 @@ from .tables import fmt_time, size_label
 
 __all__ = ["BU", "Mismatch", "check_equal", "GPUTimer", "ReferenceKernel", "Peers", "git_describe", "source_digest",
            "run_header", "format_header", "print_run_header", "command_line", "warm_up", "rewarm", "import_graph",
-           "upload", "read", "cpu_median", "parse_sizes", "fmt_time", "size_label"]
+           "upload", "read", "cpu_median", "parse_sizes", "fmt_time", "size_label", "copy_time", "node_times"]
 
 BU = wgpu.BufferUsage
 PACKAGE = Path(__file__).resolve().parent.parent
@@ -329,3 +329,28 @@ def print_run_header(device, *, prog: str, argv=None, peers: "Peers | None" = No
     header = run_header(device, command=command or command_line(prog, argv), peers=peers)
     print(format_header(header), flush=True)
     return header
+
+
+def copy_time(device, timer: GPUTimer, words: int) -> float:
+    """Median seconds of the vec4 copy kernel over ``words`` uint32 (rounded
+    up to a multiple of 4, at least 4): it reads and writes that many words."""
+    words = max(4, -(-words // 4) * 4)
+    src = device.create_buffer(size=4 * words, usage=BU.STORAGE)
+    dst = device.create_buffer(size=4 * words, usage=BU.STORAGE)
+    t = timer.median(ReferenceKernel(device, "copy", words, src, dst).record)
+    src.destroy()
+    dst.destroy()
+    return t
+
+
+def node_times(device, compiled, runs: int) -> dict:
+    """Median GPU seconds per node of ``compiled`` over ``runs`` timestamped
+    encodings (each node in its own timestamped pass)."""
+    times = {}
+    for _ in range(runs):
+        encoder = device.create_command_encoder()
+        compiled.encode(encoder, timestamps=True)
+        device.queue.submit([encoder.finish()])
+        for node, t in (compiled.read_timings() or {}).items():
+            times.setdefault(node, []).append(t)
+    return {node: statistics.median(ts) for node, ts in times.items()}

@@ -11,14 +11,13 @@ written the obvious way and checked against the oracle too.
 
 from __future__ import annotations
 
-import statistics
 import time
 
 import numpy as np
 
 from ..algorithms.ancestor_projection import WALK, GPUAncestorProjection, projection_rounds
 from ..algorithms.hierarchy_layout import GPUHierarchyLayout
-from .harness import BU, GPUTimer, Mismatch, ReferenceKernel, check_equal, import_graph, read, rewarm, upload
+from .harness import GPUTimer, Mismatch, check_equal, copy_time, import_graph, node_times, read, rewarm, upload
 from .tables import Column, Report
 
 __all__ = ["bench_layout", "bench_projection", "trace_parents", "layout_oracle", "projection_oracle",
@@ -95,28 +94,7 @@ def trace_parents(rng, n, depth=32):
 
 
 # -------------------------------------------------------------- helpers
-def _copy_time(device, timer, words):
-    """The vec4 copy kernel over ``words`` uint32 (a multiple of 4): it reads
-    and writes ``4 * words`` bytes each."""
-    words = -(-words // 4) * 4
-    src = device.create_buffer(size=4 * words, usage=BU.STORAGE)
-    dst = device.create_buffer(size=4 * words, usage=BU.STORAGE)
-    t = timer.median(ReferenceKernel(device, "copy", words, src, dst).record)
-    src.destroy()
-    dst.destroy()
-    return t
 
-
-def _node_times(device, compiled, runs):
-    """Median GPU seconds per node over ``runs`` timestamped encodings."""
-    times = {}
-    for _ in range(runs):
-        encoder = device.create_command_encoder()
-        compiled.encode(encoder, timestamps=True)
-        device.queue.submit([encoder.finish()])
-        for node, t in (compiled.read_timings() or {}).items():
-            times.setdefault(node, []).append(t)
-    return {node: statistics.median(ts) for node, ts in times.items()}
 
 
 def _verdict(gpu_s, target_s, torch_s=None):
@@ -153,7 +131,7 @@ def bench_layout(device, sizes, runs, *, variants=False, peers=None, report=None
     cases = [("regular (8 per parent), lanes view", False), ("irregular child_parents, lanes view", True)]
     for n in sizes or [LAYOUT_SIZE]:
         rewarm(device, n)
-        ref = _copy_time(device, timer, 2 * n)
+        ref = copy_time(device, timer, 2 * n)
         for label, irregular in cases:
             parent_of, ps, cs, lanes = _layout_inputs(rng, n, irregular)
             started = time.perf_counter()
@@ -171,7 +149,7 @@ def bench_layout(device, sizes, runs, *, variants=False, peers=None, report=None
             ours = timer.median(lambda encoder: compiled.encode(encoder))
             check_equal(f"layout {label} heights", read(device, bufs["h"], np.uint32, n), heights)
             check_equal(f"layout {label} offsets", read(device, bufs["o"], np.uint32, n), offsets)
-            nodes = _node_times(device, compiled, min(runs, 10))
+            nodes = node_times(device, compiled, min(runs, 10))
             compiled.destroy()
             torch_s = _layout_torch(peers, ps, cs, parent_of, lanes, offsets, runs)
             table.add(size=n, case=label, gpu_s=ours, ref_s=ref, ratio=ours / ref, numpy_s=numpy_s, torch_s=torch_s,
@@ -220,7 +198,7 @@ def bench_projection(device, sizes, runs, *, variants=False, peers=None, report=
     walks = (WALK, 2, 8, 16) if variants else (WALK,)
     for n in sizes or [PROJECTION_SIZE]:
         rewarm(device, n)
-        ref = _copy_time(device, timer, 3 * n // 2)
+        ref = copy_time(device, timer, 3 * n // 2)
         for label, shape, density in cases:
             if shape == "trace":
                 parents = trace_parents(rng, n)

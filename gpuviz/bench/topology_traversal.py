@@ -14,12 +14,11 @@ level), checked against the oracle too.
 
 from __future__ import annotations
 
-import statistics
 
 import numpy as np
 
 from ..algorithms.graph_traversal import UNREACHED, GPUGraphTraversal
-from .harness import (BU, GPUTimer, Mismatch, ReferenceKernel, check_equal, cpu_median, import_graph, read, rewarm,
+from .harness import (GPUTimer, Mismatch, check_equal, copy_time, cpu_median, import_graph, node_times, read, rewarm,
                       upload)
 from .tables import Column, Report
 
@@ -81,27 +80,7 @@ def traversal_oracle(n, csrs, seeds, depth) -> np.ndarray:
 
 
 # -------------------------------------------------------------- helpers
-def _copy_time(device, timer, words: int) -> float:
-    """The vec4 copy kernel over ``words`` uint32 (reads and writes them)."""
-    words = -(-words // 4) * 4
-    src = device.create_buffer(size=4 * words, usage=BU.STORAGE)
-    dst = device.create_buffer(size=4 * words, usage=BU.STORAGE)
-    t = timer.median(ReferenceKernel(device, "copy", words, src, dst).record)
-    src.destroy()
-    dst.destroy()
-    return t
 
-
-def _node_times(device, compiled, runs: int) -> dict:
-    """Median GPU seconds per node over ``runs`` timestamped encodings."""
-    times = {}
-    for _ in range(runs):
-        encoder = device.create_command_encoder()
-        compiled.encode(encoder, timestamps=True)
-        device.queue.submit([encoder.finish()])
-        for node, t in (compiled.read_timings() or {}).items():
-            times.setdefault(node, []).append(t)
-    return {node: statistics.median(ts) for node, ts in times.items()}
 
 
 def _torch_peer(peers, n, offsets, neighbors, seeds, depth, expected, runs):
@@ -172,7 +151,7 @@ def _time_case(device, timer, n, offsets, neighbors, rev, seeds, spec, runs):
     ours = timer.median(lambda encoder: compiled.encode(encoder))
     out = read(device, bufs["out"], np.uint32, n)
     dep = read(device, bufs["dep"], np.uint32, n) if with_depths else None
-    nodes = _node_times(device, compiled, min(runs, 10))
+    nodes = node_times(device, compiled, min(runs, 10))
     compiled.destroy()
     for b in bufs.values():
         b.destroy()
@@ -231,7 +210,7 @@ def bench_traversal(device, sizes, runs, *, variants=False, peers=None, report=N
             expected = traversal_oracle(n, csrs, case_seeds, HOPS)
             numpy_s = cpu_median(lambda: traversal_oracle(n, csrs, case_seeds, HOPS))
             rewarm(device, n)
-            ref = _copy_time(device, timer, n // 2 * (1 + spec[1]))
+            ref = copy_time(device, timer, n // 2 * (1 + spec[1]))
             ours, nodes, out, dep = _time_case(device, timer, n, offsets, neighbors, rev, case_seeds, spec, runs)
             check_equal(f"traversal {label} output", out, (expected != UNREACHED).astype(np.uint32))
             if dep is not None:

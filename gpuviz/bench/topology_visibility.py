@@ -12,13 +12,12 @@ then ``nonzero``) and checked against the oracle too.
 
 from __future__ import annotations
 
-import statistics
 import time
 
 import numpy as np
 
 from ..workflows.visibility import GPUVisibilityWorkflow
-from .harness import BU, GPUTimer, Mismatch, ReferenceKernel, check_equal, import_graph, read, rewarm, upload
+from .harness import BU, GPUTimer, Mismatch, check_equal, copy_time, import_graph, node_times, read, rewarm, upload
 from .tables import Column, Report
 
 __all__ = ["bench_visibility", "visibility_oracle", "VISIBILITY_SIZE", "VISIBILITY_TARGET"]
@@ -53,27 +52,7 @@ def visibility_oracle(*, mask=None, intervals=None, window=None, spheres=None, p
     return np.flatnonzero(keep).astype(np.uint32)
 
 
-def _copy_time(device, timer, nbytes):
-    """The vec4 copy kernel moving ``nbytes`` in total (half read, half written)."""
-    words = max(4, -(-nbytes // 32) * 4)
-    src = device.create_buffer(size=4 * words, usage=BU.STORAGE)
-    dst = device.create_buffer(size=4 * words, usage=BU.STORAGE)
-    t = timer.median(ReferenceKernel(device, "copy", words, src, dst).record)
-    src.destroy()
-    dst.destroy()
-    return t
 
-
-def _node_times(device, compiled, runs):
-    """Median GPU seconds per node over ``runs`` timestamped encodings."""
-    times = {}
-    for _ in range(runs):
-        encoder = device.create_command_encoder()
-        compiled.encode(encoder, timestamps=True)
-        device.queue.submit([encoder.finish()])
-        for node, t in (compiled.read_timings() or {}).items():
-            times.setdefault(node, []).append(t)
-    return {node: statistics.median(ts) for node, ts in times.items()}
 
 
 def _inputs(rng, n, window_width):
@@ -177,7 +156,7 @@ def _case(device, timer, table, n, label, arrays, targeted, peers, runs, mask_ou
     read_bytes = sum(a.nbytes for k, a in arrays.items() if k not in ("window", "planes"))
     written = 4 * expected.size + 4 + (4 * n if mask_output else 0)
     rewarm(device, n)
-    ref = _copy_time(device, timer, read_bytes + written)
+    ref = copy_time(device, timer, -(-(read_bytes + written) // 32) * 4)  # half read, half written
     device.queue.write_buffer(bufs["count"], 0, np.full(4, 0xFFFFFFFF, np.uint32))
     ours = timer.median(lambda encoder: compiled.encode(encoder))
     count = int(read(device, bufs["count"], np.uint32, 1)[0])
@@ -188,7 +167,7 @@ def _case(device, timer, table, n, label, arrays, targeted, peers, runs, mask_ou
         keep = np.zeros(n, np.uint32)
         keep[expected] = 1
         check_equal(f"visibility {label} mask", read(device, bufs["mask_out"], np.uint32, n), keep)
-    nodes = _node_times(device, compiled, min(runs, 10))
+    nodes = node_times(device, compiled, min(runs, 10))
     compiled.destroy()
     torch_s = _torch_peer(peers, expected, runs, **arrays)
     verdict = (f"≤{VISIBILITY_TARGET:g}× {'ok' if ours / ref <= VISIBILITY_TARGET else 'MISS'}" if targeted
