@@ -7,7 +7,6 @@ The full campaign (>= 10^5 inputs) runs by a flag:
 """
 
 import collections
-import importlib.util
 import os
 import textwrap
 import zlib
@@ -97,7 +96,6 @@ def test_harness_accounts_for_crashes_hangs_and_dying_workers(tmp_path, monkeypa
     assert "KeyError" in details and "worker died (exit status 3)" in details and "overlap in one lane" in details
 
 
-@pytest.mark.skipif(importlib.util.find_spec("gpuviz.trace.load") is None, reason="gpuviz.trace.load not there yet")
 def test_campaign():
     """A few hundred mutated inputs in CI; GPUVIZ_FUZZ_COUNT sets how many."""
     count = int(os.environ.get("GPUVIZ_FUZZ_COUNT", "300"))
@@ -130,8 +128,6 @@ REGRESSIONS = {
     # a corrupt gzip stream (zlib.error)
     "corrupt_gzip": (_gzip_flipped(), ".json.gz"),
 }
-LOAD = ("gpuviz.trace:load" if importlib.util.find_spec("gpuviz.trace.load")
-        else "gpuviz.trace.formats.chrome:read_chrome")
 
 
 @pytest.mark.parametrize("strict", [False, True])
@@ -139,10 +135,8 @@ LOAD = ("gpuviz.trace:load" if importlib.util.find_spec("gpuviz.trace.load")
 @pytest.mark.parametrize("name", sorted(REGRESSIONS))
 def test_regression(tmp_path, name, fmt, strict):
     data, suffix = REGRESSIONS[name]
-    if LOAD != "gpuviz.trace:load" and fmt != "auto":
-        pytest.skip("gpuviz.trace.load not there yet: only read_chrome is checked")
     item = {"data": data, "suffix": suffix, "strict": strict, "format": fmt, "what": name}
-    outcome, detail = fuzz.check(item, tmp_path, target=LOAD)
+    outcome, detail = fuzz.check(item, tmp_path, target="gpuviz.trace:load")
     assert outcome in ("loaded", "format_error"), detail
 
 
