@@ -1,5 +1,6 @@
 """Benchmark cases of GPUVisibilityWorkflow (part of ``python -m gpuviz.bench
-topology``; alone: ``python -c "..."`` through :func:`bench_visibility`).
+topology``; alone, with the tuning sweep: ``python -m
+gpuviz.bench.topology_visibility --variants``).
 
 Each case builds one compiled graph over imported buffers, times whole
 encodings by timestamps (the harness's GPUTimer), checks the IDs and the
@@ -8,19 +9,28 @@ WGSL vec4 copy kernel moving the same bytes (the inputs read once plus the
 IDs and count written) and the peers: numpy (the oracle, timed once) and
 torch on CUDA where importable, written the obvious way (boolean masking,
 then ``nonzero``) and checked against the oracle too.
+
+The tuning sweep (:func:`bench_visibility_tunings`) times every entry of
+:data:`TUNINGS` (the workflow's tile size and load batching class
+attributes) on the same uploaded inputs, in two rounds of opposite order,
+each run checked against the oracle, next to the copy kernel and the read
+kernel (the inputs' bytes read once: a floor).
 """
 
 from __future__ import annotations
 
+import argparse
 import time
 
 import numpy as np
 
 from ..workflows.visibility import GPUVisibilityWorkflow
-from .harness import BU, GPUTimer, Mismatch, check_equal, copy_time, import_graph, node_times, read, rewarm, upload
+from .harness import (BU, GPUTimer, Mismatch, ReferenceKernel, check_equal, copy_time, import_graph, node_times, read,
+                      rewarm, upload)
 from .tables import Column, Report
 
-__all__ = ["bench_visibility", "visibility_oracle", "VISIBILITY_SIZE", "VISIBILITY_TARGET"]
+__all__ = ["bench_visibility", "bench_visibility_tunings", "visibility_oracle", "VISIBILITY_SIZE", "VISIBILITY_TARGET",
+           "TUNINGS", "main"]
 
 #: Default size (the issue's): 25M rows.
 VISIBILITY_SIZE = 25 << 20
@@ -32,6 +42,19 @@ COLUMNS = (Column("size", "size", 5, "size"), Column("case", "case", 40), Column
            Column("numpy_s", "numpy µs (×gpuviz)", 20, "us_ratio", of="gpu_s"),
            Column("torch_s", "torch µs (×gpuviz)", 18, "us_ratio", of="gpu_s"),
            Column("verdict", "target", 16))
+#: The sweep's tunings: GPUVisibilityWorkflow class attributes (the first is
+#: the class's default). preload: vec4 loads a lane puts in flight before its
+#: first test in a full tile (0: the bounds-checked loop).
+TUNINGS = {"tile8K": dict(tile_rows=8192, preload=0), "tile8K-pre6": dict(tile_rows=8192, preload=6),
+           "tile8K-pre12": dict(tile_rows=8192, preload=12), "tile8K-pre24": dict(tile_rows=8192, preload=24),
+           "tile8K-pre32": dict(tile_rows=8192, preload=32), "tile16K": dict(tile_rows=16384, preload=0),
+           "tile16K-pre12": dict(tile_rows=16384, preload=12), "tile16K-pre24": dict(tile_rows=16384, preload=24),
+           "tile16K-pre48": dict(tile_rows=16384, preload=48)}
+TUNING_COLUMNS = (Column("size", "size", 5, "size"), Column("case", "case", 32), Column("tuning", "tuning", 14),
+                  Column("round1_s", "round 1 µs", 10, "us"), Column("round2_s", "round 2 µs", 10, "us"),
+                  Column("gpu_s", "best µs", 8, "us"), Column("ref_s", "copy µs", 8, "us"),
+                  Column("read_s", "read µs", 8, "us"), Column("ratio", "÷copy", 6, "ratio"),
+                  Column("verdict", "target", 12))
 
 
 def visibility_oracle(*, mask=None, intervals=None, window=None, spheres=None, planes=None):
@@ -105,6 +128,16 @@ def _torch_peer(peers, expected, runs, **arrays):
     return peers.time_torch(run, runs)
 
 
+def _cases(rng, n) -> list:
+    """``(label, arrays, targeted)`` of the three standard cases at ``n`` rows."""
+    intervals, mask, window = _inputs(rng, n, 500.0)
+    narrow = _inputs(rng, 1, 10.0)[2]
+    spheres, planes = _spheres(rng, n)
+    return [("intervals + mask, ~35% kept", dict(mask=mask, intervals=intervals, window=window), True),
+            ("intervals + mask, narrow window", dict(mask=mask, intervals=intervals, window=narrow), True),
+            ("spheres + planes (frustum)", dict(spheres=spheres, planes=planes), False)]
+
+
 def bench_visibility(device, sizes, runs, *, variants=False, peers=None, report=None):
     """GPUVisibilityWorkflow: intervals + one mask (the issue's target case)
     at two window widths, and frustum spheres (no target; the culling
@@ -116,20 +149,15 @@ def bench_visibility(device, sizes, runs, *, variants=False, peers=None, report=
     rng = np.random.default_rng(14)
     timer = GPUTimer(device, runs)
     for n in sizes or [VISIBILITY_SIZE]:
-        intervals, mask, window = _inputs(rng, n, 500.0)
-        narrow = _inputs(rng, 1, 10.0)[2]
-        spheres, planes = _spheres(rng, n)
-        cases = [("intervals + mask, ~35% kept", dict(mask=mask, intervals=intervals, window=window), True),
-                 ("intervals + mask, narrow window", dict(mask=mask, intervals=intervals, window=narrow), True),
-                 ("spheres + planes (frustum)", dict(spheres=spheres, planes=planes), False)]
+        cases = _cases(rng, n)
         if variants:
-            cases.append(("all of them", dict(mask=mask, intervals=intervals, window=window, spheres=spheres,
-                                              planes=planes), False))
+            everything = {**cases[0][1], **cases[2][1]}
+            cases.append(("all of them", everything, False))
         for label, arrays, targeted in cases:
             _case(device, timer, table, n, label, arrays, targeted, peers, runs)
         if variants:
-            _case(device, timer, table, n, "intervals + mask, with mask_output",
-                  dict(mask=mask, intervals=intervals, window=window), False, peers, runs, mask_output=True)
+            _case(device, timer, table, n, "intervals + mask, with mask_output", cases[0][1], False, peers, runs,
+                  mask_output=True)
     return table
 
 
@@ -137,32 +165,51 @@ FORMATS = {"mask": "uint32", "intervals": "float32x2", "window": "float32x4", "s
            "planes": "float32x4"}
 
 
-def _case(device, timer, table, n, label, arrays, targeted, peers, runs, mask_output=False):
-    started = time.perf_counter()
-    expected = visibility_oracle(**arrays)
-    numpy_s = time.perf_counter() - started
+def _buffers(device, arrays, n, mask_output=False) -> dict:
     bufs = {k: upload(device, v) for k, v in arrays.items()}
     bufs["ids"] = device.create_buffer(size=max(16, 4 * n), usage=BU.STORAGE | BU.COPY_SRC)
     bufs["count"] = device.create_buffer(size=16, usage=BU.STORAGE | BU.COPY_SRC | BU.COPY_DST)
     if mask_output:
         bufs["mask_out"] = device.create_buffer(size=max(16, 4 * n), usage=BU.STORAGE | BU.COPY_SRC)
+    return bufs
+
+
+def _compiled(device, bufs, arrays, n, tuning=None):
+    """The compiled one-workflow graph over ``bufs`` (``tuning``: class
+    attributes set on the workflow instance)."""
     spec = {k: (b, FORMATS.get(k, "uint32"), arrays[k].shape[0] if k in arrays else (1 if k == "count" else n))
             for k, b in bufs.items()}
     graph, v = import_graph(device, spec)
-    GPUVisibilityWorkflow(id="visible", output=v["ids"], count=v["count"], masks=[v["mask"]] if "mask" in v else (),
-                          intervals=v.get("intervals"), window=v.get("window"), spheres=v.get("spheres"),
-                          planes=v.get("planes"), mask_output=v.get("mask_out")).add_to_graph(graph)
-    compiled = graph.compile()
+    workflow = GPUVisibilityWorkflow(id="visible", output=v["ids"], count=v["count"],
+                                     masks=[v["mask"]] if "mask" in v else (), intervals=v.get("intervals"),
+                                     window=v.get("window"), spheres=v.get("spheres"), planes=v.get("planes"),
+                                     mask_output=v.get("mask_out"))
+    for name, value in (tuning or {}).items():
+        setattr(workflow, name, value)
+    workflow.add_to_graph(graph)
+    return graph.compile()
+
+
+def _check(label, device, bufs, expected) -> None:
+    count = int(read(device, bufs["count"], np.uint32, 1)[0])
+    if count != expected.size:
+        raise Mismatch(f"visibility {label}: count {count}, oracle {expected.size}")
+    check_equal(f"visibility {label}", read(device, bufs["ids"], np.uint32, count), expected)
+
+
+def _case(device, timer, table, n, label, arrays, targeted, peers, runs, mask_output=False):
+    started = time.perf_counter()
+    expected = visibility_oracle(**arrays)
+    numpy_s = time.perf_counter() - started
+    bufs = _buffers(device, arrays, n, mask_output)
+    compiled = _compiled(device, bufs, arrays, n)
     read_bytes = sum(a.nbytes for k, a in arrays.items() if k not in ("window", "planes"))
     written = 4 * expected.size + 4 + (4 * n if mask_output else 0)
     rewarm(device, n)
     ref = copy_time(device, timer, -(-(read_bytes + written) // 32) * 4)  # half read, half written
     device.queue.write_buffer(bufs["count"], 0, np.full(4, 0xFFFFFFFF, np.uint32))
     ours = timer.median(lambda encoder: compiled.encode(encoder))
-    count = int(read(device, bufs["count"], np.uint32, 1)[0])
-    if count != expected.size:
-        raise Mismatch(f"visibility {label}: count {count}, oracle {expected.size}")
-    check_equal(f"visibility {label}", read(device, bufs["ids"], np.uint32, count), expected)
+    _check(label, device, bufs, expected)
     if mask_output:
         keep = np.zeros(n, np.uint32)
         keep[expected] = 1
@@ -179,3 +226,103 @@ def _case(device, timer, table, n, label, arrays, targeted, peers, runs, mask_ou
                nodes_s=nodes)
     for b in bufs.values():
         b.destroy()
+
+
+def _read_time(device, timer, words: int) -> float:
+    """Median seconds of the read kernel over ``words`` uint32 (a multiple of 4)."""
+    src = device.create_buffer(size=4 * words, usage=BU.STORAGE)
+    sink = device.create_buffer(size=16, usage=BU.STORAGE)
+    t = timer.median(ReferenceKernel(device, "read", words, src, sink).record)
+    src.destroy()
+    sink.destroy()
+    return t
+
+
+def bench_visibility_tunings(device, sizes, runs, *, report=None, tunings=None, rounds=2):
+    """Every tuning of ``tunings`` (default :data:`TUNINGS`) on the three
+    standard cases: ``rounds`` medians each (the rounds alternate the
+    order, so drift shows), every run's IDs and count checked against the
+    oracle; ``best`` is the lowest median. Raises Mismatch on a wrong
+    output. Does not time peers."""
+    report = report or Report()
+    tunings = tunings or TUNINGS
+    table = report.table("topology-visibility-tunings", "GPUVisibilityWorkflow tunings (tile_rows, preload)",
+                         TUNING_COLUMNS, reference="vec4 copy kernel of the bytes read + written; read = read kernel "
+                         "of the input bytes")
+    rng = np.random.default_rng(14)
+    timer = GPUTimer(device, runs)
+    for n in sizes or [VISIBILITY_SIZE]:
+        for label, arrays, targeted in _cases(rng, n):
+            expected = visibility_oracle(**arrays)
+            bufs = _buffers(device, arrays, n)
+            read_bytes = sum(a.nbytes for k, a in arrays.items() if k not in ("window", "planes"))
+            rewarm(device, n)
+            ref = copy_time(device, timer, -(-(read_bytes + 4 * expected.size + 4) // 32) * 4)
+            floor = _read_time(device, timer, -(-read_bytes // 16) * 4)
+            times = {name: [] for name in tunings}
+            for r in range(rounds):
+                for name in (list(tunings) if r % 2 == 0 else list(tunings)[::-1]):
+                    compiled = _compiled(device, bufs, arrays, n, tunings[name])
+                    device.queue.write_buffer(bufs["count"], 0, np.full(4, 0xFFFFFFFF, np.uint32))
+                    times[name].append(timer.median(lambda encoder: compiled.encode(encoder)))
+                    _check(f"{label} ({name})", device, bufs, expected)
+                    compiled.destroy()
+            for name, ts in times.items():
+                best = min(ts)
+                verdict = (f"≤{VISIBILITY_TARGET:g}× {'ok' if best / ref <= VISIBILITY_TARGET else 'MISS'}"
+                           if targeted else "(record)")
+                table.add(size=n, case=label, tuning=name, round1_s=ts[0], round2_s=ts[-1], gpu_s=best, ref_s=ref,
+                          read_s=floor, ratio=best / ref, verdict=verdict, runs_s=ts, settings=tunings[name],
+                          kept=int(expected.size))
+            winner = min(times, key=lambda k: min(times[k]))
+            table.note(f"  {label}: fastest {winner} {min(times[winner]) * 1e6:.1f} µs "
+                       f"({min(times[winner]) / ref:.3f}× copy; default {min(times[next(iter(tunings))]) * 1e6:.1f} µs)")
+            for b in bufs.values():
+                b.destroy()
+    return table
+
+
+def main(argv=None) -> int:
+    """``python -m gpuviz.bench.topology_visibility``: the visibility cases
+    alone (the run header, ``--json``), with ``--variants`` the tuning sweep
+    too."""
+    import os
+
+    parser = argparse.ArgumentParser(prog="python -m gpuviz.bench.topology_visibility",
+                                     description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", default=None, help="comma-separated row counts (K/M suffixes; default 25M)")
+    parser.add_argument("--runs", type=int, default=20, help="timed runs per measurement (median)")
+    parser.add_argument("--variants", action="store_true", help="also the tuning sweep (TUNINGS)")
+    parser.add_argument("--sweep-only", action="store_true", help="only the tuning sweep")
+    parser.add_argument("--json", metavar="PATH", help="write the header and the tables' rows to PATH")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
+
+    import gpuviz
+
+    from .harness import Peers, parse_sizes, print_run_header, warm_up
+
+    device = gpuviz.request_device()
+    peers = Peers()
+    report = Report(print_run_header(device, prog="gpuviz.bench.topology_visibility", argv=argv, peers=peers))
+    sizes = parse_sizes(args.sizes) if args.sizes else None
+    started = time.perf_counter()
+    warm_up(device)
+    try:
+        if not args.sweep_only:
+            bench_visibility(device, sizes, args.runs, peers=peers, report=report)
+        if args.variants or args.sweep_only:
+            bench_visibility_tunings(device, sizes, args.runs, report=report)
+    except Mismatch as exc:
+        print(f"visibility: NOT PRINTED, output did not match numpy: {exc}")
+        report.failures.append({"benchmark": "topology visibility", "error": str(exc)})
+    report.header["total_s"] = round(time.perf_counter() - started, 1)
+    print(f"\n(total {report.header['total_s']:.1f} s)")
+    if args.json:
+        report.write(args.json)
+        print(f"results: {args.json}")
+    return 1 if report.failures else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

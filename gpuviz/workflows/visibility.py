@@ -28,8 +28,11 @@ from ..graph.shaders import wgsl
 
 __all__ = ["GPUVisibilityWorkflow", "VISIBILITY_TILE"]
 
-#: Rows one workgroup handles (256 lanes x 8 x 4).
+#: Rows one workgroup handles by default (256 lanes x 8 x 4; see
+#: :attr:`GPUVisibilityWorkflow.tile_rows`).
 VISIBILITY_TILE = 8192
+#: The tile sizes the shader is written for (1 or 2 bit words per lane).
+TILE_ROWS = (8192, 16384)
 # The kernel runs without wgpu's bounds checks and loop bounding: every loop
 # has a constant or small uniform bound and every index is in range by
 # construction (the tile state is sized by the tile count, IDs land below the
@@ -131,6 +134,13 @@ class GPUVisibilityWorkflow:
     #: False makes every tile ignore its own chunk's published states and
     #: evaluate each predecessor itself: the fallback alone, for tests.
     trust_published = True
+    #: Rows per workgroup tile: one of :data:`TILE_ROWS`. Larger tiles
+    #: spread each tile's fixed work (scan, look-back) over more rows.
+    tile_rows = VISIBILITY_TILE
+    #: vec4 loads a lane may have in flight in a full tile before it tests
+    #: the first of them (the loop is unrolled into batches of whole quads,
+    #: at least one); 0 keeps the bounds-checked loop for every tile.
+    preload = 0
 
     def __init__(self, *, id: str, output, count, length=None, source_ids=None, mask_output=None, masks=(),
                  spheres=None, planes=None, intervals=None, window=None, lod=None, lod_range=None):
@@ -257,9 +267,23 @@ class GPUVisibilityWorkflow:
                                        f"output buffers), the device allows {limit} (combine masks with GPUMask "
                                        "first, or give the output fewer buffers)")
 
+    def _tuning(self) -> dict:
+        """The tile size and the unrolled batch (quads per lane whose loads
+        go out together; 0: the checked loop) from the class attributes."""
+        tile, preload = self.tile_rows, self.preload
+        if tile not in TILE_ROWS or not isinstance(preload, int) or preload < 0:
+            raise GraphValidationError(f'{NAME} "{self.id}" tuning: tile_rows must be one of {TILE_ROWS} (got '
+                                       f"{tile!r}) and preload an int >= 0 (got {preload!r})")
+        loads = (len(self.masks) + 4 * (self.spheres is not None) + 2 * (self.intervals is not None)
+                 + (self.lod is not None))
+        iters = tile // 1024
+        batch = 0 if preload == 0 else min(iters, max(1, preload // max(loads, 1)))
+        return {"tile": tile, "batch": batch}
+
     # ----------------------------------------------------------------- graph
     def add_to_graph(self, graph) -> list:
         """Validate against ``graph`` and add the node; returns its ID."""
+        tuning = self._tuning()
         kind, roles = self._per_row(graph)
         rows = self._rows(kind, roles)
         params = self._parameters(graph)
@@ -271,16 +295,16 @@ class GPUVisibilityWorkflow:
         if sum(rows) == 0:
             self.node_ids = [add_count_clear(graph, f"{self.id}-count-clear", count)]
             return self.node_ids
-        tiles = [ceil_div(n, VISIBILITY_TILE) for n in rows]
+        tiles = [ceil_div(n, tuning["tile"]) for n in rows]
         chunks = [dict(n=n, tiles=t, tile_base=sum(tiles[:c]), row_base=sum(rows[:c]),
                        views={role: views[c] for role, views in roles.items()},
                        mask_out=masks_out[c] if masks_out is not None and kind == "vector" else
                        (masks_out[0] if masks_out is not None else None))
                   for c, (n, t) in enumerate(zip(rows, tiles)) if n]
-        self.node_ids = [self._node(graph, chunks, params, outs, count, sum(tiles))]
+        self.node_ids = [self._node(graph, chunks, params, outs, count, sum(tiles), tuning)]
         return self.node_ids
 
-    def _node(self, graph, chunks, params, outs, count, total_tiles) -> str:
+    def _node(self, graph, chunks, params, outs, count, total_tiles, tuning) -> str:
         masks = len(self.masks)
         used = [v for v in outs if v.length]
         resources = [(v, "storage-read") for ch in chunks for v in ch["views"].values()]
@@ -302,7 +326,8 @@ class GPUVisibilityWorkflow:
                 chunk_table = ctx.own(ctx.device.create_buffer_with_data(
                     label=f"{ctx.node_id}-output-chunks", data=out_rows.tobytes(), usage=STORAGE))
                 fixed[11 + masks] = (chunk_table, 0, chunk_table.size)
-            template = dict(masks=masks, subgroups=use_subgroups(ctx, None), scatter=scatter)
+            template = dict(masks=masks, subgroups=use_subgroups(ctx, None), scatter=scatter,
+                            iters=tuning["tile"] // 1024, wpl=tuning["tile"] // 8192, batch=tuning["batch"])
             constants = {"SPIN_LIMIT": spin_limit, "TRUST_STATE": trust}
             dispatches = []
             for row, ch in enumerate(chunks):

@@ -98,7 +98,8 @@ struct VisParams {
 {% endif %}
 
 const WG: u32 = 256u;
-const ITER: u32 = 8u;
+const ITER: u32 = {{ iters }}u;      // quads of rows per lane (template: 8 or 16)
+const WPL: u32 = ITER / 8u;          // bit words per lane (32 rows each)
 const TILE: u32 = WG * ITER * 4u;
 const READY: u32 = 0x80000000u;
 const PARITY: u32 = 0x40000000u;
@@ -110,9 +111,9 @@ const LOOKBACK: u32 = 64u;           // workgroup walk: predecessor states read 
 const SPIN_WINDOW: u32 = 4u;         // states read per step while the nearest is unpublished
 
 var<workgroup> s_ticket: u32;
-var<workgroup> s_bits: array<atomic<u32>, WG>;  // the tile's kept rows, one bit each
-var<workgroup> s_words: array<u32, WG>;         // the same words, read back by the writes
-var<workgroup> s_before: array<u32, WG>;        // kept rows of the tile before each word
+var<workgroup> s_bits: array<atomic<u32>, WG * WPL>;  // the tile's kept rows, one bit each
+var<workgroup> s_words: array<u32, WG * WPL>;         // the same words, read back by the writes
+var<workgroup> s_before: array<u32, WG * WPL>;        // kept rows of the tile before each word
 var<workgroup> s_part: array<u32, WG>;          // kept rows per scan group
 var<workgroup> s_nr: array<atomic<u32>, 2>;     // look-back step: nearest unpublished,
 var<workgroup> s_term: array<atomic<u32>, 2>;   // nearest terminal (inclusive prefix),
@@ -183,30 +184,72 @@ var<private> lod_ok: bool;
 fn lod_inside(v: f32) -> bool { return lod_ok && finite(v) && lod_lo <= v && v < lod_hi; }
 {% endif %}
 
-// Whether rows e..e+3 of this chunk are kept.
-fn keep4(e: u32) -> vec4<bool> {
-    var k = vec4<bool>(e < P.n, e + 1u < P.n, e + 2u < P.n, e + 3u < P.n);
+// The per-row inputs of rows e..e+3 (a quad): loaded first, tested after,
+// so a full tile can put several quads' loads in flight before any test.
+struct Quad {
 {% for m in range(masks) %}
-    k = k & (mask{{ m }}_words4(e, P.n) != vec4<u32>(0u));
+    m{{ m }}: vec4<u32>,
 {% endfor %}
 {% if spheres %}
-    let nw = 4u * P.n;
-    k = k & vec4<bool>(sphere_inside(bitcast<vec4<f32>>(spheres_words4(4u * e, nw))),
-                       sphere_inside(bitcast<vec4<f32>>(spheres_words4(4u * e + 4u, nw))),
-                       sphere_inside(bitcast<vec4<f32>>(spheres_words4(4u * e + 8u, nw))),
-                       sphere_inside(bitcast<vec4<f32>>(spheres_words4(4u * e + 12u, nw))));
+    s0: vec4<f32>, s1: vec4<f32>, s2: vec4<f32>, s3: vec4<f32>,
 {% endif %}
 {% if intervals %}
-    let a = bitcast<vec4<f32>>(intervals_words4(2u * e, 2u * P.n));
-    let b = bitcast<vec4<f32>>(intervals_words4(2u * e + 4u, 2u * P.n));
-    k = k & vec4<bool>(interval_inside(a.x, a.y), interval_inside(a.z, a.w),
-                       interval_inside(b.x, b.y), interval_inside(b.z, b.w));
+    a: vec4<f32>, b: vec4<f32>,
 {% endif %}
 {% if lod %}
-    let l = bitcast<vec4<f32>>(lod_words4(e, P.n));
-    k = k & vec4<bool>(lod_inside(l.x), lod_inside(l.y), lod_inside(l.z), lod_inside(l.w));
+    l: vec4<f32>,
+{% endif %}
+    pad: u32,  // a member even when only length is given
+}
+
+// One quad's inputs; checked: zero past the chunk's end, else unconditional
+// (a full tile).
+{% for checked in (false, true) %}
+fn load_quad{{ "_checked" if checked else "" }}(e: u32) -> Quad {
+    var d: Quad;
+{% for m in range(masks) %}
+    d.m{{ m }} = {{ "mask%d_words4(e, P.n)" % m if checked else "mask%d_get4(e)" % m }};
+{% endfor %}
+{% if spheres %}
+{% for i in range(4) %}
+    d.s{{ i }} = bitcast<vec4<f32>>({{ "spheres_words4(4u * e + %du, 4u * P.n)" % (4 * i) if checked
+                                       else "spheres_get4(4u * e + %du)" % (4 * i) }});
+{% endfor %}
+{% endif %}
+{% if intervals %}
+    d.a = bitcast<vec4<f32>>({{ "intervals_words4(2u * e, 2u * P.n)" if checked else "intervals_get4(2u * e)" }});
+    d.b = bitcast<vec4<f32>>({{ "intervals_words4(2u * e + 4u, 2u * P.n)" if checked
+                                else "intervals_get4(2u * e + 4u)" }});
+{% endif %}
+{% if lod %}
+    d.l = bitcast<vec4<f32>>({{ "lod_words4(e, P.n)" if checked else "lod_get4(e)" }});
+{% endif %}
+    return d;
+}
+{% endfor %}
+
+// Which of a quad's rows pass every predicate.
+fn keep_loaded(d: Quad) -> vec4<bool> {
+    var k = vec4<bool>(true);
+{% for m in range(masks) %}
+    k = k & (d.m{{ m }} != vec4<u32>(0u));
+{% endfor %}
+{% if spheres %}
+    k = k & vec4<bool>(sphere_inside(d.s0), sphere_inside(d.s1), sphere_inside(d.s2), sphere_inside(d.s3));
+{% endif %}
+{% if intervals %}
+    k = k & vec4<bool>(interval_inside(d.a.x, d.a.y), interval_inside(d.a.z, d.a.w),
+                       interval_inside(d.b.x, d.b.y), interval_inside(d.b.z, d.b.w));
+{% endif %}
+{% if lod %}
+    k = k & vec4<bool>(lod_inside(d.l.x), lod_inside(d.l.y), lod_inside(d.l.z), lod_inside(d.l.w));
 {% endif %}
     return k;
+}
+
+// Whether rows e..e+3 of this chunk are kept (rows past its end are not).
+fn keep4(e: u32) -> vec4<bool> {
+    return vec4<bool>(e < P.n, e + 1u < P.n, e + 2u < P.n, e + 3u < P.n) & keep_loaded(load_quad_checked(e));
 }
 
 fn store_mask4(e: u32, m: vec4<u32>) {
@@ -219,6 +262,14 @@ fn store_mask4(e: u32, m: vec4<u32>) {
         if (e + 2u < P.n) { mask_out_set1(e + 2u, m.z); }
     }
 {% endif %}
+}
+
+// Record quad q's 0/1 keep flags m (its bits, its mask_output words); returns how many are kept.
+fn take(lt: u32, q: u32, m: vec4<u32>) -> u32 {
+    store_mask4(lt * TILE + 4u * q, m);
+    let nibble = m.x | (m.y << 1u) | (m.z << 2u) | (m.w << 3u);
+    if (nibble != 0u) { atomicOr(&s_bits[q >> 3u], nibble << ((q & 7u) * 4u)); }
+    return countOneBits(nibble);
 }
 
 // 0/1 of rows 4q..4q+3 of local tile lt.
@@ -367,7 +418,7 @@ fn look_back(g: Group, tile: u32) -> u32 {
 // the workgroup walk by ~3 us at 25M rows; two or four states per lane and
 // step, unrolled, were 2-10 us slower: the walk's depth is not what costs.) After SPIN_LIMIT fruitless polls the whole workgroup
 // evaluates the stalled predecessor (reduce_tile), then the walk resumes.
-fn look_back_group(g: Group, tile: u32) -> u32 {
+fn look_back_group(g: Group, tile: u32, kept: u32) -> u32 {
     var look = tile;
     var acc = 0u;
     loop {
@@ -399,7 +450,11 @@ fn look_back_group(g: Group, tile: u32) -> u32 {
                     window = g.size;
                 }
             }
-            if (g.lane == 0u) { s_step = vec3<u32>(look, acc, done); }
+            if (g.lane == 0u) {
+                s_step = vec3<u32>(look, acc, done);
+                // the tile's inclusive prefix, the moment it is known (successors wait on it)
+                if (done != 0u) { publish_prefix(tile, acc + kept); }
+            }
         }
         let r = workgroupUniformLoad(&s_step);
         look = r.x;
@@ -424,7 +479,7 @@ fn kernel_main(g: Group, wg: u32) {
         }
         s_ticket = ticket;
     }
-    atomicStore(&s_bits[g.lid], 0u);
+    for (var j = 0u; j < WPL; j++) { atomicStore(&s_bits[WPL * g.lid + j], 0u); }
 {% if spheres %}
     load_planes();
 {% endif %}
@@ -443,42 +498,64 @@ fn kernel_main(g: Group, wg: u32) {
     let tile = ticket & TICKET_MASK;
     ep_tag = READY | select(0u, PARITY, ((ticket >> EPOCH_SHIFT) & 1u) != 0u);
     let lt = tile - P.tile_base;
+    // In iteration r the lane takes quad r * WG + lid of the tile.
     var lane_kept = 0u;
+{% if batch %}
+    if ((lt + 1u) * TILE <= P.n) {
+        // A full tile: unconditional loads, `batch` quads of them in flight
+        // before the first test (the template unrolls the iterations).
+{% for first in range(0, iters, batch) %}
+{% set last = [first + batch, iters] | min %}
+{% for r in range(first, last) %}
+        let d{{ r }} = load_quad(lt * TILE + 4u * ({{ r }}u * WG + g.lid));
+{% endfor %}
+{% for r in range(first, last) %}
+        lane_kept += take(lt, {{ r }}u * WG + g.lid, select(vec4<u32>(0u), vec4<u32>(1u), keep_loaded(d{{ r }})));
+{% endfor %}
+{% endfor %}
+    } else {
+{% endif %}
     for (var r = 0u; r < ITER; r++) {
-        let q = r * WG + g.lid;  // this lane's group of four rows in the tile
-        let m = keep_quad(lt, q);
-        store_mask4(lt * TILE + 4u * q, m);
-        let nibble = m.x | (m.y << 1u) | (m.z << 2u) | (m.w << 3u);
-        if (nibble != 0u) {
-            atomicOr(&s_bits[q >> 3u], nibble << ((q & 7u) * 4u));
-            lane_kept += countOneBits(nibble);
-        }
+        let q = r * WG + g.lid;
+        lane_kept += take(lt, q, keep_quad(lt, q));
     }
-    if (lane_kept != 0u) { atomicAdd(&s_count, lane_kept); }
+{% if batch %}
+    }
+{% endif %}
+    if (GROUP_COLLECTIVES) { lane_kept = grp_add(lane_kept); }  // one atomic per subgroup
+    if (lane_kept != 0u && (!GROUP_COLLECTIVES || g.lane == 0u)) { atomicAdd(&s_count, lane_kept); }
     workgroupBarrier();
     let kept = atomicLoad(&s_count);
     if (g.lid == 0u) {  // published before the in-tile scan: successors may sum it sooner
         publish_count(tile, kept);
         if (tile == 0u) { publish_prefix(tile, kept); }
     }
-    // Kept rows of the tile before each bit word: one group scan of the words' popcounts.
-    let q = slot(g);
-    let word = atomicLoad(&s_bits[q]);
-    s_words[q] = word;
-    let sc = grp_scan4(g, vec4<u32>(0u), vec4<u32>(countOneBits(word), 0u, 0u, 0u));
+    // Kept rows of the tile before each bit word: one group scan of the
+    // popcounts of the WPL consecutive words each lane slot owns.
+    let q = WPL * slot(g);
+{% for j in range(wpl) %}
+    let w{{ j }} = atomicLoad(&s_bits[q + {{ j }}u]);
+    s_words[q + {{ j }}u] = w{{ j }};
+{% endfor %}
+    let sc = grp_scan4(g, vec4<u32>(0u), vec4<u32>({% for j in range(wpl) %}{{ " + " if j }}countOneBits(w{{ j }}){% endfor %}, 0u, 0u, 0u));
     if (g.lane == 0u) { s_part[g.id] = sc.tot_v.x; }
     workgroupBarrier();
     var before = sc.ex_v.x;
     for (var k = 0u; k < g.id; k++) { before += s_part[k]; }
-    s_before[q] = before;
+{% for j in range(wpl) %}
+    s_before[q + {{ j }}u] = before;
+{% if not loop.last %}
+    before += countOneBits(w{{ j }});
+{% endif %}
+{% endfor %}
     var base = 0u;
     if (tile != 0u) {
         if (GROUP_COLLECTIVES) {
-            base = look_back_group(g, tile);
+            base = look_back_group(g, tile, kept);  // publishes the inclusive prefix itself
         } else {
             base = look_back(g, tile);
+            if (g.lid == 0u) { publish_prefix(tile, base + kept); }
         }
-        if (g.lid == 0u) { publish_prefix(tile, base + kept); }
     }
     if (tile == P.last_tile && g.lid == 0u) { count_set1(0u, base + kept); }
     workgroupBarrier();
