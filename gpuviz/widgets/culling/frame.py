@@ -155,7 +155,7 @@ class CullingFrame:
         least = min(_MIN_HALF_PIXELS, max(0.5, 0.45 / max(density, 1e-9) ** 0.5))
         small = (2 * least / rect[2], 2 * least / rect[3])
         self.graph.write_camera(view_projection=vp, overview=overview, eye=self.camera.eye, far=far,
-                                overview_size=(*per_world, *small), corners=frustum_corners(vp))
+                                overview_size=(*per_world, *small), overview_rect=rect, corners=frustum_corners(vp))
         self._dirty = False
 
     # --------------------------------------------------------------- frames

@@ -6,12 +6,19 @@ Nodes, in the order the graph keeps them::
     cull-*         GPUVisibilityWorkflow (its nodes, prefixed "cull-"): spheres against the six planes ->
                    compacted IDs (ascending rows) + the instanceCount word of
                    an indexed indirect record (no CPU in between)
-    views          render node: replays two render bundles recorded once at
-                   compile time, the perspective view (one indexed indirect
-                   draw of a cube mesh, depth tested) in the left viewport and
-                   the top-down overview (every row muted, the same IDs and
-                   record bright, the frustum's edges) in the right one; both
-                   write instance IDs into a GPUIndexPickingTarget
+    overview-splat compute node, dense scenes only (overview_points): every
+                   row, then the compacted IDs, written as one word per
+                   overview pixel (overview_splat.wgsl; no rasteriser work
+                   per row)
+    perspective    render node: replays a render bundle recorded once at
+                   compile time: one indexed indirect draw of a cube mesh
+                   (its three eye-facing faces), depth tested, in the left
+                   viewport
+    overview       render node: replays the top-down overview's bundle in the
+                   right viewport: every row muted, the same IDs and record
+                   bright (dense scenes: the splatted words resolved by one
+                   triangle), the frustum's edges; both views write instance
+                   IDs into a GPUIndexPickingTarget
     hover          GPUIndexPickingTarget pixel pass: the ID under the pointer,
                    read by the next frame's shaders as the highlight
 
@@ -28,7 +35,7 @@ import wgpu
 
 from ...graph import GPUCommandGraph
 from ...graph.compat import device_cache
-from ...graph.shaders import shader_module, wgsl
+from ...graph.shaders import compute_pipeline, shader_module, wgsl
 from ...render.draw_commands import DrawCommandBuffer
 from ...render.picking import NO_ID, GPUIndexPickingTarget
 from ...tables import GPUData
@@ -50,8 +57,9 @@ COLORS = {
     "building_a": (0.52, 0.60, 0.72), "building_b": (0.82, 0.80, 0.74), "hover": (1.0, 0.52, 0.12),
     "culled": (0.27, 0.29, 0.36), "visible": (0.30, 0.86, 1.0), "frustum": (1.0, 0.82, 0.25),
 }
-CAMERA_BYTES = 288  # shaders/draw.wgsl: Camera
-_INDEX_COUNT = 36
+CAMERA_BYTES = 304  # shaders/camera.wgsl: Camera
+_INDEX_COUNT = 18
+_GROUP = 256  # overview_splat.wgsl's workgroup size
 
 
 def view_rects(width: int, height: int) -> dict:
@@ -67,7 +75,7 @@ def _layout(device):
         visibility = wgpu.ShaderStage.VERTEX | wgpu.ShaderStage.FRAGMENT
         entries = [{"binding": 0, "visibility": visibility, "buffer": {"type": "uniform"}}]
         entries += [{"binding": b, "visibility": visibility, "buffer": {"type": "read-only-storage"}}
-                    for b in (1, 2, 3)]
+                    for b in (1, 2, 3, 4)]
         group = device.create_bind_group_layout(label="frustum-culling", entries=entries)
         cache["group"] = group
         cache["layout"] = device.create_pipeline_layout(label="frustum-culling", bind_group_layouts=[group])
@@ -90,11 +98,12 @@ def _pipelines(device) -> dict:
             ("background", "vs_background", "fs_main", [], "triangle-list", ("always", True), 0xF, "none"),
             ("overview-background", "vs_background", "fs_overview_background", [], "triangle-list",
              ("always", False), 0xF, "none"),
-            ("instances", "vs_instance", "fs_instance", mesh, "triangle-list", ("less", True), 0xF, "back"),
+            ("instances", "vs_instance", "fs_instance", mesh, "triangle-list", ("less", True), 0xF, "none"),
             ("overview-all", "vs_overview_all", "fs_main", mesh, "triangle-list", ("always", False), 0xF, "none"),
             ("overview-visible", "vs_overview_visible", "fs_main", mesh, "triangle-list", ("always", False), 0xF,
              "none"),
-            ("overview-points", "vs_overview_point", "fs_main", [], "point-list", ("always", False), 0xF, "none"),
+            ("overview-resolve", "vs_background", "fs_overview_resolve", [], "triangle-list", ("always", False), 0xF,
+             "none"),
             ("frustum", "vs_frustum", "fs_main", [], "line-list", ("always", False), 0, "none")):
         cache[name] = device.create_render_pipeline(
             label=f"frustum-culling-{name}", layout=layout,
@@ -119,17 +128,19 @@ class CullingGraph:
     own_spheres : bool
         Destroy ``spheres`` with the graph (the widget uploaded them).
     overview_points : bool, optional
-        Draw every row of the overview as one pixel (a point: one vertex
-        invocation) rather than a square of at least 2.5 pixels (four).
-        Default: from :data:`DENSE_INSTANCES` rows on, where squares would
-        be a pixel or less anyway.
+        Draw every row of the overview as one pixel, written by a compute
+        pass (one word per overview pixel, see ``overview-splat``), rather
+        than as a rasterised square of at least 2.5 pixels. Default: from
+        :data:`DENSE_INSTANCES` rows on, where squares would be a pixel or
+        less anyway and the rasteriser's per-primitive cost is what a frame
+        pays for.
 
     Attributes
     ----------
     n : int
     compiled : CompiledGPUCommandGraph
     draws : DrawCommandBuffer
-        One draw-indexed record: indexCount 36 (the cube), instanceCount
+        One draw-indexed record: indexCount 18 (three faces), instanceCount
         written by the visibility workflow.
     ids : GPUData
         uint32, n rows: the compacted IDs (the first instanceCount are valid).
@@ -152,6 +163,7 @@ class CullingGraph:
         self._own_spheres = own_spheres
         self.render_size = (960, 480)
         self._owned = []
+        self._draw_group = None
         self.compiled = None
         try:
             self._allocate()
@@ -188,6 +200,9 @@ class CullingGraph:
         # the perspective's 36 indices, then the overview's 36 for the same record (top face only)
         self.indices = self._buffer("mesh-indices", indices.nbytes + overview.nbytes, BU.INDEX,
                                     np.concatenate([indices, overview]).tobytes())
+        # dense overview: one word per pixel of the largest overview viewport (zeroed each frame before use)
+        words = self.frame_size[0] * self.frame_size[1] if self.overview_points else 4
+        self.words = self._buffer("overview-words", 4 * words, BU.STORAGE)
         size = (*self.frame_size, 1)
         self.color = device.create_texture(label="frustum-culling-frame", size=size, format=TEXTURE_FORMAT,
                                            usage=TU.RENDER_ATTACHMENT | TU.TEXTURE_BINDING | TU.COPY_SRC)
@@ -221,61 +236,106 @@ class CullingGraph:
                                      texture=self.color)
         depth = graph.import_texture(id="depth", size=frame_size, format=DEPTH_FORMAT, usage=self.depth.usage,
                                      texture=self.depth)
+        words = graph.import_buffer(id="overview-words", byte_length=self.words.size, usage=self.words.usage,
+                                    buffer=self.words)
+        if self.overview_points:
+            graph.add_compute_node(id="overview-splat", compile=self._compile_splat, resources=[
+                (camera, "uniform"), (spheres, "storage-read"), (ids, "storage-read"), (count, "storage-read"),
+                (words, "storage-read-write")])
         # load, not clear: each view's first draw covers its viewport (colour, NO_ID, depth 1), so a frame
         # touches only the corner it uses, not the whole maximum-size attachments
         attachments = [{"view": color, "load_op": "load", "store_op": "store"},
                        *self.picking.color_attachments(graph, load_op="load")]
+        depth_attachment = {"view": depth, "depth_load_op": "load", "depth_store_op": "store"}
         resources = [(camera, "uniform"), (spheres, "storage-read"), (ids, "storage-read"), (hover, "storage-read"),
                      (count.handle, "indirect"), (vertices, "vertex"), (indices, "index")]
-        graph.add_render_node(id="views", resources=resources, compile=self._compile_views,
-                              color_attachments=attachments,
-                              depth_stencil_attachment={"view": depth, "depth_load_op": "load",
-                                                        "depth_store_op": "store"})
+        # one render node per view: each its own pass, so per-node timings tell the views apart
+        for view in ("perspective", "overview"):
+            uses = resources + ([(words, "storage-read")] if view == "overview" else [])
+            graph.add_render_node(id=view, resources=uses, compile=lambda ctx, view=view: self._compile_view(ctx, view),
+                                  color_attachments=attachments, depth_stencil_attachment=depth_attachment)
         self.picking.add_pixel_pass(graph, id="hover", position=position, output=hover)
         self.compiled = graph.compile()
 
-    def _compile_views(self, ctx):
-        """Record the two views' bundles once; every encoding replays them."""
+    def _bind_group(self, device):
+        """The views' one bind group (created at the first view's compile)."""
+        if self._draw_group is None:
+            group_layout, _ = _layout(device)
+            self._draw_group = device.create_bind_group(label="frustum-culling", layout=group_layout, entries=[
+                {"binding": 0, "resource": {"buffer": self.camera, "offset": 0, "size": CAMERA_BYTES}},
+                {"binding": 1, "resource": {"buffer": self.spheres.buffer, "offset": self.spheres.byte_offset,
+                                            "size": self.spheres.byte_length or self.spheres.buffer.size}},
+                {"binding": 2, "resource": {"buffer": self.ids.buffer, "offset": 0, "size": self.ids.buffer.size}},
+                {"binding": 3, "resource": {"buffer": self.hover, "offset": 0, "size": 16}},
+                {"binding": 4, "resource": {"buffer": self.words, "offset": 0, "size": self.words.size}}])
+        return self._draw_group
+
+    def _compile_view(self, ctx, view):
+        """Record one view's bundle once; every encoding replays it in its viewport."""
         device = ctx.device
         pipelines = _pipelines(device)
-        group_layout, _ = _layout(device)
-        bind_group = device.create_bind_group(label="frustum-culling", layout=group_layout, entries=[
-            {"binding": 0, "resource": {"buffer": self.camera, "offset": 0, "size": CAMERA_BYTES}},
-            {"binding": 1, "resource": {"buffer": self.spheres.buffer, "offset": self.spheres.byte_offset,
-                                        "size": self.spheres.byte_length or self.spheres.buffer.size}},
-            {"binding": 2, "resource": {"buffer": self.ids.buffer, "offset": 0, "size": self.ids.buffer.size}},
-            {"binding": 3, "resource": {"buffer": self.hover, "offset": 0, "size": 16}}])
-
         half = self.indices.size // 2
-
-        def bundle(label, steps, index_offset):
-            encoder = device.create_render_bundle_encoder(label=f"frustum-culling-{label}",
-                                                          color_formats=[TEXTURE_FORMAT, "r32uint"],
-                                                          depth_stencil_format=DEPTH_FORMAT)
-            encoder.set_bind_group(0, bind_group)
-            encoder.set_vertex_buffer(0, self.vertices)
-            encoder.set_index_buffer(self.indices, "uint16", index_offset, half)
-            for name, draw in steps:
-                encoder.set_pipeline(pipelines[name])
-                draw(encoder)
-            return encoder.finish()
 
         def indirect(encoder):
             self.draws.draw(encoder, 0)  # instanceCount = what the workflow wrote this frame
 
-        perspective = bundle("perspective", [("background", lambda e: e.draw(3)), ("instances", indirect)], 0)
-        overview = bundle("overview", [
-            ("overview-background", lambda e: e.draw(3)),
-            ("overview-points", lambda e: e.draw(1, self.n) if self.n else None) if self.overview_points else
-            ("overview-all", lambda e: e.draw_indexed(6, self.n) if self.n else None),  # the top face alone
-            ("overview-visible", indirect), ("frustum", lambda e: e.draw(24))], half)
+        if view == "perspective":
+            steps, index_offset = [("background", lambda e: e.draw(3)), ("instances", indirect)], 0
+        elif self.overview_points:
+            steps, index_offset = [("overview-resolve", lambda e: e.draw(3)), ("frustum", lambda e: e.draw(24))], half
+        else:
+            steps, index_offset = [
+                ("overview-background", lambda e: e.draw(3)),
+                ("overview-all", lambda e: e.draw_indexed(6, self.n) if self.n else None),  # the top face alone
+                ("overview-visible", indirect), ("frustum", lambda e: e.draw(24))], half
+        encoder = device.create_render_bundle_encoder(label=f"frustum-culling-{view}",
+                                                      color_formats=[TEXTURE_FORMAT, "r32uint"],
+                                                      depth_stencil_format=DEPTH_FORMAT)
+        encoder.set_bind_group(0, self._bind_group(device))
+        encoder.set_vertex_buffer(0, self.vertices)
+        encoder.set_index_buffer(self.indices, "uint16", index_offset, half)
+        for name, draw in steps:
+            encoder.set_pipeline(pipelines[name])
+            draw(encoder)
+        recorded = [encoder.finish()]
 
         def encode(render_pass, frame):
-            rects = view_rects(*self.render_size)
-            for name, recorded in (("perspective", perspective), ("overview", overview)):
-                x, y, w, h = rects[name]
-                render_pass.set_viewport(x, y, w, h, 0.0, 1.0)
-                render_pass.execute_bundles([recorded])
+            x, y, w, h = view_rects(*self.render_size)[view]
+            render_pass.set_viewport(x, y, w, h, 0.0, 1.0)
+            render_pass.execute_bundles(recorded)
+        return encode
+
+    def _compile_splat(self, ctx):
+        """The dense overview's three dispatches (clear, every row, the visible IDs)."""
+        device, n = ctx.device, self.n
+        code = wgsl("widgets/culling/shaders/overview_splat.wgsl")
+        constants = {"COUNT_WORD": self.draws.instance_count_byte_offset(0) // 4, "ROWS": n}
+        buffers = {0: (self.camera, 0, CAMERA_BYTES), 2: (self.ids.buffer, 0, self.ids.buffer.size),
+                   1: (self.spheres.buffer, self.spheres.byte_offset,
+                       self.spheres.byte_length or self.spheres.buffer.size),
+                   3: (self.draws.buffer, 0, self.draws.buffer.size), 4: (self.words, 0, self.words.size)}
+        limit = int(device.limits["max-compute-workgroups-per-dimension"])
+        steps = []
+        for entry, bindings in (("clear", (0, 4)), ("all", (0, 1, 4)), ("visible", (0, 1, 2, 3, 4))):
+            pipeline = compute_pipeline(device, code, entry_point=entry, constants=constants,
+                                        label=f"frustum-culling-splat-{entry}")
+            group = device.create_bind_group(layout=pipeline.get_bind_group_layout(0), entries=[
+                {"binding": b, "resource": {"buffer": buffers[b][0], "offset": buffers[b][1],
+                                            "size": buffers[b][2]}} for b in bindings])
+            steps.append((entry, pipeline, group))
+
+        def grid(threads):
+            groups = -(-threads // _GROUP)
+            return (groups, 1, 1) if groups <= limit else (limit, -(-groups // limit), 1)
+
+        def encode(compute_pass, frame):
+            _, _, w, h = view_rects(*self.render_size)["overview"]
+            for entry, pipeline, group in steps:
+                threads = w * h if entry == "clear" else n
+                if threads:
+                    compute_pass.set_pipeline(pipeline)
+                    compute_pass.set_bind_group(0, group)
+                    compute_pass.dispatch_workgroups(*grid(threads))
         return encode
 
     # ------------------------------------------------------------ parameters
@@ -283,16 +343,17 @@ class CullingGraph:
         """The six float32 planes the workflow tests at the next encoding."""
         self.device.queue.write_buffer(self.planes, 0, np.ascontiguousarray(planes, np.float32).tobytes())
 
-    def write_camera(self, *, view_projection, overview, eye, far, overview_size, corners) -> None:
-        """The ``Camera`` uniform of shaders/draw.wgsl (matrices column-major)."""
+    def write_camera(self, *, view_projection, overview, eye, far, overview_size, overview_rect, corners) -> None:
+        """The ``Camera`` uniform of shaders/camera.wgsl (matrices column-major)."""
         data = np.zeros(CAMERA_BYTES // 4, np.float32)
         data[0:16] = np.asarray(view_projection, np.float32).T.ravel()
         data[16:32] = np.asarray(overview, np.float32).T.ravel()
         data[32:36] = (*eye, far)
         data[36:40] = overview_size
+        data[40:44] = overview_rect
         corners4 = np.ones((8, 4), np.float32)
         corners4[:, :3] = corners
-        data[40:72] = corners4.ravel()
+        data[44:76] = corners4.ravel()
         self.device.queue.write_buffer(self.camera, 0, data.tobytes())
 
     def write_hover(self, pixel) -> None:

@@ -146,27 +146,21 @@ def cube_mesh() -> tuple:
 
     ``corners``: 8 float32 ``(x, y, z)``, corner ``k`` having x, y, z signs
     from bits 0, 1, 2 of k (the shader shades faces flat from screen-space
-    derivatives, so no per-face normals and 8 vertex invocations per cube).
-    ``indices``: 36 uint16, counter-clockwise seen from outside.
-    ``overview_indices``: 36 uint16 for the same draw record seen from above:
+    derivatives, so no per-face normals).
+    ``indices``: 18 uint16, the +x, +y and +z faces only (7 corners, 6
+    triangles): the vertex shader mirrors each axis towards the eye, so these
+    are the (at most three) faces a viewer outside the cube can see. Half the
+    triangles of a closed cube, none of them back faces for the rasteriser to
+    set up and throw away; the pipeline culls nothing (mirroring flips the
+    winding), the depth test orders what remains.
+    ``overview_indices``: 18 uint16 for the same draw record seen from above:
     the top face's two triangles, then degenerate ones (one repeated corner:
-    no area, no raster work, the top corners' four vertex invocations only).
+    no area, no raster work).
     """
     corners = np.array([[(k & 1) * 2 - 1, (k >> 1 & 1) * 2 - 1, (k >> 2 & 1) * 2 - 1] for k in range(8)], np.float32)
-
-    def corner(p):
-        return int(p[0] > 0) | int(p[1] > 0) << 1 | int(p[2] > 0) << 2
-
-    indices = []
-    for axis in range(3):
-        for sign in (1.0, -1.0):
-            n = np.zeros(3)
-            n[axis] = sign
-            u = np.zeros(3)
-            u[(axis + 1) % 3] = 1.0
-            v = np.cross(n, u)
-            quad = [corner(n + a * u + b * v) for a, b in ((-1, -1), (1, -1), (1, 1), (-1, 1))]
-            indices += [quad[0], quad[1], quad[2], quad[0], quad[2], quad[3]]
+    # each face walks its four corners around (no crossing), split along one diagonal
+    faces = [(1, 3, 7, 5), (2, 3, 7, 6), (4, 5, 7, 6)]
+    indices = [c for a, b, c2, d in faces for c in (a, b, c2, a, c2, d)]
     top = [2, 3, 7, 2, 7, 6]
-    overview = top + [top[0]] * 30
+    overview = top + [top[0]] * 12
     return corners, np.array(indices, np.uint16), np.array(overview, np.uint16)

@@ -2,19 +2,15 @@
 // bundles recorded once. The perspective view draws the compacted IDs (the
 // instanceCount of the indexed indirect record is the visibility
 // workflow's count); the overview draws every row muted, then the same
-// compacted IDs through the same record bright, then the frustum's edges.
+// compacted IDs through the same record bright, then the frustum's edges
+// (dense scenes: the rows come from overview_splat.wgsl's words, resolved
+// by one full-viewport triangle, then the frustum's edges).
 //
 // Template values: the colours (rgb lists) and cube_half (cube half-extent
 // per unit radius). Every pipeline writes colour (location 0) and the
 // instance ID (location 1, r32uint, the picking target).
 
-struct Camera {
-    view_proj: mat4x4<f32>,
-    overview: mat4x4<f32>,       // top-down: clip = overview * (x, 0, z, 1)
-    eye: vec4<f32>,              // xyz; w = far distance (fog)
-    overview_size: vec4<f32>,    // clip units per world unit (x, z); smallest half-size in clip (x, y)
-    corners: array<vec4<f32>, 8>,  // frustum corners in world space: near quad, then far quad
-}
+{% include "widgets/culling/shaders/camera.wgsl" %}
 
 struct VertexOut {
     @builtin(position) position: vec4<f32>,
@@ -44,6 +40,7 @@ const LIGHT: vec3<f32> = vec3<f32>(0.40, 0.82, 0.41);
 @group(0) @binding(1) var<storage, read> spheres: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read> ids: array<u32>;
 @group(0) @binding(3) var<storage, read> hover: array<u32>;
+@group(0) @binding(4) var<storage, read> words: array<u32>;  // overview_splat.wgsl's pixels (dense overview)
 
 var<private> EDGES: array<u32, 24> = array<u32, 24>(0u, 1u, 1u, 2u, 2u, 3u, 3u, 0u, 4u, 5u, 5u, 6u, 6u, 7u, 7u, 4u,
                                                      0u, 4u, 1u, 5u, 2u, 6u, 3u, 7u);
@@ -92,7 +89,9 @@ fn fs_overview_background(in: VertexOut) -> FragmentOut {
 fn vs_instance(@location(0) corner: vec3<f32>, @builtin(instance_index) k: u32) -> VertexOut {
     let id = ids[k];
     let s = spheres[id];
-    let world = s.xyz + corner * (s.w * CUBE_HALF);
+    // the mesh holds the +x/+y/+z faces: mirror each axis towards the eye (the faces it can see)
+    let towards = select(vec3<f32>(-1.0), vec3<f32>(1.0), camera.eye.xyz >= s.xyz);
+    let world = s.xyz + corner * towards * (s.w * CUBE_HALF);
     var out: VertexOut;
     out.position = camera.view_proj * vec4<f32>(world, 1.0);
     let h = hash(id);
@@ -135,6 +134,26 @@ fn overview_vertex(corner: vec3<f32>, s: vec4<f32>, color: vec3<f32>, id: u32) -
     return out;
 }
 
+// dense overview: one word per overview pixel, written by overview_splat.wgsl this frame
+@fragment
+fn fs_overview_resolve(in: VertexOut) -> FragmentOut {
+    let rect = camera.overview_rect;
+    let local = vec2<u32>(max(floor(in.position.xy) - rect.xy, vec2<f32>(0.0)));
+    var word = 0u;
+    if (f32(local.x) < rect.z && f32(local.y) < rect.w) {
+        word = words[local.y * u32(rect.z) + local.x];
+    }
+    if (word == 0u) {
+        return FragmentOut(vec4<f32>(OVERVIEW_BACKGROUND, 1.0), NO_ID);
+    }
+    let id = (word & 0x7fffffffu) - 1u;
+    var color = select(CULLED, VISIBLE, word >= 0x80000000u);
+    if (id == hover[0]) {
+        color = HOVER;
+    }
+    return FragmentOut(vec4<f32>(color, 1.0), id);
+}
+
 @vertex
 fn vs_overview_all(@location(0) corner: vec3<f32>, @builtin(instance_index) k: u32) -> VertexOut {
     let s = spheres[k];
@@ -142,21 +161,6 @@ fn vs_overview_all(@location(0) corner: vec3<f32>, @builtin(instance_index) k: u
         return hidden();
     }
     return overview_vertex(corner, s, CULLED, k);
-}
-
-// dense scenes: each row one pixel-sized point (one vertex invocation, not four)
-@vertex
-fn vs_overview_point(@builtin(instance_index) k: u32) -> VertexOut {
-    let s = spheres[k];
-    if (!drawable(s)) {
-        return hidden();
-    }
-    var out: VertexOut;
-    let p = camera.overview * vec4<f32>(s.x, 0.0, s.z, 1.0);
-    out.position = vec4<f32>(p.xy, 0.5, 1.0);
-    out.color = vec4<f32>(select(CULLED, HOVER, k == hover[0]), 1.0);
-    out.id = k;
-    return out;
 }
 
 @vertex
