@@ -1,0 +1,132 @@
+"""Exact JSON text (``msgspec.Raw`` values) -> Arrow / numpy columns.
+
+Shared by the block decoders of :mod:`gpuviz.trace.formats.jsonevents`
+(the reference) and :mod:`gpuviz.trace.formats.fastblock`: numbers are
+converted from their decimal text by Arrow's string -> decimal cast, never
+through a float. Does not parse JSON documents.
+"""
+
+import msgspec
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+__all__ = ["raw_to_binary", "utf8", "raw_text", "raw_to_ns", "id_text", "args_text"]
+
+
+def raw_to_binary(raws):
+    """list of Raw/bytes -> LargeBinaryArray (length 0 = missing), one copy."""
+    n = len(raws)
+    if n == 0:
+        return pa.array([], pa.large_binary())
+    offsets = np.empty(n + 1, np.int64)
+    offsets[0] = 0
+    np.cumsum(np.fromiter(map(len, raws), np.int64, n), out=offsets[1:])
+    values = pa.py_buffer(b"".join(raws))
+    return pa.LargeBinaryArray.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(offsets), values])
+
+
+def utf8(binary):
+    """Binary -> large_string; invalid UTF-8 (which Raw fields may hold) is replaced."""
+    try:
+        return binary.cast(pa.large_string())
+    except pa.ArrowInvalid:
+        return pa.array([None if b is None else b.decode("utf-8", "replace") for b in binary.to_pylist()],
+                        pa.large_string())
+
+
+def raw_text(binary):
+    """Raw JSON scalars -> text without surrounding quotes."""
+    return pc.utf8_trim(utf8(binary), characters='"')
+
+
+def raw_to_ns(binary):
+    """Raw JSON numbers (or numeric strings) in us -> (int64 ns, ok mask).
+
+    Exact for decimal text; sub-ns digits truncate toward zero. Missing,
+    non-numeric, non-finite or out-of-int64 values give ok=False.
+    """
+    n = len(binary)
+    lengths = pc.binary_length(binary).to_numpy(zero_copy_only=False)
+    text = raw_text(binary)
+    present = lengths > 0
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, bool)
+    if lengths.max() <= 32:
+        try:
+            filled = text if present.all() else pc.if_else(pa.array(present), text, "0")
+            dec = pc.cast(filled, pa.decimal128(38, 3), safe=False)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            dec = None
+        if dec is not None and dec.null_count == 0:
+            words = np.frombuffer(dec.buffers()[1], np.int64)[2 * dec.offset: 2 * (dec.offset + n)].reshape(-1, 2)
+            ns = words[:, 0].copy()
+            ok = (words[:, 1] == (ns >> 63)) & present
+            return ns, ok
+    return _slow_ns(text.to_pylist(), present)
+
+
+def _slow_ns(texts, present):
+    from decimal import ROUND_DOWN, Decimal, InvalidOperation
+    n = len(texts)
+    ns = np.zeros(n, np.int64)
+    ok = np.zeros(n, bool)
+    lo, hi = -(1 << 63), (1 << 63) - 1
+    for i, t in enumerate(texts):
+        if not present[i] or t is None or len(t) > 64:
+            continue
+        try:
+            d = Decimal(t)
+        except (InvalidOperation, ValueError):
+            continue
+        if not d.is_finite() or abs(d.adjusted()) > 30:
+            if d.is_finite() and d == 0:
+                ok[i] = True
+            continue
+        v = int((d * 1000).to_integral_value(rounding=ROUND_DOWN))
+        if lo <= v <= hi:
+            ns[i], ok[i] = v, True
+    return ns, ok
+
+
+def id_text(values):
+    """pid/tid values (int or str from _FastEvent, Raw from Event) -> text."""
+    if not values:
+        return pa.array([], pa.string())
+    first = values[0]
+    if first.__class__ is int:
+        try:
+            return pc.cast(pa.array(values, pa.int64()), pa.string())
+        except (pa.ArrowException, TypeError, OverflowError, ValueError):
+            pass
+    if first.__class__ is msgspec.Raw:
+        return raw_text(raw_to_binary(values)).cast(pa.string())
+    return pa.array([v if v.__class__ is str else str(v) for v in values], pa.string())
+
+
+def args_text(raws):
+    """Raw ``args`` -> string array, null for missing and ``{}``, built
+    straight from the joined bytes (no extra copies of the JSON text)."""
+    n = len(raws)
+    if n == 0:
+        return pa.array([], pa.string())
+    lengths = np.fromiter(map(len, raws), np.int64, n)
+    joined = b"".join(raws)
+    offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    missing = lengths == 0
+    two = np.flatnonzero(lengths == 2)
+    if len(two):
+        buf = np.frombuffer(joined, np.uint8)
+        at = offsets[two]
+        missing[two[(buf[at] == 123) & (buf[at + 1] == 125)]] = True
+    large = len(joined) >= (1 << 31) - 1
+    binary = pa.Array.from_buffers(pa.large_binary() if large else pa.binary(), n,
+                                   [pa.py_buffer(np.packbits(~missing, bitorder="little")),
+                                    pa.py_buffer(offsets if large else offsets.astype(np.int32)),
+                                    pa.py_buffer(joined)], null_count=int(np.count_nonzero(missing)))
+    try:
+        text = binary.cast(pa.large_string() if large else pa.string())
+    except pa.ArrowInvalid:
+        text = utf8(binary)
+    return text.cast(pa.string())

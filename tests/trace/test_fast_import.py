@@ -1,0 +1,100 @@
+"""The fast block-column path (gpuviz.trace.formats.fastblock) against the
+reference (jsonevents._block_columns): same Trace tables, same report, same
+errors, on the real traces, synthetic Chrome/Kineto traces, hypothesis
+traces and the fuzz corpus."""
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import gpuviz.trace.formats.jsonevents as je
+from gpuviz.trace import fuzz
+from gpuviz.trace.errors import TraceFormatError
+from gpuviz.trace.load import load
+from gpuviz.trace.synthetic import synthetic, to_chrome_json
+
+TABLES = ("spans", "links", "threads", "processes", "counters", "instants")
+
+
+def outcome(path, fast, **kwargs):
+    """(tables, report, metadata) or ("error", message) of one load."""
+    old = je.FAST_COLUMNS
+    je.FAST_COLUMNS = fast
+    try:
+        trace = load(path, progress=False, **kwargs)
+    except TraceFormatError as exc:
+        return ("error", str(exc))
+    finally:
+        je.FAST_COLUMNS = old
+    return [getattr(trace, name) for name in TABLES], trace.report, trace.metadata
+
+
+def assert_same(path, **kwargs):
+    fast, ref = outcome(path, True, **kwargs), outcome(path, False, **kwargs)
+    if ref[0] == "error" or fast[0] == "error":
+        assert fast == ref
+        return ref
+    for name, a, b in zip(TABLES, fast[0], ref[0]):
+        assert a.equals(b), name
+    assert fast[1:] == ref[1:]
+    return ref
+
+
+def test_the_fast_path_is_the_default():
+    assert je.FAST_COLUMNS is True
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_real_traces(traces_dir, strict):
+    files = sorted(p for p in traces_dir.iterdir() if p.name.endswith((".json", ".json.gz")))
+    assert len(files) >= 8
+    loaded = sum(assert_same(p, strict=strict)[0] != "error" for p in files)
+    assert loaded >= 5
+
+
+@pytest.mark.parametrize("kineto", [False, True])
+def test_synthetic_traces_with_flows(tmp_path, kineto):
+    path = tmp_path / "s.json"
+    to_chrome_json(synthetic(spans=3000, seed=3, links=400), path, kineto=kineto)
+    ref = assert_same(path)
+    assert ref[0][1].num_rows > 0            # links came through both paths
+
+
+def event_strategy():
+    ident = st.one_of(st.integers(0, 5), st.sampled_from(["1", "stream 7", "x\\"]), st.integers(2 ** 62, 2 ** 64))
+    number = st.one_of(st.integers(-10 ** 6, 10 ** 18), st.floats(allow_nan=False, allow_infinity=False),
+                       st.sampled_from(["12.5", "abc", None, True]))
+    return st.fixed_dictionaries(
+        {"ph": st.sampled_from(list("XXXXBEbesftMCiInST") + ["", "??"])},
+        optional={"name": st.sampled_from(["a", "b", "thread_name", "process_name", "é"]),
+                  "cat": st.sampled_from(["c", "ac2g", "kernel", "cpu_op"]), "pid": ident, "tid": ident,
+                  "ts": number, "dur": number, "id": st.one_of(st.integers(0, 3), st.just("0x1")),
+                  "bp": st.just("e"), "s": st.sampled_from("gpt"), "bind_id": st.integers(0, 3),
+                  "flow_in": st.booleans(), "flow_out": st.booleans(),
+                  "args": st.one_of(st.just({}), st.dictionaries(st.sampled_from(["name", "v", "labels"]),
+                                                                 st.one_of(st.integers(), st.text(max_size=3)),
+                                                                 max_size=2))})
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(events=st.lists(event_strategy(), max_size=40), strict=st.booleans(), small_blocks=st.booleans())
+def test_hypothesis_event_lists(tmp_path, monkeypatch, events, strict, small_blocks):
+    if small_blocks:                    # several blocks per file: block-local indexes
+        monkeypatch.setattr(je, "_BLOCK", 64)
+    path = tmp_path / "h.json"
+    path.write_text(json.dumps(events))
+    assert_same(path, strict=strict)
+
+
+@pytest.mark.parametrize("start", range(0, 240, 40))
+def test_fuzz_corpus(tmp_path, start):
+    """The fuzzer's inputs (mutated real and synthetic traces, both modes)."""
+    for index in range(start, start + 40):
+        case = fuzz.case(0, index)
+        if case["format"] == "otlp":
+            continue
+        path = tmp_path / f"f{index}{case['suffix']}"
+        path.write_bytes(case["data"])
+        assert_same(path, strict=case["strict"], format=case["format"])
