@@ -73,12 +73,16 @@ from gpuviz.tables import GPUData, GPURecordBatch, GPUSchema, GPUTable, GPUVecto
 from gpuviz.tables.data import DEFAULT_USAGE
 from gpuviz.trace.model import Trace
 
-__all__ = ["GPUTraceScene", "TraceAdjacency", "RECORD_WORDS", "RECORD_BYTES", "NO_PARENT", "PARTITION_SHIFT",
+__all__ = ["GPUTraceScene", "TraceAdjacency", "RECORD_WORDS", "RECORD_BYTES", "RECORD_CHUNK_ALIGN", "NO_PARENT",
+           "PARTITION_SHIFT",
            "MAX_PARTITIONS", "FLAG_INCOMPLETE", "FLAG_HAS_ARGS", "FLAG_ROOT", "FLAG_HAS_CHILDREN",
            "FLAG_LINKS_OUT", "FLAG_LINKS_IN", "FLAG_ZERO_DURATION"]
 
 #: uint32 words of one span record.
 RECORD_WORDS = 12
+#: Rows of every record chunk but the last are a multiple of this (so chunk
+#: starts keep 256-byte alignment for records and per-row u32 tables).
+RECORD_CHUNK_ALIGN = 2048
 #: Bytes of one span record (three ``vec4<u32>``).
 RECORD_BYTES = 4 * RECORD_WORDS
 #: Parent of a root span in :attr:`GPUTraceScene.parents`.
@@ -377,16 +381,26 @@ class GPUTraceScene:
         or ``synthetic``'s).
     label : str
         Prefix of the buffer labels (``"trace-records"``...).
+    max_chunk_bytes : int, optional
+        Largest record buffer (default: the device's ``max-buffer-size``).
+        Records past it are split into several buffers (chunks) of a
+        multiple of :data:`RECORD_CHUNK_ALIGN` rows each; rows (span IDs)
+        stay global. Only the records are split: the other tables are 12x
+        smaller per span.
 
     Attributes
     ----------
     spans : GPUTable
         Columns ``"time"``, ``"place"``, ``"label"`` (``uint32x4``, strided
         views of the 48-byte records), one batch per partition (empty ones
-        kept).
+        kept), or, in a chunked scene, one per (partition, chunk) overlap.
+    record_chunks : tuple of (int, int, wgpu.GPUBuffer)
+        ``(first row, rows, buffer)`` of each record buffer, in row order
+        (one chunk unless the records exceed ``max_chunk_bytes``).
     record_buffer : wgpu.GPUBuffer
         The records, ``RECORD_BYTES`` per row, for shaders that bind
-        ``array<TraceSpan>`` (``shaders/trace_span.wgsl``).
+        ``array<TraceSpan>`` (``shaders/trace_span.wgsl``): the only chunk;
+        GraphStateError in a scene of several chunks (use ``record_chunks``).
     parents : GPUVector
         uint32 parent row per row (:data:`NO_PARENT` for roots), a chunk per partition.
     links : GPUData
@@ -430,9 +444,20 @@ class GPUTraceScene:
     borrowed views of buffers the scene owns: only :meth:`destroy` frees them.
     """
 
-    def __init__(self, device, trace, *, label="trace"):
+    def __init__(self, device, trace, *, label="trace", max_chunk_bytes=None):
         check_device("GPUTraceScene", device)
         check_id("GPUTraceScene", label, kind="label")
+        limit = int(device.limits["max-buffer-size"])
+        if max_chunk_bytes is None:
+            max_chunk_bytes = limit
+        if isinstance(max_chunk_bytes, bool) or not isinstance(max_chunk_bytes, (int, np.integer)):
+            raise GraphTypeError(f'GPUTraceScene "{label}" max_chunk_bytes must be an int '
+                                 f"(got {type(max_chunk_bytes).__name__})")
+        low = RECORD_BYTES * RECORD_CHUNK_ALIGN
+        if not low <= max_chunk_bytes <= limit:
+            raise GraphValidationError(f'GPUTraceScene "{label}" max_chunk_bytes must be in [{low}, {limit}] '
+                                       f"(got {max_chunk_bytes})")
+        self.chunk_rows = int(max_chunk_bytes) // RECORD_BYTES // RECORD_CHUNK_ALIGN * RECORD_CHUNK_ALIGN
         if not isinstance(trace, Trace):
             raise GraphTypeError(f'GPUTraceScene "{label}" needs a gpuviz.trace.Trace (got {type(trace).__name__})')
         self.device, self.label = device, label
@@ -470,7 +495,12 @@ class GPUTraceScene:
         return buffer
 
     def _upload_tables(self, host):
-        self._upload("records", host.records)
+        n, step = host.n, self.chunk_rows
+        if n <= step:
+            self.record_chunks = ((0, n, self._upload("records", host.records)),)
+        else:
+            self.record_chunks = tuple((lo, min(step, n - lo), self._upload(f"records-{k}", host.records[lo:lo + step]))
+                                       for k, lo in enumerate(range(0, n, step)))  # several buffers: 100M spans
         self._upload("parents", host.parents)
         self._upload("links", host.links)
         for name, (offsets, neighbors, edges, _) in host.csr.items():
@@ -487,12 +517,11 @@ class GPUTraceScene:
         parts = range(len(bounds) - 1)
         sizes = [bounds[p + 1] - bounds[p] for p in parts]
         schema = GPUSchema({name: "uint32x4" for name in _SPAN_COLUMNS})
-        self.record_buffer = buffers["records"]
         self.spans = GPUTable(schema, batches=[
             GPURecordBatch(schema, columns={
-                name: _data(buffers["records"], "uint32x4", sizes[p], RECORD_BYTES * bounds[p] + off, RECORD_BYTES)
+                name: _data(buffer, "uint32x4", rows, RECORD_BYTES * first + off, RECORD_BYTES)
                 for name, off in _SPAN_COLUMNS.items()})
-            for p in parts])
+            for buffer, first, rows in self._record_pieces()])
         self.parents = GPUVector([_data(buffers["parents"], "uint32", sizes[p], 4 * bounds[p]) for p in parts],
                                  format="uint32")
         self.links = _data(buffers["links"], "uint32x4", len(host.links), 0)
@@ -511,6 +540,31 @@ class GPUTraceScene:
             setattr(self, name, adjacency)
         self.thread_process = _data(buffers["thread-process"], "uint32", len(host.thread_process), 0)
         self.thread_lanes = _data(buffers["thread-lanes"], "uint32", len(host.thread_lanes), 0)
+
+    def _record_pieces(self):
+        """``(buffer, first row in it, rows)`` of each partition's overlap with
+        each record chunk, in row order; an empty partition keeps one empty
+        piece (in the chunk holding its position)."""
+        bounds, chunks, out = self.partition_offsets, self.record_chunks, []
+        for p in range(len(bounds) - 1):
+            a, b = bounds[p], bounds[p + 1]
+            if a == b:
+                first, _, buffer = next((c for c in reversed(chunks) if c[0] <= a), chunks[0])
+                out.append((buffer, a - first, 0))
+                continue
+            for first, rows, buffer in chunks:
+                lo, hi = max(a, first), min(b, first + rows)
+                if lo < hi:
+                    out.append((buffer, lo - first, hi - lo))
+        return out
+
+    @property
+    def record_buffer(self):
+        """The record buffer of a one-chunk scene (see the class docstring)."""
+        if len(self.record_chunks) != 1:
+            raise GraphStateError(f'GPUTraceScene "{self.label}" holds its records in {len(self.record_chunks)} '
+                                  "chunks; bind scene.record_chunks (one buffer each)")
+        return self.record_chunks[0][2]
 
     # -- facts -------------------------------------------------------------------
     @property
@@ -556,8 +610,10 @@ class GPUTraceScene:
         """Import every table into ``graph`` as borrowed views.
 
         Returns a dict of views: ``"records"`` (GraphVectorView of
-        ``uint32x4`` rows 48 bytes long, a chunk per partition) and
-        ``"records-packed"`` (one GraphDataView over all rows), ``"parents"``,
+        ``uint32x4`` rows 48 bytes long, a chunk per partition, or per
+        partition and record chunk), ``"records-chunks"`` (a tuple: one
+        GraphDataView over each record chunk's rows) and, in a one-chunk
+        scene only, ``"records-packed"`` (that view over all rows), ``"parents"``,
         ``"<adjacency>-offsets"``, ``"<adjacency>-neighbors"`` and
         ``"<adjacency>-edges"`` (GraphVectorViews; adjacency names as the
         attributes, dashed: ``"links-forward"``, ``"hierarchy-reverse"``),
@@ -574,22 +630,26 @@ class GPUTraceScene:
             raise GraphTypeError(f'GPUTraceScene "{self.label}" import_to_graph needs a GPUCommandGraph '
                                  f"(got {type(graph).__name__})")
         check_id("GPUTraceScene.import_to_graph", id)
-        buffer = self.record_buffer
-        handle = graph.import_buffer(id=f"{id}-records", byte_length=buffer.size, usage=buffer.usage, buffer=buffer)
-        bounds = self.partition_offsets
+        single = len(self.record_chunks) == 1
+        handles = {}
+        for k, (_, _, buffer) in enumerate(self.record_chunks):
+            key = f"{id}-records" if single else f"{id}-records-{k}"
+            handles[buffer] = graph.import_buffer(id=key, byte_length=buffer.size, usage=buffer.usage, buffer=buffer)
 
-        def record_view(first, count):
+        def record_view(buffer, first, count):
             offset = RECORD_BYTES * first if count else 0
-            return graph.create_data_view(handle, format="uint32x4", length=count, byte_offset=offset,
+            return graph.create_data_view(handles[buffer], format="uint32x4", length=count, byte_offset=offset,
                                           byte_stride=RECORD_BYTES, row_byte_length=RECORD_BYTES)
 
         views = {
             "records": GraphVectorView(f"{id}-records", tuple(
-                record_view(bounds[p], bounds[p + 1] - bounds[p]) for p in range(self.partition_count)),
+                record_view(buffer, first, rows) for buffer, first, rows in self._record_pieces()),
                 self.spans.schema["time"]),
-            "records-packed": record_view(0, self.span_count),
+            "records-chunks": tuple(record_view(buffer, 0, rows) for _, rows, buffer in self.record_chunks),
             "parents": graph.import_gpu_vector(f"{id}-parents", self.parents),
         }
+        if single:
+            views["records-packed"] = views["records-chunks"][0]
         for name in ("links_forward", "links_reverse", "hierarchy_forward", "hierarchy_reverse"):
             adjacency, stem = getattr(self, name), name.replace("_", "-")
             for part in ("offsets", "neighbors", "edges"):

@@ -19,9 +19,9 @@ KEYS = ("drawn", "merged", "density", "minimap", "focus", "shown", "anchors", "e
 class Rig:
     """A scene, a frame in a compiled graph and its oracle."""
 
-    def __init__(self, device, trace, **frame_args):
+    def __init__(self, device, trace, scene_args=None, **frame_args):
         self.device, self.trace = device, trace
-        self.scene = GPUTraceScene(device, trace)
+        self.scene = GPUTraceScene(device, trace, **(scene_args or {}))
         self.frame = GPUTraceFrame(scene=self.scene, trace=trace, **frame_args)
         graph = GPUCommandGraph(device)
         self.frame.add_to_graph(graph)
@@ -333,3 +333,66 @@ def test_a_frame_encoded_before_any_write_draws_nothing(device):
         rig.check(rig.frame.initial_state(width=32))
     finally:
         rig.close()
+
+
+def test_chunked_records_match_the_oracle(device):
+    """Records split into 2048-row buffers (a tiny max_chunk_bytes stands in
+    for 100M spans over the H200's max-buffer-size): partitions straddle
+    chunks, pieces never do, span IDs stay global."""
+    from gpuviz.graph.errors import GraphStateError
+    from gpuviz.trace.interaction.nodes import record_pieces
+    from gpuviz.trace.scene import RECORD_BYTES
+
+    trace = synthetic(spans=9000, processes=3, threads_per_process=4, seed=21)
+    rig = Rig(device, trace, scene_args={"max_chunk_bytes": 2048 * RECORD_BYTES + 100}, width_capacity=128,
+              row_capacity=40, piece_rows=2048)
+    try:
+        chunks = rig.scene.record_chunks
+        assert [rows for _, rows, _ in chunks] == [2048] * 4 + [9000 - 4 * 2048]
+        assert len({id(buffer) for _, _, buffer in chunks}) == 5
+        with pytest.raises(GraphStateError, match="5 chunks"):
+            rig.scene.record_buffer
+        ranges = record_pieces(rig.frame)
+        assert [(base, rows) for base, rows, _, _ in ranges] == [(lo, rows) for lo, rows, _ in chunks]
+        state = rig.frame.initial_state(width=128)
+        t0, t1 = state.window
+        rig.check(state)
+        rig.check(state.with_(window=(t0 + (t1 - t0) // 3, t0 + (t1 - t0) // 2), rows=(3, 30)))
+        collapsed = np.ones(rig.frame.process_count, bool)
+        collapsed[1] = False
+        rig.check(state.with_(process_expanded=collapsed, min_duration_ns=50))
+        linked = trace.links.column("source").to_numpy()
+        rig.check(state.with_(focus_seeds=tuple(int(v) for v in linked[::400][:8]), focus_depth=2, focus_mode="hide"))
+    finally:
+        rig.close()
+
+
+def test_whole_trace_work_runs_only_when_its_inputs_change(rig, monkeypatch):
+    """Pan/zoom frames submit no focus or minimap work; a focus change submits
+    the focus graph (and the minimap only in "hide" mode); a filter change the
+    minimap; every frame still equals the oracle."""
+    submitted = []
+    for name in ("focus_graph", "minimap_graph"):
+        graph = getattr(rig.frame, name)
+        original = graph.encode
+        monkeypatch.setattr(graph, "encode", lambda encoder, _o=original, _n=name, **k: (submitted.append(_n),
+                                                                                         _o(encoder, **k))[1])
+    state = rig.frame.initial_state(width=200)
+    rig.check(state.with_(min_duration_ns=1))
+    t0, t1 = state.window
+    submitted.clear()
+    for k in range(3):
+        rig.check(state.with_(window=(t0 + k * 1000, t1 - k * 5000), min_duration_ns=1))
+    assert submitted == []
+    seeds = tuple(int(v) for v in rig.trace.links.column("source").to_numpy()[:3])
+    rig.check(state.with_(min_duration_ns=1, focus_seeds=seeds, focus_depth=2))
+    assert submitted == ["focus_graph"]
+    submitted.clear()
+    rig.check(state.with_(min_duration_ns=1, focus_seeds=seeds, focus_depth=2, focus_mode="hide"))
+    assert submitted == ["minimap_graph"]
+    submitted.clear()
+    rig.check(state.with_(min_duration_ns=1, focus_seeds=seeds, focus_depth=3, focus_mode="hide"))
+    assert submitted == ["focus_graph", "minimap_graph"]
+    submitted.clear()
+    rig.check(state.with_(min_duration_ns=7))
+    assert submitted == ["focus_graph", "minimap_graph"]  # focus cleared; filter changed

@@ -3,21 +3,29 @@ capacity tier.
 
 Per frame (all on the GPU, no readback)::
 
-    clear            cells, minimap, stats                    (trace_clear.wgsl)
+    clear            cells, stats                              (trace_clear.wgsl)
     layout           GPUHierarchyLayout: thread heights -> row offsets,
                      then thread_rows by thread row          (trace_rows.wgsl)
-    focus            GPUGraphTraversal over links, both directions
     predicate        per span record: 64-bit window, expansion, rows,
                      categories, duration, search, focus        (trace_predicate.wgsl)
                      -> draw mask (spans >= 2 pixel columns),
                         sub-pixel spans into per-(row, column) cells,
-                        collapsed-process spans into density cells,
-                        minimap bins, stats
+                        collapsed-process spans into density cells, stats
     compaction       GPUVisibilityWorkflow: draw mask -> visible_rows,
                      count -> draw_commands record SPANS
+    edges            (edges=True) GPUAncestorProjection + links pass
     merge            runs of equal cells -> merged / density records,
                      counts -> records MERGED / DENSITY          (trace_merge.wgsl)
 
+Only when their inputs change (the frame's own compiled graphs, submitted
+by :meth:`GPUTraceFrame.write` before the frame that needs them)::
+
+    focus            GPUGraphTraversal over links, both directions -> focus_mask
+                     (focus seeds or depth changed)
+    minimap          whole-trace bins of the filtered spans' starts (trace_minimap.wgsl)
+                     (categories, min duration, search filter, or focus in "hide" mode changed)
+
+Neither depends on the window, so a pan or zoom frame never pays for them.
 The CPU writes only :meth:`GPUTraceFrame.write`'s small buffers.
 """
 
@@ -31,6 +39,7 @@ import wgpu
 
 from gpuviz.algorithms.dispatch import ceil_div
 from gpuviz.algorithms.hierarchy_layout import GPUHierarchyLayout
+from gpuviz.graph import GPUCommandGraph
 from gpuviz.graph.checks import check_id
 from gpuviz.graph.errors import GraphStateError, GraphTypeError, GraphValidationError
 from gpuviz.render.draw_commands import DrawCommandBuffer
@@ -177,6 +186,12 @@ class GPUTraceFrame:
 
     Notes
     -----
+    focus_graph, minimap_graph : CompiledGPUCommandGraph or None
+        The frame's own graphs for the whole-trace work that does not depend
+        on the window (None without spans): the focus traversal and the
+        minimap pass. Compiled once at construction; :meth:`write` encodes
+        and submits them when their inputs change (benchmarks time them).
+
     Built once per capacity tier; :meth:`write` changes only buffer
     contents, so a compiled graph keeps working through every interaction.
     The frame owns its buffers (:meth:`destroy`); the graph borrows them.
@@ -230,8 +245,12 @@ class GPUTraceFrame:
         self._written: dict = {}
         self._destroyed = False
         self.buffers: dict = {}
+        self._graph_handles: dict = {}
+        self.focus_graph = self.minimap_graph = None
+        self._change_keys = {"focus": None, "minimap": None}
         try:
             self._create_buffers()
+            self._build_change_graphs()
         except BaseException:
             self.destroy()
             raise
@@ -373,10 +392,11 @@ class GPUTraceFrame:
         imported once per graph); default: the whole buffer as uint32."""
         buffer = self.buffers[name]
         key = f"{self.id}-{name}"
-        handle = self._handles.get(name)
+        handles = self._graph_handles.setdefault(id(graph), (graph, {}))[1]
+        handle = handles.get(name)
         if handle is None:
             handle = graph.import_buffer(id=key, byte_length=buffer.size, usage=buffer.usage, buffer=buffer)
-            self._handles[name] = handle
+            handles[name] = handle
         if length is None:
             length = buffer.size // 4
         return graph.create_data_view(handle, format=fmt, length=length, byte_offset=byte_offset)
@@ -401,13 +421,11 @@ class GPUTraceFrame:
                                        f"device binds {limit}")
         if scene_views is None:
             scene_views = self.scene.import_to_graph(graph, id=f"{self.id}-scene")
-        self._handles = {}
         n, t = self.span_count, self.thread_count
         cells = self.row_capacity * self.width_capacity
         dcb = self.draw_commands
         handle = graph.import_buffer(id=f"{self.id}-commands", byte_length=dcb.byte_length,
                                      usage=dcb.buffer.usage, buffer=dcb.buffer)
-        self._handles["commands"] = handle
         v = {name: self.graph_view(graph, name) for name in
              ("view", "visible-rows", "thread-rows", "merged", "density", "minimap", "stats", "focus-mask",
               "search-mask", "category-mask", "cells", "draw-mask", "columns", "minimap-bounds", "states",
@@ -435,7 +453,6 @@ class GPUTraceFrame:
                 collapsed_child_height=1, collapsed_parent_height=1).add_to_graph(graph)
             nodes.append(steps.add_rows(self, graph, v))
         if n:
-            nodes += steps.add_focus(self, graph, v)
             nodes.append(steps.add_predicate(self, graph, v, scene_views))
             nodes += GPUVisibilityWorkflow(
                 id=f"{self.id}-compact", output=self.graph_view(graph, "visible-rows", length=n),
@@ -446,7 +463,39 @@ class GPUTraceFrame:
         self.views = {"scene": scene_views, **{k.replace("-", "_"): view for k, view in v.items()}}
         self.views["draw_commands"] = self.views.pop("commands")
         self.node_ids = nodes
+        self._graph_handles.pop(id(graph), None)
         return nodes
+
+    def _build_change_graphs(self) -> None:
+        """Compile the focus and minimap graphs (once) and run the minimap for
+        the zeroed view (no filter: every span counts)."""
+        if not self.span_count:
+            return
+        for name in ("focus", "minimap"):
+            graph = GPUCommandGraph(self.device, id=f"{self.id}-{name}")
+            v = {key: self.graph_view(graph, key) for key in
+                 ("view", "focus-mask", "minimap", "minimap-bounds", "category-mask", "search-mask")}
+            if name == "focus":
+                v["seed-count"] = self.graph_view(graph, "focus-control", length=1)
+                v["active-depth"] = self.graph_view(graph, "focus-control", length=1, byte_offset=256)
+                steps.add_focus(self, graph, v)
+            else:
+                steps.add_minimap(self, graph, v, self.scene.import_to_graph(graph, id=f"{self.id}-minimap-scene"))
+            setattr(self, f"{name}_graph", graph.compile())
+            self._graph_handles.pop(id(graph), None)
+        self._submit_changes(minimap=True)
+        self._change_keys["minimap"] = (0, 0, 0, None, None, None)  # the key of the zeroed view
+
+    def _submit_changes(self, *, focus=False, minimap=False) -> None:
+        """Encode and submit the focus and/or minimap graph (in that order)."""
+        if not (focus or minimap):
+            return
+        encoder = self.device.create_command_encoder(label=f"{self.id}-changes")
+        if focus:
+            self.focus_graph.encode(encoder)
+        if minimap:
+            self.minimap_graph.encode(encoder)
+        self.device.queue.submit([encoder.finish()])
 
 
 
@@ -492,7 +541,10 @@ class GPUTraceFrame:
 
     def write(self, state: TraceViewState) -> None:
         """Validate ``state`` and queue the parameter buffers that changed
-        (``queue.write_buffer``); never recompiles, submits or waits.
+        (``queue.write_buffer``); when the focus (seeds, depth) or the minimap's
+        inputs (categories, min duration, search "filter", focus "hide")
+        changed, also encodes and submits :attr:`focus_graph` /
+        :attr:`minimap_graph` (no wait, no readback). Never recompiles or waits.
 
         Raises GraphValidationError / GraphTypeError for a state that does
         not fit the scene or the frame: wrong array shapes, a width or row
@@ -519,7 +571,8 @@ class GPUTraceFrame:
         control = np.zeros(65, np.uint32)
         control[0], control[64] = len(seeds), state.focus_depth
         columns = column_bounds((0, w1 - w0), state.width).astype(np.uint64)
-        self._put("view", self.view_words(state))
+        words = self.view_words(state)
+        self._put("view", words)
         self._put("columns", columns)
         self._put("states", states)
         self._put("slot-states", np.asarray(state.thread_expanded, np.uint32)[self.thread_order])
@@ -528,6 +581,21 @@ class GPUTraceFrame:
         self._put("search-mask", self._bits(False if state.search is None else state.search, self.name_count))
         self._put("focus-seeds", seeds)
         self._put("focus-control", control)
+        if self.span_count:
+            self._queue_changes(words, seeds, state)
+
+    def _queue_changes(self, words, seeds, state) -> None:
+        """Submit the focus / minimap graphs when their inputs changed since
+        the last submission (after this write's buffer writes, before the
+        caller's frame: queue order)."""
+        focus = None if len(seeds) == 0 else (seeds.tobytes(), int(state.focus_depth))
+        flags = int(words[7])
+        minimap = (flags & 26, int(words[10]), int(words[11]),
+                   self._written["category-mask"] if flags & 16 else None,
+                   self._written["search-mask"] if flags & 8 else None, focus if flags & 2 else None)
+        changed = {name: key != self._change_keys[name] for name, key in (("focus", focus), ("minimap", minimap))}
+        self._change_keys = {"focus": focus, "minimap": minimap}
+        self._submit_changes(**changed)
 
     def _put(self, name, array) -> None:
         raw = np.ascontiguousarray(array).view(np.uint8).reshape(-1)
@@ -575,6 +643,9 @@ class GPUTraceFrame:
         if self._destroyed:
             return
         self._destroyed = True
+        for graph in (self.focus_graph, self.minimap_graph):
+            if graph is not None:
+                graph.destroy()
         for buffer in self.buffers.values():
             buffer.destroy()
         if hasattr(self, "draw_commands"):

@@ -28,7 +28,7 @@ from gpuviz.trace.scene import RECORD_BYTES
 _TRUSTED = {"bounds_checks": False, "loop_bounding": False}
 
 __all__ = ["SPANS", "MERGED", "DENSITY", "EDGES", "STATS_WORDS", "VIEW_BYTES", "PIECE_BYTES", "ROWS_PER_GROUP",
-           "add_clear", "add_rows", "add_focus", "add_edges", "add_predicate", "add_merge", "pieces"]
+           "add_clear", "add_rows", "add_focus", "add_edges", "add_predicate", "add_minimap", "add_merge", "pieces", "record_pieces"]
 
 #: Records of :attr:`GPUTraceFrame.draw_commands` (``"draw"`` type, 6 vertices each).
 SPANS, MERGED, DENSITY, EDGES = 0, 1, 2, 3
@@ -44,20 +44,19 @@ def add_clear(frame, graph, v, cells) -> str:
 
     def compile_clear(ctx):
         kernel = ComputeKernel(ctx.device, code=wgsl("trace/interaction/shaders/trace_clear.wgsl"), constants={
-            "CELLS": words, "BINS": frame.minimap_bins, "STATS_WORDS": STATS_WORDS,
+            "CELLS": words, "STATS_WORDS": STATS_WORDS,
             "MERGED_WORD": dcb.instance_count_byte_offset(MERGED) // 4,
             "DENSITY_WORD": dcb.instance_count_byte_offset(DENSITY) // 4,
             "EDGES_WORD": dcb.instance_count_byte_offset(EDGES) // 4}, label=ctx.node_id)
-        groups = ceil_div(max(words // 4, frame.minimap_bins, STATS_WORDS), 256)
-        bindings = {0: v["cells"], 1: v["minimap"], 2: v["stats"], 3: v["commands"]}
+        groups = ceil_div(max(words // 4, STATS_WORDS), 256)
+        bindings = {0: v["cells"], 2: v["stats"], 3: v["commands"]}
 
         def encode(compute_pass, graph_frame):
             kernel.dispatch(compute_pass, graph_frame, bindings=bindings, workgroups=groups)
         return encode
 
     return graph.add_compute_node(id=f"{frame.id}-clear", compile=compile_clear, resources=[
-        (v["cells"], "storage-write"), (v["minimap"], "storage-write"), (v["stats"], "storage-write"),
-        (v["commands"], "storage-write")])
+        (v["cells"], "storage-write"), (v["stats"], "storage-write"), (v["commands"], "storage-write")])
 
 def add_rows(frame, graph, v) -> str:
     t = frame.thread_count
@@ -120,54 +119,105 @@ def add_edges(frame, graph, v, scene_views) -> list:
     return nodes
 
 def pieces(frame) -> list:
-    """(first row, rows) ranges whose records fit one storage binding."""
+    """``(first row, rows)`` of the frame's pieces (see :func:`record_pieces`)."""
+    return [(base, rows) for base, rows, _, _ in record_pieces(frame)]
+
+
+def record_pieces(frame) -> list:
+    """``(first row, rows, record buffer, byte offset in it)`` ranges: each
+    inside one of the scene's record chunks (``scene.record_chunks``) and at
+    most one storage binding (or ``piece_rows``) long."""
     limit = int(frame.device.limits["max-storage-buffer-binding-size"])
     step = max(ROWS_PER_GROUP, limit // RECORD_BYTES // ROWS_PER_GROUP * ROWS_PER_GROUP)
     step = step if frame.piece_rows is None else min(step, frame.piece_rows)
-    return [(base, min(step, frame.span_count - base)) for base in range(0, frame.span_count, step)]
+    out = []
+    for first, rows, buffer in frame.scene.record_chunks:
+        for base in range(first, first + rows, step):
+            out.append((base, min(step, first + rows - base), buffer, (base - first) * RECORD_BYTES))
+    return out
+
+
+def _piece_dispatches(ctx, frame, shared, per_row) -> list:
+    """(bindings, workgroups) per piece: ``shared`` bindings, the piece's
+    uniform slot at 1, its records at 2 and ``{binding: buffer name}`` per-row
+    buffers bound over the piece's rows."""
+    ranges = record_pieces(frame)
+    align = int(ctx.device.limits["min-uniform-buffer-offset-alignment"])
+    slot = -(-PIECE_BYTES // align) * align
+    table = np.zeros((max(len(ranges), 1), slot // 4), np.uint32)
+    table[:len(ranges), :2] = [(base, rows) for base, rows, _, _ in ranges] or np.zeros((0, 2), np.uint32)
+    uniform = ctx.own(ctx.device.create_buffer_with_data(label=f"{ctx.node_id}-pieces", data=table.tobytes(),
+                                                         usage=wgpu.BufferUsage.UNIFORM))
+    b = frame.buffers
+    dispatches = []
+    for k, (base, rows, records, offset) in enumerate(ranges):
+        bindings = dict(shared)
+        bindings[1] = (uniform, k * slot, PIECE_BYTES)
+        bindings[2] = (records, offset, rows * RECORD_BYTES)
+        for binding, name in per_row.items():
+            bindings[binding] = (b[name], 4 * base, 4 * rows)
+        dispatches.append((bindings, ceil_div(rows, ROWS_PER_GROUP)))
+    return dispatches
+
+
+def _record_resources(scene_views) -> list:
+    return [(view, "storage-read") for view in scene_views["records-chunks"]]
+
 
 def add_predicate(frame, graph, v, scene_views) -> str:
-    records = scene_views["records-packed"]
-    ranges = pieces(frame)
-    reads = ("columns", "minimap-bounds", "states", "thread-rows", "category-mask", "search-mask", "focus-mask")
-    writes = ("draw-mask", "cells", "minimap", "stats", "shown")
-    scale = frame.minimap_bins / max(frame.extent_ns, frame.minimap_bins)
+    reads = ("columns", "states", "thread-rows", "category-mask", "search-mask", "focus-mask")
+    writes = ("draw-mask", "cells", "stats", "shown")
 
     def compile_predicate(ctx):
-        kernel = ComputeKernel(ctx.device, code=wgsl("trace/interaction/shaders/trace_predicate.wgsl",
-                                                     bins=frame.minimap_bins), constants={
+        kernel = ComputeKernel(ctx.device, code=wgsl("trace/interaction/shaders/trace_predicate.wgsl"), constants={
             "THREAD_STATES": frame.thread_states_word, "ROW_CELLS": frame.width_capacity,
-            "CELLS": frame.row_capacity * frame.width_capacity, "MINI_SCALE": scale,
+            "CELLS": frame.row_capacity * frame.width_capacity,
             "ROWS_PER_LANE": ROWS_PER_GROUP // 256}, label=ctx.node_id, **_TRUSTED)
-        slot = -(-PIECE_BYTES // int(ctx.device.limits["min-uniform-buffer-offset-alignment"])) * int(
-            ctx.device.limits["min-uniform-buffer-offset-alignment"])
-        table = np.zeros((len(ranges), slot // 4), np.uint32)
-        table[:, :2] = ranges
-        uniform = ctx.own(ctx.device.create_buffer_with_data(label=f"{ctx.node_id}-pieces", data=table.tobytes(),
-                                                             usage=wgpu.BufferUsage.UNIFORM))
         b = frame.buffers
-        shared = {0: (b["view"], 0, VIEW_BYTES), 3: b["columns"], 4: b["minimap-bounds"], 5: b["states"],
-                  6: b["thread-rows"], 7: b["category-mask"], 8: b["search-mask"], 11: b["cells"],
-                  12: b["minimap"], 13: b["stats"]}
-        dispatches = []
-        for k, (base, rows) in enumerate(ranges):
-            bindings = dict(shared)
-            bindings[1] = (uniform, k * slot, PIECE_BYTES)
-            bindings[2] = (frame.scene.record_buffer, base * RECORD_BYTES, rows * RECORD_BYTES)
-            bindings[9] = (b["focus-mask"], 4 * base, 4 * rows)
-            bindings[10] = (b["draw-mask"], 4 * base, 4 * rows)
-            bindings[14] = (b["shown"], 4 * base, 4 * rows)
-            dispatches.append((bindings, ceil_div(rows, ROWS_PER_GROUP)))
+        shared = {0: (b["view"], 0, VIEW_BYTES), 3: b["columns"], 5: b["states"], 6: b["thread-rows"],
+                  7: b["category-mask"], 8: b["search-mask"], 11: b["cells"], 13: b["stats"]}
+        dispatches = _piece_dispatches(ctx, frame, shared, {9: "focus-mask", 10: "draw-mask", 14: "shown"})
 
         def encode(compute_pass, graph_frame):
             for bindings, groups in dispatches:
                 kernel.dispatch(compute_pass, graph_frame, bindings=bindings, workgroups=groups)
         return encode
 
-    resources = [(records, "storage-read"), (v["view"], "uniform")]
+    resources = [*_record_resources(scene_views), (v["view"], "uniform")]
     resources += [(v[name], "storage-read") for name in reads]
     resources += [(v[name], "storage-read-write") for name in writes]
     return graph.add_compute_node(id=f"{frame.id}-predicate", compile=compile_predicate, resources=resources)
+
+
+def add_minimap(frame, graph, v, scene_views) -> str:
+    """The whole-trace minimap of the filtered spans (trace_minimap.wgsl):
+    its own graph, encoded only when its inputs change."""
+    scale = frame.minimap_bins / max(frame.extent_ns, frame.minimap_bins)
+
+    def compile_minimap(ctx):
+        code = wgsl("trace/interaction/shaders/trace_minimap.wgsl", bins=frame.minimap_bins)
+        constants = {"MINI_SCALE": scale, "ROWS_PER_LANE": ROWS_PER_GROUP // 256}
+        kernel = ComputeKernel(ctx.device, code=code, constants=constants, label=ctx.node_id, **_TRUSTED)
+        clear = ComputeKernel(ctx.device, code=code, entry_point="clear", constants=constants,
+                              label=f"{ctx.node_id}-clear")
+        b = frame.buffers
+        shared = {0: (b["view"], 0, VIEW_BYTES), 4: b["minimap-bounds"], 7: b["category-mask"],
+                  8: b["search-mask"], 12: b["minimap"]}
+        dispatches = _piece_dispatches(ctx, frame, shared, {9: "focus-mask"})
+
+        def encode(compute_pass, graph_frame):
+            clear.dispatch(compute_pass, graph_frame, bindings={12: b["minimap"]},
+                           workgroups=ceil_div(frame.minimap_bins, 256))
+            for bindings, groups in dispatches:
+                kernel.dispatch(compute_pass, graph_frame, bindings=bindings, workgroups=groups)
+        return encode
+
+    resources = [*_record_resources(scene_views), (v["view"], "uniform")]
+    resources += [(v[name], "storage-read") for name in ("minimap-bounds", "category-mask", "search-mask",
+                                                          "focus-mask")]
+    resources.append((v["minimap"], "storage-read-write"))
+    return graph.add_compute_node(id=f"{frame.id}-minimap", compile=compile_minimap, resources=resources)
+
 
 def add_merge(frame, graph, v, cells) -> str:
     dcb = frame.draw_commands

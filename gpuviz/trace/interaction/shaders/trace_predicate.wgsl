@@ -1,11 +1,12 @@
 {# GPUTraceFrame "{id}-predicate": one pass over the span records of one
-   piece (a binding-sized row range). Template value: bins (minimap bins,
-   sizes the workgroup histogram).
+   piece (a row range inside one record chunk, at most a binding long).
 
    Per span, with every time relative to the window origin as an exact
    signed 64-bit integer (trace_time.wgsl), never a float:
      filters   category bit, duration >= min_duration, search ("filter"
-               mode), focus ("hide" mode)       -> minimap bin of its start
+               mode), focus ("hide" mode) (trace_filters.wgsl; the minimap of
+               the filtered spans is its own pass, trace_minimap.wgsl, run
+               only when the filters change)
      window    rel_start < span and rel_start + max(duration, 1) > 0
      collapsed process -> +1 in every density cell (summary row, column) it covers
      else      hidden if its thread is collapsed and lane > 0, culled outside
@@ -15,6 +16,7 @@
    a float estimate and corrected against the CPU-written integer bounds. #}
 {% include "trace/shaders/trace_span.wgsl" %}
 {% include "trace/interaction/shaders/trace_view.wgsl" %}
+{% include "trace/interaction/shaders/trace_filters.wgsl" %}
 
 struct Piece {
     base: u32,  // first scene row of the piece
@@ -26,15 +28,12 @@ struct Piece {
 override THREAD_STATES: u32;  // word of thread 0's state in states (process states come first)
 override ROW_CELLS: u32;      // cells per row (width capacity)
 override CELLS: u32;          // occupancy cells; density cells follow
-override MINI_SCALE: f32;     // minimap bins per ns (estimate only)
-const BINS: u32 = {{ bins }}u;
 override ROWS_PER_LANE: u32;     // rows per invocation (GPUTraceFrame ROWS_PER_GROUP / 256)
 
 @group(0) @binding(0) var<uniform> view: TraceView;
 @group(0) @binding(1) var<uniform> piece: Piece;
 @group(0) @binding(2) var<storage, read> spans: array<TraceSpan>;
 @group(0) @binding(3) var<storage, read> cols: array<vec2<u32>>;
-@group(0) @binding(4) var<storage, read> mini: array<vec2<u32>>;
 @group(0) @binding(5) var<storage, read> states: array<u32>;
 @group(0) @binding(6) var<storage, read> thread_rows: array<u32>;
 @group(0) @binding(7) var<storage, read> category_mask: array<u32>;
@@ -42,11 +41,9 @@ override ROWS_PER_LANE: u32;     // rows per invocation (GPUTraceFrame ROWS_PER_
 @group(0) @binding(9) var<storage, read> focus: array<u32>;
 @group(0) @binding(10) var<storage, read_write> draw: array<u32>;
 @group(0) @binding(11) var<storage, read_write> cells: array<atomic<u32>>;
-@group(0) @binding(12) var<storage, read_write> minimap: array<atomic<u32>>;
 @group(0) @binding(13) var<storage, read_write> stats: array<atomic<u32>>;
 @group(0) @binding(14) var<storage, read_write> shown: array<u32>;  // per row: trace_edges.wgsl's codes
 
-var<workgroup> bins: array<atomic<u32>, BINS>;
 var<workgroup> counts: array<atomic<u32>, 16>;
 // This invocation's counts (STATS words 0-4 and 9), flushed once per invocation.
 var<private> mine: array<u32, 10>;
@@ -76,39 +73,6 @@ fn column(t: vec2<u32>) -> u32 {
     return c;
 }
 
-// Minimap bin of a start (ns since the time origin): the last b with mini[b] <= t.
-fn bin_of(t: vec2<u32>) -> u32 {
-    var b = u32(clamp(as_f32(t) * MINI_SCALE, 0.0, f32(BINS - 1u)));
-    for (var k = 0u; k < 3u; k++) {
-        if (b < BINS - 1u && !trace_time_less(t, mini[b + 1u])) { b += 1u; }
-    }
-    for (var k = 0u; k < 3u; k++) {
-        if (b > 0u && trace_time_less(t, mini[b])) { b -= 1u; }
-    }
-    return b;
-}
-
-fn bit(mask_word: u32, i: u32) -> bool {
-    return ((mask_word >> (i & 31u)) & 1u) != 0u;
-}
-
-// Whether the span passes the filters that do not depend on the window.
-fn filtered_in(s: TraceSpan, row: u32) -> bool {
-    if ((view.flags & TRACE_VIEW_CATEGORIES) != 0u && !bit(category_mask[s.category >> 5u], s.category)) {
-        return false;
-    }
-    if (trace_time_less(s.duration, view.min_duration)) {
-        return false;
-    }
-    if ((view.flags & TRACE_VIEW_SEARCH_FILTER) != 0u && !bit(search_mask[s.name >> 5u], s.name)) {
-        return false;
-    }
-    if ((view.flags & TRACE_VIEW_FOCUS_HIDE) != 0u && focus[row] == 0u) {
-        return false;
-    }
-    return true;
-}
-
 // PLACE_* outcome of one span.
 const PLACE_HIDDEN: u32 = 0u;
 const PLACE_MERGED: u32 = 1u;
@@ -122,7 +86,6 @@ fn place(s: TraceSpan, row: u32) -> u32 {
     if (!filtered_in(s, row)) {
         return hidden;
     }
-    atomicAdd(&bins[bin_of(s.start)], 1u);
     let span = trace_time_sub(view.end, view.origin);
     let rel_start = trace_time_sub(s.start, view.origin);
     let width = select(s.duration, vec2<u32>(1u, 0u), s.duration.x == 0u && s.duration.y == 0u);
@@ -172,9 +135,6 @@ fn place(s: TraceSpan, row: u32) -> u32 {
 @compute @workgroup_size(256)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>) {
-    for (var b = lid; b < BINS; b += 256u) {
-        atomicStore(&bins[b], 0u);
-    }
     if (lid < 16u) {
         atomicStore(&counts[lid], 0u);
     }
@@ -198,12 +158,6 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         }
     }
     workgroupBarrier();
-    for (var b = lid; b < BINS; b += 256u) {
-        let v = atomicLoad(&bins[b]);
-        if (v != 0u) {
-            atomicAdd(&minimap[b], v);
-        }
-    }
     if (lid < 16u) {
         let v = atomicLoad(&counts[lid]);
         if (v != 0u) {
