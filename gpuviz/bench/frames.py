@@ -51,6 +51,9 @@ def _trace_viewer(device, spans: int, size):
 
 
 WIDGETS = {"analysis": _analysis, "trace": _trace_viewer}
+# pixels one pan step drags: past the trace viewer's 3-pixel click slop (a shorter drag is a click,
+# which picks and selects instead of panning)
+STEPS = {"analysis": 3, "trace": 12}
 
 
 def _readback(device, texture, width: int, height: int) -> np.ndarray:
@@ -61,7 +64,7 @@ def _readback(device, texture, width: int, height: int) -> np.ndarray:
 
 
 def _frame(widget, device, texture, fence, width, height, step):
-    """One pan step: (render s, readback s, image)."""
+    """One pan step: (render s, host s, readback s, image); host = the draw call alone."""
     widget.handle_event({"event_type": "pointer_down", "x": width * 0.3, "y": height * 0.5, "button": 1,
                          "buttons": (1,), "modifiers": ()})
     widget.handle_event({"event_type": "pointer_move", "x": width * 0.3 + step, "y": height * 0.5, "button": 1,
@@ -71,22 +74,25 @@ def _frame(widget, device, texture, fence, width, height, step):
     started = time.perf_counter()
     encoder = device.create_command_encoder(label="bench-frame")
     widget.draw(encoder, texture.create_view(), (width, height))
+    host = time.perf_counter() - started
     device.queue.submit([encoder.finish()])
     device.queue.read_buffer(fence, 0, 4)  # waits for the submitted frame (a 4-byte read after it)
     rendered = time.perf_counter()
     image = _readback(device, texture, width, height)
-    return rendered - started, time.perf_counter() - rendered, image
+    return rendered - started, host, time.perf_counter() - rendered, image
 
 
 def bench_frames(device, *, rows: int, size=(1280, 720), scales=(1.0, 0.5, 0.25), runs: int = 10,
                  widget: str = "analysis") -> list:
     """One row per scale: ``{"scale", "width", "height", "render_s", "readback_s",
     "jpeg_s", "png_s", "jpeg_bytes", "png_bytes", "frame_s"}`` (medians;
-    ``frame_s`` = render + readback + JPEG, what an interactive frame costs)."""
+    ``frame_s`` = render + readback + JPEG, what an interactive frame costs;
+    ``host_s``: the widget's draw call alone, the CPU part of render)."""
     import simplejpeg
     import wgpu
     from jupyter_rfb._png import array2png  # jupyter_rfb's lossless encoder, as the canvas uses it
 
+    step = STEPS[widget]
     widget = WIDGETS[widget](device, rows, size)
     fence = device.create_buffer(size=4, usage=wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST)
     out = []
@@ -95,10 +101,10 @@ def bench_frames(device, *, rows: int, size=(1280, 720), scales=(1.0, 0.5, 0.25)
             width, height = max(1, int(size[0] * scale)), max(1, int(size[1] * scale))
             texture = device.create_texture(size=(width, height, 1), format="rgba8unorm",
                                             usage=wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.COPY_SRC)
-            samples = {"render_s": [], "readback_s": [], "jpeg_s": [], "png_s": []}
+            samples = {"render_s": [], "host_s": [], "readback_s": [], "jpeg_s": [], "png_s": []}
             for run in range(runs + 1):
-                render_s, readback_s, image = _frame(widget, device, texture, fence, width, height,
-                                                     3 if run % 2 else -3)
+                render_s, host_s, readback_s, image = _frame(widget, device, texture, fence, width, height,
+                                                             step if run % 2 else -step)
                 started = time.perf_counter()
                 jpeg = simplejpeg.encode_jpeg(np.ascontiguousarray(image), quality=80, colorspace="RGBA",
                                               colorsubsampling="420", fastdct=True)
@@ -107,7 +113,7 @@ def bench_frames(device, *, rows: int, size=(1280, 720), scales=(1.0, 0.5, 0.25)
                 png = array2png(image[:, :, :3])
                 png_s = time.perf_counter() - started
                 if run:  # the first frame warms pipelines and label layout
-                    for key, value in zip(samples, (render_s, readback_s, jpeg_s, png_s)):
+                    for key, value in zip(samples, (render_s, host_s, readback_s, jpeg_s, png_s)):
                         samples[key].append(value)
             row = {key: statistics.median(values) for key, values in samples.items()}
             row.update(scale=scale, width=width, height=height, jpeg_bytes=len(jpeg), png_bytes=len(png))
@@ -143,13 +149,14 @@ def main(argv=None) -> int:
     table = bench_frames(device, rows=rows, size=size, scales=[float(s) for s in args.scales.split(",")],
                          runs=args.runs, widget=args.widget)
     print(f"{args.widget} frame, {rows:,} rows, {size[0]}x{size[1]} full size, median of {args.runs} runs")
-    print(f"{'scale':>6} {'pixels':>10} {'render ms':>10} {'readback ms':>12} {'jpeg ms':>8} {'png ms':>7} "
+    print(f"{'scale':>6} {'pixels':>10} {'render ms':>10} {'host ms':>8} {'readback ms':>12} {'jpeg ms':>8} {'png ms':>7} "
           f"{'frame ms':>9} {'jpeg KiB':>9} {'png KiB':>8}")
     for r in table:
-        print(f"{r['scale']:>6.3g} {r['width']}x{r['height']:<5} {r['render_s'] * 1e3:>10.2f} "
+        print(f"{r['scale']:>6.3g} {r['width']}x{r['height']:<5} {r['render_s'] * 1e3:>10.2f} {r['host_s'] * 1e3:>8.2f} "
               f"{r['readback_s'] * 1e3:>12.2f} {r['jpeg_s'] * 1e3:>8.2f} {r['png_s'] * 1e3:>7.1f} "
               f"{r['frame_s'] * 1e3:>9.2f} {r['jpeg_bytes'] / 1024:>9.0f} {r['png_bytes'] / 1024:>8.0f}")
-    print("frame = render + readback + JPEG (an interactive frame); PNG is the one lossless frame after it")
+    print("frame = render + readback + JPEG (an interactive frame); PNG is the one lossless frame after it; "
+          "host = the widget's draw call (CPU) inside render")
     return 0
 
 

@@ -20,7 +20,7 @@ from ...render.overlay import LINE_COLOR, MUTED_COLOR, TEXT_COLOR
 from .host import (AXIS_HEIGHT, GUTTER, MINIMAP_HEIGHT, MINIMAP_TOP, MODE_EXPANDED, MODE_HIDDEN,
                    MODE_PROCESS_COLLAPSED, PROCESS_COLUMN, ROW_HEIGHT, STATUS_HEIGHT, TRACKS_TOP, format_ns)
 
-__all__ = ["queue_chrome", "link_segments", "span_lines", "details_html", "MINIMAP_BINS"]
+__all__ = ["queue_chrome", "link_segments", "span_lines", "details_html", "MINIMAP_BINS", "MIN_LABEL_PX"]
 
 MINIMAP_BINS = 512
 _GUTTER_BG = (0.11, 0.115, 0.135, 1.0)
@@ -28,17 +28,16 @@ _HEADER_BG = (0.095, 0.10, 0.12, 1.0)
 _BAND = (1.0, 1.0, 1.0, 0.035)
 _WINDOW = (0.35, 0.65, 1.0, 0.28)
 _LINK_COLOUR = (1.0, 0.78, 0.25, 1.0)
-_MIN_LABEL_PX = 28.0
+MIN_LABEL_PX = 28.0  # logical pixels a span needs for its name
 _MAX_LABELS = 4000
 
 
 def _queue_gutter(overlay, host, layout, geometry, height):
     overlay.rect(0, TRACKS_TOP, GUTTER, height, color=_GUTTER_BG)
     first, rows = geometry.first_row, geometry.visible_rows
-    for p in range(host.process_count):
-        top_row, h = int(layout.process_row[p]), int(layout.process_height[p])
-        if h == 0 or top_row + h <= first or top_row >= first + rows:
-            continue
+    prow, pheight = layout.process_row, layout.process_height
+    for p in np.flatnonzero((pheight > 0) & (prow + pheight > first) & (prow < first + rows)):
+        top_row, h = int(prow[p]), int(pheight[p])
         y0, y1 = float(geometry.y_of(top_row)), float(geometry.y_of(top_row + h))
         if p % 2 == 0:
             overlay.rect(GUTTER, max(y0, TRACKS_TOP), geometry.width, y1, color=_BAND)
@@ -49,14 +48,14 @@ def _queue_gutter(overlay, host, layout, geometry, height):
         if ly < height - 12:
             overlay.text(f"{mark} {name}", x=4, y=ly, color=TEXT_COLOR, max_width=PROCESS_COLUMN - 6)
         if not host.process_expanded[p]:
-            count = int((host.thread_process == p).sum())
+            count = int(host.process_threads[p])
             overlay.text(f"{count} thread{'s' if count != 1 else ''} (summary)", x=PROCESS_COLUMN, y=ly,
                          color=MUTED_COLOR,
                          max_width=GUTTER - PROCESS_COLUMN - 4)
-    for t in layout.thread_order:
+    trow, tmode = layout.thread_row[layout.thread_order], layout.thread_mode[layout.thread_order]
+    shown = (tmode != MODE_HIDDEN) & (tmode != MODE_PROCESS_COLLAPSED) & (trow >= first) & (trow < first + rows)
+    for t in layout.thread_order[shown]:
         mode, row = int(layout.thread_mode[t]), int(layout.thread_row[t])
-        if mode in (MODE_HIDDEN, MODE_PROCESS_COLLAPSED) or row < first or row >= first + rows:
-            continue
         y = float(geometry.y_of(row)) + 2
         if y + ROW_HEIGHT - 2 > height + 1:
             continue
@@ -73,9 +72,11 @@ def _queue_minimap(overlay, host, geometry, minimap):
     overlay.rect(x0, top, x1, bottom, color=(0.13, 0.14, 0.17, 1.0))
     peak = max(int(minimap.max()) if len(minimap) else 0, 1)
     step = (x1 - x0) / len(minimap)
-    for k in np.flatnonzero(minimap):
+    k = np.flatnonzero(minimap)
+    if len(k):
         h = (bottom - top - 2) * (0.15 + 0.85 * minimap[k] / peak)
-        overlay.rect(x0 + k * step, bottom - 1 - h, x0 + (k + 1) * step, bottom - 1, color=(0.45, 0.55, 0.75, 0.9))
+        bars = np.stack([x0 + k * step, bottom - 1 - h, x0 + (k + 1) * step, np.full(len(k), bottom - 1)], axis=1)
+        overlay.rects.add_many(bars, colors=np.tile((0.45, 0.55, 0.75, 0.9), (len(k), 1)))
     t0, t1 = host.extent
     span = max(t1 - t0, 1)
     w0 = x0 + (geometry.window[0] - t0) / span * (x1 - x0)
@@ -94,36 +95,35 @@ def _queue_axis(overlay, host, geometry):
                  max_width=GUTTER - 10)
 
 
-def _queue_labels(overlay, host, rows, visible, geometry, text_dark, dimmed):
-    start = geometry.x_of(host.start)
-    end = geometry.x_of(host.end)
-    x0 = np.maximum(start, GUTTER)
-    x1 = np.minimum(end, geometry.width)
-    fits = geometry.y_of(rows) + ROW_HEIGHT <= geometry.bottom + 1
-    wide = np.flatnonzero(visible & fits & (x1 - x0 >= _MIN_LABEL_PX))
-    if len(wide) > _MAX_LABELS:  # the widest first
-        wide = wide[np.argsort(-(x1 - x0)[wide], kind="stable")[:_MAX_LABELS]]
-    for s in wide:
-        y = float(geometry.y_of(rows[s]))
-        if dimmed is not None and dimmed[s]:
+def _queue_labels(overlay, host, layout, labels, geometry, text_dark):
+    """Names inside the label spans the GPU picked (span IDs, dimmed flags:
+    O(labels)), placed from the current window."""
+    ids, dim = labels
+    if not len(ids):
+        return
+    rows = host.span_rows(layout, ids)
+    x0 = np.maximum(geometry.x_of(host.start[ids]), GUTTER)
+    x1 = np.minimum(geometry.x_of(host.end[ids]), geometry.width)
+    y = geometry.y_of(rows)
+    keep = np.flatnonzero((rows >= geometry.first_row) & (y + ROW_HEIGHT <= geometry.bottom + 1)
+                          & (x1 - x0 >= MIN_LABEL_PX))
+    if len(keep) > _MAX_LABELS:  # the widest first
+        keep = keep[np.argsort(-(x1 - x0)[keep], kind="stable")[:_MAX_LABELS]]
+    for k in keep:
+        s = ids[k]
+        if dim[k]:
             colour = (0.62, 0.63, 0.66, 1.0)  # on a dimmed rect: a muted light label
         else:
             colour = (0.06, 0.06, 0.07, 1.0) if text_dark[host.name_id[s]] else (0.97, 0.97, 0.98, 1.0)
-        overlay.text(host.name_table[host.name_id[s]], x=float(x0[s]) + 3, y=y + 2, color=colour,
-                     max_width=float(x1[s] - x0[s]) - 6)
+        overlay.text(host.name_table[host.name_id[s]], x=float(x0[k]) + 3, y=float(y[k]) + 2, color=colour,
+                     max_width=float(x1[k] - x0[k]) - 6)
 
 
 def _queue_instants(overlay, host, layout, geometry, height):
-    inst = host.trace.instants
-    if not inst.num_rows:
-        return
-    ts = inst.column("ts_ns").to_numpy()
-    keep = np.flatnonzero((ts >= geometry.window[0]) & (ts < geometry.window[1]))[:2000]
-    threads = inst.column("thread").to_numpy(zero_copy_only=False)
-    for k in keep:
-        x = float(geometry.x_of(ts[k]))
-        t = threads[k]
-        if t is None or not np.isfinite(t):
+    ts, threads = host.instants_in(geometry.window, 2000)
+    for t_ns, t in zip(ts, threads):
+        x = float(geometry.x_of(t_ns))
+        if t < 0:
             y0, y1 = TRACKS_TOP, height  # a process or global instant: a line across the tracks
             colour = (1.0, 1.0, 1.0, 0.25)
         else:
@@ -136,13 +136,14 @@ def _queue_instants(overlay, host, layout, geometry, height):
         overlay.rect(x - 0.5, max(y0, TRACKS_TOP), x + 1.0, y1, color=colour)
 
 
-def queue_chrome(overlay, *, host, layout, rows, visible, geometry, minimap, text_dark, hover_lines, pointer,
-                 status, dimmed=None):
-    """Queue the whole overlay of one frame (logical pixels)."""
+def queue_chrome(overlay, *, host, layout, labels, geometry, minimap, text_dark, hover_lines, pointer, status):
+    """Queue the whole overlay of one frame (logical pixels): O(labels +
+    rows in view + instants in the window), never a pass over every span.
+    ``labels``: (span IDs, dimmed bool) of the spans to name."""
     w, h = geometry.width, geometry.height
     overlay.clear()
     overlay.rect(0, 0, w, TRACKS_TOP, color=_HEADER_BG)
-    _queue_labels(overlay, host, rows, visible, geometry, text_dark, dimmed)
+    _queue_labels(overlay, host, layout, labels, geometry, text_dark)
     _queue_instants(overlay, host, layout, geometry, geometry.bottom)
     _queue_gutter(overlay, host, layout, geometry, geometry.bottom)
     overlay.rect(0, 0, w, TRACKS_TOP, color=_HEADER_BG)
@@ -155,25 +156,27 @@ def queue_chrome(overlay, *, host, layout, rows, visible, geometry, minimap, tex
         overlay.tooltip(hover_lines, x=pointer[0], y=pointer[1], bounds=(0, 0, w, h))
 
 
-def _centre(host, rows, geometry, s):
+def _centre(host, row, geometry, s):
     x0 = max(float(geometry.x_of(host.start[s])), GUTTER)
     x1 = min(float(geometry.x_of(host.end[s])), geometry.width)
-    return (x0 + x1) / 2 if x1 >= x0 else x0, float(geometry.y_of(rows[s])) + ROW_HEIGHT / 2
+    return (x0 + x1) / 2 if x1 >= x0 else x0, float(geometry.y_of(row)) + ROW_HEIGHT / 2
 
 
-def link_segments(host, rows, geometry, selected) -> np.ndarray:
-    """float32 (k, 8) thick segments ``(x0, y0, x1, y1, r, g, b, a)``: every
-    link of the selected spans (both directions) as a line with an arrow
-    head at its target. Ends on hidden rows are skipped."""
-    sel = np.zeros(host.n, bool)
-    sel[selected] = True
-    pick = np.flatnonzero(sel[host.link_source] | sel[host.link_target])[:160]
+def link_segments(host, layout, geometry, selected) -> np.ndarray:
+    """float32 (k, 8) thick segments ``(x0, y0, x1, y1, r, g, b, a)``: the
+    links of the selected spans (both directions, at most 160) as lines with
+    an arrow head at their target. Ends on hidden rows are skipped. Found by
+    binary searches (:meth:`TraceHost.links_of`), not a pass over the links."""
+    pick = host.links_of(selected, 160)
+    if not len(pick):
+        return np.zeros((0, 8), np.float32)
+    a_ids, b_ids = host.link_source[pick], host.link_target[pick]
+    a_rows, b_rows = host.span_rows(layout, a_ids), host.span_rows(layout, b_ids)
     out = []
-    for k in pick:
-        a, b = int(host.link_source[k]), int(host.link_target[k])
-        if rows[a] < 0 or rows[b] < 0:
+    for a, b, ra, rb in zip(a_ids, b_ids, a_rows, b_rows):
+        if ra < 0 or rb < 0:
             continue
-        (ax, ay), (bx, by) = _centre(host, rows, geometry, a), _centre(host, rows, geometry, b)
+        (ax, ay), (bx, by) = _centre(host, ra, geometry, a), _centre(host, rb, geometry, b)
         out.append((ax, ay, bx, by, *_LINK_COLOUR))
         d = np.array([bx - ax, by - ay])
         length = float(np.hypot(*d))
@@ -221,8 +224,9 @@ def details_html(host, selected) -> str:
     chain = host.parent_chain(s)
     if chain:
         rows.append(("parents", " ← ".join(host.name_table[host.name_id[p]] for p in chain)))
-    out_links = host.link_target[host.link_source == s]
-    in_links = host.link_source[host.link_target == s]
+    links = host.links_of([s], 16)
+    out_links = host.link_target[links[host.link_source[links] == s]]
+    in_links = host.link_source[links[host.link_target[links] == s]]
     if len(out_links):
         rows.append(("links to", ", ".join(f"{host.name_table[host.name_id[t]]} (#{t})" for t in out_links[:8])))
     if len(in_links):

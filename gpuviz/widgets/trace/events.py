@@ -7,7 +7,8 @@ picking), collapses/expands in the gutter, moves the window in the
 minimap; shift+drag over the tracks draws a rubber band and, on release,
 selects every span shown in that time x row region (GPU region pass,
 :mod:`.region`); a double click zooms to a span; Escape clears the
-selection.
+selection. Hover is the GPU picking pass at the pointer, read back
+through the viewer's readback ring a frame or two later.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import numpy as np
 from .host import (GUTTER, MIN_WINDOW_NS, MINIMAP_HEIGHT, MINIMAP_TOP, MODE_EXPANDED, PROCESS_COLUMN, ROW_HEIGHT,
                    TRACKS_TOP)
 
-__all__ = ["handle", "hit", "band", "band_region", "zoom", "pan_pixels", "gutter_click", "minimap_click"]
+__all__ = ["handle", "band", "band_region", "zoom", "pan_pixels", "gutter_click", "minimap_click"]
 
 _CLICK_SLOP = 3.0  # pixels a press may move and still be a click
 
@@ -36,11 +37,11 @@ def _move(viewer, event, x, y) -> bool:
     viewer._pointer = (x, y)
     if drag is None or not event.get("buttons"):
         # a move without buttons: hover (browsers send one right after a press, so it does
-        # not end a drag; pointer_up does)
-        hover = hit(viewer, x, y)
-        changed = hover != viewer._hover
-        viewer._hover = hover
-        return changed or hover is not None
+        # not end a drag; pointer_up does). The next frame's picking pass reads the span
+        # under the pointer and the readback ring brings it back (no CPU hit test).
+        if x < GUTTER or y < TRACKS_TOP:
+            viewer._hover = None
+        return True
     if abs(x - drag["x"]) + abs(y - drag["y"]) > _CLICK_SLOP:
         drag["moved"] = True
     if drag["region"]:
@@ -164,21 +165,6 @@ def handle(viewer, event) -> bool:
     if kind == "key_down":
         return _key(viewer, event.get("key", ""))
     return False
-
-
-def hit(viewer, x, y):
-    """The span under logical ``(x, y)`` from the CPU columns (hover), or None."""
-    if x < GUTTER or y < TRACKS_TOP:
-        return None
-    geometry = viewer._geometry()
-    row = viewer._first_row + int((y - TRACKS_TOP) // ROW_HEIGHT)
-    t = geometry.t_of(x)
-    tol = 1.0 / geometry.px_per_ns
-    hits = np.flatnonzero((viewer._rows() == row) & (viewer.host.start <= t + tol) & (viewer.host.end >= t - tol)
-                          & viewer._visible(geometry))
-    if not len(hits):
-        return None
-    return int(hits[np.argmin(viewer.host.end[hits] - viewer.host.start[hits])])
 
 
 def gutter_click(viewer, x, y) -> bool:

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .chrome import link_segments
+from .chrome import MIN_LABEL_PX, link_segments
 from .graph import VIEW_FLAGS
 from .host import GUTTER, ROW_HEIGHT, TRACKS_TOP, format_ns
 
-__all__ = ["write_frame", "frame_state", "scene_bits", "dimmed", "status_line"]
+__all__ = ["write_frame", "frame_state", "scene_bits", "label_dimmed", "status_line"]
 
 
 
@@ -32,19 +32,29 @@ def write_frame(viewer, size, scale) -> None:
     columns = max(1, min(plot_px, w1 - w0))  # the frame needs >= 1 ns per column
     if viewer._written is None or viewer._written[0] != viewer._version:
         g.frame.write(frame_state(viewer, columns, geometry))
-        sel = np.zeros(viewer.host.n, bool)
-        sel[viewer._selection] = True
-        g.write_selection(sel)
-        g.write_segments(link_segments(viewer.host, viewer._rows(), geometry, viewer._selection))
+        if g.selected_ids is not viewer._selection:  # a selection change: its changed words only
+            g.write_selection(viewer._selection)
+        g.write_segments(link_segments(viewer.host, viewer._layout(), geometry, viewer._selection))
+    g.write_pointer(_pointer_pixel(viewer, geometry, s, render))
     flags = (VIEW_FLAGS["search"] if viewer._search is not None else 0) | \
-        (VIEW_FLAGS["focus"] if viewer._focus_mask is not None else 0)
+        (VIEW_FLAGS["focus"] if viewer._focus is not None else 0)
     origin = viewer.scene.time_origin_ns
     g.write_view(origin_rel=w0 - origin, end_rel=w1 - origin,
                  min_duration=viewer._min_duration, render_size=render, px_per_ns=geometry.px_per_ns * s,
                  gutter=GUTTER * s, top=TRACKS_TOP * s, row_height=ROW_HEIGHT * s, first_row=viewer._first_row,
                  flags=flags, hover=viewer._hover, scale=s, bottom=geometry.bottom * s,
-                 column_px=geometry.plot_width * s / columns)
+                 column_px=geometry.plot_width * s / columns, label_px=MIN_LABEL_PX * s)
     viewer._written = key
+
+
+def _pointer_pixel(viewer, geometry, s, render):
+    """The frame pixel under the pointer when it is over the tracks (hover), else None."""
+    if viewer._pointer is None:
+        return None
+    x, y = viewer._pointer
+    if x < GUTTER or y < TRACKS_TOP or y >= geometry.bottom or x >= geometry.width:
+        return None
+    return (min(int(x * s), render[0] - 1), min(int(y * s), render[1] - 1))
 
 
 def frame_state(viewer, columns, geometry):
@@ -71,25 +81,30 @@ def scene_bits(flags, to_scene, count):
     return out
 
 
-def dimmed(viewer):
-    """bool per span drawn dimmed (search highlight, focus "dim"), or None."""
-    dim = None
+def label_dimmed(viewer, ids, flags):
+    """bool per label span drawn dimmed (search highlight, focus "dim"):
+    O(labels) from the name table and the GPU's focus flags."""
+    from .labels import LABEL_FOCUSED
+    dim = np.zeros(len(ids), bool)
     if viewer._search is not None:
-        dim = ~viewer._search_names[viewer.host.name_id]
-    if viewer._focus_mask is not None:
-        dim = ~viewer._focus_mask if dim is None else dim | ~viewer._focus_mask
+        dim |= ~viewer._search_names[viewer.host.name_id[ids]]
+    if viewer._focus is not None:
+        dim |= (flags & LABEL_FOCUSED) == 0
     return dim
 
 
-def status_line(viewer, geometry) -> str:
+def status_line(viewer, geometry, stats) -> str:
+    """The line under the tracks; counts from the GPU's stats words (a sample, or None)."""
+    from ...trace.interaction import STATS
     w0, w1 = viewer._window
     parts = [f"{viewer.host.n:,} spans", f"window {format_ns(w1 - w0)}"]
-    if viewer._search is not None:
-        parts.append(f"search: {viewer.search_count:,} matches")
+    if viewer._search is not None and stats is not None:
+        parts.append(f"search: {int(stats[STATS['search_matches']]):,} matches")
     if len(viewer._selection):
         parts.append(f"{len(viewer._selection):,} selected")
     if viewer._focus is not None:
-        parts.append(f"focus: {int(viewer._focus_mask.sum()):,} spans ({viewer._focus_mode})")
+        focused = "" if stats is None else f"{int(stats[STATS['focused']]):,} spans "
+        parts.append(f"focus: {focused}({viewer._focus_mode})")
     if not viewer.host.n:
         parts.append("empty trace")
     return " · ".join(parts)

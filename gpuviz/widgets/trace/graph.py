@@ -15,7 +15,13 @@ Nodes::
                   into the frame texture, span IDs into a
                   GPUIndexPickingTarget.
     pick          GPUIndexPickingTarget pixel pass: the span ID under a pixel
-                  (read back only by an explicit :meth:`TraceGraph.pick`).
+                  (the pointer's, each frame, or :meth:`TraceGraph.pick`'s).
+    labels        the drawn spans wide enough for a label, from the frame's
+                  compacted visible set (:mod:`.labels`).
+
+After the graph, :meth:`TraceGraph.sample` copies the stats, the pick
+output and the labels into a readback ring slot (:class:`.labels.ViewSampler`),
+read back without waiting a frame or two later.
 
 A view change is :meth:`GPUTraceFrame.write` (a few parameter buffers) and
 our 80-byte ``view`` uniform; the selection a bit set; links the
@@ -36,6 +42,7 @@ from ...render.draw_commands import DrawCommandBuffer
 from ...render.picking import NO_ID, GPUIndexPickingTarget
 from ...trace.interaction import DENSITY, MERGED, SPANS, STATS, GPUTraceFrame
 from ..canvas import TEXTURE_FORMAT
+from .labels import ViewSampler, add_label_node, label_bytes
 
 __all__ = ["TraceGraph", "FRAME_SIZE", "BACKGROUND", "MAX_SEGMENTS", "VIEW_FLAGS", "bench_frame"]
 
@@ -96,6 +103,7 @@ class TraceGraph:
         self._owned = []
         self.compiled = None
         self.frame = None
+        self.sampler = None
         try:
             limit = int(device.limits["max-texture-dimension-2d"])
             self.frame_size = (min(FRAME_SIZE[0], limit), min(FRAME_SIZE[1], limit))
@@ -125,6 +133,10 @@ class TraceGraph:
         self.segments = self._buffer("segments", 32 * MAX_SEGMENTS, rw)
         self.pick_position = self._buffer("pick-position", 16, rw, np.full(4, NO_ID, np.uint32))
         self.pick_output = self._buffer("pick-output", 16, rw, np.full(4, NO_ID, np.uint32))
+        self.labels = self._buffer("labels", label_bytes(), rw, np.zeros(4, np.uint32))
+        self._pointer_written = None
+        self._selection_words = np.zeros(self.span_words, np.uint32)  # what the selection buffer holds
+        self.selected_ids = np.zeros(0, np.int64)
         self.draws = DrawCommandBuffer(device, type="draw", capacity=1, label="trace-viewer-links")
         self._owned.append(self.draws)
         self.draws.write(LINKS_RECORD, vertex_count=6, instance_count=0)
@@ -165,7 +177,15 @@ class TraceGraph:
         _, position = self._import(graph, "pick-position", self.pick_position, length=2)
         _, output = self._import(graph, "pick-output", self.pick_output, length=2)
         self.picking.add_pixel_pass(graph, id="pick", position=position, output=output)
+        labels = graph.import_buffer(id="labels", byte_length=self.labels.size, usage=self.labels.usage,
+                                     buffer=self.labels)
+        if self.n:  # an empty scene has no records to bind; its label count stays 0
+            add_label_node(graph, id="labels", view=view, records=scene_views["records-packed"], frame_views=fv,
+                           labels=labels,
+                           spans_count_word=self.frame.draw_commands.instance_count_byte_offset(SPANS) // 4)
         self.compiled = graph.compile()
+        self.sampler = ViewSampler(self.device, stats=self.frame.stats, pick_output=self.pick_output,
+                                   labels=self.labels)
 
     def _pipelines(self, device):
         cache = device_cache(device, "trace-viewer-pipelines")
@@ -234,7 +254,7 @@ class TraceGraph:
     # ------------------------------------------------------------ writes
     def write_view(self, *, origin_rel: int, end_rel: int, min_duration: int, render_size, px_per_ns: float,
                    gutter: float, top: float, row_height: float, first_row: int, flags: int, hover, scale: float,
-                   bottom: float, column_px: float):
+                   bottom: float, column_px: float, label_px: float = 1e30):
         """The ``View`` uniform (times relative to the scene's origin, physical pixels)."""
         words = np.zeros(20, np.uint32)
         mask = (1 << 64) - 1
@@ -246,15 +266,40 @@ class TraceGraph:
         floats[8], floats[9], floats[10], floats[11] = px_per_ns, gutter, top, row_height
         words[12], words[13] = first_row, flags
         words[14] = NO_ID if hover is None else int(hover)
-        floats[15], floats[16], floats[17] = scale, bottom, column_px
+        floats[15], floats[16], floats[17], floats[18] = scale, bottom, column_px, label_px
         self.device.queue.write_buffer(self.view, 0, words.tobytes())
 
-    def write_selection(self, flags) -> None:
-        """The selection's bits by span ID."""
-        data = np.zeros(self.span_words, np.uint32)
-        words = pack_bits(flags)[:self.span_words]
-        data[:len(words)] = words
-        self.device.queue.write_buffer(self.selection, 0, data.tobytes())
+    def write_selection(self, span_ids) -> None:
+        """The selection's bits by span ID: only the words that change are
+        written (one write per run of changed words; a selection change, not
+        a pass over every span)."""
+        ids = np.asarray(span_ids, np.int64).ravel()
+        old = np.asarray(self.selected_ids, np.int64).ravel()
+        self.selected_ids = span_ids  # the caller's object: an identity check tells it changed
+        touched = np.unique(np.concatenate([old >> 5, ids >> 5]))
+        if not len(touched):
+            return
+        words = self._selection_words
+        words[touched] = 0
+        np.bitwise_or.at(words, ids >> 5, (np.uint32(1) << (ids & 31).astype(np.uint32)))
+        breaks = np.flatnonzero(np.diff(touched) > 1)
+        runs = zip(np.r_[touched[0], touched[breaks + 1]], np.r_[touched[breaks], touched[-1]])
+        if len(breaks) > 64:  # many scattered words: one write over their whole range
+            runs = [(touched[0], touched[-1])]
+        for a, b in runs:
+            self.device.queue.write_buffer(self.selection, 4 * int(a), words[a:b + 1].tobytes())
+
+    def write_pointer(self, pixel) -> None:
+        """The frame pixel the picking pass reads each frame (the pointer's; None: none)."""
+        pixel = (NO_ID, NO_ID) if pixel is None else (int(pixel[0]), int(pixel[1]))
+        if pixel != self._pointer_written:
+            self.device.queue.write_buffer(self.pick_position, 0, np.array([*pixel, NO_ID, NO_ID], np.uint32))
+            self._pointer_written = pixel
+
+    def sample(self, encoder, key) -> bool:
+        """After :meth:`encode`: copy this frame's stats, pick output and labels
+        into the readback ring (once per ``key``); never waits."""
+        return self.sampler.record(encoder, key)
 
     def write_segments(self, segments) -> None:
         """Link segments: float32 (k, 8) rows ``(x0, y0, x1, y1, r, g, b, a)`` in logical pixels."""
@@ -272,14 +317,27 @@ class TraceGraph:
         words = np.full(4, NO_ID, np.uint32)
         words[:2] = pixel
         self.device.queue.write_buffer(self.pick_position, 0, words.tobytes())
+        self._pointer_written = tuple(int(v) for v in pixel)
+        self.sampler.forget()  # the pick output now holds this pixel's ID
         encoder = self.device.create_command_encoder(label="trace-viewer-pick")
         self.encode(encoder)
         self.device.queue.submit([encoder.finish()])
         value = int(np.frombuffer(self.device.queue.read_buffer(self.pick_output, 0, 4), np.uint32)[0])
         return None if value == NO_ID else value
 
+    def read_stats(self) -> np.ndarray:
+        """Encode the graph, submit and wait for the frame's stats words
+        (explicit queries such as ``search_count``; never the frame path)."""
+        encoder = self.device.create_command_encoder(label="trace-viewer-stats")
+        self.encode(encoder)
+        self.device.queue.submit([encoder.finish()])
+        return np.frombuffer(self.device.queue.read_buffer(self.frame.stats, 0, 64), np.uint32).copy()
+
     def destroy(self) -> None:
         """Free the compiled graph and everything this object created (idempotent)."""
+        if getattr(self, "sampler", None) is not None:
+            self.sampler.destroy()
+            self.sampler = None
         if self.compiled is not None:
             self.compiled.destroy()
             self.compiled = None

@@ -152,23 +152,61 @@ class TraceHost:
         self.process_pids = [str(v) for v in processes.column("pid").to_pylist()]
         sort_index = threads.column("sort_index").to_numpy()
         self.thread_order = np.lexsort((np.arange(self.thread_count), sort_index, self.thread_process))
+        self.process_threads = np.bincount(self.thread_process, minlength=self.process_count)
         self.thread_lanes = np.zeros(self.thread_count, np.int64)
         if self.n:
             np.maximum.at(self.thread_lanes, self.thread, self.lane + 1)
         links = trace.links
         self.link_source = links.column("source").to_numpy().astype(np.int64)
         self.link_target = links.column("target").to_numpy().astype(np.int64)
+        # links by either end, sorted once at load: a span's links are two binary searches
+        self._by_source = np.argsort(self.link_source, kind="stable")
+        self._by_target = np.argsort(self.link_target, kind="stable")
+        self._sorted_source = self.link_source[self._by_source]
+        self._sorted_target = self.link_target[self._by_target]
+        inst = trace.instants
+        ts = inst.column("ts_ns").to_numpy().astype(np.int64) if inst.num_rows else np.zeros(0, np.int64)
+        threads = inst.column("thread").to_numpy(zero_copy_only=False) if inst.num_rows else np.zeros(0)
+        threads = np.asarray(threads, np.float64)
+        order = np.argsort(ts, kind="stable")
+        self.instant_ts = ts[order]  # sorted: a window is two binary searches
+        self.instant_thread = np.where(np.isfinite(threads), threads, -1).astype(np.int64)[order]
         self.extent = (int(self.start.min()), int(self.end.max())) if self.n else (0, 1000)
         self.process_expanded = np.ones(self.process_count, bool)
         self.thread_expanded = np.ones(self.thread_count, bool)
 
     # ---------------------------------------------------------------- layout
-    def span_rows(self, layout: Layout) -> np.ndarray:
-        """Layout row of every span, -1 where it is not drawn (lane > 0 of a collapsed thread)."""
-        mode = layout.thread_mode[self.thread]
-        row = layout.thread_row[self.thread] + np.where(mode == MODE_EXPANDED, self.lane, 0)
-        hidden = (mode == MODE_HIDDEN) | ((mode == MODE_THREAD_COLLAPSED) & (self.lane > 0))
+    def span_rows(self, layout: Layout, ids=None) -> np.ndarray:
+        """Layout row of every span (or of the span IDs ``ids``: O(len(ids))),
+        -1 where it is not drawn (lane > 0 of a collapsed thread)."""
+        thread, lane = (self.thread, self.lane) if ids is None else (self.thread[ids], self.lane[ids])
+        mode = layout.thread_mode[thread]
+        row = layout.thread_row[thread] + np.where(mode == MODE_EXPANDED, lane, 0)
+        hidden = (mode == MODE_HIDDEN) | ((mode == MODE_THREAD_COLLAPSED) & (lane > 0))
         return np.where(hidden, -1, row)
+
+    def links_of(self, span_ids, limit: int) -> np.ndarray:
+        """Link indices (rows of ``trace.links``) with an end in ``span_ids``
+        (both directions), at most ``limit`` of each direction, without a pass
+        over every link: binary searches in the link ends sorted at load."""
+        ids = np.asarray(span_ids, np.int64).ravel()
+        found = []
+        for order, ends in ((self._by_source, self._sorted_source), (self._by_target, self._sorted_target)):
+            a, b = np.searchsorted(ends, ids), np.searchsorted(ends, ids, side="right")
+            hit = np.flatnonzero(b > a)
+            if not len(hit):
+                continue
+            a, b = a[hit], b[hit]
+            keep = np.searchsorted(np.cumsum(b - a), limit) + 1  # ranges until limit links
+            a, b = a[:keep], b[:keep]
+            found.append(order[np.concatenate([np.arange(x, y) for x, y in zip(a, b)])][:limit])
+        return np.unique(np.concatenate(found)) if found else np.zeros(0, np.int64)
+
+    def instants_in(self, window, limit: int) -> tuple:
+        """(ts_ns, thread or -1) of at most ``limit`` instants in ``[t0, t1)`` (binary searches)."""
+        a, b = np.searchsorted(self.instant_ts, window[0]), np.searchsorted(self.instant_ts, window[1])
+        b = min(b, a + limit)
+        return self.instant_ts[a:b], self.instant_thread[a:b]
 
     # ---------------------------------------------------------------- filters
     def name_matches(self, pattern) -> np.ndarray:

@@ -10,6 +10,7 @@ on the CPU from the trace's own columns.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 
@@ -25,7 +26,7 @@ from ..inspector import GraphInspector
 from ..lifecycle import WidgetLifecycle, guarded
 from .chrome import MINIMAP_BINS, details_html, queue_chrome, span_lines
 from .events import handle as handle_event
-from .frames import dimmed, status_line, write_frame
+from .frames import label_dimmed, status_line, write_frame
 from .graph import TraceGraph
 from .host import (GUTTER, MIN_WINDOW_NS, MODE_EXPANDED, MODE_HIDDEN, MODE_PROCESS_COLLAPSED, MODE_THREAD_COLLAPSED,
                    ROW_HEIGHT, TRACKS_TOP, Geometry, Layout, TraceHost, name_colour)
@@ -143,7 +144,10 @@ class TraceViewer(WidgetLifecycle, widgets.HBox):
         self._search_names = None
         self._focus = None  # (seeds, depth)
         self._focus_mode = "dim"
-        self._focus_mask = None
+        self._focus_mask = None  # the CPU focus set, computed only for explicit queries (span_rect, summary)
+        self._layout_cache = (None, None)
+        self._drawn_sample = None  # the readback sample the last frame's overlay used
+        self._trailing = None  # call_later handle of a poll for samples after the last frame
         self._selection = np.zeros(0, np.int64)
         self._callbacks = []
         self._hover, self._pointer, self._drag = None, None, None
@@ -218,27 +222,34 @@ class TraceViewer(WidgetLifecycle, widgets.HBox):
         return Geometry(width=float(w), height=float(h), window=self._window, first_row=self._first_row)
 
     def _layout(self):
-        """The frame's row layout of the expansion state (the GPU computes the same), with thread modes."""
-        if "layout" not in self._cache:
-            h, frame = self.host, self._graph.frame
-            tl = frame.layout(frame.initial_state(width=1).with_(process_expanded=h.process_expanded.copy(),
-                                                                 thread_expanded=h.thread_expanded.copy()))
-            pexp = h.process_expanded[h.thread_process] if h.thread_count else np.zeros(0, bool)
-            mode = np.where(~pexp, MODE_PROCESS_COLLAPSED,
-                            np.where(h.thread_lanes == 0, MODE_HIDDEN,
-                                     np.where(h.thread_expanded, MODE_EXPANDED, MODE_THREAD_COLLAPSED)))
-            self._cache["layout"] = Layout(tl.thread_row.astype(np.int64), tl.thread_height.astype(np.int64), mode,
-                                           tl.process_row.astype(np.int64), tl.process_height.astype(np.int64),
-                                           int(tl.total_rows), np.asarray(tl.thread_order))
-        return self._cache["layout"]
+        """The frame's row layout of the expansion state (the GPU computes the
+        same), with thread modes: O(threads), cached per expansion state."""
+        h = self.host
+        key = (h.process_expanded.tobytes(), h.thread_expanded.tobytes())
+        if self._layout_cache[0] == key:
+            return self._layout_cache[1]
+        frame = self._graph.frame
+        tl = frame.layout(frame.initial_state(width=1).with_(process_expanded=h.process_expanded.copy(),
+                                                             thread_expanded=h.thread_expanded.copy()))
+        pexp = h.process_expanded[h.thread_process] if h.thread_count else np.zeros(0, bool)
+        mode = np.where(~pexp, MODE_PROCESS_COLLAPSED,
+                        np.where(h.thread_lanes == 0, MODE_HIDDEN,
+                                 np.where(h.thread_expanded, MODE_EXPANDED, MODE_THREAD_COLLAPSED)))
+        layout = Layout(tl.thread_row.astype(np.int64), tl.thread_height.astype(np.int64), mode,
+                        tl.process_row.astype(np.int64), tl.process_height.astype(np.int64),
+                        int(tl.total_rows), np.asarray(tl.thread_order))
+        self._layout_cache = (key, layout)
+        return layout
 
     def _rows(self):
+        """Layout row of every span: O(spans), for explicit queries and tests only (never a frame)."""
         if "rows" not in self._cache:
             self._cache["rows"] = self.host.span_rows(self._layout())
         return self._cache["rows"]
 
     def _visible(self, geometry=None) -> np.ndarray:
-        """bool per span: drawn in the current view (the shader's tests, on the CPU)."""
+        """bool per span: drawn in the current view (the shader's tests, on the
+        CPU): O(spans), for :meth:`summary` and tests only (never a frame)."""
         geometry = geometry or self._geometry()
         key = ("visible", geometry.width, geometry.height)
         if key in self._cache:
@@ -252,8 +263,8 @@ class TraceViewer(WidgetLifecycle, widgets.HBox):
             keep &= self._categories[h.category_id]
         if self._search is not None and self._search[1] == "filter":
             keep &= self._search_names[h.name_id]
-        if self._focus_mask is not None and self._focus_mode == "hide":
-            keep &= self._focus_mask
+        if self._focus is not None and self._focus_mode == "hide":
+            keep &= self._focus_set()
         self._cache[key] = keep
         return keep
 
@@ -265,13 +276,29 @@ class TraceViewer(WidgetLifecycle, widgets.HBox):
         drawn. GraphValidationError for an ID that is not in the trace."""
         s = int(self.host.check_ids(span_id, "span_rect")[0])
         geometry = self._geometry()
-        if not self._visible(geometry)[s]:
+        if not self._shown(s, geometry):
             return None
         x0 = float(np.clip(geometry.x_of(self.host.start[s]), GUTTER, geometry.width - 1.0))
         x1 = float(np.clip(geometry.x_of(self.host.end[s]), GUTTER, geometry.width))
         x1 = max(x1, x0 + 1.0)  # at least one pixel column, as the shader draws it
-        y0 = float(geometry.y_of(self._rows()[s]))
+        y0 = float(geometry.y_of(self.host.span_rows(self._layout(), [s])[0]))
         return (x0, y0, x1, min(y0 + ROW_HEIGHT - 1, geometry.bottom))
+
+    def _shown(self, s: int, geometry) -> bool:
+        """Span ``s`` passes the frame's tests (``_visible`` for one span: O(1)
+        but for the focus set in "hide" mode)."""
+        h = self.host
+        row = int(h.span_rows(self._layout(), [s])[0])
+        w0, w1 = self._window
+        if not (h.start[s] < w1 and h.end[s] > w0 and row >= self._first_row and h.duration[s] >= self._min_duration):
+            return False
+        if self._layout().thread_mode[h.thread[s]] == MODE_PROCESS_COLLAPSED or geometry.y_of(row) >= geometry.bottom:
+            return False
+        if self._categories is not None and not self._categories[h.category_id[s]]:
+            return False
+        if self._search is not None and self._search[1] == "filter" and not self._search_names[h.name_id[s]]:
+            return False
+        return not (self._focus is not None and self._focus_mode == "hide" and not self._focus_set()[s])
 
     @guarded
     def pick(self, x, y):
@@ -344,9 +371,15 @@ class TraceViewer(WidgetLifecycle, widgets.HBox):
         if len(seeds) > self._graph.frame.max_seeds:
             raise GraphValidationError(f"{NAME} focus takes at most {self._graph.frame.max_seeds} seed spans "
                                        f"(got {len(seeds)})")
-        self._focus = (seeds, depth)
-        self._focus_mask = self.host.focus_set(seeds, depth)
+        self._focus = (seeds, depth)  # the GPU traverses the links each frame
+        self._focus_mask = None
         self._changed()
+
+    def _focus_set(self):
+        """bool per span in the focus (CPU, O(links x depth)): only for explicit queries."""
+        if self._focus_mask is None:
+            self._focus_mask = self.host.focus_set(*self._focus)
+        return self._focus_mask
 
     @guarded
     def clear_focus(self) -> None:
@@ -475,10 +508,13 @@ class TraceViewer(WidgetLifecycle, widgets.HBox):
 
     @property
     def search_count(self) -> int:
-        """Spans whose name matches the search in the current view (0 without a search)."""
+        """Spans whose name matches the search in the current view (0 without
+        a search): the GPU frame's count, read back (this call waits)."""
         if self._search is None:
             return 0
-        return int((self._visible() & self._search_names[self.host.name_id]).sum())
+        from ...trace.interaction import STATS
+        write_frame(self, self._size, 1.0)
+        return int(self._graph.read_stats()[STATS["search_matches"]])
 
     # ---------------------------------------------------------- summary
     @guarded
@@ -513,9 +549,13 @@ class TraceViewer(WidgetLifecycle, widgets.HBox):
         ratio = 1.0 if self._offscreen else self._pixel_ratio()
         logical = (width / ratio, height / ratio)
         t0 = time.perf_counter()
+        graph = self._graph
+        if graph.sampler.poll():  # samples of earlier (submitted) frames, never waiting
+            self._apply_sample()
         write_frame(self, logical, ratio)
         self.inspector.poll()
-        cpu = self._graph.encode(encoder)
+        cpu = graph.encode(encoder)
+        graph.sample(encoder, self._sample_key(logical))
         self.inspector.sample_counts(encoder)
         self.inspector.record_encode(cpu)
         if self._overlay is None or self._overlay.pixel_ratio != ratio:
@@ -523,16 +563,61 @@ class TraceViewer(WidgetLifecycle, widgets.HBox):
                 self._overlay.destroy()
             self._overlay = PlotOverlay(self.device, pixel_ratio=ratio, label="trace-viewer-overlay")
         geometry = self._geometry(logical)
+        sample = self._drawn_sample = graph.sampler.latest
         hover_lines = span_lines(self.host, self._hover) if self._hover is not None else None
-        queue_chrome(self._overlay, host=self.host, layout=self._layout(), rows=self._rows(),
-                     visible=self._visible(geometry), geometry=geometry, minimap=self._minimap,
-                     text_dark=self._text_dark, hover_lines=hover_lines, pointer=self._pointer,
-                     status=status_line(self, geometry), dimmed=dimmed(self))
+        queue_chrome(self._overlay, host=self.host, layout=self._layout(), labels=self._labels(sample),
+                     geometry=geometry, minimap=self._minimap, text_dark=self._text_dark, hover_lines=hover_lines,
+                     pointer=self._pointer, status=status_line(self, geometry, None if sample is None else sample.stats))
         if self._band is not None:
             queue_band(self._overlay, self._band)
         self._overlay.upload(self.device.queue, target_size=(width, height))
         self._presenter.present(encoder, target_view, (width, height), self._overlay)
+        self._poll_later()
         self._encode_seconds = time.perf_counter() - t0
+
+    def _sample_key(self, logical) -> tuple:
+        return (self._version, tuple(logical), self._graph.render_size, self._pointer)
+
+    def _labels(self, sample):
+        """(span IDs, dimmed) of the labels of the latest sample (empty before the first)."""
+        if sample is None:
+            return np.zeros(0, np.int64), np.zeros(0, bool)
+        ids = sample.label_ids[sample.label_ids < self.host.n]
+        return ids, label_dimmed(self, ids, sample.label_flags[:len(ids)])
+
+    def _apply_sample(self) -> None:
+        """Take the hover from the latest sample when it was drawn for the current pointer."""
+        sample = self._graph.sampler.latest
+        if sample.key[3] == self._pointer and sample.key[3] is not None:
+            hover = sample.hover if sample.hover is not None and sample.hover < self.host.n else None
+            if hover != self._hover:
+                self._hover = hover
+
+    def _poll_later(self) -> None:
+        """While samples are in flight, poll them from the event loop and
+        redraw once one changes the overlay (the last frame of an interaction
+        then still gets its labels and hover). No loop (scripts): nothing."""
+        if self._trailing is not None or not self._graph.sampler.pending:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._trailing = loop.call_later(0.008, self._trailing_poll, 0)
+
+    def _trailing_poll(self, tries) -> None:
+        self._trailing = None
+        if self._graph is None or self.device_lost is not None:
+            return
+        if self._graph.sampler.poll():
+            self._apply_sample()
+            if self._graph.sampler.latest is not self._drawn_sample:
+                self.canvas.request_draw()
+        elif self._graph.sampler.pending and tries < 250:
+            try:
+                self._trailing = asyncio.get_running_loop().call_later(0.008, self._trailing_poll, tries + 1)
+            except RuntimeError:
+                pass
 
     def _pixel_ratio(self) -> float:
         try:
@@ -551,7 +636,11 @@ class TraceViewer(WidgetLifecycle, widgets.HBox):
             if isinstance(width, int) and isinstance(height, int) and not isinstance(width, bool):
                 self._size = (width, height)
             self._cache.clear()
-            return draw_offscreen(self, width=width, height=height, device=self.device)
+            image = draw_offscreen(self, width=width, height=height, device=self.device)
+            if self._graph.sampler.poll(wait=True):  # an explicit image: its labels, hover and counts now
+                self._apply_sample()
+                image = draw_offscreen(self, width=width, height=height, device=self.device)
+            return image
         finally:
             self._offscreen = False
             self._size = kept

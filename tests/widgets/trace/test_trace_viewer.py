@@ -150,6 +150,7 @@ def test_events_drag_wheel_keys_and_clicks(viewer):
     # hover shows the span under the pointer (tooltip lines)
     viewer.reset_view()
     ev({"event_type": "pointer_move", "x": cx, "y": cy, "buttons": ()})
+    draw(viewer)  # the frame's picking pass at the pointer, read back through the ring
     assert viewer._hover == s
     # ... and draws its tooltip (name, category, start, duration, thread) beside the pointer
     def dark_share(image):  # the tooltip box is near black (92 % opaque) over the spans
@@ -366,7 +367,7 @@ def test_links_to_a_collapsed_process_land_on_its_summary_row(viewer):
     viewer.select([src])
     viewer.collapse(process=int(h.process[dst]))
     summary_row = viewer._layout().process_row[h.process[dst]]
-    seg = link_segments(h, viewer._rows(), viewer._geometry(), viewer._selection)
+    seg = link_segments(h, viewer._layout(), viewer._geometry(), viewer._selection)
     ends = {(round(float(x1), 3), round(float(y1), 3)) for x0, y0, x1, y1, *_ in seg[:1]}
     (_, y_end), = ends
     assert y_end == pytest.approx(TRACKS_TOP + (summary_row - viewer.first_row + 0.5) * ROW_HEIGHT)

@@ -1,0 +1,167 @@
+"""What a TraceViewer frame tells the CPU without a pass over every span:
+the labels to draw, the span under the pointer and the frame's counts.
+
+:func:`add_label_node` adds a compute node (``shaders/labels.wgsl``) that
+picks the spans wide enough for a label out of the frame's compacted
+visible set (``visible_rows``, ``SPANS`` instance count) into a small
+buffer of at most :data:`MAX_LABELS` span IDs. :class:`ViewSampler` copies
+that buffer, the picking pass's output word (the pointer's span) and the
+frame's stats words into a slot of a :class:`~gpuviz.graph.readback_ring.GPUReadbackRing`
+after the graph, and reads slots back when their maps have resolved: the
+frame path never waits, so a sample describes a frame or two ago (labels
+are placed from the current window on the CPU; only which spans get one
+lags). :meth:`ViewSampler.poll` with ``wait=True`` is for explicit reads
+(offscreen images, tests).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...graph import ComputeKernel
+from ...graph.readback_ring import GPUReadbackRing
+from ...graph.shaders import wgsl
+from ...render.picking import NO_ID
+
+__all__ = ["MAX_LABELS", "LABEL_FOCUSED", "Sample", "ViewSampler", "add_label_node", "label_bytes"]
+
+MAX_LABELS = 4096
+LABEL_FOCUSED = 1  # flag: the span is in the focus mask (labels.wgsl FLAG_FOCUSED)
+_GROUPS = 64  # workgroups of 256 striding over the visible count (labels.wgsl GRID)
+_STATS_BYTES, _PICK_BYTES = 64, 16
+
+
+def label_bytes() -> int:
+    """Bytes of the label buffer: a count, 3 pad words, (span ID, flags) pairs."""
+    return 16 + 8 * MAX_LABELS
+
+
+def add_label_node(graph, *, id, view, records, frame_views, labels, spans_count_word) -> str:
+    """Add the label node: ``view`` (our View uniform handle), ``records``
+    (the scene's records view), ``frame_views`` (GPUTraceFrame.views),
+    ``labels`` (an imported handle of :func:`label_bytes` bytes)."""
+    fv = frame_views
+    commands = fv["draw_commands"]
+    reads = [fv["thread_rows"], fv["visible_rows"], commands, fv["focus_mask"]]
+
+    def compile_labels(ctx):
+        code = wgsl("widgets/trace/shaders/labels.wgsl")
+        constants = {"MAX_LABELS": MAX_LABELS, "SPANS_COUNT_WORD": spans_count_word, "GRID": _GROUPS * 256}
+        clear = ComputeKernel(ctx.device, code=code, entry_point="clear", constants=constants,
+                              label=f"{ctx.node_id}-clear")
+        main = ComputeKernel(ctx.device, code=code, entry_point="main", constants=constants, label=ctx.node_id)
+        bindings = {0: view, 1: records, 2: fv["thread_rows"], 3: fv["visible_rows"], 4: commands,
+                    5: fv["focus_mask"], 6: labels}
+
+        def encode(compute_pass, frame):
+            clear.dispatch(compute_pass, frame, bindings={6: labels}, workgroups=1)
+            main.dispatch(compute_pass, frame, bindings=bindings, workgroups=_GROUPS)
+        return encode
+
+    return graph.add_compute_node(id=id, compile=compile_labels, resources=[
+        (view, "uniform"), (records, "storage-read"), *[(r, "storage-read") for r in reads],
+        (labels, "storage-read-write")])
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One frame's readback: ``key`` (the view it was drawn for), ``stats``
+    (uint32 words of GPUTraceFrame.stats), ``hover`` (span ID under the
+    pointer or None), ``label_ids`` / ``label_flags`` (at most MAX_LABELS),
+    ``candidates`` (labels wanted, also those past the cap)."""
+
+    key: tuple
+    stats: np.ndarray
+    hover: int | None
+    label_ids: np.ndarray
+    label_flags: np.ndarray
+    candidates: int
+
+
+class ViewSampler:
+    """Copies a frame's stats, pick output and labels into a readback ring
+    and reads them back later.
+
+    Parameters
+    ----------
+    device : wgpu.GPUDevice
+    stats, pick_output, labels : wgpu.GPUBuffer
+        Sources (64, 16 and :func:`label_bytes` bytes; COPY_SRC).
+
+    Notes
+    -----
+    :meth:`record` never waits; :meth:`poll` starts the maps of slots
+    recorded before the last submission and reads those already mapped
+    (``wait=True``: every one, waiting). It does NOT know whether an
+    encoder was submitted: call :meth:`poll` only after the frames it
+    recorded into were submitted (the next frame, or right after a submit).
+    """
+
+    def __init__(self, device, *, stats, pick_output, labels):
+        self.device = device
+        self.sources = ((stats, _STATS_BYTES), (pick_output, _PICK_BYTES), (labels, label_bytes()))
+        self.ring = GPUReadbackRing(device, byte_length=sum(n for _, n in self.sources), slot_count=4,
+                                    label="trace-viewer-samples")
+        self._pending = deque()  # (slot, key), oldest first
+        self.sampled_key = None  # the key of the newest recorded sample
+        self.latest = None
+
+    def record(self, encoder, key) -> bool:
+        """Copy this frame's words into a free slot (once per ``key``); False when none is free."""
+        if key == self.sampled_key:
+            return False
+        slot = self.ring.try_acquire()
+        if slot is None:
+            return False
+        offset = 0
+        for buffer, n in self.sources:
+            slot.copy(encoder, buffer, source_offset=0, byte_length=n, destination_offset=offset)
+            offset += n
+        self._pending.append((slot, key))
+        self.sampled_key = key
+        return True
+
+    @property
+    def pending(self) -> int:
+        return len(self._pending)
+
+    def poll(self, *, wait: bool = False) -> bool:
+        """Read the slots whose maps resolved (all, with ``wait``); True when
+        :attr:`latest` changed. Slots are read in recording order."""
+        changed = False
+        while self._pending:
+            slot, key = self._pending[0]
+            if slot.state == "acquired":
+                slot.map_async()
+            data = slot.read(wait=wait)
+            if data is None:
+                break
+            self._pending.popleft()
+            self.latest = self._parse(key, data)
+            changed = True
+        return changed
+
+    def forget(self) -> None:
+        """The next :meth:`record` samples again (after a state the key does not cover)."""
+        self.sampled_key = None
+
+    @staticmethod
+    def _parse(key, data) -> Sample:
+        words = np.frombuffer(bytes(data), np.uint32)
+        stats = words[:_STATS_BYTES // 4].copy()
+        pick = int(words[_STATS_BYTES // 4])
+        labels = words[(_STATS_BYTES + _PICK_BYTES) // 4:]
+        candidates = int(labels[0])
+        pairs = labels[4:4 + 2 * min(candidates, MAX_LABELS)].reshape(-1, 2)
+        return Sample(key=key, stats=stats, hover=None if pick == NO_ID else pick,
+                      label_ids=pairs[:, 0].astype(np.int64), label_flags=pairs[:, 1].copy(),
+                      candidates=candidates)
+
+    def destroy(self) -> None:
+        self._pending.clear()
+        self.ring.destroy()
+
+
