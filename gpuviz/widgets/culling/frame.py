@@ -74,7 +74,7 @@ class CullingFrame:
         See :class:`CullingGraph`.
     extent : SceneExtent
     own_spheres : bool
-    overview_points : bool, optional
+    overview_points, splat_radius : optional
         See :class:`CullingGraph`.
 
     Notes
@@ -86,10 +86,11 @@ class CullingFrame:
     later frame), never waited for.
     """
 
-    def __init__(self, device, spheres, *, extent, own_spheres: bool, overview_points=None):
+    def __init__(self, device, spheres, *, extent, own_spheres: bool, overview_points=None, splat_radius=None):
         self.device = device
         self.extent = extent
-        self.graph = CullingGraph(device, spheres, own_spheres=own_spheres, overview_points=overview_points)
+        self.graph = CullingGraph(device, spheres, own_spheres=own_spheres, overview_points=overview_points,
+                                  splat_radius=splat_radius)
         self.n = self.graph.n
         self.camera = default_camera(extent)
         self.culling = True
@@ -146,7 +147,8 @@ class CullingFrame:
         far = self.far
         vp = self.camera.view_projection(self.aspect, far)
         self.graph.write_planes(frustum_planes(vp) if self.culling else PASS_ALL_PLANES)
-        rect = view_rects(*self.render_size)["overview"]
+        rects = view_rects(*self.render_size)
+        rect = rects["overview"]
         if self._overview is None or self._overview[0] != rect:
             self._overview = (rect, overview_fit(self.extent, rect))
         self.overview_bounds, overview, per_world = self._overview[1]
@@ -155,7 +157,8 @@ class CullingFrame:
         least = min(_MIN_HALF_PIXELS, max(0.5, 0.45 / max(density, 1e-9) ** 0.5))
         small = (2 * least / rect[2], 2 * least / rect[3])
         self.graph.write_camera(view_projection=vp, overview=overview, eye=self.camera.eye, far=far,
-                                overview_size=(*per_world, *small), overview_rect=rect, corners=frustum_corners(vp))
+                                overview_size=(*per_world, *small), overview_rect=rect,
+                                perspective_rect=rects["perspective"], corners=frustum_corners(vp))
         self._dirty = False
 
     # --------------------------------------------------------------- frames

@@ -6,6 +6,11 @@ Nodes, in the order the graph keeps them::
     cull-*         GPUVisibilityWorkflow (its nodes, prefixed "cull-"): spheres against the six planes ->
                    compacted IDs (ascending rows) + the instanceCount word of
                    an indexed indirect record (no CPU in between)
+    perspective-splat compute node, dense scenes only (splat_radius > 0):
+                   visible instances smaller than splat_radius pixels
+                   written as depth + ID words per perspective pixel, the
+                   others appended to a second indirect record's list
+                   (perspective_splat.wgsl)
     overview-splat compute node, dense scenes only (overview_points): every
                    row, then the compacted IDs, written as one word per
                    overview pixel (overview_splat.wgsl; no rasteriser work
@@ -13,7 +18,8 @@ Nodes, in the order the graph keeps them::
     perspective    render node: replays a render bundle recorded once at
                    compile time: one indexed indirect draw of a cube mesh
                    (its three eye-facing faces), depth tested, in the left
-                   viewport
+                   viewport (dense scenes: the splatted words resolved by one
+                   depth-writing triangle, then only the large instances)
     overview       render node: replays the top-down overview's bundle in the
                    right viewport: every row muted, the same IDs and record
                    bright (dense scenes: the splatted words resolved by one
@@ -57,7 +63,9 @@ COLORS = {
     "building_a": (0.52, 0.60, 0.72), "building_b": (0.82, 0.80, 0.74), "hover": (1.0, 0.52, 0.12),
     "culled": (0.27, 0.29, 0.36), "visible": (0.30, 0.86, 1.0), "frustum": (1.0, 0.82, 0.25),
 }
-CAMERA_BYTES = 304  # shaders/camera.wgsl: Camera
+CAMERA_BYTES = 320  # shaders/camera.wgsl: Camera
+#: Bounding-sphere radius (pixels) below which dense scenes splat a perspective instance (see splat_radius).
+SPLAT_RADIUS = 2.0
 _INDEX_COUNT = 18
 _GROUP = 256  # overview_splat.wgsl's workgroup size
 
@@ -75,7 +83,7 @@ def _layout(device):
         visibility = wgpu.ShaderStage.VERTEX | wgpu.ShaderStage.FRAGMENT
         entries = [{"binding": 0, "visibility": visibility, "buffer": {"type": "uniform"}}]
         entries += [{"binding": b, "visibility": visibility, "buffer": {"type": "read-only-storage"}}
-                    for b in (1, 2, 3, 4)]
+                    for b in range(1, 8)]
         group = device.create_bind_group_layout(label="frustum-culling", entries=entries)
         cache["group"] = group
         cache["layout"] = device.create_pipeline_layout(label="frustum-culling", bind_group_layouts=[group])
@@ -99,6 +107,10 @@ def _pipelines(device) -> dict:
             ("overview-background", "vs_background", "fs_overview_background", [], "triangle-list",
              ("always", False), 0xF, "none"),
             ("instances", "vs_instance", "fs_instance", mesh, "triangle-list", ("less", True), 0xF, "none"),
+            ("instances-large", "vs_instance_large", "fs_instance", mesh, "triangle-list", ("less", True), 0xF,
+             "none"),
+            ("perspective-resolve", "vs_background", "fs_perspective_resolve", [], "triangle-list", ("always", True),
+             0xF, "none"),
             ("overview-all", "vs_overview_all", "fs_main", mesh, "triangle-list", ("always", False), 0xF, "none"),
             ("overview-visible", "vs_overview_visible", "fs_main", mesh, "triangle-list", ("always", False), 0xF,
              "none"),
@@ -113,6 +125,38 @@ def _pipelines(device) -> dict:
             fragment={"module": module, "entry_point": fragment,
                       "targets": [{"format": TEXTURE_FORMAT}, dict(ids, write_mask=id_mask)]})
     return cache
+
+
+def _splat_steps(device, code, constants, buffers, entries) -> list:
+    """``(pipeline, bind group, threads)`` per ``(entry point, bindings, threads)``; threads is a row
+    count or the name of the viewport whose pixels it covers."""
+    steps = []
+    for entry, bindings, threads in entries:
+        pipeline = compute_pipeline(device, code, entry_point=entry, constants=constants,
+                                    label=f"frustum-culling-splat-{entry}")
+        group = device.create_bind_group(layout=pipeline.get_bind_group_layout(0), entries=[
+            {"binding": b, "resource": {"buffer": buffers[b][0], "offset": buffers[b][1], "size": buffers[b][2]}}
+            for b in bindings])
+        steps.append((pipeline, group, threads))
+    return steps
+
+
+def _splat_encode(graph, steps):
+    """The encode function of a splat node: each step one dispatch (a 2-D grid past the per-dimension limit)."""
+    limit = int(graph.device.limits["max-compute-workgroups-per-dimension"])
+
+    def encode(compute_pass, frame):
+        rects = view_rects(*graph.render_size)
+        for pipeline, group, threads in steps:
+            if isinstance(threads, str):
+                threads = rects[threads][2] * rects[threads][3]
+            groups = -(-threads // _GROUP)
+            if groups:
+                compute_pass.set_pipeline(pipeline)
+                compute_pass.set_bind_group(0, group)
+                compute_pass.dispatch_workgroups(*((groups, 1, 1) if groups <= limit else
+                                                   (limit, -(-groups // limit), 1)))
+    return encode
 
 
 class CullingGraph:
@@ -134,6 +178,12 @@ class CullingGraph:
         :data:`DENSE_INSTANCES` rows on, where squares would be a pixel or
         less anyway and the rasteriser's per-primitive cost is what a frame
         pays for.
+    splat_radius : float, optional
+        Perspective instances whose bounding sphere projects to less than
+        this many pixels are written by a compute pass (a square of depth +
+        ID words per pixel, flat shaded) instead of rasterised; 0 disables.
+        Default: :data:`SPLAT_RADIUS` from :data:`DENSE_INSTANCES` rows on,
+        else 0.
 
     Attributes
     ----------
@@ -155,11 +205,14 @@ class CullingGraph:
     records into the caller's encoder.
     """
 
-    def __init__(self, device, spheres: GPUData, *, own_spheres: bool, overview_points: bool | None = None):
+    def __init__(self, device, spheres: GPUData, *, own_spheres: bool, overview_points: bool | None = None,
+                 splat_radius: float | None = None):
         self.device = device
         self.spheres = spheres
         self.n = spheres.length
-        self.overview_points = self.n >= DENSE_INSTANCES if overview_points is None else bool(overview_points)
+        dense = self.n >= DENSE_INSTANCES
+        self.overview_points = dense if overview_points is None else bool(overview_points)
+        self.splat_radius = (SPLAT_RADIUS if dense else 0.0) if splat_radius is None else max(float(splat_radius), 0.0)
         self._own_spheres = own_spheres
         self.render_size = (960, 480)
         self._owned = []
@@ -186,9 +239,11 @@ class CullingGraph:
         self.ids = GPUData.allocate(device, format="uint32", length=self.n, label="frustum-culling-ids",
                                     usage=BU.STORAGE | BU.COPY_SRC)
         self._owned.append(self.ids)
-        self.draws = DrawCommandBuffer(device, type="draw-indexed", capacity=1, label="frustum-culling-draws")
+        # record 0: every visible instance (the workflow's count); record 1: those the perspective rasterises
+        self.draws = DrawCommandBuffer(device, type="draw-indexed", capacity=2, label="frustum-culling-draws")
         self._owned.append(self.draws)
         self.draws.write(0, index_count=_INDEX_COUNT, instance_count=0)
+        self.draws.write(1, index_count=_INDEX_COUNT, instance_count=0)
         self.planes = self._buffer("planes", 96, BU.STORAGE | BU.COPY_DST)
         self.camera = self._buffer("camera", CAMERA_BYTES, BU.UNIFORM | BU.COPY_DST)
         self.hover_position = self._buffer("hover-position", 16, BU.STORAGE | BU.COPY_DST,
@@ -203,6 +258,12 @@ class CullingGraph:
         # dense overview: one word per pixel of the largest overview viewport (zeroed each frame before use)
         words = self.frame_size[0] * self.frame_size[1] if self.overview_points else 4
         self.words = self._buffer("overview-words", 4 * words, BU.STORAGE)
+        # splatted perspective: depth and ID words per pixel of the largest perspective viewport, the large IDs
+        pixels = self.frame_size[0] * self.frame_size[1] if self.splat_radius else 4
+        self.depths = self._buffer("perspective-depths", 4 * pixels, BU.STORAGE)
+        self.hits = self._buffer("perspective-hits", 4 * pixels, BU.STORAGE)
+        self.large = self._buffer("perspective-large", 4 * (self.n if self.splat_radius else 4),
+                                  BU.STORAGE | BU.COPY_SRC)
         size = (*self.frame_size, 1)
         self.color = device.create_texture(label="frustum-culling-frame", size=size, format=TEXTURE_FORMAT,
                                            usage=TU.RENDER_ATTACHMENT | TU.TEXTURE_BINDING | TU.COPY_SRC)
@@ -238,6 +299,15 @@ class CullingGraph:
                                      texture=self.depth)
         words = graph.import_buffer(id="overview-words", byte_length=self.words.size, usage=self.words.usage,
                                     buffer=self.words)
+        splat = {}
+        for name in ("depths", "hits", "large"):
+            buffer = getattr(self, name)
+            splat[name] = graph.import_buffer(id=f"perspective-{name}", byte_length=buffer.size, usage=buffer.usage,
+                                              buffer=buffer)
+        if self.splat_radius:
+            graph.add_compute_node(id="perspective-splat", compile=self._compile_perspective_splat, resources=[
+                (camera, "uniform"), (spheres, "storage-read"), (ids, "storage-read"),
+                (count.handle, "storage-read-write"), *((h, "storage-read-write") for h in splat.values())])
         if self.overview_points:
             graph.add_compute_node(id="overview-splat", compile=self._compile_splat, resources=[
                 (camera, "uniform"), (spheres, "storage-read"), (ids, "storage-read"), (count, "storage-read"),
@@ -251,7 +321,8 @@ class CullingGraph:
                      (count.handle, "indirect"), (vertices, "vertex"), (indices, "index")]
         # one render node per view: each its own pass, so per-node timings tell the views apart
         for view in ("perspective", "overview"):
-            uses = resources + ([(words, "storage-read")] if view == "overview" else [])
+            uses = resources + ([(words, "storage-read")] if view == "overview" else
+                                [(h, "storage-read") for h in splat.values()])
             graph.add_render_node(id=view, resources=uses, compile=lambda ctx, view=view: self._compile_view(ctx, view),
                                   color_attachments=attachments, depth_stencil_attachment=depth_attachment)
         self.picking.add_pixel_pass(graph, id="hover", position=position, output=hover)
@@ -267,7 +338,9 @@ class CullingGraph:
                                             "size": self.spheres.byte_length or self.spheres.buffer.size}},
                 {"binding": 2, "resource": {"buffer": self.ids.buffer, "offset": 0, "size": self.ids.buffer.size}},
                 {"binding": 3, "resource": {"buffer": self.hover, "offset": 0, "size": 16}},
-                {"binding": 4, "resource": {"buffer": self.words, "offset": 0, "size": self.words.size}}])
+                {"binding": 4, "resource": {"buffer": self.words, "offset": 0, "size": self.words.size}},
+                *({"binding": b, "resource": {"buffer": buffer, "offset": 0, "size": buffer.size}}
+                  for b, buffer in ((5, self.depths), (6, self.hits), (7, self.large)))])
         return self._draw_group
 
     def _compile_view(self, ctx, view):
@@ -279,7 +352,10 @@ class CullingGraph:
         def indirect(encoder):
             self.draws.draw(encoder, 0)  # instanceCount = what the workflow wrote this frame
 
-        if view == "perspective":
+        if view == "perspective" and self.splat_radius:
+            steps, index_offset = [("perspective-resolve", lambda e: e.draw(3)),
+                                   ("instances-large", lambda e: self.draws.draw(e, 1))], 0
+        elif view == "perspective":
             steps, index_offset = [("background", lambda e: e.draw(3)), ("instances", indirect)], 0
         elif self.overview_points:
             steps, index_offset = [("overview-resolve", lambda e: e.draw(3)), ("frustum", lambda e: e.draw(24))], half
@@ -305,6 +381,23 @@ class CullingGraph:
             render_pass.execute_bundles(recorded)
         return encode
 
+    def _compile_perspective_splat(self, ctx):
+        """The splatted perspective's three dispatches (clear, depths + large list, IDs)."""
+        device, n = ctx.device, self.n
+        code = wgsl("widgets/culling/shaders/perspective_splat.wgsl")
+        constants = {"COUNT_WORD": self.draws.instance_count_byte_offset(0) // 4,
+                     "LARGE_WORD": self.draws.instance_count_byte_offset(1) // 4, "ROWS": n,
+                     "SPLAT_RADIUS": float(self.splat_radius)}
+        buffers = {0: (self.camera, 0, CAMERA_BYTES), 2: (self.ids.buffer, 0, self.ids.buffer.size),
+                   1: (self.spheres.buffer, self.spheres.byte_offset,
+                       self.spheres.byte_length or self.spheres.buffer.size),
+                   3: (self.draws.buffer, 0, self.draws.buffer.size), 4: (self.depths, 0, self.depths.size),
+                   5: (self.hits, 0, self.hits.size), 6: (self.large, 0, self.large.size)}
+        steps = _splat_steps(device, code, constants, buffers, (("clear", (0, 3, 4, 5), "perspective"),
+                                                                ("depth", (0, 1, 2, 3, 4, 6), n),
+                                                                ("hit", (0, 1, 2, 3, 4, 5), n)))
+        return _splat_encode(self, steps)
+
     def _compile_splat(self, ctx):
         """The dense overview's three dispatches (clear, every row, the visible IDs)."""
         device, n = ctx.device, self.n
@@ -314,36 +407,17 @@ class CullingGraph:
                    1: (self.spheres.buffer, self.spheres.byte_offset,
                        self.spheres.byte_length or self.spheres.buffer.size),
                    3: (self.draws.buffer, 0, self.draws.buffer.size), 4: (self.words, 0, self.words.size)}
-        limit = int(device.limits["max-compute-workgroups-per-dimension"])
-        steps = []
-        for entry, bindings in (("clear", (0, 4)), ("all", (0, 1, 4)), ("visible", (0, 1, 2, 3, 4))):
-            pipeline = compute_pipeline(device, code, entry_point=entry, constants=constants,
-                                        label=f"frustum-culling-splat-{entry}")
-            group = device.create_bind_group(layout=pipeline.get_bind_group_layout(0), entries=[
-                {"binding": b, "resource": {"buffer": buffers[b][0], "offset": buffers[b][1],
-                                            "size": buffers[b][2]}} for b in bindings])
-            steps.append((entry, pipeline, group))
-
-        def grid(threads):
-            groups = -(-threads // _GROUP)
-            return (groups, 1, 1) if groups <= limit else (limit, -(-groups // limit), 1)
-
-        def encode(compute_pass, frame):
-            _, _, w, h = view_rects(*self.render_size)["overview"]
-            for entry, pipeline, group in steps:
-                threads = w * h if entry == "clear" else n
-                if threads:
-                    compute_pass.set_pipeline(pipeline)
-                    compute_pass.set_bind_group(0, group)
-                    compute_pass.dispatch_workgroups(*grid(threads))
-        return encode
+        steps = _splat_steps(device, code, constants, buffers, (("clear", (0, 4), "overview"), ("all", (0, 1, 4), n),
+                                                                ("visible", (0, 1, 2, 3, 4), n)))
+        return _splat_encode(self, steps)
 
     # ------------------------------------------------------------ parameters
     def write_planes(self, planes: np.ndarray) -> None:
         """The six float32 planes the workflow tests at the next encoding."""
         self.device.queue.write_buffer(self.planes, 0, np.ascontiguousarray(planes, np.float32).tobytes())
 
-    def write_camera(self, *, view_projection, overview, eye, far, overview_size, overview_rect, corners) -> None:
+    def write_camera(self, *, view_projection, overview, eye, far, overview_size, overview_rect, perspective_rect,
+                     corners) -> None:
         """The ``Camera`` uniform of shaders/camera.wgsl (matrices column-major)."""
         data = np.zeros(CAMERA_BYTES // 4, np.float32)
         data[0:16] = np.asarray(view_projection, np.float32).T.ravel()
@@ -351,9 +425,10 @@ class CullingGraph:
         data[32:36] = (*eye, far)
         data[36:40] = overview_size
         data[40:44] = overview_rect
+        data[44:48] = perspective_rect
         corners4 = np.ones((8, 4), np.float32)
         corners4[:, :3] = corners
-        data[44:76] = corners4.ravel()
+        data[48:80] = corners4.ravel()
         self.device.queue.write_buffer(self.camera, 0, data.tobytes())
 
     def write_hover(self, pixel) -> None:

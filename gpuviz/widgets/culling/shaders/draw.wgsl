@@ -24,6 +24,12 @@ struct FragmentOut {
     @location(1) id: u32,
 }
 
+struct DepthFragmentOut {
+    @location(0) color: vec4<f32>,
+    @location(1) id: u32,
+    @builtin(frag_depth) depth: f32,
+}
+
 const NO_ID: u32 = 0xffffffffu;
 const CUBE_HALF: f32 = {{ cube_half }};
 const BACKGROUND: vec3<f32> = vec3<f32>({{ background | join(", ") }});
@@ -41,6 +47,9 @@ const LIGHT: vec3<f32> = vec3<f32>(0.40, 0.82, 0.41);
 @group(0) @binding(2) var<storage, read> ids: array<u32>;
 @group(0) @binding(3) var<storage, read> hover: array<u32>;
 @group(0) @binding(4) var<storage, read> words: array<u32>;  // overview_splat.wgsl's pixels (dense overview)
+@group(0) @binding(5) var<storage, read> depths: array<u32>;  // perspective_splat.wgsl's pixels: depth bits
+@group(0) @binding(6) var<storage, read> hits: array<u32>;    // ... and id + 1 (0: none)
+@group(0) @binding(7) var<storage, read> large: array<u32>;   // ... and the instances left to the rasteriser
 
 var<private> EDGES: array<u32, 24> = array<u32, 24>(0u, 1u, 1u, 2u, 2u, 3u, 3u, 0u, 4u, 5u, 5u, 6u, 6u, 7u, 7u, 4u,
                                                      0u, 4u, 1u, 5u, 2u, 6u, 3u, 7u);
@@ -85,21 +94,60 @@ fn fs_overview_background(in: VertexOut) -> FragmentOut {
 }
 
 // -------------------------------------------------------- perspective view
+fn building_color(id: u32) -> vec3<f32> {
+    let h = hash(id);
+    var base = mix(BUILDING_A, BUILDING_B, f32(h & 255u) / 255.0) * (0.85 + 0.15 * f32((h >> 8u) & 255u) / 255.0);
+    if (id == hover[0]) {
+        base = HOVER;
+    }
+    return base;
+}
+
+fn fogged(color: vec3<f32>, world: vec3<f32>) -> vec3<f32> {
+    let fog = clamp(distance(world, camera.eye.xyz) / max(camera.eye.w, 1e-6), 0.0, 1.0);
+    return mix(color, BACKGROUND, 0.6 * fog * fog * fog);
+}
+
 @vertex
 fn vs_instance(@location(0) corner: vec3<f32>, @builtin(instance_index) k: u32) -> VertexOut {
-    let id = ids[k];
+    return instance_vertex(corner, ids[k]);
+}
+
+// dense scenes: the instances perspective_splat.wgsl left to the rasteriser (its second record)
+@vertex
+fn vs_instance_large(@location(0) corner: vec3<f32>, @builtin(instance_index) k: u32) -> VertexOut {
+    return instance_vertex(corner, large[k]);
+}
+
+// dense scenes: the splatted pixels (or the background) with their depth, before the large instances
+@fragment
+fn fs_perspective_resolve(in: VertexOut) -> DepthFragmentOut {
+    let rect = camera.perspective_rect;
+    let local = vec2<u32>(max(floor(in.position.xy) - rect.xy, vec2<f32>(0.0)));
+    var hit = 0u;
+    var index = 0u;
+    if (f32(local.x) < rect.z && f32(local.y) < rect.w) {
+        index = local.y * u32(rect.z) + local.x;
+        hit = hits[index];
+    }
+    if (hit == 0u) {
+        return DepthFragmentOut(vec4<f32>(BACKGROUND, 1.0), NO_ID, 1.0);
+    }
+    let id = hit - 1u;
+    // a pixel or two: no face to shade, the lit sides' average
+    let lit = building_color(id) * 0.78;
+    let color = fogged(lit, spheres[id].xyz);
+    return DepthFragmentOut(vec4<f32>(color, 1.0), id, bitcast<f32>(depths[index]));
+}
+
+fn instance_vertex(corner: vec3<f32>, id: u32) -> VertexOut {
     let s = spheres[id];
     // the mesh holds the +x/+y/+z faces: mirror each axis towards the eye (the faces it can see)
     let towards = select(vec3<f32>(-1.0), vec3<f32>(1.0), camera.eye.xyz >= s.xyz);
     let world = s.xyz + corner * towards * (s.w * CUBE_HALF);
     var out: VertexOut;
     out.position = camera.view_proj * vec4<f32>(world, 1.0);
-    let h = hash(id);
-    var base = mix(BUILDING_A, BUILDING_B, f32(h & 255u) / 255.0) * (0.85 + 0.15 * f32((h >> 8u) & 255u) / 255.0);
-    if (id == hover[0]) {
-        base = HOVER;
-    }
-    out.color = vec4<f32>(base, 1.0);
+    out.color = vec4<f32>(building_color(id), 1.0);
     out.id = id;
     out.world = world;
     return out;
@@ -112,8 +160,7 @@ fn fs_instance(in: VertexOut) -> FragmentOut {
     var normal = normalize(cross(dpdx(in.world), dpdy(in.world)));
     normal = select(normal, -normal, dot(normal, to_eye) < 0.0);
     let lit = in.color.rgb * (0.30 + 0.45 * max(dot(normal, LIGHT), 0.0) + 0.35 * max(dot(normal, to_eye), 0.0));
-    let fog = clamp(distance(in.world, camera.eye.xyz) / max(camera.eye.w, 1e-6), 0.0, 1.0);
-    return FragmentOut(vec4<f32>(mix(lit, BACKGROUND, 0.6 * fog * fog * fog), 1.0), in.id);
+    return FragmentOut(vec4<f32>(fogged(lit, in.world), 1.0), in.id);
 }
 
 @fragment
