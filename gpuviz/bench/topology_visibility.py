@@ -45,11 +45,18 @@ COLUMNS = (Column("size", "size", 5, "size"), Column("case", "case", 40), Column
 #: The sweep's tunings: GPUVisibilityWorkflow class attributes (the first is
 #: the class's default). preload: vec4 loads a lane puts in flight before its
 #: first test in a full tile (0: the bounds-checked loop).
-TUNINGS = {"tile8K": dict(tile_rows=8192, preload=0), "tile8K-pre6": dict(tile_rows=8192, preload=6),
-           "tile8K-pre12": dict(tile_rows=8192, preload=12), "tile8K-pre24": dict(tile_rows=8192, preload=24),
-           "tile8K-pre32": dict(tile_rows=8192, preload=32), "tile16K": dict(tile_rows=16384, preload=0),
-           "tile16K-pre12": dict(tile_rows=16384, preload=12), "tile16K-pre24": dict(tile_rows=16384, preload=24),
-           "tile16K-pre48": dict(tile_rows=16384, preload=48)}
+TUNINGS = {"tile8K": dict(tile_rows=8192, preload=0, staged_writes=False),
+           "tile8K-pre6": dict(tile_rows=8192, preload=6, staged_writes=False),
+           "tile8K-pre12": dict(tile_rows=8192, preload=12, staged_writes=False),
+           "tile8K-pre24": dict(tile_rows=8192, preload=24, staged_writes=False),
+           "tile8K-staged": dict(tile_rows=8192, preload=0, staged_writes=True),
+           "tile8K-pre24-staged": dict(tile_rows=8192, preload=24, staged_writes=True),
+           "tile16K": dict(tile_rows=16384, preload=0, staged_writes=False),
+           "tile16K-pre12": dict(tile_rows=16384, preload=12, staged_writes=False),
+           "tile16K-pre24": dict(tile_rows=16384, preload=24, staged_writes=False),
+           "tile16K-pre48": dict(tile_rows=16384, preload=48, staged_writes=False),
+           "tile16K-staged": dict(tile_rows=16384, preload=0, staged_writes=True),
+           "tile16K-pre24-staged": dict(tile_rows=16384, preload=24, staged_writes=True)}
 TUNING_COLUMNS = (Column("size", "size", 5, "size"), Column("case", "case", 32), Column("tuning", "tuning", 14),
                   Column("round1_s", "round 1 µs", 10, "us"), Column("round2_s", "round 2 µs", 10, "us"),
                   Column("gpu_s", "best µs", 8, "us"), Column("ref_s", "copy µs", 8, "us"),
@@ -128,14 +135,21 @@ def _torch_peer(peers, expected, runs, **arrays):
     return peers.time_torch(run, runs)
 
 
-def _cases(rng, n) -> list:
-    """``(label, arrays, targeted)`` of the three standard cases at ``n`` rows."""
+def _cases(rng, n, wide=False) -> list:
+    """``(label, arrays, targeted)`` of the three standard cases at ``n`` rows
+    (``wide``: and the spheres against a box keeping about half of them,
+    the culling widget's shape)."""
     intervals, mask, window = _inputs(rng, n, 500.0)
     narrow = _inputs(rng, 1, 10.0)[2]
     spheres, planes = _spheres(rng, n)
-    return [("intervals + mask, ~35% kept", dict(mask=mask, intervals=intervals, window=window), True),
-            ("intervals + mask, narrow window", dict(mask=mask, intervals=intervals, window=narrow), True),
-            ("spheres + planes (frustum)", dict(spheres=spheres, planes=planes), False)]
+    cases = [("intervals + mask, ~35% kept", dict(mask=mask, intervals=intervals, window=window), True),
+             ("intervals + mask, narrow window", dict(mask=mask, intervals=intervals, window=narrow), True),
+             ("spheres + planes (frustum)", dict(spheres=spheres, planes=planes), False)]
+    if wide:
+        box = np.array([[1, 0, 0, 100], [-1, 0, 0, 100], [0, 1, 0, 100], [0, -1, 0, 100], [0, 0, 1, 100],
+                        [0, 0, -1, -1]], np.float32)  # z >= 1 of the 200-unit cube: ~half kept
+        cases.append(("spheres + planes, ~half kept", dict(spheres=spheres, planes=box), False))
+    return cases
 
 
 def bench_visibility(device, sizes, runs, *, variants=False, peers=None, report=None):
@@ -252,7 +266,7 @@ def bench_visibility_tunings(device, sizes, runs, *, report=None, tunings=None, 
     rng = np.random.default_rng(14)
     timer = GPUTimer(device, runs)
     for n in sizes or [VISIBILITY_SIZE]:
-        for label, arrays, targeted in _cases(rng, n):
+        for label, arrays, targeted in _cases(rng, n, wide=True):
             expected = visibility_oracle(**arrays)
             bufs = _buffers(device, arrays, n)
             read_bytes = sum(a.nbytes for k, a in arrays.items() if k not in ("window", "planes"))

@@ -141,6 +141,11 @@ class GPUVisibilityWorkflow:
     #: the first of them (the loop is unrolled into batches of whole quads,
     #: at least one); 0 keeps the bounds-checked loop for every tile.
     preload = 0
+    #: True: each 2048-row segment's kept IDs are gathered in workgroup
+    #: memory first, then written by consecutive lanes to consecutive words
+    #: (full-line stores); False: straight from the bit words (a warp's
+    #: store covers the kept rows of its 32).
+    staged_writes = False
 
     def __init__(self, *, id: str, output, count, length=None, source_ids=None, mask_output=None, masks=(),
                  spheres=None, planes=None, intervals=None, window=None, lod=None, lod_range=None):
@@ -278,7 +283,7 @@ class GPUVisibilityWorkflow:
                  + (self.lod is not None))
         iters = tile // 1024
         batch = 0 if preload == 0 else min(iters, max(1, preload // max(loads, 1)))
-        return {"tile": tile, "batch": batch}
+        return {"tile": tile, "batch": batch, "staged": bool(self.staged_writes)}
 
     # ----------------------------------------------------------------- graph
     def add_to_graph(self, graph) -> list:
@@ -327,7 +332,8 @@ class GPUVisibilityWorkflow:
                     label=f"{ctx.node_id}-output-chunks", data=out_rows.tobytes(), usage=STORAGE))
                 fixed[11 + masks] = (chunk_table, 0, chunk_table.size)
             template = dict(masks=masks, subgroups=use_subgroups(ctx, None), scatter=scatter,
-                            iters=tuning["tile"] // 1024, wpl=tuning["tile"] // 8192, batch=tuning["batch"])
+                            iters=tuning["tile"] // 1024, wpl=tuning["tile"] // 8192, batch=tuning["batch"],
+                            staged=tuning["staged"])
             constants = {"SPIN_LIMIT": spin_limit, "TRUST_STATE": trust}
             dispatches = []
             for row, ch in enumerate(chunks):

@@ -121,7 +121,7 @@ def split(a, chunks):
 
 
 def run_workflow(device, n, rows, prm, *, chunks=None, source_ids=None, output="data", mask_output=True,
-                 length=None, spare=5):
+                 length=None, spare=5, tuning=None):
     """Build, compile and run one workflow; returns (compiled, ids, count,
     mask, buffers) with ids including ``spare`` words past the rows."""
     graph = GPUCommandGraph(device, id="visibility")
@@ -166,6 +166,8 @@ def run_workflow(device, n, rows, prm, *, chunks=None, source_ids=None, output="
             buffers["mask"] = upload_vector(device, [np.full(c, SENTINEL, np.uint32) for c in chunks])
             kwargs["mask_output"] = graph.import_gpu_vector("mask", buffers["mask"])
     workflow = GPUVisibilityWorkflow(id="vis", output=out, count=count, length=length, **kwargs)
+    for name, value in (tuning or {}).items():
+        setattr(workflow, name, value)
     workflow.add_to_graph(graph)
     compiled = graph.compile()
     submit(device, compiled)
@@ -249,6 +251,49 @@ def test_vectors_keep_chunks(device, chunks, output):
     source = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32) if output == "separate" else None
     _, buffers = run_workflow(device, n, rows, prm, chunks=chunks, source_ids=source, output=output)
     check(device, buffers, n, *oracle_of(n, rows, prm, source))
+
+
+# Tunings besides the default (class attributes; the benchmark's sweep times them all):
+# larger tiles, unrolled full-tile batches of 1, 2, 4 and 16 quads, staged writes.
+TUNED = [dict(tile_rows=16384), dict(tile_rows=8192, preload=6), dict(tile_rows=8192, preload=24, staged_writes=True),
+         dict(tile_rows=16384, preload=48, staged_writes=True), dict(tile_rows=16384, preload=3)]
+
+
+@pytest.mark.parametrize("tuning, subgroups", [(t, True) for t in TUNED] + [(TUNED[0], False), (TUNED[3], False)],
+                         ids=lambda v: "-".join(f"{k}={x}" for k, x in v.items()) if isinstance(v, dict) else
+                         ("subgroups" if v else "portable"))
+def test_tunings_match_numpy(device, monkeypatch, tuning, subgroups):
+    """Every tuning against the oracle: 60 % of the rows kept over two full
+    tiles and a partial one (so staged segments fill) with source_ids, then
+    all predicates with non-finite inputs over vectors with empty and uneven
+    chunks around its own tile size, with mask_output."""
+    from gpuviz.workflows import visibility
+
+    if not subgroups:
+        monkeypatch.setattr(visibility, "use_subgroups", lambda ctx, subgroups: False)
+    tile = tuning["tile_rows"]
+    rng = np.random.default_rng(tile + tuning.get("preload", 0))
+    n = 2 * tile + 3
+    rows = {"masks": [(rng.random(n) < 0.6).astype(np.uint32)]}
+    source = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+    _, buffers = run_workflow(device, n, rows, {}, source_ids=source, mask_output=False, tuning=tuning)
+    check(device, buffers, n, *oracle_of(n, rows, {}, source))
+    chunks = [tile + 3, 0, 1, tile, tile - 1]
+    n = sum(chunks)
+    rows, prm = make_rows(rng, n, set(PREDICATES), special=0.02), params(set(PREDICATES))
+    _, buffers = run_workflow(device, n, rows, prm, chunks=chunks, output="shared", tuning=tuning)
+    check(device, buffers, n, *oracle_of(n, rows, prm))
+
+
+@pytest.mark.parametrize("tuning", [dict(tile_rows=4096), dict(preload=-1), dict(preload=2.5)])
+def test_bad_tunings_are_refused(device, tuning):
+    graph = GPUCommandGraph(device, id="tuning")
+    workflow = GPUVisibilityWorkflow(id="vis", output=graph.import_gpu_data("ids", upload(device, np.zeros(8, np.uint32))),
+                                     count=graph.import_gpu_data("n", upload(device, np.zeros(1, np.uint32))), length=8)
+    for name, value in tuning.items():
+        setattr(workflow, name, value)
+    with pytest.raises(GraphValidationError, match='GPUVisibilityWorkflow "vis" tuning'):
+        workflow.add_to_graph(graph)
 
 
 def test_spheres_straddling_planes_and_bad_radii(device):

@@ -115,11 +115,16 @@ var<workgroup> s_bits: array<atomic<u32>, WG * WPL>;  // the tile's kept rows, o
 var<workgroup> s_words: array<u32, WG * WPL>;         // the same words, read back by the writes
 var<workgroup> s_before: array<u32, WG * WPL>;        // kept rows of the tile before each word
 var<workgroup> s_part: array<u32, WG>;          // kept rows per scan group
+{% if staged %}
+const STAGE: u32 = 2048u;                       // rows per staged segment
+var<workgroup> s_stage: array<u32, STAGE>;      // a segment's kept IDs, in order
+{% endif %}
 var<workgroup> s_nr: array<atomic<u32>, 2>;     // look-back step: nearest unpublished,
 var<workgroup> s_term: array<atomic<u32>, 2>;   // nearest terminal (inclusive prefix),
 var<workgroup> s_sum: array<atomic<u32>, 2>;    // sum up to it (double-buffered by step parity)
 var<workgroup> s_step: vec3<u32>;
 var<workgroup> s_count: atomic<u32>;
+var<workgroup> s_kept: u32;                     // s_count, for a uniform read
 var<workgroup> s_fb: atomic<u32>;
 var<workgroup> s_fb_res: u32;
 var<private> ep_tag: u32;  // READY | this encoding's parity
@@ -557,10 +562,35 @@ fn kernel_main(g: Group, wg: u32) {
             if (g.lid == 0u) { publish_prefix(tile, base + kept); }
         }
     }
-    if (tile == P.last_tile && g.lid == 0u) { count_set1(0u, base + kept); }
-    workgroupBarrier();
-    if (kept == 0u) { return; }  // uniform: every lane read the same count
+    if (g.lid == 0u) {
+        if (tile == P.last_tile) { count_set1(0u, base + kept); }
+        s_kept = kept;
+    }
+    // (a barrier too: s_words and s_before are complete)
+    if (workgroupUniformLoad(&s_kept) == 0u) { return; }
     let row0 = lt * TILE;
+{% if staged %}
+    // Staged: per STAGE-row segment the kept IDs go to workgroup memory in
+    // order, then out with consecutive lanes on consecutive words (every
+    // store instruction of a warp covers 32 consecutive output words).
+    for (var seg = 0u; seg < TILE / STAGE; seg++) {
+        let w0 = seg * (STAGE / 32u);  // first bit word of the segment
+        let first = s_before[w0];
+        var end = kept;
+        if (seg + 1u < TILE / STAGE) { end = s_before[w0 + STAGE / 32u]; }
+        for (var r = 0u; r < STAGE / WG; r++) {
+            let t = seg * STAGE + r * WG + g.lid;
+            let w = s_words[t >> 5u];
+            let b = t & 31u;
+            if (((w >> b) & 1u) != 0u) {
+                s_stage[s_before[t >> 5u] - first + countOneBits(w & ((1u << b) - 1u))] = row_id(row0 + t);
+            }
+        }
+        workgroupBarrier();
+        for (var i = g.lid; i < end - first; i += WG) { scatter(base + first + i, s_stage[i]); }
+        workgroupBarrier();
+    }
+{% else %}
     for (var r = 0u; r < TILE / WG; r++) {
         let t = r * WG + g.lid;
         let w = s_words[t >> 5u];
@@ -569,4 +599,5 @@ fn kernel_main(g: Group, wg: u32) {
             scatter(base + s_before[t >> 5u] + countOneBits(w & ((1u << b) - 1u)), row_id(row0 + t));
         }
     }
+{% endif %}
 }
