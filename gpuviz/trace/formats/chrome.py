@@ -83,6 +83,14 @@ def _codes(ph):
     return lookup[enc.indices.to_numpy(zero_copy_only=False)] if len(ph) else np.zeros(0, np.uint8)
 
 
+def _first_seen(values):
+    """(distinct int64 values in order of first appearance, index of each
+    value in them): a hash pass, not a sort."""
+    enc = pc.dictionary_encode(pa.array(np.asarray(values, np.int64)))
+    return (enc.dictionary.to_numpy(zero_copy_only=False).astype(np.int64),
+            enc.indices.to_numpy(zero_copy_only=False).astype(np.int64))
+
+
 class Identity:
     """Process and thread rows, in order of first appearance."""
 
@@ -92,8 +100,7 @@ class Identity:
         texts = pid.dictionary.to_pylist()
         # Processes: pids of the events that count, in order of first appearance.
         remap = np.full(len(texts) + 1, -1, np.int64)
-        seen = np.unique(raw_index[used], return_index=True)
-        keep = seen[0][np.argsort(seen[1], kind="stable")]
+        keep = _first_seen(raw_index[used])[0]
         remap[keep] = np.arange(len(keep))
         self.pid_index = remap[raw_index] if len(raw_index) else raw_index
         self.pid_text = [texts[k] for k in keep.tolist()]
@@ -115,12 +122,11 @@ class Identity:
         idx = np.flatnonzero(mask)
         if len(idx) == 0:
             return
-        key = self.pid_index[idx] * (len(self.tid_text) + 1) + self.tid_index[idx]
-        uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        width = len(self.tid_text) + 1
+        uniq, inverse = _first_seen(self.pid_index[idx] * width + self.tid_index[idx])
         rows = np.empty(len(uniq), np.int64)
-        for u in np.argsort(first, kind="stable"):
-            ev = idx[first[u]]
-            k = (int(self.pid_index[ev]), self.tid_text[self.tid_index[ev]])
+        for u, value in enumerate(uniq.tolist()):
+            k = (value // width, self.tid_text[value % width])
             if k not in self.thread_key:
                 self.thread_key[k] = len(self.thread_rows)
                 self.thread_rows.append((k[0], k[1], "thread"))
