@@ -148,7 +148,7 @@ class TraceViewer(WidgetLifecycle, widgets.HBox):
         self._layout_cache = (None, None)
         self._drawn_sample = None  # the readback sample the last frame's overlay used
         self._trailing = None  # call_later handle of a poll for samples after the last frame
-        self._selection = np.zeros(0, np.int64)
+        self._selection = self._graph.selected_ids  # empty, and what the selection buffer holds
         self._callbacks = []
         self._hover, self._pointer, self._drag = None, None, None
         self._version, self._written, self._cache = 0, None, {}
