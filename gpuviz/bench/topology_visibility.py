@@ -273,14 +273,16 @@ def bench_visibility_tunings(device, sizes, runs, *, report=None, tunings=None, 
             rewarm(device, n)
             ref = copy_time(device, timer, -(-(read_bytes + 4 * expected.size + 4) // 32) * 4)
             floor = _read_time(device, timer, -(-read_bytes // 16) * 4)
+            graphs = {name: _compiled(device, bufs, arrays, n, tuning) for name, tuning in tunings.items()}
             times = {name: [] for name in tunings}
             for r in range(rounds):
                 for name in (list(tunings) if r % 2 == 0 else list(tunings)[::-1]):
-                    compiled = _compiled(device, bufs, arrays, n, tunings[name])
+                    compiled = graphs[name]
                     device.queue.write_buffer(bufs["count"], 0, np.full(4, 0xFFFFFFFF, np.uint32))
                     times[name].append(timer.median(lambda encoder: compiled.encode(encoder)))
-                    _check(f"{label} ({name})", device, bufs, expected)
-                    compiled.destroy()
+                    _check(f"{label} ({name})", device, bufs, expected)  # the IDs of this tuning's last run
+            for compiled in graphs.values():
+                compiled.destroy()
             for name, ts in times.items():
                 best = min(ts)
                 verdict = (f"≤{VISIBILITY_TARGET:g}× {'ok' if best / ref <= VISIBILITY_TARGET else 'MISS'}"

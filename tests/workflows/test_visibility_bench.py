@@ -30,3 +30,22 @@ def test_bench_oracle_is_the_contract_on_finite_data():
     window = np.array([[2, 6, 0.5, 0]], np.float32)
     np.testing.assert_array_equal(visibility_oracle(mask=mask, intervals=iv, window=window),
                                   oracle(500, masks=[mask], intervals=iv, window=window)[0])
+
+
+def test_tuning_sweep_tiny(device, capsys):
+    """The sweep times each tuning on every case (each run checked against
+    numpy before its row prints) and names the fastest."""
+    from gpuviz.bench.topology_visibility import TUNINGS, bench_visibility_tunings
+
+    from gpuviz.workflows.visibility import GPUVisibilityWorkflow as W
+
+    first = next(iter(TUNINGS.values()))
+    assert first == dict(tile_rows=W.tile_rows, preload=W.preload, staged_writes=W.staged_writes), "first = default"
+    tunings = {"default": {}, "big": dict(tile_rows=16384, preload=24, staged_writes=True)}
+    table = bench_visibility_tunings(device, [17000], 2, tunings=tunings)
+    out = capsys.readouterr().out
+    assert out.count("fastest") == 4
+    assert [(row["case"], row["tuning"]) for row in table.rows][:2] == [("intervals + mask, ~35% kept", "default"),
+                                                                        ("intervals + mask, ~35% kept", "big")]
+    assert len(table.rows) == 8 and all(row["gpu_s"] == min(row["runs_s"]) > 0 and len(row["runs_s"]) == 2
+                                        and row["read_s"] > 0 for row in table.rows)
