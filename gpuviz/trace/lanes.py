@@ -23,6 +23,8 @@ greedy sweep in Python, O(n log n) with a heap and a segment tree (a
 staircase of n mutually overlapping spans needs n tracks).
 """
 
+import heapq
+
 import numpy as np
 
 __all__ = ["pack_lanes", "pack_lanes_reference", "visit_order"]
@@ -59,17 +61,16 @@ def _sweep(start, end):
 def _sweep_fast(start, end):
     """The same greedy tracks as :func:`_sweep` in O(n log n).
 
-    Ended spans are popped eagerly from a heap of track tops (start times
+    Lists in, lists out. Ended spans are popped eagerly from a heap of track tops (start times
     only grow), so every open top ends after the current start; the first
     track that fits is then the leftmost whose top ends at or after the
     span's end (an empty track fits anything): a max segment tree over the
     tracks finds it in O(log tracks).
     """
-    import heapq
     n = len(start)
-    out_track = np.empty(n, np.int64)
-    out_depth = np.empty(n, np.int64)
-    out_parent = np.empty(n, np.int64)
+    out_track = [0] * n
+    out_depth = [0] * n
+    out_parent = [0] * n
     inf, none = float("inf"), float("-inf")
     stacks, heap = [], []
     size = 1
@@ -238,17 +239,37 @@ def _parent_positions(depth, n):
 
 
 def _repair_clusters(s, e, depth, parent_pos, track, ok, new_thread):
-    """Exact greedy sweep over each cluster holding a non-nested overlap."""
+    """Exact greedy sweep over each cluster holding a non-nested overlap.
+
+    All such clusters go through one Python loop (many are two spans: the
+    per-cluster numpy calls cost more than their sweep), scattered back at once.
+    """
     n = len(s)
     starts = np.flatnonzero((depth == 0) | new_thread)
     bounds = np.append(starts, n)
     bad_cluster = np.unique(np.searchsorted(starts, np.flatnonzero(~ok), side="right") - 1)
-    for c in bad_cluster:
-        lo, hi = int(bounds[c]), int(bounds[c + 1])
-        t, dep, par = _sweep_fast(s[lo:hi].tolist(), e[lo:hi].tolist())
-        track[lo:hi] = t
-        depth[lo:hi] = dep
-        parent_pos[lo:hi] = np.where(par >= 0, par + lo, -1)
+    lo, hi = bounds[bad_cluster], bounds[bad_cluster + 1]
+    lengths = hi - lo
+    first = np.repeat(lo, lengths)
+    pos = first + np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    t, dep, par = _sweep_clusters(s[pos].tolist(), e[pos].tolist(), lengths.tolist())
+    track[pos] = t
+    depth[pos] = dep
+    par = np.asarray(par, np.int64)
+    parent_pos[pos] = np.where(par >= 0, par + first, -1)
+
+
+def _sweep_clusters(start, end, lengths):
+    """:func:`_sweep_fast` over consecutive clusters (parents relative to their cluster)."""
+    track, depth, parent = [], [], []
+    at = 0
+    for m in lengths:
+        t, d, p = _sweep_fast(start[at:at + m], end[at:at + m])
+        track += t
+        depth += d
+        parent += p
+        at += m
+    return track, depth, parent
 
 
 def _lanes_from_tracks(track, depth, th, new_thread):
