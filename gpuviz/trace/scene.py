@@ -58,7 +58,7 @@ from __future__ import annotations
 
 import os
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 
 import numpy as np
@@ -103,7 +103,7 @@ FLAG_ZERO_DURATION = 1 << 6   #: duration is 0
 _SPAN_COLUMNS = {"time": 0, "place": 16, "label": 32}  # byte offset of each uint32x4 column in a record
 _WRITE_PIECE = 64 << 20  # bytes per queue.write_buffer call: bounds wgpu's staging copies
 _BLOCK_ROWS = 1 << 13  # records written per block (384 KiB): stays in a core's L2
-_WORKERS = max(1, min(8, os.cpu_count() or 1))  # host threads preparing a scene
+_WORKERS = max(1, min(16, os.cpu_count() or 1))  # host threads preparing a scene
 _DENSE_SLICE = 1 << 20  # strings per dictionary-encoding slice
 
 
@@ -225,7 +225,10 @@ def _local_offsets(global_offsets, bounds):
 class _Host:
     """The scene's tables as numpy arrays, built with vectorised numpy only."""
 
-    def __init__(self, trace, label):
+    def __init__(self, trace, label, sink=None):
+        """``sink`` (the scene) receives each table as soon as it is ready
+        (``_upload``, ``_upload_csr``, ``_write_records``), so the GPU writes
+        overlap the rest of the preparation; None keeps the arrays only."""
         who = f'GPUTraceScene "{label}"'
         spans = trace.spans
         n = spans.num_rows
@@ -269,16 +272,27 @@ class _Host:
                    "hierarchy_forward": pool.submit(self._parent_csr)}
             lanes = pool.submit(_thread_lanes, spans, trace.threads.num_rows)
             used = [pool.submit(_used, keys, n) for keys in (self.parent_keys, source, target)]
+            if sink is not None:
+                sink._upload("parents", self.parents)  # while the workers sort and encode
             columns = self._record_columns(spans, start)
             (columns["name"], self.names), (columns["category"], self.categories), (kinds, self.link_kinds) = (
                 job.result() for job in dense)
             columns["children"], columns["out"], columns["in"] = (job.result() for job in used)
             self.records = np.empty((n, RECORD_WORDS), np.uint32)
             step = max(_BLOCK_ROWS, -(-n // (4 * _WORKERS)) // _BLOCK_ROWS * _BLOCK_ROWS)
-            for job in [pool.submit(_transpose, self.records, columns, self.origin, lo, min(n, lo + step))
-                        for lo in range(0, n, step)]:
-                job.result()
-            self.csr = {name: job.result() for name, job in csr.items()}
+            pending = {pool.submit(_transpose, self.records, columns, self.origin, lo, min(n, lo + step)):
+                       ("records", lo, min(n, lo + step)) for lo in range(0, n, step)}
+            pending.update({job: ("csr", name) for name, job in csr.items()})
+            self.csr = {}
+            for job in as_completed(pending):  # each table goes to the GPU as soon as it is ready
+                what, result = pending[job], job.result()
+                if what[0] == "csr":
+                    self.csr[what[1]] = result
+                    if sink is not None:
+                        sink._upload_csr(what[1], result)
+                elif sink is not None:
+                    sink._write_records(what[1], what[2], self.records)
+            self.csr = {name: self.csr[name] for name in csr}
             self.thread_lanes = lanes.result()
         self.links = np.stack([source, target, kinds, np.arange(len(source), dtype=np.uint32)], axis=1)
         self.thread_process = _column(trace.threads, "process").astype(np.uint32)
@@ -422,8 +436,10 @@ class GPUTraceScene:
         uint32 span ID of each row (``arange`` when rows are IDs).
     rows_are_ids : bool
     timings : dict
-        Seconds spent preparing on the CPU (``"prepare"``) and queueing the
-        writes (``"write"``).
+        Seconds spent preparing on the CPU (``"prepare"``: wall time, the
+        writes of the tables ready early included: each table is queued as
+        soon as it is built, ``"overlapped_write"`` of it) and queueing the
+        remaining writes afterwards (``"write"``).
 
     Raises
     ------
@@ -463,26 +479,28 @@ class GPUTraceScene:
         self.device, self.label = device, label
         self._destroyed = False
         self._buffers = {}
+        self._write_s = 0.0
         t0 = time.perf_counter()
-        host = _Host(trace, label)
-        t1 = time.perf_counter()
-        self.names, self.categories, self.link_kinds = host.names, host.categories, host.link_kinds
-        self.time_origin_ns = host.origin
-        self.partition_offsets = tuple(int(b) for b in host.bounds)
-        self.rows_are_ids = host.perm is None
-        self.span_ids = np.arange(host.n, dtype=np.uint32) if host.perm is None else host.perm
         try:
+            self._create_record_chunks(trace.spans.num_rows)
+            host = _Host(trace, label, sink=self)
+            t1 = time.perf_counter()
+            self.names, self.categories, self.link_kinds = host.names, host.categories, host.link_kinds
+            self.time_origin_ns = host.origin
+            self.partition_offsets = tuple(int(b) for b in host.bounds)
+            self.rows_are_ids = host.perm is None
+            self.span_ids = np.arange(host.n, dtype=np.uint32) if host.perm is None else host.perm
+            overlapped = self._write_s
             self._upload_tables(host)
             self._build_views(host)
         except BaseException:
             self.destroy()
             raise
-        self.timings = {"prepare": t1 - t0, "write": time.perf_counter() - t1}
+        self.timings = {"prepare": t1 - t0, "write": time.perf_counter() - t1, "overlapped_write": overlapped}
 
     # -- upload ------------------------------------------------------------------
-    def _upload(self, name, array):
-        raw = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
-        size = max(4, -(-raw.nbytes // 4) * 4)
+    def _create(self, name, nbytes):
+        size = max(4, -(-int(nbytes) // 4) * 4)
         limit = self.device.limits["max-buffer-size"]
         if size > limit:
             raise GraphValidationError(
@@ -490,25 +508,47 @@ class GPUTraceScene:
                 f"max-buffer-size {limit}")
         buffer = self.device.create_buffer(label=f"{self.label}-{name}", size=size, usage=DEFAULT_USAGE)
         self._buffers[name] = buffer
-        for offset in range(0, raw.nbytes, _WRITE_PIECE):
-            self.device.queue.write_buffer(buffer, offset, raw[offset: offset + _WRITE_PIECE])
         return buffer
 
-    def _upload_tables(self, host):
-        n, step = host.n, self.chunk_rows
+    def _write(self, buffer, offset, raw):
+        started = time.perf_counter()
+        for k in range(0, raw.nbytes, _WRITE_PIECE):
+            self.device.queue.write_buffer(buffer, offset + k, raw[k: k + _WRITE_PIECE])
+        self._write_s += time.perf_counter() - started
+
+    def _upload(self, name, array):
+        raw = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
+        buffer = self._create(name, raw.nbytes)
+        self._write(buffer, 0, raw)
+        return buffer
+
+    def _create_record_chunks(self, n):
+        """The record buffers (written block by block while the host builds them)."""
+        step = self.chunk_rows
         if n <= step:
-            self.record_chunks = ((0, n, self._upload("records", host.records)),)
-        else:
-            self.record_chunks = tuple((lo, min(step, n - lo), self._upload(f"records-{k}", host.records[lo:lo + step]))
-                                       for k, lo in enumerate(range(0, n, step)))  # several buffers: 100M spans
-        self._upload("parents", host.parents)
+            self.record_chunks = ((0, n, self._create("records", RECORD_BYTES * n)),)
+        else:  # several buffers: 100M spans
+            self.record_chunks = tuple((lo, min(step, n - lo), self._create(f"records-{k}", RECORD_BYTES * min(step, n - lo)))
+                                       for k, lo in enumerate(range(0, n, step)))
+
+    def _write_records(self, lo, hi, records):
+        """Rows lo..hi of the host records into the chunks holding them."""
+        for first, rows, buffer in self.record_chunks:
+            a, b = max(lo, first), min(hi, first + rows)
+            if a < b:
+                self._write(buffer, RECORD_BYTES * (a - first), records[a:b].reshape(-1).view(np.uint8))
+
+    def _upload_csr(self, name, csr):
+        offsets, neighbors, edges, _ = csr
+        stem = name.replace("_", "-")
+        self._upload(f"{stem}-offsets", offsets)
+        self._upload(f"{stem}-neighbors", neighbors)
+        if edges is not None:
+            self._upload(f"{stem}-edges", edges)
+
+    def _upload_tables(self, host):
+        """The small tables the host finished last (records, parents and CSRs went as they were ready)."""
         self._upload("links", host.links)
-        for name, (offsets, neighbors, edges, _) in host.csr.items():
-            stem = name.replace("_", "-")
-            self._upload(f"{stem}-offsets", offsets)
-            self._upload(f"{stem}-neighbors", neighbors)
-            if edges is not None:
-                self._upload(f"{stem}-edges", edges)
         self._upload("thread-process", host.thread_process)
         self._upload("thread-lanes", host.thread_lanes)
 

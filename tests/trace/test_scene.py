@@ -512,3 +512,46 @@ def test_trace_from_arrow_minimal_columns(device):
         assert read_array(device, scene.thread_lanes).tolist() == [3]
     finally:
         scene.destroy()
+
+
+def test_records_split_into_chunks(device):
+    """max_chunk_bytes splits the records into buffers of 2048-row multiples
+    (the 100M-span case on the H200, small): every row reads back as in one
+    buffer, batches and graph views split where partitions cross chunks,
+    other tables unchanged, span IDs global."""
+    from gpuviz.trace.scene import RECORD_BYTES, RECORD_CHUNK_ALIGN
+
+    trace = synthetic(spans=7000, processes=3, threads_per_process=2, links=300, seed=4)
+    whole = GPUTraceScene(device, trace)
+    split = GPUTraceScene(device, trace, max_chunk_bytes=2 * RECORD_CHUNK_ALIGN * RECORD_BYTES + 47)
+    try:
+        assert [(first, rows) for first, rows, _ in split.record_chunks] == [(0, 4096), (4096, 7000 - 4096)]
+        with pytest.raises(GraphStateError, match="2 chunks"):
+            split.record_buffer
+        want = np.frombuffer(device.queue.read_buffer(whole.record_buffer), np.uint32)[:7000 * RECORD_WORDS]
+        got = np.concatenate([np.frombuffer(device.queue.read_buffer(b), np.uint32)[:rows * RECORD_WORDS]
+                              for _, rows, b in split.record_chunks])
+        np.testing.assert_array_equal(got, want)
+        bounds = split.partition_offsets
+        cuts = sorted({*bounds, 4096})
+        assert [b.num_rows for b in split.spans.batches] == [b - a for a, b in zip(cuts, cuts[1:]) if b > a]
+        words = np.concatenate([np.concatenate([read_array(device, b.columns[c]) for c in ("time", "place", "label")],
+                                               axis=1) for b in split.spans.batches])
+        np.testing.assert_array_equal(words.reshape(-1), want)
+        for name in ("parents", "hierarchy_reverse", "links_forward"):
+            a, b = getattr(whole, name), getattr(split, name)
+            if name == "parents":
+                assert read_array(device, a).tolist() == read_array(device, b).tolist()
+            else:
+                assert read_array(device, a.neighbors).tolist() == read_array(device, b.neighbors).tolist()
+                assert read_array(device, a.offsets).tolist() == read_array(device, b.offsets).tolist()
+        graph = gpuviz.GPUCommandGraph(device, id="chunked-import")
+        views = split.import_to_graph(graph, id="c")
+        assert "records-packed" not in views and [v.length for v in views["records-chunks"]] == [4096, 2904]
+        assert sum(views["records"].chunk_lengths) == 7000
+        assert graph.buffers["c-records-1"].buffer is split.record_chunks[1][2]
+        with pytest.raises(gpuviz.errors.GraphValidationError, match="max_chunk_bytes"):
+            GPUTraceScene(device, trace, max_chunk_bytes=1000)
+    finally:
+        whole.destroy()
+        split.destroy()
