@@ -74,7 +74,7 @@ class CullingFrame:
         See :class:`CullingGraph`.
     extent : SceneExtent
     own_spheres : bool
-    overview_points, splat_radius : optional
+    overview_points, splat_radius, split_views : optional
         See :class:`CullingGraph`.
 
     Notes
@@ -86,11 +86,12 @@ class CullingFrame:
     later frame), never waited for.
     """
 
-    def __init__(self, device, spheres, *, extent, own_spheres: bool, overview_points=None, splat_radius=None):
+    def __init__(self, device, spheres, *, extent, own_spheres: bool, overview_points=None, splat_radius=None,
+                 split_views=False):
         self.device = device
         self.extent = extent
         self.graph = CullingGraph(device, spheres, own_spheres=own_spheres, overview_points=overview_points,
-                                  splat_radius=splat_radius)
+                                  splat_radius=splat_radius, split_views=split_views)
         self.n = self.graph.n
         self.camera = default_camera(extent)
         self.culling = True

@@ -6,25 +6,24 @@ Nodes, in the order the graph keeps them::
     cull-*         GPUVisibilityWorkflow (its nodes, prefixed "cull-"): spheres against the six planes ->
                    compacted IDs (ascending rows) + the instanceCount word of
                    an indexed indirect record (no CPU in between)
-    perspective-splat compute node, dense scenes only (splat_radius > 0):
-                   visible instances smaller than splat_radius pixels
-                   written as depth + ID words per perspective pixel, the
-                   others appended to a second indirect record's list
-                   (perspective_splat.wgsl)
-    overview-splat compute node, dense scenes only (overview_points): every
-                   row, then the compacted IDs, written as one word per
-                   overview pixel (overview_splat.wgsl; no rasteriser work
-                   per row)
-    perspective    render node: replays a render bundle recorded once at
-                   compile time: one indexed indirect draw of a cube mesh
-                   (its three eye-facing faces), depth tested, in the left
-                   viewport (dense scenes: the splatted words resolved by one
-                   depth-writing triangle, then only the large instances)
-    overview       render node: replays the top-down overview's bundle in the
-                   right viewport: every row muted, the same IDs and record
-                   bright (dense scenes: the splatted words resolved by one
-                   triangle), the frustum's edges; both views write instance
-                   IDs into a GPUIndexPickingTarget
+    splat          compute node, dense scenes only (splat.py, shaders/splat.wgsl):
+                   the overview's rows (every row, then the compacted IDs) as
+                   one word per overview pixel (overview_points), and the
+                   perspective's visible instances under splat_radius pixels
+                   as depth + ID words per pixel, the others appended to a
+                   second indirect record's list (splat_radius > 0)
+    views          render node replaying two render bundles recorded once at
+                   compile time: the perspective (left viewport): one indexed
+                   indirect draw of a cube mesh (its three eye-facing faces),
+                   depth tested (dense scenes: the splatted words resolved
+                   by one depth-writing triangle, then only the large
+                   instances); the top-down overview (right viewport): every
+                   row muted, the same IDs and record bright (dense scenes:
+                   the splatted words resolved by one triangle), the
+                   frustum's edges. Both write instance IDs into a
+                   GPUIndexPickingTarget. (``split_views``: one render node
+                   per view, "perspective" and "overview", for per-node
+                   timings; a render pass more to record.)
     hover          GPUIndexPickingTarget pixel pass: the ID under the pointer,
                    read by the next frame's shaders as the highlight
 
@@ -41,13 +40,14 @@ import wgpu
 
 from ...graph import GPUCommandGraph
 from ...graph.compat import device_cache
-from ...graph.shaders import compute_pipeline, shader_module, wgsl
+from ...graph.shaders import shader_module, wgsl
 from ...render.draw_commands import DrawCommandBuffer
 from ...render.picking import NO_ID, GPUIndexPickingTarget
 from ...tables import GPUData
 from ...workflows.visibility import GPUVisibilityWorkflow
 from ..canvas import TEXTURE_FORMAT
 from .scene import CUBE_HALF, cube_mesh
+from .splat import compile_splat
 
 __all__ = ["CullingGraph", "FRAME_SIZE", "COLORS", "DEPTH_FORMAT", "DENSE_INSTANCES", "view_rects"]
 
@@ -67,7 +67,6 @@ CAMERA_BYTES = 320  # shaders/camera.wgsl: Camera
 #: Bounding-sphere radius (pixels) below which dense scenes splat a perspective instance (see splat_radius).
 SPLAT_RADIUS = 2.0
 _INDEX_COUNT = 18
-_GROUP = 256  # overview_splat.wgsl's workgroup size
 
 
 def view_rects(width: int, height: int) -> dict:
@@ -127,38 +126,6 @@ def _pipelines(device) -> dict:
     return cache
 
 
-def _splat_steps(device, code, constants, buffers, entries) -> list:
-    """``(pipeline, bind group, threads)`` per ``(entry point, bindings, threads)``; threads is a row
-    count or the name of the viewport whose pixels it covers."""
-    steps = []
-    for entry, bindings, threads in entries:
-        pipeline = compute_pipeline(device, code, entry_point=entry, constants=constants,
-                                    label=f"frustum-culling-splat-{entry}")
-        group = device.create_bind_group(layout=pipeline.get_bind_group_layout(0), entries=[
-            {"binding": b, "resource": {"buffer": buffers[b][0], "offset": buffers[b][1], "size": buffers[b][2]}}
-            for b in bindings])
-        steps.append((pipeline, group, threads))
-    return steps
-
-
-def _splat_encode(graph, steps):
-    """The encode function of a splat node: each step one dispatch (a 2-D grid past the per-dimension limit)."""
-    limit = int(graph.device.limits["max-compute-workgroups-per-dimension"])
-
-    def encode(compute_pass, frame):
-        rects = view_rects(*graph.render_size)
-        for pipeline, group, threads in steps:
-            if isinstance(threads, str):
-                threads = rects[threads][2] * rects[threads][3]
-            groups = -(-threads // _GROUP)
-            if groups:
-                compute_pass.set_pipeline(pipeline)
-                compute_pass.set_bind_group(0, group)
-                compute_pass.dispatch_workgroups(*((groups, 1, 1) if groups <= limit else
-                                                   (limit, -(-groups // limit), 1)))
-    return encode
-
-
 class CullingGraph:
     """The compiled graph of one FrustumCulling scene and the GPU resources
     it draws from (built and compiled once; :meth:`destroy` frees them).
@@ -173,7 +140,7 @@ class CullingGraph:
         Destroy ``spheres`` with the graph (the widget uploaded them).
     overview_points : bool, optional
         Draw every row of the overview as one pixel, written by a compute
-        pass (one word per overview pixel, see ``overview-splat``), rather
+        pass (one word per overview pixel, see the ``splat`` node), rather
         than as a rasterised square of at least 2.5 pixels. Default: from
         :data:`DENSE_INSTANCES` rows on, where squares would be a pixel or
         less anyway and the rasteriser's per-primitive cost is what a frame
@@ -184,6 +151,10 @@ class CullingGraph:
         ID words per pixel, flat shaded) instead of rasterised; 0 disables.
         Default: :data:`SPLAT_RADIUS` from :data:`DENSE_INSTANCES` rows on,
         else 0.
+    split_views : bool
+        One render node per view ("perspective", "overview") rather than
+        one "views" node for both: per-node GPU timings then tell the views
+        apart, at the cost of a render pass more per frame (benchmarks).
 
     Attributes
     ----------
@@ -206,7 +177,7 @@ class CullingGraph:
     """
 
     def __init__(self, device, spheres: GPUData, *, own_spheres: bool, overview_points: bool | None = None,
-                 splat_radius: float | None = None):
+                 splat_radius: float | None = None, split_views: bool = False):
         self.device = device
         self.spheres = spheres
         self.n = spheres.length
@@ -214,6 +185,7 @@ class CullingGraph:
         self.overview_points = dense if overview_points is None else bool(overview_points)
         self.splat_radius = (SPLAT_RADIUS if dense else 0.0) if splat_radius is None else max(float(splat_radius), 0.0)
         self._own_spheres = own_spheres
+        self.split_views = bool(split_views)
         self.render_size = (960, 480)
         self._owned = []
         self._draw_group = None
@@ -304,14 +276,11 @@ class CullingGraph:
             buffer = getattr(self, name)
             splat[name] = graph.import_buffer(id=f"perspective-{name}", byte_length=buffer.size, usage=buffer.usage,
                                               buffer=buffer)
-        if self.splat_radius:
-            graph.add_compute_node(id="perspective-splat", compile=self._compile_perspective_splat, resources=[
-                (camera, "uniform"), (spheres, "storage-read"), (ids, "storage-read"),
-                (count.handle, "storage-read-write"), *((h, "storage-read-write") for h in splat.values())])
-        if self.overview_points:
-            graph.add_compute_node(id="overview-splat", compile=self._compile_splat, resources=[
-                (camera, "uniform"), (spheres, "storage-read"), (ids, "storage-read"), (count, "storage-read"),
-                (words, "storage-read-write")])
+        if self.overview_points or self.splat_radius:
+            graph.add_compute_node(id="splat", compile=lambda ctx: compile_splat(self, ctx.device, view_rects),
+                                   resources=[(camera, "uniform"), (spheres, "storage-read"), (ids, "storage-read"),
+                                              (count.handle, "storage-read-write"), (words, "storage-read-write"),
+                                              *((h, "storage-read-write") for h in splat.values())])
         # load, not clear: each view's first draw covers its viewport (colour, NO_ID, depth 1), so a frame
         # touches only the corner it uses, not the whole maximum-size attachments
         attachments = [{"view": color, "load_op": "load", "store_op": "store"},
@@ -319,12 +288,11 @@ class CullingGraph:
         depth_attachment = {"view": depth, "depth_load_op": "load", "depth_store_op": "store"}
         resources = [(camera, "uniform"), (spheres, "storage-read"), (ids, "storage-read"), (hover, "storage-read"),
                      (count.handle, "indirect"), (vertices, "vertex"), (indices, "index")]
-        # one render node per view: each its own pass, so per-node timings tell the views apart
-        for view in ("perspective", "overview"):
-            uses = resources + ([(words, "storage-read")] if view == "overview" else
-                                [(h, "storage-read") for h in splat.values()])
-            graph.add_render_node(id=view, resources=uses, compile=lambda ctx, view=view: self._compile_view(ctx, view),
-                                  color_attachments=attachments, depth_stencil_attachment=depth_attachment)
+        resources += [(words, "storage-read"), *((h, "storage-read") for h in splat.values())]
+        for node, views in ((("perspective", ("perspective",)), ("overview", ("overview",))) if self.split_views
+                            else (("views", ("perspective", "overview")),)):
+            graph.add_render_node(id=node, resources=resources, compile=lambda ctx, views=views: self._compile_views(
+                ctx, views), color_attachments=attachments, depth_stencil_attachment=depth_attachment)
         self.picking.add_pixel_pass(graph, id="hover", position=position, output=hover)
         self.compiled = graph.compile()
 
@@ -343,9 +311,20 @@ class CullingGraph:
                   for b, buffer in ((5, self.depths), (6, self.hits), (7, self.large)))])
         return self._draw_group
 
-    def _compile_view(self, ctx, view):
-        """Record one view's bundle once; every encoding replays it in its viewport."""
-        device = ctx.device
+    def _compile_views(self, ctx, views):
+        """Record each view's bundle once; every encoding replays them, each in its viewport."""
+        recorded = [(view, self._record_view(ctx.device, view)) for view in views]
+
+        def encode(render_pass, frame):
+            rects = view_rects(*self.render_size)
+            for view, bundle in recorded:
+                x, y, w, h = rects[view]
+                render_pass.set_viewport(x, y, w, h, 0.0, 1.0)
+                render_pass.execute_bundles(bundle)
+        return encode
+
+    def _record_view(self, device, view):
+        """One view's render bundle (a one-element list, as execute_bundles takes it)."""
         pipelines = _pipelines(device)
         half = self.indices.size // 2
 
@@ -373,43 +352,7 @@ class CullingGraph:
         for name, draw in steps:
             encoder.set_pipeline(pipelines[name])
             draw(encoder)
-        recorded = [encoder.finish()]
-
-        def encode(render_pass, frame):
-            x, y, w, h = view_rects(*self.render_size)[view]
-            render_pass.set_viewport(x, y, w, h, 0.0, 1.0)
-            render_pass.execute_bundles(recorded)
-        return encode
-
-    def _compile_perspective_splat(self, ctx):
-        """The splatted perspective's three dispatches (clear, depths + large list, IDs)."""
-        device, n = ctx.device, self.n
-        code = wgsl("widgets/culling/shaders/perspective_splat.wgsl")
-        constants = {"COUNT_WORD": self.draws.instance_count_byte_offset(0) // 4,
-                     "LARGE_WORD": self.draws.instance_count_byte_offset(1) // 4, "ROWS": n,
-                     "SPLAT_RADIUS": float(self.splat_radius)}
-        buffers = {0: (self.camera, 0, CAMERA_BYTES), 2: (self.ids.buffer, 0, self.ids.buffer.size),
-                   1: (self.spheres.buffer, self.spheres.byte_offset,
-                       self.spheres.byte_length or self.spheres.buffer.size),
-                   3: (self.draws.buffer, 0, self.draws.buffer.size), 4: (self.depths, 0, self.depths.size),
-                   5: (self.hits, 0, self.hits.size), 6: (self.large, 0, self.large.size)}
-        steps = _splat_steps(device, code, constants, buffers, (("clear", (0, 3, 4, 5), "perspective"),
-                                                                ("depth", (0, 1, 2, 3, 4, 6), n),
-                                                                ("hit", (0, 1, 2, 3, 4, 5), n)))
-        return _splat_encode(self, steps)
-
-    def _compile_splat(self, ctx):
-        """The dense overview's three dispatches (clear, every row, the visible IDs)."""
-        device, n = ctx.device, self.n
-        code = wgsl("widgets/culling/shaders/overview_splat.wgsl")
-        constants = {"COUNT_WORD": self.draws.instance_count_byte_offset(0) // 4, "ROWS": n}
-        buffers = {0: (self.camera, 0, CAMERA_BYTES), 2: (self.ids.buffer, 0, self.ids.buffer.size),
-                   1: (self.spheres.buffer, self.spheres.byte_offset,
-                       self.spheres.byte_length or self.spheres.buffer.size),
-                   3: (self.draws.buffer, 0, self.draws.buffer.size), 4: (self.words, 0, self.words.size)}
-        steps = _splat_steps(device, code, constants, buffers, (("clear", (0, 4), "overview"), ("all", (0, 1, 4), n),
-                                                                ("visible", (0, 1, 2, 3, 4), n)))
-        return _splat_encode(self, steps)
+        return [encoder.finish()]
 
     # ------------------------------------------------------------ parameters
     def write_planes(self, planes: np.ndarray) -> None:

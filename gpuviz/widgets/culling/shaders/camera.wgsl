@@ -1,5 +1,5 @@
 // FrustumCulling: the Camera uniform (graph.py's write_camera fills it; 320 bytes),
-// shared by draw.wgsl, overview_splat.wgsl and perspective_splat.wgsl.
+// shared by draw.wgsl and splat.wgsl.
 struct Camera {
     view_proj: mat4x4<f32>,
     overview: mat4x4<f32>,       // top-down: clip = overview * (x, 0, z, 1)

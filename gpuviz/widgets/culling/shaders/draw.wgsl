@@ -3,7 +3,7 @@
 // instanceCount of the indexed indirect record is the visibility
 // workflow's count); the overview draws every row muted, then the same
 // compacted IDs through the same record bright, then the frustum's edges
-// (dense scenes: the rows come from overview_splat.wgsl's words, resolved
+// (dense scenes: the rows come from splat.wgsl's words, resolved
 // by one full-viewport triangle, then the frustum's edges).
 //
 // Template values: the colours (rgb lists) and cube_half (cube half-extent
@@ -46,8 +46,8 @@ const LIGHT: vec3<f32> = vec3<f32>(0.40, 0.82, 0.41);
 @group(0) @binding(1) var<storage, read> spheres: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read> ids: array<u32>;
 @group(0) @binding(3) var<storage, read> hover: array<u32>;
-@group(0) @binding(4) var<storage, read> words: array<u32>;  // overview_splat.wgsl's pixels (dense overview)
-@group(0) @binding(5) var<storage, read> depths: array<u32>;  // perspective_splat.wgsl's pixels: depth bits
+@group(0) @binding(4) var<storage, read> words: array<u32>;  // splat.wgsl's pixels (dense overview)
+@group(0) @binding(5) var<storage, read> depths: array<u32>;  // splat.wgsl's pixels: depth bits
 @group(0) @binding(6) var<storage, read> hits: array<u32>;    // ... and id + 1 (0: none)
 @group(0) @binding(7) var<storage, read> large: array<u32>;   // ... and the instances left to the rasteriser
 
@@ -113,7 +113,7 @@ fn vs_instance(@location(0) corner: vec3<f32>, @builtin(instance_index) k: u32) 
     return instance_vertex(corner, ids[k]);
 }
 
-// dense scenes: the instances perspective_splat.wgsl left to the rasteriser (its second record)
+// dense scenes: the instances splat.wgsl left to the rasteriser (its second record)
 @vertex
 fn vs_instance_large(@location(0) corner: vec3<f32>, @builtin(instance_index) k: u32) -> VertexOut {
     return instance_vertex(corner, large[k]);
@@ -181,7 +181,7 @@ fn overview_vertex(corner: vec3<f32>, s: vec4<f32>, color: vec3<f32>, id: u32) -
     return out;
 }
 
-// dense overview: one word per overview pixel, written by overview_splat.wgsl this frame
+// dense overview: one word per overview pixel, written by splat.wgsl this frame
 @fragment
 fn fs_overview_resolve(in: VertexOut) -> FragmentOut {
     let rect = camera.overview_rect;
