@@ -3,6 +3,15 @@
 // event and resize stays jupyter_rfb's; this only adds two overlays.
 //   placeholder: model "placeholder" (e.g. "compiling…") until a first frame exists
 //   pending:     model "pending", set by the kernel when a frame takes longer than ~300 ms
+// and sends each frame's confirmation as a custom message (see _FEEDBACK in canvas.py):
+// ipywidgets would send the next model update only after the kernel answered the last one.
+RendercanvasAnywidgetModel.prototype._send_response = function () {
+  const frame = this._lastFrame
+  this.onEvent({
+    type: 'gpuviz_frame_feedback', index: frame.index, timestamp: frame.timestamp, localtime: Date.now() / 1000
+  })
+}
+
 export default () => {
   const inner = rfbWidget()
   return {

@@ -62,20 +62,28 @@ except ImportError:  # pragma: no cover - jupyter_rfb then falls back on its own
 
 
 _HERE = Path(__file__).parent
+#: A started frame not sent after this long counts as failed (rendercanvas logs a failed present).
+_STUCK_SECONDS = 5.0
+
+
+#: The custom message type of a frame confirmation sent by canvas.js.
+_FEEDBACK = "gpuviz_frame_feedback"
 
 
 def _front_end() -> tuple:
     """jupyter_rfb's ESM with its default export renamed, then canvas.js (which
-    wraps it); the CSS likewise. Falls back on jupyter_rfb's own module."""
+    wraps it and replaces how frames are confirmed); the CSS likewise, and
+    whether canvas.js is in. Falls back on jupyter_rfb's own module."""
     rfb_js, rfb_css = jupyter_rfb.widget.JS, jupyter_rfb.widget.CSS
     marker = "export default () =>"
-    if rfb_js.count(marker) != 1:  # pragma: no cover - a jupyter_rfb whose module we do not know
-        return rfb_js, rfb_css
+    known = ("class RendercanvasAnywidgetModel {", "  _send_response () {")
+    if rfb_js.count(marker) != 1 or not all(rfb_js.count(k) == 1 for k in known):  # pragma: no cover
+        return rfb_js, rfb_css, False  # a jupyter_rfb whose module we do not know
     js = rfb_js.replace(marker, "const rfbWidget = () =>") + "\n" + (_HERE / "canvas.js").read_text()
-    return js, rfb_css + "\n" + (_HERE / "canvas.css").read_text()
+    return js, rfb_css + "\n" + (_HERE / "canvas.css").read_text(), True
 
 
-_ESM, _CSS = _front_end()
+_ESM, _CSS, _OWN_FRONT_END = _front_end()
 
 
 def _configure(canvas, device):
@@ -218,6 +226,11 @@ class GPUCanvas(JupyterRenderCanvas):
     pending = traitlets.Bool(False).tag(sync=True)
     #: Scale of the last frame sent (1.0: full resolution).
     render_scale = traitlets.Float(1.0).tag(sync=True)
+    # The browser's last frame confirmation. canvas.js sends it as a custom message
+    # (_FEEDBACK): a synced trait goes through ipywidgets, which sends an update only
+    # once the kernel has answered the previous one and echoes each back, so frames in
+    # flight were released a kernel round trip late. Set here, never sent to the browser.
+    _frame_feedback = traitlets.Dict({}).tag(sync=not _OWN_FRONT_END, echo_update=False)
 
     def __init__(self, drawable, *, device=None, size=(640, 400), max_buffered_frames: int = 4,
                  quality: int = 80, interaction_scale: float | None = None, frame_budget: float = 1 / 30,
@@ -245,9 +258,12 @@ class GPUCanvas(JupyterRenderCanvas):
         self.device_lost = None
         self._scale = 1.0  # the scale rendercanvas's size record holds now
         self._frame_started = None  # perf_counter at the start of the frame being produced
+        self._frame_submitted = None  # perf_counter when that frame's commands were submitted
         self._requested_at = None  # perf_counter of the oldest draw request not yet sent
         self._settle_next = False  # the next frame ends an interaction: full size, lossless
         self._again = False  # a draw was requested while a frame was being produced
+        self._wanted = False  # a draw was requested and no frame has started since
+        self._soon = set()  # names of call_soon callbacks queued and not yet run
         self._timers = {}
         self._sent_pixels = {}  # frame index -> pixels, until the browser confirms it
         self._last_confirmed = None  # (index, perf_counter) of the last confirmation
@@ -258,15 +274,46 @@ class GPUCanvas(JupyterRenderCanvas):
 
     # ------------------------------------------------------------ frames
     def request_draw(self, draw_function=None) -> None:
-        """Schedule a frame (see rendercanvas); arms the pending indicator's timer."""
+        """Schedule a frame (see rendercanvas); arms the pending indicator's
+        timer and starts the frame on the next loop iteration when none is
+        being produced (not at the scheduler's next tick)."""
         super().request_draw(draw_function)
         if not hasattr(self, "_timers"):
             return  # rendercanvas's own set-up
+        self._wanted = True
         if self._frame_started is not None:
             self._again = True  # requested while a frame is produced: the next one is on its way
-        elif self._requested_at is None:
-            self._requested_at = time.perf_counter()
-            self._call_later("pending", self.pending_after, self._mark_pending)
+        else:
+            if self._requested_at is None:
+                self._requested_at = time.perf_counter()
+                self._call_later("pending", self.pending_after, self._mark_pending)
+            self._call_soon("start", self._start_frame)
+
+    def _producing(self) -> bool:
+        """A frame was started and is not sent yet (its readback may be pending:
+        rendercanvas would cancel it if another draw started now)."""
+        if self._frame_started is None:
+            return False
+        submitted = self._frame_submitted
+        if submitted is not None and time.perf_counter() - submitted > _STUCK_SECONDS:
+            self._frame_started = None  # its present failed (rendercanvas logged it): do not wait forever
+            return False
+        return True
+
+    def _start_frame(self) -> None:
+        """Hand a wanted frame to jupyter_rfb now; it draws at once unless
+        ``max_buffered_frames`` are in flight (then on the next confirmation)."""
+        if self._wanted and not self._producing() and not self.get_closed():
+            jupyter_rfb.widget.RemoteFrameBuffer.request_draw(self)
+
+    def _rc_request_draw(self):
+        # rendercanvas's scheduler tick: the same gate as the immediate path, so that
+        # a tick never starts a draw over a frame whose readback is pending.
+        self._draw_request_time = time.perf_counter()
+        if self._producing():
+            self._again = True  # the frame after it follows as soon as it is sent
+        else:
+            jupyter_rfb.widget.RemoteFrameBuffer.request_draw(self)
 
     def _draw_frame_now(self) -> None:
         if self.device_lost is None:
@@ -278,7 +325,8 @@ class GPUCanvas(JupyterRenderCanvas):
             self._cancel("pending")
             self.pending = False
             return  # no texture taken: rendercanvas skips the present
-        self._frame_started = time.perf_counter()
+        self._frame_started, self._frame_submitted = time.perf_counter(), None
+        self._wanted = self._again = False
         self._set_render_scale(self._next_scale())
         width, height = self.get_physical_size()
         predicted = self.interaction.production_cost(width * height)  # what blocks the kernel
@@ -289,6 +337,7 @@ class GPUCanvas(JupyterRenderCanvas):
         except BaseException:
             self._frame_started = None  # rendercanvas logs it; no frame follows
             raise
+        self._frame_submitted = time.perf_counter()  # its readback is under way from here
         self.frames_drawn += 1
 
     def _next_scale(self) -> float:
@@ -305,10 +354,11 @@ class GPUCanvas(JupyterRenderCanvas):
             self.last_frame_seconds = now - started
             self.interaction.record_frame(now - started, array.shape[0] * array.shape[1])
         self._cancel("pending")
-        if self._again:  # requested while this frame was drawn (e.g. by the drawable itself)
+        if self._again:  # requested while this frame was produced: start the next one now
             self._again = False
             self._requested_at = now
             self._call_later("pending", self.pending_after, self._mark_pending)
+            self._call_soon("start", self._start_frame)
         else:
             self._requested_at = None
         if self.pending:
@@ -354,6 +404,17 @@ class GPUCanvas(JupyterRenderCanvas):
         info["changed"] = changed  # a browser resize still emits its event; a scale change does not
         self._scale = scale
 
+    def _rfb_handle_msg(self, widget, content, buffers):
+        if content.get("type") == _FEEDBACK:  # from canvas.js: what jupyter_rfb's own module syncs
+            try:
+                feedback = {key: float(content[key]) for key in ("timestamp", "localtime")}
+                feedback["index"] = int(content["index"])
+            except (KeyError, TypeError, ValueError):
+                return None  # not a confirmation canvas.js sends: ignored like any unknown message
+            self._frame_feedback = feedback
+            return None
+        return super()._rfb_handle_msg(widget, content, buffers)
+
     def handle_event(self, event):
         """jupyter_rfb hook, called as each browser event arrives: a resize
         keeps the current render scale; pointer and wheel events drive the
@@ -376,7 +437,15 @@ class GPUCanvas(JupyterRenderCanvas):
                 self._settle_next = False
             elif was:
                 self._settle()  # pointer up: the drawable sees it before that full frame is drawn
-        return super().handle_event(event)
+        result = super().handle_event(event)
+        # Hand the event to the drawable on the next loop iteration rather than at the
+        # scheduler's next tick (up to 1/max_fps later, and one more tick before its frame).
+        self._call_soon("events", self._flush_events)
+        return result
+
+    def _flush_events(self) -> None:
+        if not self.get_closed():
+            self._process_events()  # the drawable's handler may request_draw: the frame starts next
 
     def get_logical_size(self) -> tuple:
         """The browser's logical size, whatever the render scale."""
@@ -416,6 +485,22 @@ class GPUCanvas(JupyterRenderCanvas):
         except RuntimeError:
             return  # no event loop (tests, offscreen): the owner drives the checks
         self._timers[name] = loop.call_later(delay, callback)
+
+    def _call_soon(self, name, callback) -> None:
+        """``callback`` on the next loop iteration, once however often asked before it runs."""
+        if name in self._soon:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no event loop (tests, offscreen): the owner draws with force_draw
+        self._soon.add(name)
+
+        def run():
+            self._soon.discard(name)
+            callback()
+
+        loop.call_soon(run)
 
     def _cancel(self, name) -> None:
         handle = self._timers.pop(name, None)

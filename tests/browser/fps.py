@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import ast
+import json
 import tempfile
 from pathlib import Path
 
@@ -99,6 +100,32 @@ def on_feedback(change):
     if event_time is not None:
         latencies.append((change["new"]["localtime"], event_time))
 canvas.observe(on_feedback, names="_frame_feedback")
+
+# Optional stage trace (FPS_TRACE=1): wall-clock stamps of each stage of a frame, summarised by trace_summary().
+trace = []
+if os.environ.get("FPS_TRACE"):
+    import time
+    def _wrap(obj, name, tag, after=None):
+        original = getattr(obj, name)
+        def wrapped(*args, **kwargs):
+            trace.append((tag, time.time()))
+            result = original(*args, **kwargs)
+            if after:
+                trace.append((after, time.time(), canvas._rfb_frame_index))
+            return result
+        setattr(obj, name, wrapped)
+    _wrap(canvas, "_rc_request_draw", "request")
+    _wrap(canvas, "get_frame", "get_frame")
+    _wrap(scene, "draw", "draw", "recorded")
+    _wrap(canvas, "_rc_present_bitmap", "bitmap", "sent")
+    _handle = canvas.handle_event
+    def handle_event(event):
+        if event.get("event_type") == "pointer_move":
+            trace.append(("event", time.time()))
+        return _handle(event)
+    canvas.handle_event = handle_event
+    canvas.observe(lambda c: trace.append(("feedback", time.time(), c["new"].get("localtime"),
+                                           c["new"].get("index"))), names="_frame_feedback")
 canvas
 '''
 
@@ -124,7 +151,7 @@ def measure(kind: str, width: int, height: int, seconds: float, workdir: Path, c
             if image is None:
                 raise RuntimeError(f"the fps notebook never ran (see {workdir}/failed-*.png)")
             page.wait_for_timeout(2000)
-            lab.run_code(page, "canvas.reset_stats(); latencies.clear(); print('RESET')", "RESET")
+            lab.run_code(page, "canvas.reset_stats(); latencies.clear(); trace.clear(); print('RESET')", "RESET")
             origin = page.evaluate("performance.timeOrigin") / 1000
             moves = lab.drag_in_page(page, image, seconds)
             page.wait_for_timeout(1000)
@@ -134,11 +161,55 @@ def measure(kind: str, width: int, height: int, seconds: float, workdir: Path, c
                 "s['latency_p50'] = float(np.median(lat)) if lat else float('nan'); "
                 "s['latency_p90'] = float(np.percentile(lat, 90)) if lat else float('nan'); "
                 "s['reduced'] = getattr(canvas, 'reduced_frames', 0); "
-                "s['settle'] = getattr(canvas, 'settle_frames', 0); print('STATS', s)", "STATS {")
+                "s['settle'] = getattr(canvas, 'settle_frames', 0); "
+                f"import json; json.dump(trace, open('trace-{kind}-{width}x{height}.json', 'w')); "
+                "print('STATS', s)", "STATS {")
             page.screenshot(path=str(workdir / f"fps-{kind}-{width}x{height}.png"))
     stats = ast.literal_eval(text.split("STATS", 1)[1].strip())
     stats["moves"] = moves
+    if os.environ.get("FPS_TRACE"):
+        stats["stages"] = trace_summary(json.loads((workdir / f"trace-{kind}-{width}x{height}.json").read_text()))
     return stats
+
+
+def trace_summary(trace) -> dict:
+    """Median milliseconds of each stage of a frame from an FPS_TRACE record."""
+    import numpy as np
+    stages, frame, last_event, shown = {}, None, None, {}
+    for entry in trace:
+        if entry[0] == "feedback" and entry[2] is not None:
+            shown[entry[3]] = (entry[1], entry[2])
+    sent_at, events = {}, 0
+    previous_sent = None
+    for entry in trace:
+        tag, t = entry[0], entry[1]
+        if tag == "event":
+            last_event, events = t, events + 1
+        elif tag == "request":
+            frame = {"request": t, "event": last_event, "events": events}
+            events = 0
+            if previous_sent is not None:
+                stages.setdefault("sent->next request", []).append(t - previous_sent)
+        elif frame is not None and tag in ("get_frame", "draw", "recorded", "bitmap"):
+            frame.setdefault(tag, t)
+        elif frame is not None and tag == "sent":
+            frame["sent"], previous_sent = t, t
+            sent_at[entry[2]] = frame
+            keys = ["request", "get_frame", "draw", "recorded", "bitmap", "sent"]
+            for a, b in zip(keys, keys[1:]):
+                if a in frame and b in frame:
+                    stages.setdefault(f"{a}->{b}", []).append(frame[b] - frame[a])
+            if frame["event"] is not None:
+                stages.setdefault("last event arrival->request", []).append(frame["request"] - frame["event"])
+            stages.setdefault("events per frame", []).append(frame["events"] * 1e-3)
+            frame = None
+    for index, (received, localtime) in shown.items():
+        if index in sent_at:
+            stages.setdefault("sent->browser shown", []).append(localtime - sent_at[index]["sent"])
+            stages.setdefault("browser shown->feedback in kernel", []).append(received - localtime)
+            if sent_at[index]["event"] is not None:
+                stages.setdefault("event arrival->shown", []).append(localtime - sent_at[index]["event"])
+    return {k: round(float(np.median(v)) * 1e3, 1) for k, v in stages.items()}
 
 
 def main(argv=None) -> None:
@@ -161,6 +232,9 @@ def main(argv=None) -> None:
                   f"{plain['latency_p50'] * 1e3:>23.0f} {ours['latency_p50'] * 1e3:>24.0f} "
                   f"{ours['latency_p90'] * 1e3:>14.0f} {ours['reduced']:>8} {ours['settle']:>7}", flush=True)
             print("  gpuviz stats:", ours, flush=True)
+            if "stages" in ours:
+                print("  plain stages (median ms):", plain["stages"], flush=True)
+                print("  gpuviz stages (median ms):", ours["stages"], flush=True)
 
 
 if __name__ == "__main__":
