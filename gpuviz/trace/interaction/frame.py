@@ -564,31 +564,47 @@ class GPUTraceFrame:
         if max(abs(w0 - origin), abs(w1 - origin)) >= 1 << 62:
             raise GraphValidationError(f'GPUTraceFrame "{self.id}" window ({w0}, {w1}) is 2**62 ns or more from '
                                        f"the trace origin {origin}")
-        states = np.zeros(self.thread_states_word + self.thread_count, np.uint32)
-        states[:self.process_count] = state.process_expanded
-        states[self.thread_states_word:] = state.thread_expanded
-        seeds = self.seed_rows(state.focus_seeds)
-        control = np.zeros(65, np.uint32)
-        control[0], control[64] = len(seeds), state.focus_depth
-        columns = column_bounds((0, w1 - w0), state.width).astype(np.uint64)
-        words = self.view_words(state)
-        self._put("view", words)
-        self._put("columns", columns)
-        self._put("states", states)
-        self._put("slot-states", np.asarray(state.thread_expanded, np.uint32)[self.thread_order])
-        self._put("category-mask", self._bits(True if state.categories is None else state.categories,
-                                              self.category_count))
-        self._put("search-mask", self._bits(False if state.search is None else state.search, self.name_count))
-        self._put("focus-seeds", seeds)
-        self._put("focus-control", control)
+        # Each buffer is rebuilt only when its inputs differ from the last write's
+        # (a pan changes the view alone: columns are relative to the window start).
+        pexp = np.asarray(state.process_expanded, bool)
+        texp = np.asarray(state.thread_expanded, bool)
+        cats = None if state.categories is None else np.asarray(state.categories, bool)
+        search = None if state.search is None else np.asarray(state.search, bool)
+        focus = tuple(int(v) for v in state.focus_seeds)
+        self._put("view", (w0, w1, state.width, tuple(state.rows), focus != (), state.focus_mode,
+                           None if search is None else state.search_mode, cats is None, state.focus_depth,
+                           state.min_duration_ns), lambda: self.view_words(state))
+        self._put("columns", (w1 - w0, state.width),
+                  lambda: column_bounds((0, w1 - w0), state.width).astype(np.uint64))
+        self._put("states", (pexp.tobytes(), texp.tobytes()), lambda: self._states(pexp, texp))
+        self._put("slot-states", texp.tobytes(), lambda: texp[self.thread_order].astype(np.uint32))
+        self._put("category-mask", None if cats is None else cats.tobytes(),
+                  lambda: self._bits(True if cats is None else cats, self.category_count))
+        self._put("search-mask", None if search is None else search.tobytes(),
+                  lambda: self._bits(False if search is None else search, self.name_count))
+        self._put("focus-seeds", focus, lambda: self.seed_rows(focus))
+        self._put("focus-control", (len(focus), state.focus_depth), lambda: self._control(len(focus), state))
         if self.span_count:
-            self._queue_changes(words, seeds, state)
+            self._queue_changes(focus, state)
 
-    def _queue_changes(self, words, seeds, state) -> None:
+    def _states(self, pexp, texp) -> np.ndarray:
+        states = np.zeros(self.thread_states_word + self.thread_count, np.uint32)
+        states[:self.process_count] = pexp
+        states[self.thread_states_word:] = texp
+        return states
+
+    @staticmethod
+    def _control(seeds, state) -> np.ndarray:
+        control = np.zeros(65, np.uint32)
+        control[0], control[64] = seeds, state.focus_depth
+        return control
+
+    def _queue_changes(self, seeds, state) -> None:
         """Submit the focus / minimap graphs when their inputs changed since
         the last submission (after this write's buffer writes, before the
         caller's frame: queue order)."""
-        focus = None if len(seeds) == 0 else (seeds.tobytes(), int(state.focus_depth))
+        focus = None if len(seeds) == 0 else (seeds, int(state.focus_depth))
+        words = self._written["view-words"]  # the view words of this state (written just before)
         flags = int(words[7])
         minimap = (flags & 26, int(words[10]), int(words[11]),
                    self._written["category-mask"] if flags & 16 else None,
@@ -597,14 +613,16 @@ class GPUTraceFrame:
         self._change_keys = {"focus": focus, "minimap": minimap}
         self._submit_changes(**changed)
 
-    def _put(self, name, array) -> None:
+    def _put(self, name, key, make) -> None:
+        """Write ``make()`` into buffer ``name`` unless ``key`` (its inputs) equals the last write's."""
+        if name in self._written and self._written[name] == key:
+            return
+        array = make()
+        if name == "view":
+            self._written["view-words"] = array
         raw = np.ascontiguousarray(array).view(np.uint8).reshape(-1)
-        if raw.nbytes == 0:
-            return
-        key = raw.tobytes()
-        if self._written.get(name) == key:
-            return
-        self.device.queue.write_buffer(self.buffers[name], 0, raw)
+        if raw.nbytes:
+            self.device.queue.write_buffer(self.buffers[name], 0, raw)
         self._written[name] = key
 
     def read_back(self) -> dict:
