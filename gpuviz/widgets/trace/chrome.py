@@ -17,6 +17,7 @@ import numpy as np
 
 from ...render.axes import Axis
 from ...render.overlay import LINE_COLOR, MUTED_COLOR, TEXT_COLOR
+from .counters import queue_counters
 from .host import (AXIS_HEIGHT, GUTTER, MINIMAP_HEIGHT, MINIMAP_TOP, MODE_EXPANDED, MODE_HIDDEN,
                    MODE_PROCESS_COLLAPSED, PROCESS_COLUMN, ROW_HEIGHT, STATUS_HEIGHT, TRACKS_TOP, format_ns)
 
@@ -136,14 +137,18 @@ def _queue_instants(overlay, host, layout, geometry, height):
         overlay.rect(x - 0.5, max(y0, TRACKS_TOP), x + 1.0, y1, color=colour)
 
 
-def queue_chrome(overlay, *, host, layout, labels, geometry, minimap, text_dark, hover_lines, pointer, status):
+def queue_chrome(overlay, *, host, layout, labels, geometry, minimap, text_dark, hover_lines, pointer, status,
+                 counters=()):
     """Queue the whole overlay of one frame (logical pixels): O(labels +
     rows in view + instants in the window), never a pass over every span.
-    ``labels``: (span IDs, dimmed bool) of the spans to name."""
+    ``labels``: (span IDs, dimmed bool) of the spans to name; ``counters``:
+    the :class:`~.counters.CounterTrack` list (area charts)."""
     w, h = geometry.width, geometry.height
     overlay.clear()
     overlay.rect(0, 0, w, TRACKS_TOP, color=_HEADER_BG)
     _queue_labels(overlay, host, layout, labels, geometry, text_dark)
+    if counters:
+        queue_counters(overlay, tracks=counters, layout=layout, geometry=geometry)
     _queue_instants(overlay, host, layout, geometry, geometry.bottom)
     _queue_gutter(overlay, host, layout, geometry, geometry.bottom)
     overlay.rect(0, 0, w, TRACKS_TOP, color=_HEADER_BG)

@@ -25,6 +25,7 @@ from ..arguments import check_integer
 from ..inspector import GraphInspector
 from ..lifecycle import WidgetLifecycle, guarded
 from .chrome import MINIMAP_BINS, details_html, queue_chrome, span_lines
+from .counters import mark_counter_lanes, with_counter_tracks
 from .events import handle as handle_event
 from .frames import label_dimmed, status_line, write_frame
 from .graph import TraceGraph
@@ -93,12 +94,19 @@ class TraceViewer(WidgetLifecycle, widgets.HBox):
     shows its summary, a double click zooms to a span, Escape clears the
     selection. Nothing is drawn while idle and no frame reads anything back.
 
-    What it does NOT do (yet): counters are not drawn; only the selection's links are drawn
-    (from the CPU, not the frame's GPU edges); sub-pixel spans (merged
-    rects) are not pickable; hover uses a CPU hit test on the trace's
-    columns (:meth:`pick` and clicks use GPU picking); :meth:`summary`
-    and the CPU layout / label pass are O(spans) numpy on the host. A
-    GPUTraceScene alone is refused (it keeps no names on the CPU).
+    Counters (``trace.counters``) are one-row stacked area charts at the
+    end of their process (:mod:`.counters`). Per frame the host writes only
+    small buffers and queues the overlay from O(labels + rows + instants in
+    the window) data: the labels, hover and the status counts come from
+    the GPU frame (the compacted visible set, the picking pass, the stats
+    words) through a readback ring, a frame or two late (:mod:`.labels`).
+
+    What it does NOT do (yet): only the selection's links are drawn (from
+    the CPU, not the frame's GPU edges); sub-pixel spans (merged rects) are
+    not pickable; :meth:`summary` without a selection, :meth:`span_rect`
+    with focus "hide" and the CPU oracles (``_visible``, ``_rows``) are
+    O(spans) numpy, for explicit calls only. A GPUTraceScene alone is
+    refused (it keeps no names on the CPU).
     """
 
     def __init__(self, trace, *, size=(1000, 600), capacity=None, device=None):
@@ -114,10 +122,14 @@ class TraceViewer(WidgetLifecycle, widgets.HBox):
         self.device = device or request_device()
         self.device_lost = None
         self._graph = None
-        self.host = host = TraceHost(self.trace)
+        # counter tracks: threads without spans appended to the threads table (rows in the GPU layout)
+        view_trace, self._counters = with_counter_tracks(self.trace)
+        self.host = host = TraceHost(view_trace)
+        host.thread_lanes[[track.thread for track in self._counters]] = 1
         self.capacity = host.n if capacity is None else _int("capacity", capacity, max(host.n, 1))
         from ...trace.scene import GPUTraceScene
-        self.scene = GPUTraceScene(self.device, self.trace, label="trace-viewer")
+        self.scene = GPUTraceScene(self.device, view_trace, label="trace-viewer")
+        mark_counter_lanes(self.scene, self._counters)
         try:
             scene_names = [str(v) for v in self.scene.names.to_pylist()]
             colours = [name_colour(v) for v in scene_names]
@@ -130,7 +142,7 @@ class TraceViewer(WidgetLifecycle, widgets.HBox):
             lum = np.array([0.2126 * r + 0.7152 * g + 0.0722 * b for r, g, b in
                             (name_colour(v) for v in host.name_table)])
             self._text_dark = lum > 0.42
-            self._graph = TraceGraph(self.device, self.scene, self.trace, name_colours=packed,
+            self._graph = TraceGraph(self.device, self.scene, view_trace, name_colours=packed,
                                      capacity=self.capacity)
         except BaseException:
             self.scene.destroy()
@@ -566,6 +578,7 @@ class TraceViewer(WidgetLifecycle, widgets.HBox):
         sample = self._drawn_sample = graph.sampler.latest
         hover_lines = span_lines(self.host, self._hover) if self._hover is not None else None
         queue_chrome(self._overlay, host=self.host, layout=self._layout(), labels=self._labels(sample),
+                     counters=self._counters,
                      geometry=geometry, minimap=self._minimap, text_dark=self._text_dark, hover_lines=hover_lines,
                      pointer=self._pointer, status=status_line(self, geometry, None if sample is None else sample.stats))
         if self._band is not None:
