@@ -64,6 +64,16 @@ def overview_fit(extent, rect) -> tuple:
     return (cx - hx, cz - hz, cx + hx, cz + hz), m, (1 / hx, 1 / hz)
 
 
+class _Replay:
+    """An overlay stand-in for FramePresenter: ``draw(render_pass)`` replays recorded bundles."""
+
+    def __init__(self, bundles):
+        self.bundles = bundles
+
+    def draw(self, render_pass) -> None:
+        render_pass.execute_bundles(self.bundles)
+
+
 class CullingFrame:
     """Camera, culling switch, graph and presentation of one scene.
 
@@ -107,6 +117,7 @@ class CullingFrame:
         self._last_sample = float("-inf")
         self._overlay = None
         self._presented = None
+        self._overlay_bundle = None
         self._presenter = FramePresenter(device, self.graph.color, label="frustum-culling-present",
                                          clear_color=(*COLORS["background"], 1))
 
@@ -147,7 +158,6 @@ class CullingFrame:
         """Write the camera uniform and the planes for the current camera, culling switch and size."""
         far = self.far
         vp = self.camera.view_projection(self.aspect, far)
-        self.graph.write_planes(frustum_planes(vp) if self.culling else PASS_ALL_PLANES)
         rects = view_rects(*self.render_size)
         rect = rects["overview"]
         if self._overview is None or self._overview[0] != rect:
@@ -157,7 +167,8 @@ class CullingFrame:
         density = self.n / max(rect[2] * rect[3], 1)
         least = min(_MIN_HALF_PIXELS, max(0.5, 0.45 / max(density, 1e-9) ** 0.5))
         small = (2 * least / rect[2], 2 * least / rect[3])
-        self.graph.write_camera(view_projection=vp, overview=overview, eye=self.camera.eye, far=far,
+        planes = frustum_planes(vp) if self.culling else PASS_ALL_PLANES
+        self.graph.write_camera(planes=planes, view_projection=vp, overview=overview, eye=self.camera.eye, far=far,
                                 overview_size=(*per_world, *small), overview_rect=rect,
                                 perspective_rect=rects["perspective"], corners=frustum_corners(vp))
         self._dirty = False
@@ -208,12 +219,19 @@ class CullingFrame:
                 self._overlay.destroy()
             self._overlay = PlotOverlay(self.device, pixel_ratio=ratio, label="frustum-culling-overlay")
         overlay = self._overlay
-        key = (tuple(dst_size), ratio, self.readout(), self.culling, tuple(extra), id(overlay), self.render_size)
-        if key != self._presented:  # a steady frame (orbiting, hovering) reuses the uploaded labels
+        target_format = target_view.texture.format
+        key = (tuple(dst_size), ratio, self.readout(), self.culling, tuple(extra), id(overlay), self.render_size,
+               target_format)
+        if key != self._presented:  # a steady frame (orbiting, hovering) reuses the labels and their bundle
             self._queue_labels(overlay, (dst_size[0] / ratio, dst_size[1] / ratio), extra)
             overlay.upload(self.device.queue, target_size=dst_size)
+            # the overlay's draws recorded once per label change: a steady frame replays them in one call
+            bundle = self.device.create_render_bundle_encoder(label="frustum-culling-overlay",
+                                                             color_formats=[target_format])
+            overlay.draw(bundle)
+            self._overlay_bundle = _Replay([bundle.finish()])
             self._presented = key
-        self._presenter.present(encoder, target_view, self.render_size, dst_size, overlay)
+        self._presenter.present(encoder, target_view, self.render_size, dst_size, self._overlay_bundle)
 
     def readout(self) -> str:
         total = f"{self.n:,}"

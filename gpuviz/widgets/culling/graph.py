@@ -27,8 +27,9 @@ Nodes, in the order the graph keeps them::
     hover          GPUIndexPickingTarget pixel pass: the ID under the pointer,
                    read by the next frame's shaders as the highlight
 
-A camera change writes the ``planes`` buffer (what the workflow tests) and
-the ``camera`` uniform (what the shaders draw with): buffer writes only. The
+A camera change is one buffer write: the ``camera`` buffer holds the uniform
+the shaders draw with and, at the storage alignment after it, the six
+planes the workflow tests. The
 attachments have a fixed maximum size (:data:`FRAME_SIZE`) and a frame uses
 their top-left corner, so canvas resizes do not rebuild anything either.
 """
@@ -216,8 +217,10 @@ class CullingGraph:
         self._owned.append(self.draws)
         self.draws.write(0, index_count=_INDEX_COUNT, instance_count=0)
         self.draws.write(1, index_count=_INDEX_COUNT, instance_count=0)
-        self.planes = self._buffer("planes", 96, BU.STORAGE | BU.COPY_DST)
-        self.camera = self._buffer("camera", CAMERA_BYTES, BU.UNIFORM | BU.COPY_DST)
+        # the Camera uniform, then (at the storage alignment) the six planes the workflow reads: one write a frame
+        align = int(device.limits["min-storage-buffer-offset-alignment"])
+        self.planes_offset = -(-CAMERA_BYTES // align) * align
+        self.camera = self._buffer("camera", self.planes_offset + 96, BU.UNIFORM | BU.STORAGE | BU.COPY_DST)
         self.hover_position = self._buffer("hover-position", 16, BU.STORAGE | BU.COPY_DST,
                                            np.full(4, NO_ID, np.uint32).tobytes())
         self.hover = self._buffer("hover", 16, BU.STORAGE | BU.COPY_SRC | BU.COPY_DST,
@@ -248,13 +251,12 @@ class CullingGraph:
     def _build(self) -> None:
         graph = GPUCommandGraph(self.device, id="frustum-culling")
         spheres = graph.import_gpu_data("spheres", self.spheres)
-        planes_handle = graph.import_buffer(id="planes", byte_length=96, usage=self.planes.usage, buffer=self.planes)
-        planes = graph.create_data_view(planes_handle, format="float32x4", length=6)
+        camera = graph.import_buffer(id="camera", byte_length=self.camera.size, usage=self.camera.usage,
+                                     buffer=self.camera)
+        planes = graph.create_data_view(camera, format="float32x4", length=6, byte_offset=self.planes_offset)
         ids = graph.import_gpu_data("ids", self.ids)
         count = graph.import_gpu_data("draws", self.draws.get_instance_count_data(0))
         GPUVisibilityWorkflow(id="cull", spheres=spheres, planes=planes, output=ids, count=count).add_to_graph(graph)
-        camera = graph.import_buffer(id="camera", byte_length=CAMERA_BYTES, usage=self.camera.usage,
-                                     buffer=self.camera)
         hover_handle = graph.import_buffer(id="hover", byte_length=16, usage=self.hover.usage, buffer=self.hover)
         hover = graph.create_data_view(hover_handle, format="uint32", length=2)
         position_handle = graph.import_buffer(id="hover-position", byte_length=16, usage=self.hover_position.usage,
@@ -355,14 +357,12 @@ class CullingGraph:
         return [encoder.finish()]
 
     # ------------------------------------------------------------ parameters
-    def write_planes(self, planes: np.ndarray) -> None:
-        """The six float32 planes the workflow tests at the next encoding."""
-        self.device.queue.write_buffer(self.planes, 0, np.ascontiguousarray(planes, np.float32).tobytes())
-
-    def write_camera(self, *, view_projection, overview, eye, far, overview_size, overview_rect, perspective_rect,
-                     corners) -> None:
-        """The ``Camera`` uniform of shaders/camera.wgsl (matrices column-major)."""
-        data = np.zeros(CAMERA_BYTES // 4, np.float32)
+    def write_camera(self, *, planes, view_projection, overview, eye, far, overview_size, overview_rect,
+                     perspective_rect, corners) -> None:
+        """The ``Camera`` uniform of shaders/camera.wgsl (matrices column-major)
+        and the six float32 planes the workflow tests, in one buffer write."""
+        data = np.zeros(self.camera.size // 4, np.float32)
+        data[self.planes_offset // 4:] = np.ravel(planes)
         data[0:16] = np.asarray(view_projection, np.float32).T.ravel()
         data[16:32] = np.asarray(overview, np.float32).T.ravel()
         data[32:36] = (*eye, far)
