@@ -30,6 +30,7 @@ def write_frame(viewer, size, scale) -> None:
     plot_px = max(render[0] - int(round(GUTTER * s)), 1)
     w0, w1 = viewer._window
     columns = max(1, min(plot_px, w1 - w0))  # the frame needs >= 1 ns per column
+    viewer._columns = columns
     if viewer._written is None or viewer._written[0] != viewer._version:
         g.frame.write(frame_state(viewer, columns, geometry))
         if g.selected_ids is not viewer._selection:  # a selection change: its changed words only

@@ -33,7 +33,7 @@ from .host import (GUTTER, MIN_WINDOW_NS, MODE_EXPANDED, MODE_HIDDEN, MODE_PROCE
                    ROW_HEIGHT, TRACKS_TOP, Geometry, Layout, TraceHost, name_colour)
 from .load import as_trace
 from .present import Presenter
-from .region import queue_band, select_region
+from .region import pick_merged, queue_band, select_region
 
 __all__ = ["TraceViewer", "FOCUS_MODES"]
 
@@ -102,10 +102,10 @@ class TraceViewer(WidgetLifecycle, widgets.HBox):
     words) through a readback ring, a frame or two late (:mod:`.labels`).
 
     What it does NOT do (yet): only the selection's links are drawn (from
-    the CPU, not the frame's GPU edges); sub-pixel spans (merged rects) are
-    not pickable; :meth:`summary` without a selection, :meth:`span_rect`
-    with focus "hide" and the CPU oracles (``_visible``, ``_rows``) are
-    O(spans) numpy, for explicit calls only. A GPUTraceScene alone is
+    the CPU, not the frame's GPU edges); hover does not resolve merged
+    sub-pixel columns (clicks and :meth:`pick` do); :meth:`summary` without
+    a selection, :meth:`span_rect` with focus "hide" and the CPU oracles
+    (``_visible``, ``_rows``) are O(spans) numpy, for explicit calls only. A GPUTraceScene alone is
     refused (it keeps no names on the CPU).
     """
 
@@ -158,6 +158,7 @@ class TraceViewer(WidgetLifecycle, widgets.HBox):
         self._focus_mode = "dim"
         self._focus_mask = None  # the CPU focus set, computed only for explicit queries (span_rect, summary)
         self._layout_cache = (None, None)
+        self._columns = 1  # pixel columns of the frame's grid (write_frame sets it)
         self._drawn_sample = None  # the readback sample the last frame's overlay used
         self._trailing = None  # call_later handle of a poll for samples after the last frame
         self._selection = self._graph.selected_ids  # empty, and what the selection buffer holds
@@ -316,7 +317,10 @@ class TraceViewer(WidgetLifecycle, widgets.HBox):
     def pick(self, x, y):
         """The span ID drawn at canvas pixel ``(x, y)`` (logical, origin
         top-left) or None: renders one frame and reads the picking target's
-        ID under that pixel back (an explicit wait, never part of a frame)."""
+        ID under that pixel back (an explicit wait, never part of a frame).
+        Over a column of merged sub-pixel spans (no ID in the picking
+        target) it returns the longest span shown in that pixel column on
+        that row, found by the region pass (a second wait)."""
         for name, value in (("x", x), ("y", y)):
             if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
                     or not np.isfinite(value):
@@ -326,7 +330,10 @@ class TraceViewer(WidgetLifecycle, widgets.HBox):
             return None
         write_frame(self, self._size, 1.0)
         rw, rh = self._graph.render_size
-        return self._graph.pick((min(int(x * rw / w), rw - 1), min(int(y * rh / h), rh - 1)))
+        picked = self._graph.pick((min(int(x * rw / w), rw - 1), min(int(y * rh / h), rh - 1)))
+        if picked is None and self.host.n:  # a merged sub-pixel column carries no ID: ask the region pass
+            picked = pick_merged(self, float(x), float(y))
+        return picked
 
     # -------------------------------------------------------- selection
     @guarded

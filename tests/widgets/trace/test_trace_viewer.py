@@ -337,16 +337,45 @@ def test_empty_one_span_and_zero_duration_traces():
         r = zero.span_rect(3)
         img = zero.draw_offscreen(width=600, height=300).astype(int)
         # a 1 ns span is sub-pixel: drawn as a merged one-column rect (its name's colour, 8 % darker);
-        # merged rects carry no span ID, so picking there finds none
+        # merged rects carry no span ID: picking there asks the region pass for the longest span there
         x, y = int(np.ceil(r[0] - 0.5)), int(r[1]) + 3  # the first pixel whose centre the rect covers
         assert np.abs(img[y, x, :3] - 0.92 * colour_of(zero, 3)).max() <= 12  # + the process band tint
-        assert zero.pick(x + 0.5, y) is None
+        assert zero.pick(x + 0.5, y) == 3
         summary = zero.summary().set_index("name")
         assert summary.loc["s0", "total_ns"] == 0 and summary.loc["s2", "total_ns"] == 300
     finally:
         zero.close()
     with pytest.raises(GraphStateError):
         zero.pick(1, 1)
+
+
+def test_pick_over_merged_sub_pixel_spans_returns_the_longest_there(viewer):
+    from gpuviz.trace.interaction import column_bounds
+    img = draw(viewer)
+    frame = viewer._graph.frame
+    merged = frame.read_back()["merged"]
+    g = viewer._geometry()
+    w0, w1 = viewer.time_window
+    columns = min(int(g.plot_width), w1 - w0)
+    px = g.plot_width / columns
+    bounds = column_bounds((0, w1 - w0), columns)
+    h, rows = viewer.host, viewer._rows()
+    checked = 0
+    for row, c0, c1, _ in merged[:: max(len(merged) // 12, 1)]:
+        x = GUTTER + (c0 + 0.5) * px
+        y = TRACKS_TOP + (int(row) - viewer.first_row) * ROW_HEIGHT + ROW_HEIGHT / 2
+        if y >= g.bottom or np.abs(img[int(y), int(x), :3] - img[int(TRACKS_TOP) + 1, -2, :3]).max() == 0:
+            continue
+        if viewer._graph.pick((int(x), int(y))) is not None:
+            continue  # a span drawn one by one covers this pixel: the picking target has its ID
+        t0, t1 = w0 + int(bounds[c0]), w0 + int(bounds[c0 + 1])  # the frame column's exact ns
+        there = np.flatnonzero(viewer._visible() & (rows == row) & (h.start < t1) & (h.end > t0))
+        inside = there[(h.start[there] >= t0) & (h.end[there] <= t1)]  # the merged ones
+        assert len(inside)  # the GPU merged something into this column
+        got = viewer.pick(x, y)
+        assert got in set(inside.tolist()) and h.duration[got] == h.duration[inside].max()
+        checked += 1
+    assert checked >= 3, (checked, len(merged))
 
 
 def test_bad_arguments():
