@@ -45,6 +45,16 @@ override ROWS_PER_LANE: u32;     // rows per invocation (GPUTraceFrame ROWS_PER_
 @group(0) @binding(14) var<storage, read_write> shown: array<u32>;  // per row: trace_edges.wgsl's codes
 
 var<workgroup> counts: array<atomic<u32>, 16>;
+// A workgroup's cell cache: its 2048 rows are consecutive spans of few
+// threads, so they hit few cells; each cell is raised (max, occupancy) or
+// counted (add, density) here and reaches the global cells once per
+// workgroup instead of once per span. A slot holds one cell (claimed by
+// compare-exchange); a span whose slot another cell holds goes straight to
+// the global cell. Exact either way.
+const CACHE: u32 = 1024u;
+const EMPTY: u32 = 0xffffffffu;
+var<workgroup> cache_key: array<atomic<u32>, CACHE>;
+var<workgroup> cache_val: array<atomic<u32>, CACHE>;
 // This invocation's counts (STATS words 0-4 and 9), flushed once per invocation.
 var<private> mine: array<u32, 10>;
 
@@ -71,6 +81,36 @@ fn column(t: vec2<u32>) -> u32 {
         if (c > 0u && trace_time_less(t, cols[c])) { c -= 1u; }
     }
     return c;
+}
+
+fn slot_of(cell: u32) -> u32 {
+    return (cell * 2654435761u) >> 22u;  // Fibonacci hash, 10 bits = CACHE slots
+}
+
+// Whether slot h holds `cell` (claiming it when empty).
+fn claim(h: u32, cell: u32) -> bool {
+    let r = atomicCompareExchangeWeak(&cache_key[h], EMPTY, cell);
+    return r.exchanged || r.old_value == cell;
+}
+
+// Occupancy cell: max(cell, value).
+fn raise_cell(cell: u32, value: u32) {
+    let h = slot_of(cell);
+    if (claim(h, cell)) {
+        atomicMax(&cache_val[h], value);
+    } else {
+        atomicMax(&cells[cell], value);
+    }
+}
+
+// Density cell (index >= CELLS): cell += 1.
+fn count_cell(cell: u32) {
+    let h = slot_of(cell);
+    if (claim(h, cell)) {
+        atomicAdd(&cache_val[h], 1u);
+    } else {
+        atomicAdd(&cells[cell], 1u);
+    }
 }
 
 // PLACE_* outcome of one span.
@@ -111,7 +151,7 @@ fn place(s: TraceSpan, row: u32) -> u32 {
     if (!expanded) {
         mine[4] += 1u;
         for (var c = c0; c <= c1; c++) {
-            atomicAdd(&cells[CELLS + r * ROW_CELLS + c], 1u);
+            count_cell(CELLS + r * ROW_CELLS + c);
         }
         return PLACE_SUMMARY;
     }
@@ -121,11 +161,7 @@ fn place(s: TraceSpan, row: u32) -> u32 {
     }
     if (c0 == c1) {
         mine[2] += 1u;
-        // Neighbouring spans of a lane share cells: skip the atomic when it cannot raise the cell.
-        let cell = r * ROW_CELLS + c0;
-        if (atomicLoad(&cells[cell]) <= s.name) {
-            atomicMax(&cells[cell], s.name + 1u);
-        }
+        raise_cell(r * ROW_CELLS + c0, s.name + 1u);
         return PLACE_MERGED;
     }
     mine[1] += 1u;
@@ -137,6 +173,10 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         @builtin(num_workgroups) nwg: vec3<u32>) {
     if (lid < 16u) {
         atomicStore(&counts[lid], 0u);
+    }
+    for (var h = lid; h < CACHE; h += 256u) {
+        atomicStore(&cache_key[h], EMPTY);
+        atomicStore(&cache_val[h], 0u);
     }
     workgroupBarrier();
     let tile = (wid.x + wid.y * nwg.x) * (256u * ROWS_PER_LANE);
@@ -158,6 +198,17 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         }
     }
     workgroupBarrier();
+    for (var h = lid; h < CACHE; h += 256u) {
+        let cell = atomicLoad(&cache_key[h]);
+        let v = atomicLoad(&cache_val[h]);
+        if (cell != EMPTY && v != 0u) {
+            if (cell < CELLS) {
+                atomicMax(&cells[cell], v);
+            } else {
+                atomicAdd(&cells[cell], v);
+            }
+        }
+    }
     if (lid < 16u) {
         let v = atomicLoad(&counts[lid]);
         if (v != 0u) {
