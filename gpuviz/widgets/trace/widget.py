@@ -35,12 +35,26 @@ from .load import as_trace
 from .present import Presenter
 from .region import pick_merged, queue_band, select_region
 
-__all__ = ["TraceViewer", "FOCUS_MODES"]
+__all__ = ["TraceViewer", "FOCUS_MODES", "CAPACITY_TIERS", "capacity_tier"]
 
 NAME = "TraceViewer"
 FOCUS_MODES = ("dim", "hide")
 MAX_FOCUS_DEPTH = 8
 _ZOOM_STEP = 1.25
+#: Span capacities a TraceViewer compiles for (``capacity=None`` takes the
+#: smallest >= the span count): the benchmark's 1M, 4M, 25M and 100M tiers
+#: (``gpuviz.trace.synthetic`` sizes) and steps of at most 4x between.
+CAPACITY_TIERS = (1 << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 20, 4 << 20, 16 << 20, 25 << 20, 64 << 20, 100 << 20)
+
+
+def capacity_tier(spans: int) -> int:
+    """The smallest of :data:`CAPACITY_TIERS` holding ``spans`` (past the
+    largest: ``spans`` rounded up to a multiple of it)."""
+    for tier in CAPACITY_TIERS:
+        if spans <= tier:
+            return tier
+    top = CAPACITY_TIERS[-1]
+    return -(-spans // top) * top
 
 
 def _int(name, value, low=None):
@@ -59,8 +73,10 @@ class TraceViewer(WidgetLifecycle, widgets.HBox):
     size : (int, int)
         Canvas size in CSS pixels.
     capacity : int, optional
-        Span capacity of the compiled tier (>= the span count; default the
-        span count).
+        Span capacity of the compiled graph (>= the span count). Default:
+        the capacity tier of the span count (:func:`capacity_tier`, the
+        smallest of :data:`CAPACITY_TIERS` >= it); GPU buffers per span
+        are sized by it.
     device : wgpu.GPUDevice, optional
         Defaults to :func:`gpuviz.request_device`.
 
@@ -126,7 +142,7 @@ class TraceViewer(WidgetLifecycle, widgets.HBox):
         view_trace, self._counters = with_counter_tracks(self.trace)
         self.host = host = TraceHost(view_trace)
         host.thread_lanes[[track.thread for track in self._counters]] = 1
-        self.capacity = host.n if capacity is None else _int("capacity", capacity, max(host.n, 1))
+        self.capacity = capacity_tier(host.n) if capacity is None else _int("capacity", capacity, max(host.n, 1))
         from ...trace.scene import GPUTraceScene
         self.scene = GPUTraceScene(self.device, view_trace, label="trace-viewer")
         mark_counter_lanes(self.scene, self._counters)

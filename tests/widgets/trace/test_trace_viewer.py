@@ -401,3 +401,20 @@ def test_links_to_a_collapsed_process_land_on_its_summary_row(viewer):
     (_, y_end), = ends
     assert y_end == pytest.approx(TRACKS_TOP + (summary_row - viewer.first_row + 0.5) * ROW_HEIGHT)
     assert viewer.span_rect(dst) is None  # not drawn one by one: it is in the density bars
+
+
+def test_capacity_tier_chosen_at_load(viewer):
+    from gpuviz.widgets.trace.widget import CAPACITY_TIERS, capacity_tier
+    assert capacity_tier(0) == capacity_tier(1) == CAPACITY_TIERS[0]
+    assert capacity_tier(1500) == 4096 and capacity_tier(4097) == 1 << 14
+    assert capacity_tier(1 << 20) == 1 << 20 and capacity_tier((1 << 20) + 1) == 4 << 20
+    assert capacity_tier(26_214_400) == 25 << 20 and capacity_tier(100_000_000) == 100 << 20
+    assert capacity_tier((100 << 20) + 1) == 200 << 20
+    assert all(b <= 4 * a for a, b in zip(CAPACITY_TIERS, CAPACITY_TIERS[1:]))
+    # the viewer compiled its graph for the tier, not for the span count; interactions stay in it
+    assert viewer.capacity == 4096 and viewer._graph.frame.capacity == 4096 and viewer.host.n == 1500
+    viewer.time_window = (viewer.host.extent[0], viewer.host.extent[0] + 10_000)
+    viewer.collapse(process=0)
+    viewer.search = "a"
+    draw(viewer)
+    assert viewer.compile_count == 1
