@@ -174,9 +174,9 @@ def _bench_frame(device, table, n, runs):
     spheres, extent, camera = _scene(n)
     width, height = FRAME_PIXELS
 
-    def make(split):
+    def make(split, **options):
         frame = CullingFrame(device, GPUData.from_numpy(device, spheres), extent=extent, own_spheres=True,
-                             split_views=split)
+                             split_views=split, **options)
         frame.set_render_size((min(width, frame.graph.frame_size[0]), min(height, frame.graph.frame_size[1])))
         frame.set_camera(camera)
         return frame
@@ -208,6 +208,11 @@ def _bench_frame(device, table, n, runs):
         frame.poll()
     device.queue.read_buffer(frame.graph.hover, 0, 4)  # wait for the frames before timing nodes
     frame.destroy()
+    # the same frame with every instance rasterised (no splat node): what the splats save on this device
+    frame = make(False, overview_points=False, splat_radius=0.0)
+    _check(f"frame {n} instances (rasterised)", frame.read_visible()[1], expected)
+    raster = GPUTimer(device, runs).median(record)
+    frame.destroy()
     # per-node times from the same scene with one render node per view (a render pass more than the frame above)
     frame = make(True)
     split_count, split_ids = frame.read_visible()
@@ -226,11 +231,13 @@ def _bench_frame(device, table, n, runs):
               cull_s=sum(t for k, t in nodes.items() if k.startswith("cull-")),
               views_s=sum(nodes.get(k, 0.0) for k in VIEW_NODES), splat_s=nodes.get("splat"),
               perspective_s=nodes.get("perspective"), overview_s=nodes.get("overview"),
-              pixels=f"{width}x{height}", nodes_s=nodes, boundary_differences=differ)
+              pixels=f"{width}x{height}", nodes_s=nodes, boundary_differences=differ, rasterised_gpu_s=raster)
     table.note(f"  {n:,} instances at {width}x{height}: " + ", ".join(f"{k} {t * 1e6:.1f} µs" for k, t in
                                                                      nodes.items()) + " (each node in its own pass; "
                "the views split into one render node each)",
                nodes_s=nodes)
+    table.note(f"  {n:,} instances, every one rasterised (no splat node): frame GPU {raster * 1e6:.1f} µs",
+               rasterised_gpu_s=raster)
     frame.destroy()
     target.destroy()
 
