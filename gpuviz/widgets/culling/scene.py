@@ -14,7 +14,8 @@ import wgpu
 from ...errors import DeviceMismatchError, GraphTypeError, GraphValidationError, UsageError
 from ...graph.compat import owning_device
 
-__all__ = ["city_spheres", "check_spheres", "SceneExtent", "scene_extent", "cube_mesh", "CUBE_HALF"]
+__all__ = ["city_spheres", "galaxy_spheres", "generated_spheres", "SCENES", "check_spheres", "SceneExtent",
+           "scene_extent", "cube_mesh", "CUBE_HALF"]
 
 NAME = "FrustumCulling"
 #: The cube drawn for a sphere of radius r has half-extent ``CUBE_HALF * r``
@@ -58,6 +59,57 @@ def city_spheres(n: int, *, seed: int = 0) -> np.ndarray:
     out[:, 2] = gz[lot] + jitter[lot, 1]
     out[:, 3] = h / CUBE_HALF
     return out
+
+
+def galaxy_spheres(n: int, *, seed: int = 0) -> np.ndarray:
+    """``n`` float32 spheres ``(cx, cy, cz, r)`` of a spiral galaxy in the
+    x / z plane (y up): a flattened central bulge (15 % of the rows) and a
+    thin exponential disk whose stars crowd along three logarithmic spiral
+    arms; radii log-normal (most small, a few large), larger in the bulge.
+
+    Sized like :func:`city_spheres` of the same ``n`` (a disk about
+    ``sqrt(n)`` units across). Deterministic for a given ``(n, seed)``;
+    does not upload anything; rows in no spatial order.
+    """
+    if n <= 0:
+        return np.zeros((0, 4), np.float32)
+    rng = np.random.default_rng(seed)
+    reach = 0.6 * math.sqrt(n) + 4.0  # the disk's outer edge
+    bulge = rng.random(n) < 0.15
+    out = np.empty((n, 4), np.float32)
+    # bulge: a flattened Gaussian ball
+    b = int(bulge.sum())
+    out[bulge, :3] = rng.normal(0.0, 0.09 * reach, (b, 3)) * np.array([1.0, 0.45, 1.0])
+    # disk: exponential in distance, angle along one of three log spirals (pitch ~14 degrees), scattered
+    d = rng.exponential(0.32 * reach, n - b) + 0.05 * reach
+    past = d > reach  # past the edge: spread over the disk instead (a clip would draw a ring at the edge)
+    d[past] = rng.uniform(0.05 * reach, reach, int(past.sum()))
+    arm = rng.integers(0, 3, n - b) * (2 * math.pi / 3)
+    theta = arm + np.log(d / (0.05 * reach)) / math.tan(math.radians(14.0)) + rng.normal(0.0, 0.22, n - b)
+    out[~bulge, 0] = d * np.cos(theta)
+    out[~bulge, 2] = d * np.sin(theta)
+    out[~bulge, 1] = rng.normal(0.0, 0.012 * reach, n - b) * (1.0 + 2.0 * np.exp(-d / (0.15 * reach)))
+    radius = 0.18 * np.exp(rng.normal(0.0, 0.5, n))
+    radius[bulge] *= 1.6
+    out[:, 3] = np.clip(radius, 0.03, 2.5)
+    return out
+
+
+#: Generated scenes by name: ``scene=`` of :class:`~gpuviz.widgets.FrustumCulling`.
+SCENES = {"city": city_spheres, "galaxy": galaxy_spheres}
+
+
+def generated_spheres(scene: str, n: int, *, seed: int = 0) -> np.ndarray:
+    """The spheres of the generated scene named ``scene`` (see :data:`SCENES`).
+
+    Raises
+    ------
+    GraphValidationError
+        An unknown scene name.
+    """
+    if scene not in SCENES:
+        raise GraphValidationError(f"{NAME} scene must be one of {', '.join(map(repr, SCENES))} (got {scene!r})")
+    return SCENES[scene](n, seed=seed)
 
 
 def check_spheres(device, spheres):

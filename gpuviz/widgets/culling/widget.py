@@ -26,7 +26,7 @@ from ..lifecycle import WidgetLifecycle, guarded
 from .camera import Camera, OrbitControl
 from .frame import CullingFrame
 from .graph import view_rects
-from .scene import check_spheres, city_spheres, scene_extent
+from .scene import SCENES, check_spheres, generated_spheres, scene_extent
 
 __all__ = ["FrustumCulling", "INSTANCE_CHOICES"]
 
@@ -49,10 +49,13 @@ class FrustumCulling(WidgetLifecycle, widgets.HBox):
     spheres : (n, 4) float32 array or GPUData, optional
         ``(cx, cy, cz, r)`` per instance (a GPUData: packed float32x4 rows
         with STORAGE usage, borrowed, read back once to frame the views).
-        Without it, ``instances`` spheres of a generated city are used
-        (stacks of cubes on a street grid, sizes varied, ``seed``).
+        Without it, ``instances`` spheres of a generated ``scene`` are used.
     instances : int
         Generated instances when ``spheres`` is None.
+    scene : {"city", "galaxy"}
+        The generated layout: a city (stacks of cubes on a street grid,
+        taller downtown) or a spiral galaxy (bulge and three arms in the
+        x / z plane, radii log-normal). Ignored with ``spheres``.
     seed : int
         Seed of the generated scene.
     size : (int, int)
@@ -92,7 +95,8 @@ class FrustumCulling(WidgetLifecycle, widgets.HBox):
     GraphStateError.
     """
 
-    def __init__(self, spheres=None, *, instances: int = 100_000, seed: int = 0, size=(960, 480), device=None):
+    def __init__(self, spheres=None, *, instances: int = 100_000, seed: int = 0, size=(960, 480), device=None,
+                 scene: str = "city"):
         super().__init__()
         self.device = device or request_device()
         self.device_lost = None
@@ -103,10 +107,13 @@ class FrustumCulling(WidgetLifecycle, widgets.HBox):
         if len(size) != 2 or min(size) < 2:
             raise GraphValidationError(f"{NAME} size must be two integers >= 2 (got {size!r})")
         self._seed = _count("seed", seed)
+        if not isinstance(scene, str) or scene not in SCENES:
+            raise GraphValidationError(f"{NAME} scene must be one of {', '.join(map(repr, SCENES))} (got {scene!r})")
         self._generated = spheres is None
+        self._scene = scene
         self._frame = None
         if spheres is None:
-            spheres = city_spheres(_count("instances", instances), seed=self._seed)
+            spheres = generated_spheres(scene, _count("instances", instances), seed=self._seed)
         host, gpu, n = check_spheres(self.device, spheres)
         self._size = size
         self._build(host, gpu)
@@ -176,7 +183,7 @@ class FrustumCulling(WidgetLifecycle, widgets.HBox):
         if not self._generated or n == self._frame.n or self._check_usable("instances", raise_lost=False):
             return
         camera_kept = self._frame.camera
-        self._build(city_spheres(n, seed=self._seed), None)
+        self._build(generated_spheres(self._scene, n, seed=self._seed), None)
         self._frame.set_camera(camera_kept)
         self.inspector.attach(self._frame.graph.compiled)
         self._watch()
