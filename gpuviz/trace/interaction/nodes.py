@@ -93,10 +93,16 @@ def add_edges(frame, graph, v, scene_views) -> list:
     # one packed view lets the projection read them in place (no link pass).
     parents = scene_views["parents"].views[0]
     parents = graph.create_data_view(parents.handle, format="uint32", length=n, byte_offset=0)
-    nodes = GPUAncestorProjection(id=f"{frame.id}-anchors", parents=parents,
-                                  visibility=frame.graph_view(graph, "shown", length=n),
-                                  output=frame.graph_view(graph, "anchors", length=n),
-                                  max_depth=frame.edge_depth).add_to_graph(graph)
+    projection = GPUAncestorProjection(id=f"{frame.id}-anchors", parents=parents,
+                                       visibility=frame.graph_view(graph, "shown", length=n),
+                                       output=frame.graph_view(graph, "anchors", length=n),
+                                       max_depth=frame.edge_depth)
+    # One walk pass of up to edge_depth + 1 steps instead of 4 steps + log2 jump passes over 8-byte
+    # state tables: trace parent chains are short (a node stops at its first shown ancestor or its
+    # root) and close in rows (cached), so one pass reading in place beats five full passes.
+    if frame.edge_depth < 64:
+        projection.walk_steps = frame.edge_depth + 1
+    nodes = projection.add_to_graph(graph)
     if not frame.link_count:
         return nodes
     links = scene_views["links"]
