@@ -44,20 +44,17 @@ COLUMNS = (Column("size", "size", 5, "size"), Column("case", "case", 40), Column
            Column("verdict", "target", 16))
 #: The sweep's tunings: GPUVisibilityWorkflow class attributes (the first is
 #: the class's default). preload: vec4 loads a lane puts in flight before its
-#: first test in a full tile (0: the bounds-checked loop).
-TUNINGS = {"tile8K": dict(tile_rows=8192, preload=0, staged_writes=False),
-           "tile8K-pre6": dict(tile_rows=8192, preload=6, staged_writes=False),
-           "tile8K-pre12": dict(tile_rows=8192, preload=12, staged_writes=False),
-           "tile8K-pre24": dict(tile_rows=8192, preload=24, staged_writes=False),
-           "tile8K-staged": dict(tile_rows=8192, preload=0, staged_writes=True),
-           "tile8K-pre24-staged": dict(tile_rows=8192, preload=24, staged_writes=True),
-           "tile16K": dict(tile_rows=16384, preload=0, staged_writes=False),
-           "tile16K-pre12": dict(tile_rows=16384, preload=12, staged_writes=False),
-           "tile16K-pre24": dict(tile_rows=16384, preload=24, staged_writes=False),
-           "tile16K-pre48": dict(tile_rows=16384, preload=48, staged_writes=False),
-           "tile16K-staged": dict(tile_rows=16384, preload=0, staged_writes=True),
-           "tile16K-pre24-staged": dict(tile_rows=16384, preload=24, staged_writes=True)}
-TUNING_COLUMNS = (Column("size", "size", 5, "size"), Column("case", "case", 32), Column("tuning", "tuning", 14),
+#: first test in a full tile (0: the bounds-checked loop); staged: IDs
+#: gathered in workgroup memory first; pair: two tiles per workgroup.
+TUNINGS = {name: dict(tile_rows=tile, preload=preload, staged_writes=staged, tiles_per_group=pair)
+           for name, tile, preload, staged, pair in (
+               ("tile8K", 8192, 0, False, 1), ("tile8K-pre6", 8192, 6, False, 1), ("tile8K-pre12", 8192, 12, False, 1),
+               ("tile8K-pre24", 8192, 24, False, 1), ("tile8K-pre24-staged", 8192, 24, True, 1),
+               ("tile8K-pre12-pair", 8192, 12, False, 2), ("tile8K-pre24-pair", 8192, 24, False, 2),
+               ("tile16K", 16384, 0, False, 1), ("tile16K-pre12", 16384, 12, False, 1),
+               ("tile16K-pre24", 16384, 24, False, 1), ("tile16K-pre48", 16384, 48, False, 1),
+               ("tile16K-pre24-staged", 16384, 24, True, 1), ("tile16K-pre24-pair", 16384, 24, False, 2))}
+TUNING_COLUMNS = (Column("size", "size", 5, "size"), Column("case", "case", 32), Column("tuning", "tuning", 20),
                   Column("round1_s", "round 1 µs", 10, "us"), Column("round2_s", "round 2 µs", 10, "us"),
                   Column("gpu_s", "best µs", 8, "us"), Column("ref_s", "copy µs", 8, "us"),
                   Column("read_s", "read µs", 8, "us"), Column("ratio", "÷copy", 6, "ratio"),
@@ -260,7 +257,7 @@ def bench_visibility_tunings(device, sizes, runs, *, report=None, tunings=None, 
     output. Does not time peers."""
     report = report or Report()
     tunings = tunings or TUNINGS
-    table = report.table("topology-visibility-tunings", "GPUVisibilityWorkflow tunings (tile_rows, preload)",
+    table = report.table("topology-visibility-tunings", "GPUVisibilityWorkflow tunings (tile_rows, preload, staged_writes, tiles_per_group)",
                          TUNING_COLUMNS, reference="vec4 copy kernel of the bytes read + written; read = read kernel "
                          "of the input bytes")
     rng = np.random.default_rng(14)

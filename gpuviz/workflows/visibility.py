@@ -146,6 +146,10 @@ class GPUVisibilityWorkflow:
     #: (full-line stores); False: straight from the bit words (a warp's
     #: store covers the kept rows of its 32).
     staged_writes = False
+    #: Tiles per workgroup, 1 or 2: with 2, a workgroup takes its second
+    #: ticket after its first tile's look-back and loads that tile's first
+    #: batch while it writes the first tile's IDs.
+    tiles_per_group = 1
 
     def __init__(self, *, id: str, output, count, length=None, source_ids=None, mask_output=None, masks=(),
                  spheres=None, planes=None, intervals=None, window=None, lod=None, lod_range=None):
@@ -276,14 +280,16 @@ class GPUVisibilityWorkflow:
         """The tile size and the unrolled batch (quads per lane whose loads
         go out together; 0: the checked loop) from the class attributes."""
         tile, preload = self.tile_rows, self.preload
-        if tile not in TILE_ROWS or not isinstance(preload, int) or preload < 0:
+        pair = self.tiles_per_group
+        if tile not in TILE_ROWS or not isinstance(preload, int) or preload < 0 or pair not in (1, 2):
             raise GraphValidationError(f'{NAME} "{self.id}" tuning: tile_rows must be one of {TILE_ROWS} (got '
-                                       f"{tile!r}) and preload an int >= 0 (got {preload!r})")
+                                       f"{tile!r}), preload an int >= 0 (got {preload!r}) and tiles_per_group 1 or 2 "
+                                       f"(got {pair!r})")
         loads = (len(self.masks) + 4 * (self.spheres is not None) + 2 * (self.intervals is not None)
                  + (self.lod is not None))
         iters = tile // 1024
         batch = 0 if preload == 0 else min(iters, max(1, preload // max(loads, 1)))
-        return {"tile": tile, "batch": batch, "staged": bool(self.staged_writes)}
+        return {"tile": tile, "batch": batch, "staged": bool(self.staged_writes), "pair": pair == 2}
 
     # ----------------------------------------------------------------- graph
     def add_to_graph(self, graph) -> list:
@@ -333,7 +339,7 @@ class GPUVisibilityWorkflow:
                 fixed[11 + masks] = (chunk_table, 0, chunk_table.size)
             template = dict(masks=masks, subgroups=use_subgroups(ctx, None), scatter=scatter,
                             iters=tuning["tile"] // 1024, wpl=tuning["tile"] // 8192, batch=tuning["batch"],
-                            staged=tuning["staged"])
+                            staged=tuning["staged"], pair=tuning["pair"])
             constants = {"SPIN_LIMIT": spin_limit, "TRUST_STATE": trust}
             dispatches = []
             for row, ch in enumerate(chunks):
@@ -342,7 +348,8 @@ class GPUVisibilityWorkflow:
                 kernel, bound, offsets = _chunk_kernel(ctx, views, masks, align, template, constants)
                 words = [ch["n"], ch["tile_base"], ch["tiles"], ch["row_base"], total_tiles - 1, out_off, *offsets]
                 table[row, :len(words)] = words
-                dispatches.append((kernel, [*dst, *(b.storage for b in bound.values())], row, ch["tiles"]))
+                groups = -(-ch["tiles"] // 2) if tuning["pair"] else ch["tiles"]
+                dispatches.append((kernel, [*dst, *(b.storage for b in bound.values())], row, groups))
             uniform = ctx.own(ctx.device.create_buffer_with_data(label=f"{ctx.node_id}-params", data=table.tobytes(),
                                                                  usage=wgpu.BufferUsage.UNIFORM))
 

@@ -254,12 +254,13 @@ def test_vectors_keep_chunks(device, chunks, output):
 
 
 # Tunings besides the default (class attributes; the benchmark's sweep times them all):
-# larger tiles, unrolled full-tile batches of 1, 2, 4 and 16 quads, staged writes.
+# larger tiles, unrolled full-tile batches of 1, 2, 4 and 16 quads, staged writes, two tiles per workgroup.
 TUNED = [dict(tile_rows=16384), dict(tile_rows=8192, preload=6), dict(tile_rows=8192, preload=24, staged_writes=True),
-         dict(tile_rows=16384, preload=48, staged_writes=True), dict(tile_rows=16384, preload=3)]
+         dict(tile_rows=16384, preload=48, staged_writes=True), dict(tile_rows=16384, preload=3),
+         dict(tile_rows=8192, preload=12, tiles_per_group=2), dict(tile_rows=16384, tiles_per_group=2, staged_writes=True)]
 
 
-@pytest.mark.parametrize("tuning, subgroups", [(t, True) for t in TUNED] + [(TUNED[0], False), (TUNED[3], False)],
+@pytest.mark.parametrize("tuning, subgroups", [(t, True) for t in TUNED] + [(TUNED[0], False), (TUNED[3], False), (TUNED[5], False)],
                          ids=lambda v: "-".join(f"{k}={x}" for k, x in v.items()) if isinstance(v, dict) else
                          ("subgroups" if v else "portable"))
 def test_tunings_match_numpy(device, monkeypatch, tuning, subgroups):
@@ -285,7 +286,7 @@ def test_tunings_match_numpy(device, monkeypatch, tuning, subgroups):
     check(device, buffers, n, *oracle_of(n, rows, prm))
 
 
-@pytest.mark.parametrize("tuning", [dict(tile_rows=4096), dict(preload=-1), dict(preload=2.5)])
+@pytest.mark.parametrize("tuning", [dict(tile_rows=4096), dict(preload=-1), dict(preload=2.5), dict(tiles_per_group=3)])
 def test_bad_tunings_are_refused(device, tuning):
     graph = GPUCommandGraph(device, id="tuning")
     workflow = GPUVisibilityWorkflow(id="vis", output=graph.import_gpu_data("ids", upload(device, np.zeros(8, np.uint32))),
@@ -654,6 +655,15 @@ def test_look_back_fallback_alone(device, chunks):
     published."""
     encode_repeatedly(device, sum(chunks), chunks, steps=2, rng=np.random.default_rng(len(chunks)),
                       density=[0.3, 0.9], source_ids=True, trust_published=False, spin_limit=0)
+
+
+@pytest.mark.parametrize("tuning", [dict(tiles_per_group=2, preload=12), dict(tile_rows=16384, staged_writes=True)])
+def test_fallback_with_tunings(device, tuning):
+    """The fallback alone (as above) with two tiles per workgroup (odd and
+    even tile counts) and with 16K staged tiles, over several encodings."""
+    chunks = [5 * TILE + 3, 0, 4 * TILE]
+    encode_repeatedly(device, sum(chunks), chunks, steps=2, rng=np.random.default_rng(8), density=[0.6, 0.01],
+                      source_ids=True, trust_published=False, spin_limit=0, **tuning)
 
 
 def test_zero_spin_limit(device):

@@ -124,7 +124,7 @@ var<workgroup> s_term: array<atomic<u32>, 2>;   // nearest terminal (inclusive p
 var<workgroup> s_sum: array<atomic<u32>, 2>;    // sum up to it (double-buffered by step parity)
 var<workgroup> s_step: vec3<u32>;
 var<workgroup> s_count: atomic<u32>;
-var<workgroup> s_kept: u32;                     // s_count, for a uniform read
+var<workgroup> s_kept: vec2<u32>;               // (kept, base), for a uniform read
 var<workgroup> s_fb: atomic<u32>;
 var<workgroup> s_fb_res: u32;
 var<private> ep_tag: u32;  // READY | this encoding's parity
@@ -474,59 +474,55 @@ fn look_back_group(g: Group, tile: u32, kept: u32) -> u32 {
 // Lane slot p (the order the group scans use) owns bit word p of the tile.
 fn slot(g: Group) -> u32 { return g.id * g.size + g.lane; }
 
-fn kernel_main(g: Group, wg: u32) {
-    if (wg >= P.num_tiles) { return; }  // uniform per workgroup: the 2-D grid's spare groups
-    if (g.lid == 0u) {
-        let ticket = atomicAdd(&state[0], 1u);
-        if ((ticket & TICKET_MASK) == P.last_tile) {
-            // every ticket of this encoding is taken: open the next epoch
-            atomicStore(&state[0], ((ticket >> EPOCH_SHIFT) + 1u) << EPOCH_SHIFT);
-        }
-        s_ticket = ticket;
+// Lane 0: this workgroup's next tile ticket into s_ticket.
+fn take_ticket() {
+    let ticket = atomicAdd(&state[0], 1u);
+    if ((ticket & TICKET_MASK) == P.last_tile) {
+        // every ticket of this encoding is taken: open the next epoch
+        atomicStore(&state[0], ((ticket >> EPOCH_SHIFT) + 1u) << EPOCH_SHIFT);
     }
-    for (var j = 0u; j < WPL; j++) { atomicStore(&s_bits[WPL * g.lid + j], 0u); }
-{% if spheres %}
-    load_planes();
-{% endif %}
-{% if intervals %}
-    win = bitcast<vec4<f32>>(window_words4(0u, 4u));
-    win_ok = !(is_nan(win.x) || is_nan(win.y) || is_nan(win.z)) && win.x <= win.y;
-{% endif %}
-{% if lod %}
-    let lr = bitcast<vec4<f32>>(lod_range_words4(0u, 2u));
-    lod_lo = lr.x;
-    lod_hi = lr.y;
-    lod_ok = !(is_nan(lr.x) || is_nan(lr.y));
-{% endif %}
-    if (g.lid == 0u) { atomicStore(&s_count, 0u); }
-    let ticket = workgroupUniformLoad(&s_ticket);  // also: s_bits and s_count cleared
-    let tile = ticket & TICKET_MASK;
-    ep_tag = READY | select(0u, PARITY, ((ticket >> EPOCH_SHIFT) & 1u) != 0u);
-    let lt = tile - P.tile_base;
-    // In iteration r the lane takes quad r * WG + lid of the tile.
-    var lane_kept = 0u;
+    s_ticket = ticket;
+}
+
+fn set_epoch(ticket: u32) { ep_tag = READY | select(0u, PARITY, ((ticket >> EPOCH_SHIFT) & 1u) != 0u); }
+
+// The tile's rows into s_bits and lane_kept (prefetched: the first batch of
+// a full tile is already in p0.. : the second tile of a pair).
+{% macro evaluate(lt, prefetched) %}
 {% if batch %}
-    if ((lt + 1u) * TILE <= P.n) {
+    if (({{ lt }} + 1u) * TILE <= P.n) {
         // A full tile: unconditional loads, `batch` quads of them in flight
         // before the first test (the template unrolls the iterations).
 {% for first in range(0, iters, batch) %}
 {% set last = [first + batch, iters] | min %}
 {% for r in range(first, last) %}
-        let d{{ r }} = load_quad(lt * TILE + 4u * ({{ r }}u * WG + g.lid));
+{% if prefetched and first == 0 %}
+        let d{{ r }} = p{{ r }};
+{% else %}
+        let d{{ r }} = load_quad({{ lt }} * TILE + 4u * ({{ r }}u * WG + g.lid));
+{% endif %}
 {% endfor %}
 {% for r in range(first, last) %}
-        lane_kept += take(lt, {{ r }}u * WG + g.lid, select(vec4<u32>(0u), vec4<u32>(1u), keep_loaded(d{{ r }})));
+        lane_kept += take({{ lt }}, {{ r }}u * WG + g.lid, select(vec4<u32>(0u), vec4<u32>(1u), keep_loaded(d{{ r }})));
 {% endfor %}
 {% endfor %}
     } else {
 {% endif %}
     for (var r = 0u; r < ITER; r++) {
         let q = r * WG + g.lid;
-        lane_kept += take(lt, q, keep_quad(lt, q));
+        lane_kept += take({{ lt }}, q, keep_quad({{ lt }}, q));
     }
 {% if batch %}
     }
 {% endif %}
+{% endmacro %}
+
+// After a tile's rows are in s_bits: its count (published at once), the
+// in-tile scan into s_words / s_before (s_bits cleared behind it), the
+// look-back and the inclusive prefix; the sequence's last tile writes the
+// count. Returns (kept, base), workgroup-uniform.
+fn settle(g: Group, tile: u32, lane_kept_in: u32) -> vec2<u32> {
+    var lane_kept = lane_kept_in;
     if (GROUP_COLLECTIVES) { lane_kept = grp_add(lane_kept); }  // one atomic per subgroup
     if (lane_kept != 0u && (!GROUP_COLLECTIVES || g.lane == 0u)) { atomicAdd(&s_count, lane_kept); }
     workgroupBarrier();
@@ -541,6 +537,7 @@ fn kernel_main(g: Group, wg: u32) {
 {% for j in range(wpl) %}
     let w{{ j }} = atomicLoad(&s_bits[q + {{ j }}u]);
     s_words[q + {{ j }}u] = w{{ j }};
+    atomicStore(&s_bits[q + {{ j }}u], 0u);  // for the next tile of a pair (read by this lane alone)
 {% endfor %}
     let sc = grp_scan4(g, vec4<u32>(0u), vec4<u32>({% for j in range(wpl) %}{{ " + " if j }}countOneBits(w{{ j }}){% endfor %}, 0u, 0u, 0u));
     if (g.lane == 0u) { s_part[g.id] = sc.tot_v.x; }
@@ -564,10 +561,17 @@ fn kernel_main(g: Group, wg: u32) {
     }
     if (g.lid == 0u) {
         if (tile == P.last_tile) { count_set1(0u, base + kept); }
-        s_kept = kept;
+        s_kept = vec2<u32>(kept, base);
     }
-    // (a barrier too: s_words and s_before are complete)
-    if (workgroupUniformLoad(&s_kept) == 0u) { return; }
+    // (a barrier too: s_words and s_before are complete, every lane has read s_count)
+    return workgroupUniformLoad(&s_kept);
+}
+
+// The kept IDs of local tile lt (kb: settle's (kept, base)).
+fn write_ids(g: Group, lt: u32, kb: vec2<u32>) {
+    let kept = kb.x;
+    let base = kb.y;
+    if (kept == 0u) { return; }  // uniform
     let row0 = lt * TILE;
 {% if staged %}
     // Staged: per STAGE-row segment the kept IDs go to workgroup memory in
@@ -600,4 +604,69 @@ fn kernel_main(g: Group, wg: u32) {
         }
     }
 {% endif %}
+}
+
+fn kernel_main(g: Group, wg: u32) {
+{% if pair %}
+    // Pairs: ceil(tiles / 2) workgroups, the first tiles - groups of them
+    // take a second ticket once their first tile's look-back is done and
+    // load its first batch while writing the first tile's IDs.
+    let groups = (P.num_tiles + 1u) / 2u;
+    if (wg >= groups) { return; }  // uniform per workgroup: the 2-D grid's spare groups
+    let second = wg < P.num_tiles - groups;
+{% else %}
+    if (wg >= P.num_tiles) { return; }  // uniform per workgroup: the 2-D grid's spare groups
+{% endif %}
+    if (g.lid == 0u) { take_ticket(); }
+    for (var j = 0u; j < WPL; j++) { atomicStore(&s_bits[WPL * slot(g) + j], 0u); }
+{% if spheres %}
+    load_planes();
+{% endif %}
+{% if intervals %}
+    win = bitcast<vec4<f32>>(window_words4(0u, 4u));
+    win_ok = !(is_nan(win.x) || is_nan(win.y) || is_nan(win.z)) && win.x <= win.y;
+{% endif %}
+{% if lod %}
+    let lr = bitcast<vec4<f32>>(lod_range_words4(0u, 2u));
+    lod_lo = lr.x;
+    lod_hi = lr.y;
+    lod_ok = !(is_nan(lr.x) || is_nan(lr.y));
+{% endif %}
+    if (g.lid == 0u) { atomicStore(&s_count, 0u); }
+    let ticket = workgroupUniformLoad(&s_ticket);  // also: s_bits and s_count cleared
+    let tile = ticket & TICKET_MASK;
+    set_epoch(ticket);
+    let lt = tile - P.tile_base;
+    // In iteration r the lane takes quad r * WG + lid of the tile.
+    var lane_kept = 0u;
+{{ evaluate("lt", false) }}
+    let kb = settle(g, tile, lane_kept);
+{% if pair %}
+    if (second) {
+        if (g.lid == 0u) {
+            take_ticket();
+            atomicStore(&s_count, 0u);
+        }
+        let ticket2 = workgroupUniformLoad(&s_ticket);
+        let tile2 = ticket2 & TICKET_MASK;
+        let lt2 = tile2 - P.tile_base;
+{% if batch %}
+{% for r in range([batch, iters] | min) %}
+        var p{{ r }}: Quad;
+{% endfor %}
+        if ((lt2 + 1u) * TILE <= P.n) {
+{% for r in range([batch, iters] | min) %}
+            p{{ r }} = load_quad(lt2 * TILE + 4u * ({{ r }}u * WG + g.lid));
+{% endfor %}
+        }
+{% endif %}
+        write_ids(g, lt, kb);
+        set_epoch(ticket2);
+        lane_kept = 0u;
+{{ evaluate("lt2", true) }}
+        write_ids(g, lt2, settle(g, tile2, lane_kept));
+        return;
+    }
+{% endif %}
+    write_ids(g, lt, kb);
 }
