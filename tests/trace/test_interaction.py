@@ -396,3 +396,22 @@ def test_whole_trace_work_runs_only_when_its_inputs_change(rig, monkeypatch):
     submitted.clear()
     rig.check(state.with_(min_duration_ns=7))
     assert submitted == ["focus_graph", "minimap_graph"]  # focus cleared; filter changed
+
+
+def test_tiles_outside_the_window_skip_their_records(device):
+    """Few threads with many spans: each 2048-row tile covers a short time
+    range, so narrow windows skip most tiles (hidden without reading their
+    records); expanded and collapsed processes, focus counts, vs the oracle."""
+    trace = synthetic(spans=13000, processes=2, threads_per_process=1, seed=8)
+    rig = Rig(device, trace, width_capacity=96, row_capacity=24, piece_rows=4096)
+    try:
+        state = rig.frame.initial_state(width=96)
+        t0, t1 = state.window
+        seeds = tuple(int(v) for v in trace.links.column("source").to_numpy()[:4]) or (0,)
+        for a, b in ((0.40, 0.41), (0.1, 0.1004), (0.0, 0.002), (0.995, 1.0)):
+            window = (t0 + int((t1 - t0) * a), t0 + int((t1 - t0) * b) + 96)
+            rig.check(state.with_(window=window))
+            rig.check(state.with_(window=window, process_expanded=np.array([False, True]), focus_seeds=seeds,
+                                  focus_depth=1))
+    finally:
+        rig.close()

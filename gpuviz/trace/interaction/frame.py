@@ -241,6 +241,7 @@ class GPUTraceFrame:
         del self.scene_for_lanes
         self.extent_ns = int(np.max(trace.spans.column("start_ns").to_numpy() - scene.time_origin_ns
                                     + np.maximum(trace.spans.column("duration_ns").to_numpy(), 1))) if n else 0
+        self.host_tiles = _tiles(trace, scene)
         self.views: dict = {}
         self._written: dict = {}
         self._destroyed = False
@@ -373,6 +374,8 @@ class GPUTraceFrame:
         for name, array in self.host_csr.items():
             self._buffer(name, 4 * len(array), rw, array)
         del self.host_csr
+        self._buffer("tiles", self.host_tiles.nbytes, rw, self.host_tiles)
+        del self.host_tiles
         info = np.zeros((t, 4), np.uint32)
         if t:
             info[:, 0] = self.thread_slot
@@ -429,7 +432,7 @@ class GPUTraceFrame:
         v = {name: self.graph_view(graph, name) for name in
              ("view", "visible-rows", "thread-rows", "merged", "density", "minimap", "stats", "focus-mask",
               "search-mask", "category-mask", "cells", "draw-mask", "columns", "minimap-bounds", "states",
-              "slot-states", "focus-seeds", "thread-info", "slot-process", "slot-lanes", "shown", "anchors",
+              "slot-states", "focus-seeds", "thread-info", "slot-process", "slot-lanes", "shown", "anchors", "tiles",
               "edges")}
         v["commands"] = graph.create_data_view(handle, format="uint32", length=dcb.byte_length // 4)
         v["spans-count"] = graph.create_data_view(handle, format="uint32", length=1,
@@ -672,6 +675,33 @@ class GPUTraceFrame:
     def __repr__(self) -> str:
         return (f'GPUTraceFrame("{self.id}", spans={self.span_count}, capacity={self.capacity}, '
                 f"cells={self.row_capacity}x{self.width_capacity})")
+
+
+def _tiles(trace, scene) -> np.ndarray:
+    """Per 2048-row tile of scene rows (the predicate's workgroup): earliest
+    start, latest end (start + max(duration, 1)), both ns since the scene's
+    origin as (lo, hi) words, and its process (0xFFFFFFFF when mixed): the
+    predicate marks a tile outside the window hidden without reading its records."""
+    n = scene.span_count
+    tiles = np.zeros((ceil_div(max(n, 1), ROWS_PER_GROUP), 8), np.uint32)
+    if n == 0:
+        return tiles
+    rows = None if scene.rows_are_ids else scene.span_ids
+    spans = trace.spans
+
+    def column(name):
+        values = spans.column(name).to_numpy()
+        return values if rows is None else values[rows]
+    start = column("start_ns") - scene.time_origin_ns
+    first = np.arange(0, n, ROWS_PER_GROUP)
+    low = np.minimum.reduceat(start, first)
+    high = np.maximum.reduceat(start + np.maximum(column("duration_ns"), 1), first)
+    process = column("process").astype(np.uint32)
+    uniform = np.minimum.reduceat(process, first) == np.maximum.reduceat(process, first)
+    tiles[:, 0:2] = low.astype(np.int64).view(np.uint32).reshape(-1, 2)
+    tiles[:, 2:4] = high.astype(np.int64).view(np.uint32).reshape(-1, 2)
+    tiles[:, 4] = np.where(uniform, process[first], 0xFFFFFFFF)
+    return tiles
 
 
 def _by_link(edges) -> np.ndarray:

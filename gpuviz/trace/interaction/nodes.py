@@ -171,7 +171,7 @@ def _record_resources(scene_views) -> list:
 
 
 def add_predicate(frame, graph, v, scene_views) -> str:
-    reads = ("columns", "states", "thread-rows", "category-mask", "search-mask", "focus-mask")
+    reads = ("columns", "tiles", "states", "thread-rows", "category-mask", "search-mask", "focus-mask")
     writes = ("draw-mask", "cells", "stats", "shown")
 
     def compile_predicate(ctx):
@@ -180,8 +180,8 @@ def add_predicate(frame, graph, v, scene_views) -> str:
             "CELLS": frame.row_capacity * frame.width_capacity,
             "ROWS_PER_LANE": ROWS_PER_GROUP // 256}, label=ctx.node_id, **_TRUSTED)
         b = frame.buffers
-        shared = {0: (b["view"], 0, VIEW_BYTES), 3: b["columns"], 5: b["states"], 6: b["thread-rows"],
-                  7: b["category-mask"], 8: b["search-mask"], 11: b["cells"], 13: b["stats"]}
+        shared = {0: (b["view"], 0, VIEW_BYTES), 3: b["columns"], 4: b["tiles"], 5: b["states"],
+                  6: b["thread-rows"], 7: b["category-mask"], 8: b["search-mask"], 11: b["cells"], 13: b["stats"]}
         dispatches = _piece_dispatches(ctx, frame, shared, {9: "focus-mask", 10: "draw-mask", 14: "shown"})
 
         def encode(compute_pass, graph_frame):

@@ -18,6 +18,17 @@
 {% include "trace/interaction/shaders/trace_view.wgsl" %}
 {% include "trace/interaction/shaders/trace_filters.wgsl" %}
 
+// Per 2048-row tile (GPUTraceFrame._tiles): time extent and process.
+struct Tile {
+    min_start: vec2<u32>,  // ns since the scene origin
+    max_end: vec2<u32>,    // latest start + max(duration, 1)
+    process: u32,          // MIXED when the tile's rows span several processes
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
+}
+const MIXED: u32 = 0xffffffffu;
+
 struct Piece {
     base: u32,  // first scene row of the piece
     rows: u32,
@@ -34,6 +45,7 @@ override ROWS_PER_LANE: u32;     // rows per invocation (GPUTraceFrame ROWS_PER_
 @group(0) @binding(1) var<uniform> piece: Piece;
 @group(0) @binding(2) var<storage, read> spans: array<TraceSpan>;
 @group(0) @binding(3) var<storage, read> cols: array<vec2<u32>>;
+@group(0) @binding(4) var<storage, read> tiles: array<Tile>;
 @group(0) @binding(5) var<storage, read> states: array<u32>;
 @group(0) @binding(6) var<storage, read> thread_rows: array<u32>;
 @group(0) @binding(7) var<storage, read> category_mask: array<u32>;
@@ -179,7 +191,26 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         atomicStore(&cache_val[h], 0u);
     }
     workgroupBarrier();
-    let tile = (wid.x + wid.y * nwg.x) * (256u * ROWS_PER_LANE);
+    let group = wid.x + wid.y * nwg.x;
+    let tile = group * (256u * ROWS_PER_LANE);
+    // A tile of one process entirely outside the window: every row is hidden
+    // (filters cannot change that), so its records are not read.
+    let t = tiles[piece.base / (256u * ROWS_PER_LANE) + group];
+    let span = trace_time_sub(view.end, view.origin);
+    if (t.process != MIXED && (!signed_less(trace_time_sub(t.min_start, view.origin), span)
+                               || !signed_less(vec2<u32>(0u, 0u), trace_time_sub(t.max_end, view.origin)))) {
+        let code = select(PLACE_SUMMARY_HIDDEN, PLACE_HIDDEN, states[t.process] != 0u);
+        for (var k = 0u; k < ROWS_PER_LANE; k++) {
+            let i = tile + k * 256u + lid;
+            if (i < piece.rows) {
+                if ((view.flags & TRACE_VIEW_FOCUS) != 0u && focus[i] != 0u) {
+                    mine[9] += 1u;
+                }
+                draw[i] = 0u;
+                shown[i] = code;
+            }
+        }
+    } else {
     for (var k = 0u; k < ROWS_PER_LANE; k++) {
         let i = tile + k * 256u + lid;
         if (i < piece.rows) {
@@ -191,6 +222,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
             draw[i] = select(0u, 1u, placed == PLACE_DRAWN);
             shown[i] = select(placed, 1u, placed == PLACE_DRAWN);
         }
+    }
     }
     for (var k = 0u; k < 10u; k++) {
         if (mine[k] != 0u) {
