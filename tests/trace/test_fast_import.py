@@ -98,3 +98,79 @@ def test_fuzz_corpus(tmp_path, start):
         path = tmp_path / f"f{index}{case['suffix']}"
         path.write_bytes(case["data"])
         assert_same(path, strict=case["strict"], format=case["format"])
+
+
+def serial_and_forked(monkeypatch, path, block=4096):
+    """(serial trace, trace with the forked two-half decoding forced, whether
+    the forked decode was used), both with ``block``-byte blocks."""
+    import gpuviz.trace.formats.parallel as par
+    ran = []
+    real = par.decode_forked
+
+    def spy(*args, **kw):
+        parts = real(*args, **kw)
+        ran.append(parts is not None)
+        return parts
+    monkeypatch.setattr(je, "_BLOCK", block)
+    try:
+        serial = load(path, progress=False)
+        monkeypatch.setattr(je, "FORK_BYTES", 1)
+        monkeypatch.setattr(par, "FORK_ALWAYS", True)
+        monkeypatch.setattr(par, "decode_forked", spy)
+        return serial, load(path, progress=False), ran
+    finally:
+        monkeypatch.undo()
+
+
+def assert_tables_equal(a, b):
+    for name in TABLES:
+        assert getattr(a, name).equals(getattr(b, name)), name
+    assert a.report == b.report and a.metadata == b.metadata
+
+
+def test_forked_halves_equal_serial(traces_dir, monkeypatch, tmp_path):
+    """The second half decoded by a forked child: same trace as serial."""
+    if not hasattr(__import__("os"), "fork"):
+        pytest.skip("no os.fork here")
+    used = 0
+    for path in sorted(traces_dir.glob("*.json*")):
+        if "otlp" in path.name:
+            continue
+        try:
+            serial, trace, ran = serial_and_forked(monkeypatch, path)
+        except TraceFormatError:
+            continue
+        assert_tables_equal(trace, serial)
+        used += sum(ran)
+    assert used >= 3                 # the forked path really ran (the Kineto files; catapult ones are one block)
+    path = tmp_path / "s.json"
+    to_chrome_json(synthetic(spans=4000, seed=5, links=300), path, kineto=True)
+    serial, trace, ran = serial_and_forked(monkeypatch, path, block=64 << 10)
+    assert ran == [True]
+    assert_tables_equal(trace, serial)
+
+
+def test_forked_fallbacks(monkeypatch, tmp_path):
+    """A cut inside a string (first half fails), a broken document and a
+    failed child all end in the serial result."""
+    import gpuviz.trace.formats.parallel as par
+    events = [{"ph": "X", "name": "a},{b" * 20, "ts": i, "dur": 1, "pid": 1, "tid": 1} for i in range(300)]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(events))
+    serial, trace, ran = serial_and_forked(monkeypatch, path)
+    assert ran == [False]
+    assert_tables_equal(trace, serial)
+    text = json.dumps([{"ph": "X", "name": "a", "ts": i, "dur": 1, "pid": 1, "tid": i % 3} for i in range(300)])
+    path.write_text(text[:-3000])
+    serial, trace, ran = serial_and_forked(monkeypatch, path)
+    assert ran == [True] and "truncated" in serial.report      # the complete events before the cut, forked
+    assert_tables_equal(trace, serial)
+    path.write_text(text)
+
+    def child_failed(child, timeout):
+        par._reap(child, kill=True)
+        return None
+    monkeypatch.setattr(par, "_receive", child_failed)
+    serial, trace, ran = serial_and_forked(monkeypatch, path)
+    assert ran == [False]
+    assert_tables_equal(trace, serial)

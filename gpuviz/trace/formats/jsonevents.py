@@ -309,6 +309,11 @@ def _decode_blocks(buf, path, reporter, header, base_offset, progress=None):
                                 decode_parts=decode_parts, event_type=Event)
         if parts is not None:
             return _columns(parts, header)
+    if not reporter.strict and len(buf) >= FORK_BYTES:
+        from gpuviz.trace.formats.parallel import decode_forked
+        parts = decode_forked(buf, path, reporter, progress, decode_parts=decode_parts, block=_BLOCK)
+        if parts is not None:
+            return _columns(parts, header)
     return _columns(decode_parts(buf, path, reporter, base_offset, progress), header)
 
 
@@ -316,6 +321,10 @@ def _decode_blocks(buf, path, reporter, header, base_offset, progress=None):
 #: (on machines with >= 4 CPUs, or PARALLEL_WORKERS of them when set).
 PARALLEL_BYTES = 96 << 20
 PARALLEL_WORKERS = None
+#: Event arrays this large (non-strict; below PARALLEL_BYTES or where worker
+#: pools are not used) are split in two halves, the second decoded by a
+#: forked child on another CPU (see :func:`gpuviz.trace.formats.parallel.decode_forked`).
+FORK_BYTES = 24 << 20
 #: Block columns by :func:`gpuviz.trace.formats.fastblock.block_columns`
 #: (True) or by the reference :func:`_block_columns` (False: tests compare them).
 FAST_COLUMNS = True
@@ -333,17 +342,14 @@ def event_span(buf):
     return pos, end
 
 
-def decode_parts(buf, path, reporter, base_offset=0, progress=None):
-    """Block column tuples of ``[ev, ev, ...]`` (see :func:`decode_events`)."""
-    n = len(buf)
-    pos = 1
-    while pos < n and buf[pos] in b" \t\r\n":
-        pos += 1
-    end = n - 1                # the closing ']'
-    while end > pos and buf[end] != ord("]"):
-        end -= 1
+def decode_parts(buf, path, reporter, base_offset=0, progress=None, *, span=None, first_index=0, exact_blocks=False):
+    """Block column tuples of ``[ev, ev, ...]`` (see :func:`decode_events`);
+    ``span=(pos, end)``: only the events in ``buf[pos:end]`` (cut at event
+    boundaries), the first being event number ``first_index``;
+    ``exact_blocks``: raise instead of decoding the rest as one block when a
+    guessed block boundary fails (so the blocks are those of a whole-array decode)."""
+    pos, end = event_span(buf) if span is None else span
     parts = []
-    first_index = 0
     while pos < end:
         cut = end
         if end - pos > _BLOCK:
@@ -353,7 +359,7 @@ def decode_parts(buf, path, reporter, base_offset=0, progress=None):
         try:
             parts.append(_decode_block(_framed(buf, pos, cut), path, reporter, first_index))
         except _Resplit as exc:
-            if cut == end:
+            if cut == end or exact_blocks:
                 m = _ERROR_BYTE.search(str(exc.__cause__))
                 at = base_offset + pos + int(m.group(1)) - 1 if m else base_offset + len(buf)
                 raise _Resplit(f"{exc.__cause__} (byte {at})") from None

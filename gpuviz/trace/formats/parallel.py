@@ -7,13 +7,18 @@ runs :func:`~gpuviz.trace.formats.jsonevents.decode_parts` on its chunk
 and returns the column tuples, with the few events kept as objects
 (non-X phases) re-encoded as JSON. Only used in non-strict mode, where
 problems are counted, not located, so chunk-local event indexes suffice.
+
+On 2-3 CPUs a pool's transfers cost more than they save (measured), so
+:func:`decode_forked` instead splits the array in two at a block boundary
+and lets a forked child (sharing the parent's pages) decode the second half
+while the parent decodes the first; only the child's columns travel back.
 """
 
 import os
 import re
 
 
-__all__ = ["decode_parallel"]
+__all__ = ["decode_parallel", "decode_forked", "FORK_ALWAYS", "FORK_TIMEOUT_S"]
 
 _BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 _MIN_CHUNK = 24 << 20
@@ -103,3 +108,196 @@ def decode_parallel(buf, path, reporter, progress=None, workers=None, *, decode_
         for reason, n in counts.items():
             reporter.counts[reason] = reporter.counts.get(reason, 0) + n
     return parts
+
+
+#: A forked child that has not answered after this many seconds (plus ten
+#: times what the parent's half took) is killed and its half decoded here.
+FORK_TIMEOUT_S = 30.0
+
+
+def decode_forked(buf, path, reporter, progress=None, *, decode_parts, block):
+    """Block column tuples of an event array decoded in two halves at once:
+    the second by a forked child (it shares the parent's pages, nothing is
+    copied to it), the first here; or None: the caller decodes serially.
+
+    For machines with 2-3 CPUs, where a worker pool's transfers cost more
+    than they save. Non-strict only. Both halves count problems privately
+    and the counts join ``reporter`` only when both succeeded, so a broken
+    document, a bad cut (inside a string), a failed or hung child all end
+    in the serial decode with exactly its report (``progress`` may then
+    have been told about the first half twice). Does nothing without
+    ``os.fork`` or a second CPU.
+    """
+    if not hasattr(os, "fork") or not _idle_cpu():
+        return None
+    pos, end = _event_span(buf)
+    halves = _middle_block_boundary(buf, pos, end, block)
+    if halves is None:
+        return None
+    cut, rest = halves
+
+    def work():
+        # first_index=1: block-local rules for the file's first block
+        # ("no element is an event") must not fire in the second half.
+        mine = type(reporter)(path, False)
+        return decode_parts(buf, path, mine, span=(rest, end), first_index=1, exact_blocks=True), mine.counts
+    child = _fork_child(work)
+    if child is None:
+        return None
+    import time
+    started = time.perf_counter()
+    mine = type(reporter)(path, False)
+    try:
+        first = decode_parts(buf, path, mine, progress=progress, span=(pos, cut), exact_blocks=True)
+    except Exception:
+        _reap(child, kill=True)
+        return None
+    except BaseException:
+        _reap(child, kill=True)
+        raise
+    got = _receive(child, FORK_TIMEOUT_S + 10 * (time.perf_counter() - started))
+    if got is None:
+        return None
+    second, counts = got
+    shift = sum(len(p[0]) for p in first) - 1
+    second = [p[:11] + ((p[11][0] + shift, p[11][1]), (p[12][0] + shift, p[12][1], p[12][2])) for p in second]
+    for part in (mine.counts, counts):
+        for reason, n in part.items():
+            reporter.counts[reason] = reporter.counts.get(reason, 0) + n
+    if progress is not None:
+        progress(end - cut)
+    return first + second
+
+
+def _idle_cpu():
+    """Is a second CPU of this process likely idle (1-minute load average
+    below the CPU count minus one half: this process is the one)? On a
+    machine whose CPUs are all busy the second half would only add the
+    transfer's cost."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        load = 0.0
+    return cpus >= 2 and (FORK_ALWAYS or load < cpus - 0.5)
+
+
+#: Fork even when the load average says every CPU is busy (tests, benchmarks).
+FORK_ALWAYS = False
+
+
+def _middle_block_boundary(buf, pos, end, block):
+    """The boundary between two of the blocks a whole-array decode uses
+    (``decode_parts``: each block ends at the first event boundary at least
+    ``block`` bytes after its start) nearest the middle: (cut, next start),
+    or None for a single block. Same blocks, same columns: block-local
+    details (e.g. pid text of a block decoded by the general Struct) stay
+    exactly as in the serial decode."""
+    bounds, start = [], pos
+    while end - pos > block:
+        m = _BOUNDARY.search(buf, pos + block, end)
+        if m is None:
+            break
+        cut = m.start() + 1
+        pos = cut
+        while pos < end and buf[pos] in b" \t\r\n,":
+            pos += 1
+        bounds.append((cut, pos))
+    if not bounds:
+        return None
+    middle = (start + end) // 2
+    return min(bounds, key=lambda b: abs(b[0] - middle))
+
+
+def _fork_child(work):
+    """Fork; the child sends ``work()`` back pickled (protocol 5, buffers out
+    of band: a count, the sizes, the pickle, the buffers); (pid, read fd) or None."""
+    import pickle
+    read, write = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read)
+        os.close(write)
+        return None
+    if pid:
+        os.close(write)
+        return pid, read
+    status = 1
+    try:                       # the child: never returns
+        os.close(read)
+        buffers = []
+        head = pickle.dumps(work(), protocol=5, buffer_callback=buffers.append)
+        raws = [b.raw() for b in buffers]
+        sizes = [len(head)] + [r.nbytes for r in raws]
+        with os.fdopen(write, "wb") as out:
+            out.write(len(sizes).to_bytes(8, "little") + b"".join(n.to_bytes(8, "little") for n in sizes))
+            out.write(head)
+            for r in raws:
+                out.write(r)
+        status = 0
+    finally:
+        os._exit(status)
+
+
+def _read_exactly(fd, size, deadline):
+    """``size`` bytes from ``fd`` (a bytearray), or None at EOF or the deadline."""
+    import select
+    import time
+    out = bytearray(size)
+    view = memoryview(out)
+    got = 0
+    while got < size:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            return None
+        n = os.readv(fd, [view[got:]])
+        if n == 0:
+            return None
+        got += n
+    return out
+
+
+def _receive(child, timeout):
+    """The child's result, or None when it failed or took longer than ``timeout``."""
+    import pickle
+    import time
+    pid, read = child
+    deadline = time.monotonic() + timeout
+    try:
+        count = _read_exactly(read, 8, deadline)
+        sizes = None if count is None else _read_exactly(read, 8 * int.from_bytes(count, "little"), deadline)
+        data = None if sizes is None else _read_exactly(
+            read, sum(int.from_bytes(sizes[k:k + 8], "little") for k in range(0, len(sizes), 8)), deadline)
+    finally:
+        os.close(read)
+    if data is None:
+        _reap(child, kill=True)
+        return None
+    if _reap(child) != 0:
+        return None
+    view = memoryview(data)
+    pieces, at = [], 0
+    for k in range(0, len(sizes), 8):
+        size = int.from_bytes(sizes[k:k + 8], "little")
+        pieces.append(view[at:at + size])
+        at += size
+    return pickle.loads(pieces[0], buffers=pieces[1:])
+
+
+def _reap(child, kill=False):
+    """Wait for the child (SIGKILL first when ``kill``); its exit status."""
+    import signal
+    pid = child[0]
+    if kill:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    try:
+        return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    except ChildProcessError:
+        return -1
