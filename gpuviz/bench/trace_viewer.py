@@ -134,20 +134,29 @@ def _submit(device, compiled):
 
 
 def _encode_time(device, write, compiled, state, runs):
-    """Median CPU seconds of write (1 ns pan: new bytes) + encode + finish."""
-    times = []
+    """Median CPU seconds of write (1 ns pan: new bytes) + encode + finish,
+    and the medians of each part (``write``, ``encode``, ``finish`` and the
+    nodes' own recording times, by node ID)."""
+    times, parts = [], {}
     w0, w1 = state.window
     for k in range(runs + 3):
         moved = state.with_(window=(w0 + (k & 1), w1 + (k & 1)))
         started = time.perf_counter()
         write(moved)
+        written = time.perf_counter()
         encoder = device.create_command_encoder()
-        compiled.encode(encoder)
+        nodes = compiled.encode(encoder)
+        encoded = time.perf_counter()
         buffer = encoder.finish()
-        times.append(time.perf_counter() - started)
+        finished = time.perf_counter()
+        times.append(finished - started)
         device.queue.submit([buffer])
+        if k >= 3:
+            for key, value in (("write", written - started), ("encode", encoded - written),
+                               ("finish", finished - encoded), *nodes.items()):
+                parts.setdefault(key, []).append(value)
     write(state)
-    return statistics.median(times[3:])
+    return statistics.median(times[3:]), {key: statistics.median(v) for key, v in parts.items()}
 
 
 def _tier(device, n, runs, timer, table, hook, per_node):
@@ -194,7 +203,7 @@ def _tier(device, n, runs, timer, table, hook, per_node):
             numpy_s = time.perf_counter() - started
             _compare(f"trace-viewer {n} {zoom}", got, want)
             rewarm(device, n)
-            encode_s = _encode_time(device, rig.write, compiled, state, runs)
+            encode_s, encode_parts = _encode_time(device, rig.write, compiled, state, runs)
             gpu_s = timer.median(lambda encoder: compiled.encode(encoder))
             nodes = node_times(device, compiled, 5) if per_node else None
             focused = state.with_(focus_seeds=seeds, focus_depth=FOCUS_HOPS)
@@ -214,9 +223,13 @@ def _tier(device, n, runs, timer, table, hook, per_node):
                       gpu_s=gpu_s, encode_s=encode_s, focus_s=focus_s, focus_frame_s=focus_frame_s, filter_s=filter_s,
                       verdict=_verdict(n, gpu_s, encode_s, focus_s or 0.0), frame_again_s=again_s,
                       numpy_s=numpy_s, window_ns=width_ns, stats=want.stats, edges=len(want.edges),
-                      rows=base.rows[1], width=base.width, node_times=nodes)
+                      rows=base.rows[1], width=base.width, node_times=nodes, encode_parts=encode_parts)
             if nodes:
                 table.note(_node_note(f"{size_label(n)} {zoom} frame nodes", nodes), node_times=nodes)
+                main = {k: encode_parts[k] for k in ("write", "encode", "finish")}
+                recorded = sorted(((k, v) for k, v in encode_parts.items() if k not in main), key=lambda kv: -kv[1])
+                table.note(f"    {size_label(n)} {zoom} CPU µs: " + ", ".join(f"{k} {v * 1e6:.0f}" for k, v in main.items())
+                           + " (encode's nodes: " + ", ".join(f"{k} {v * 1e6:.0f}" for k, v in recorded) + ")")
             if again_s > 1.2 * gpu_s or again_s < gpu_s / 1.2:
                 table.note(f"    {size_label(n)} {zoom}: the same frame timed again after the focus runs: "
                            f"{again_s * 1e6:.1f} µs (first {gpu_s * 1e6:.1f} µs)")
