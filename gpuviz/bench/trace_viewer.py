@@ -183,7 +183,11 @@ def _tier(device, n, runs, timer, table, hook, per_node):
     table.note(f"  {n} spans: {trace.links.num_rows} links; {type(rig).__name__}; scene records in "
                f"{len(scene.record_chunks)} buffer(s); GPUTraceScene upload {upload_s:.2f} s until the GPU holds it "
                f"({scene.timings['prepare']:.2f} s host prepare, {scene.timings['write']:.2f} s queueing writes)",
-               upload_s=upload_s, **{f"scene_{k}_s": v for k, v in scene.timings.items()})
+               upload_s=upload_s, scene_timings=scene.timings)
+    if per_node:
+        tasks = sorted(scene.timings.get("tasks", {}).items(), key=lambda kv: -kv[1])
+        table.note("    scene host tasks s (overlapping): " + ", ".join(f"{k} {v:.2f}" for k, v in tasks)
+                   + f"; writes during prepare {scene.timings.get('overlapped_write', 0):.2f}")
     oracle = TraceViewOracle(frame, trace)
     base = frame.initial_state(width=min(WIDTH, frame.width_capacity), rows=(0, min(ROWS, frame.row_capacity)))
     t0, t1 = base.window

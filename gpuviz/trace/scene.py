@@ -264,14 +264,15 @@ class _Host:
         self.child_rows = np.flatnonzero(parent >= 0).astype(np.uint32)  # rows that have a parent
         self.parent_keys = self.parents[self.child_rows]
         with ThreadPoolExecutor(_WORKERS) as pool:  # numpy sorts and copies, pyarrow kernels release the GIL
-            dense = [pool.submit(_dense_ids, table.column(name))
+            self.task_s = {}  # seconds each host task took (they overlap): where the preparation goes
+            timed = self._timed
+            dense = [pool.submit(timed(f"ids-{name}", _dense_ids), table.column(name))
                      for table, name in ((spans, "name"), (spans, "category"), (links, "kind"))]
-            csr = {"links_forward": pool.submit(self._link_csr, source, target),
-                   "links_reverse": pool.submit(self._link_csr, target, source),
-                   "hierarchy_reverse": pool.submit(self._children_csr),
-                   "hierarchy_forward": pool.submit(self._parent_csr)}
+            csr = {name: pool.submit(timed(f"csr-{name}", fn), *args) for name, fn, args in (
+                ("links_forward", self._link_csr, (source, target)), ("links_reverse", self._link_csr, (target, source)),
+                ("hierarchy_reverse", self._children_csr, ()), ("hierarchy_forward", self._parent_csr, ()))}
             lanes = pool.submit(_thread_lanes, spans, trace.threads.num_rows)
-            used = [pool.submit(_used, keys, n) for keys in (self.parent_keys, source, target)]
+            used = [pool.submit(timed(f"used-{k}", _used), keys, n) for k, keys in enumerate((self.parent_keys, source, target))]
             if sink is not None:
                 sink._upload("parents", self.parents)  # while the workers sort and encode
             columns = self._record_columns(spans, start)
@@ -280,7 +281,7 @@ class _Host:
             columns["children"], columns["out"], columns["in"] = (job.result() for job in used)
             self.records = np.empty((n, RECORD_WORDS), np.uint32)
             step = max(_BLOCK_ROWS, -(-n // (4 * _WORKERS)) // _BLOCK_ROWS * _BLOCK_ROWS)
-            pending = {pool.submit(_transpose, self.records, columns, self.origin, lo, min(n, lo + step)):
+            pending = {pool.submit(timed("records", _transpose), self.records, columns, self.origin, lo, min(n, lo + step)):
                        ("records", lo, min(n, lo + step)) for lo in range(0, n, step)}
             pending.update({job: ("csr", name) for name, job in csr.items()})
             self.csr = {}
@@ -296,6 +297,16 @@ class _Host:
             self.thread_lanes = lanes.result()
         self.links = np.stack([source, target, kinds, np.arange(len(source), dtype=np.uint32)], axis=1)
         self.thread_process = _column(trace.threads, "process").astype(np.uint32)
+
+    def _timed(self, name, fn):
+        """``fn`` adding its seconds to ``task_s[name]`` (summed over calls)."""
+        def run(*args):
+            started = time.perf_counter()
+            try:
+                return fn(*args)
+            finally:
+                self.task_s[name] = self.task_s.get(name, 0.0) + time.perf_counter() - started
+        return run
 
     def _csr(self, offsets, neighbors, edges):
         """(local offsets, neighbors, edges or None, neighbour row where each partition starts)."""
@@ -439,7 +450,8 @@ class GPUTraceScene:
         Seconds spent preparing on the CPU (``"prepare"``: wall time, the
         writes of the tables ready early included: each table is queued as
         soon as it is built, ``"overlapped_write"`` of it) and queueing the
-        remaining writes afterwards (``"write"``).
+        remaining writes afterwards (``"write"``); ``"tasks"``: seconds of
+        each host task (they run on several threads at once).
 
     Raises
     ------
@@ -496,7 +508,8 @@ class GPUTraceScene:
         except BaseException:
             self.destroy()
             raise
-        self.timings = {"prepare": t1 - t0, "write": time.perf_counter() - t1, "overlapped_write": overlapped}
+        self.timings = {"prepare": t1 - t0, "write": time.perf_counter() - t1, "overlapped_write": overlapped,
+                        "tasks": dict(host.task_s)}
 
     # -- upload ------------------------------------------------------------------
     def _create(self, name, nbytes):
