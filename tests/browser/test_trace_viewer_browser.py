@@ -1,7 +1,8 @@
 """TraceViewer in a real browser: JupyterLab on 127.0.0.1 and Debian's
 Chromium driven by playwright. A small notebook shows a TraceViewer of a
 synthetic trace; a trusted drag must pan the window by the dragged pixels,
-a click on a span must select that span (GPU picking),
+a click on a span must select that span (GPU picking), hovering it must
+find it (the picking pass read back through the readback ring),
 and the canvas image must change; nothing recompiles. Screenshots and the
 JupyterLab log go to ``tests/browser/output/``."""
 
@@ -27,6 +28,13 @@ events = []  # what reached the widget (printed when a check fails)
 _handle = viewer.handle_event
 viewer.handle_event = lambda event: (events.append({k: event.get(k) for k in ("event_type", "x", "y", "buttons", "dy")}),
                                      _handle(event))[1]
+hovers = []  # the span under the pointer at each frame that had one (a pointer_leave clears it)
+_draw = viewer.draw
+def _traced_draw(*args):
+    _draw(*args)
+    if viewer._hover is not None:
+        hovers.append(viewer._hover)
+viewer.draw = _traced_draw
 viewer
 """
 
@@ -42,7 +50,7 @@ for s in range(trace.span_count):
 print("STATE " + json.dumps({"size": list(size), "window": list(viewer.time_window),
                              "px_per_ns": viewer._geometry().px_per_ns, "target": target,
                              "selection": viewer.selection.column("id").to_pylist(),
-                             "compile_count": viewer.compile_count,
+                             "compile_count": viewer.compile_count, "hovers": hovers[-4:],
                              "events": [e for e in events if e["event_type"] not in ("before_draw",)][-12:]}))
 """
 
@@ -105,6 +113,11 @@ def test_drag_and_click_in_the_browser(tmp_path):
             canvas.scroll_into_view_if_needed()
             page.wait_for_timeout(800)
             clicked_image = canvas.screenshot()
+            # hover: the frame's picking pass at the pointer, read back by the event loop's trailing poll
+            page.mouse.move(box["x"] + ((x0 + x1) / 2 + 4) * sx, box["y"] + (y0 + y1) / 2 * sy, steps=3)
+            page.wait_for_timeout(2500)
+            hovered_image = canvas.screenshot()  # before running code: that moves the pointer away
+            hovered = _json(lab.run_code(page, _STATE, "STATE", timeout=120), "STATE ")
         except Exception:
             page.screenshot(path=str(OUTPUT / "failed-trace-viewer.png"), full_page=True)
             raise
@@ -116,3 +129,6 @@ def test_drag_and_click_in_the_browser(tmp_path):
     assert clicked["selection"] == [s], (zoomed, clicked)
     assert first_image != dragged_image and dragged_image != clicked_image
     assert clicked["compile_count"] == 1, clicked
+    assert hovered["hovers"] and hovered["hovers"][-1] == s, (hovered["hovers"], hovered["events"][-4:])
+    assert hovered_image != clicked_image  # the tooltip
+    (OUTPUT / "trace-viewer-hover.png").write_bytes(hovered_image)

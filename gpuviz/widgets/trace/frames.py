@@ -23,10 +23,11 @@ def write_frame(viewer, size, scale) -> None:
     render = (max(1, min(fw, int(round(size[0] * scale)))), max(1, min(fh, int(round(size[1] * scale)))))
     g.render_size = render
     s = render[0] / size[0]
+    geometry = viewer._geometry(size)
+    g.write_pointer(_pointer_pixel(viewer, geometry, s, render))  # every frame: hover follows the pointer
     key = (viewer._version, tuple(size), render, viewer._hover)
     if key == viewer._written:
         return
-    geometry = viewer._geometry(size)
     plot_px = max(render[0] - int(round(GUTTER * s)), 1)
     w0, w1 = viewer._window
     columns = max(1, min(plot_px, w1 - w0))  # the frame needs >= 1 ns per column
@@ -36,7 +37,6 @@ def write_frame(viewer, size, scale) -> None:
         if g.selected_ids is not viewer._selection:  # a selection change: its changed words only
             g.write_selection(viewer._selection)
         g.write_segments(link_segments(viewer.host, viewer._layout(), geometry, viewer._selection))
-    g.write_pointer(_pointer_pixel(viewer, geometry, s, render))
     flags = (VIEW_FLAGS["search"] if viewer._search is not None else 0) | \
         (VIEW_FLAGS["focus"] if viewer._focus is not None else 0)
     origin = viewer.scene.time_origin_ns
