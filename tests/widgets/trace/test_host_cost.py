@@ -141,6 +141,14 @@ def test_hover_is_the_picking_pass_under_the_pointer(viewer):
         viewer._graph.sampler.poll(wait=True)  # what the event loop's trailing poll does
         viewer._apply_sample()
         assert viewer._hover == s
+        # another span, with no view change in between: the pick pixel follows the pointer
+        s2 = next(k for k in range(viewer.host.n) if k != s and (q := viewer.span_rect(k)) and q[2] - q[0] > 20
+                  and q[1] != r[1])
+        q = viewer.span_rect(s2)
+        frames.hover((q[0] + q[2]) / 2, (q[1] + q[3]) / 2)
+        viewer._graph.sampler.poll(wait=True)
+        viewer._apply_sample()
+        assert viewer._hover == s2
         frames.hover(10, 10)  # over the header: no span
         assert viewer._hover is None
     finally:
