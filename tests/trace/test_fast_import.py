@@ -81,11 +81,12 @@ def event_strategy():
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(events=st.lists(event_strategy(), max_size=40), strict=st.booleans(), small_blocks=st.booleans())
 def test_hypothesis_event_lists(tmp_path, monkeypatch, events, strict, small_blocks):
-    if small_blocks:                    # several blocks per file: block-local indexes
-        monkeypatch.setattr(je, "_BLOCK", 64)
     path = tmp_path / "h.json"
     path.write_text(json.dumps(events))
-    assert_same(path, strict=strict)
+    with monkeypatch.context() as patch:          # (one patch per hypothesis example)
+        if small_blocks:                # several blocks per file: block-local indexes
+            patch.setattr(je, "_BLOCK", 64)
+        assert_same(path, strict=strict)
 
 
 @pytest.mark.parametrize("start", range(0, 240, 40))
@@ -174,3 +175,31 @@ def test_forked_fallbacks(monkeypatch, tmp_path):
     serial, trace, ran = serial_and_forked(monkeypatch, path)
     assert ran == [False]
     assert_tables_equal(trace, serial)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_flow_binding_in_one_search_equals_thread_by_thread(monkeypatch, data):
+    """bind_points' single searchsorted over per-thread key ranges binds
+    every flow point to the slice the per-thread loop binds it to."""
+    import numpy as np
+
+    import gpuviz.trace.formats.chrome_phases as phases
+    from gpuviz.trace.lanes import pack_lanes, visit_order
+    n = data.draw(st.integers(0, 30))
+    big = data.draw(st.sampled_from([1, 1 << 40]))
+    ints = lambda lo, hi, size: np.array(data.draw(st.lists(st.integers(lo, hi), min_size=size, max_size=size)),  # noqa: E731
+                                         np.int64)
+    start, dur, thread = ints(-5, 60, n) * big, ints(0, 30, n) * big, ints(0, 3, n)
+    spans = {"start": start, "dur": dur, "thread": thread}
+    parent = pack_lanes(start=start, duration=dur, thread=thread)[2]
+    order = visit_order(start, dur, thread)
+    index = (order, thread[order], start[order], start + dur)
+    m = data.draw(st.integers(0, 20))
+    points = (ints(-1, 4, m), ints(-8, 95, m) * big, np.array(data.draw(st.lists(st.booleans(), min_size=m, max_size=m)),
+                                                               bool))
+    one = phases.bind_points(spans, parent, index, *points)
+    with monkeypatch.context() as patch:          # (one patch per hypothesis example)
+        patch.setattr(phases, "_nearest_starts", lambda *args: None)
+        loop = phases.bind_points(spans, parent, index, *points)
+    assert one.tolist() == loop.tolist()

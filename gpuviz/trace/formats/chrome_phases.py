@@ -302,6 +302,51 @@ def bind_points(spans, parent, index, thread, t, enclosing):
     order, th, st, end = index
     thread = np.asarray(thread, np.int64)
     t = np.asarray(t, np.int64)
+    rows = _nearest_starts(order, th, st, thread, t, enclosing)
+    if rows is None:
+        rows = _nearest_starts_by_thread(order, th, st, thread, t, enclosing)
+    # Walk up from the last slice starting before t until one contains t.
+    walk = np.flatnonzero(enclosing & (rows >= 0))
+    while len(walk):
+        r = rows[walk]
+        inside = (spans["start"][r] <= t[walk]) & (t[walk] <= end[r])
+        walk = walk[~inside]
+        rows[walk] = parent[rows[walk]]
+        walk = walk[rows[walk] >= 0]
+    return rows
+
+
+def _nearest_starts(order, th, st, thread, t, enclosing):
+    """Per point: the last slice of its thread starting at or before t
+    (``enclosing``) or the first starting at or after t (else); -1 if none.
+    One searchsorted over keys that put each thread's starts in a range of
+    their own (times clamped to just outside it); None when the keys would
+    not fit int64 (the caller loops over threads)."""
+    if len(th) == 0:
+        return np.full(len(t), -1, np.int64)
+    first = np.flatnonzero(np.append(True, th[1:] != th[:-1]))
+    lo, hi = st[first], np.maximum.reduceat(st, first)
+    width = hi - lo + 3
+    if float(width.astype(np.float64).sum()) >= 2.0 ** 62:
+        return None
+    offset = np.cumsum(width) - width
+    counts = np.diff(np.append(first, len(th)))
+    keys = st + np.repeat(offset - lo + 1, counts)        # thread u's starts: offset[u] + 1 ..
+    at = np.searchsorted(th[first], thread)
+    known = (at < len(first)) & (th[first][np.minimum(at, len(first) - 1)] == thread)
+    u = np.minimum(at, len(first) - 1)
+    q = offset[u] + np.clip(t, lo[u] - 1, hi[u] + 1) - lo[u] + 1
+    lo_i = first[u]
+    hi_i = np.append(first[1:], len(th))[u]
+    before = np.searchsorted(keys, q, side="right") - 1
+    after = np.searchsorted(keys, q, side="left")
+    k = np.where(enclosing, before, after)
+    ok = known & np.where(enclosing, before >= lo_i, after < hi_i)
+    return np.where(ok, order[np.clip(k, 0, len(order) - 1)], -1)
+
+
+def _nearest_starts_by_thread(order, th, st, thread, t, enclosing):
+    """:func:`_nearest_starts` thread by thread (any times)."""
     rows = np.full(len(t), -1, np.int64)
     for u in np.unique(thread).tolist():
         q = np.flatnonzero(thread == u)
@@ -316,14 +361,6 @@ def bind_points(spans, parent, index, thread, t, enclosing):
         k = np.where(enc, before, after)
         ok = np.where(enc, before >= lo, after < hi)
         rows[q] = np.where(ok, order[np.clip(k, 0, len(order) - 1)], -1)
-    # Walk up from the last slice starting before t until one contains t.
-    walk = np.flatnonzero(enclosing & (rows >= 0))
-    while len(walk):
-        r = rows[walk]
-        inside = (spans["start"][r] <= t[walk]) & (t[walk] <= end[r])
-        walk = walk[~inside]
-        rows[walk] = parent[rows[walk]]
-        walk = walk[rows[walk] >= 0]
     return rows
 
 
