@@ -124,25 +124,27 @@ class TraceViewOracle:
             keep &= matches
         if len(seeds) and state.focus_mode == "hide":
             keep &= focus != 0
-        rel = self.start - f.scene.time_origin_ns
-        bins = np.searchsorted(self.minimap_bounds[:-1], rel[keep], side="right") - 1
-        minimap = np.bincount(np.clip(bins, 0, f.minimap_bins - 1), minlength=f.minimap_bins).astype(np.uint32)
+        minimap = self._minimap(keep)
         rs = self.start - w0
         re = rs + np.maximum(self.duration, 1)
-        keep &= (rs < span) & (re > 0)
+        # Only the rows passing the filters and overlapping the window matter
+        # from here on (the rest are hidden): work on their indices.
+        idx = np.flatnonzero(keep & (rs < span) & (re > 0))
+        rs, re = rs[idx], re[idx]
         cols = column_bounds((0, span), width)[:-1]
         c0 = np.searchsorted(cols, np.maximum(rs, 0), side="right") - 1
         c1 = np.searchsorted(cols, np.minimum(re, span) - 1, side="right") - 1
-        expanded = np.asarray(state.process_expanded)[self.process]
-        row = layout.thread_row[self.thread].astype(np.int64) + np.where(expanded, self.lane, 0)
-        keep &= (row >= first) & (row - first < count)
-        keep &= ~(expanded & ~np.asarray(state.thread_expanded)[self.thread] & (self.lane != 0))
-        collapsed = keep & ~expanded
-        visible = keep & expanded
-        merged = visible & (c0 == c1)
-        drawn = visible & (c0 != c1)
+        pexp, texp = np.asarray(state.process_expanded, bool), np.asarray(state.thread_expanded, bool)
+        thread, lane = self.thread[idx], self.lane[idx]
+        expanded = pexp[self.process[idx]]
+        row = layout.thread_row[thread].astype(np.int64) + np.where(expanded, lane, 0)
+        ok = (row >= first) & (row - first < count) & ~(expanded & ~texp[thread] & (lane != 0))
+        idx, c0, c1, expanded, row = idx[ok], c0[ok], c1[ok], expanded[ok], row[ok]
+        collapsed = ~expanded
+        merged = expanded & (c0 == c1)
+        drawn = expanded & (c0 != c1)
         cells = np.zeros((max(count, 1), width), np.int64)
-        np.maximum.at(cells, (row[merged] - first, c0[merged]), self.name[merged] + 1)
+        np.maximum.at(cells, (row[merged] - first, c0[merged]), self.name[idx[merged]] + 1)
         density = np.zeros((max(count, 1), width), np.int64)
         lengths = (c1 - c0 + 1)[collapsed]
         cover_rows = np.repeat(row[collapsed] - first, lengths)
@@ -151,29 +153,50 @@ class TraceViewOracle:
         merged_runs = _runs(cells, first)
         merged_runs[:, 3] -= 1
         density_runs = _runs(density, first)
-        stats = {"visible": int(visible.sum()), "drawn": int(drawn.sum()), "merged": int(merged.sum()),
-                 "search_matches": int((visible & matches).sum()), "collapsed": int(collapsed.sum()),
+        visible = idx[expanded]
+        stats = {"visible": len(visible), "drawn": int(drawn.sum()), "merged": int(merged.sum()),
+                 "search_matches": int(matches[visible].sum()), "collapsed": int(collapsed.sum()),
                  "density_max": int(density.max(initial=0)), "merged_records": len(merged_runs),
                  "density_records": len(density_runs), "minimap_max": int(minimap.max(initial=0)),
                  "focused": int(focus.sum())}
         assert set(stats) == set(STATS)
-        shown = np.where(expanded, visible.astype(np.uint32), np.where(collapsed, 2, 3)).astype(np.uint32)
+        # hidden rows: 0 in an open process, 3 in a collapsed one; kept rows: 1 drawn or merged, 2 in a density
+        shown = np.where(pexp[self.process], 0, 3).astype(np.uint32)
+        shown[visible] = 1
+        shown[idx[collapsed]] = 2
         anchors = self.anchors(shown != 0)
-        return OracleFrame(np.flatnonzero(visible).astype(np.uint32), np.flatnonzero(drawn).astype(np.uint32),
+        return OracleFrame(visible.astype(np.uint32), idx[drawn].astype(np.uint32),
                            merged_runs, density_runs, minimap, focus, stats, shown, anchors,
                            self.edges(shown, anchors))
 
     def anchors(self, shown) -> np.ndarray:
         """uint32 per row: itself when shown, else its closest shown ancestor
         within the frame's ``edge_depth`` parent steps (0xFFFFFFFF: none)."""
-        at = np.arange(len(shown), dtype=np.int64)
+        out = np.full(len(shown), 0xFFFFFFFF, np.uint32)
+        out[shown] = np.flatnonzero(shown)
+        rows = np.flatnonzero(~shown)  # still looking, and where each one's climb is
+        at = rows.copy()
         for _ in range(self.frame_.edge_depth):
-            climb = (at >= 0) & ~shown[np.maximum(at, 0)]
-            if not climb.any():
+            if len(rows) == 0:
                 break
-            at[climb] = self.parent[at[climb]]
-        found = (at >= 0) & shown[np.maximum(at, 0)]
-        return np.where(found, at, 0xFFFFFFFF).astype(np.uint32)
+            at = self.parent[at]
+            alive = at >= 0
+            rows, at = rows[alive], at[alive]
+            hit = shown[at]
+            out[rows[hit]] = at[hit]
+            rows, at = rows[~hit], at[~hit]
+        return out
+
+    def _minimap(self, keep) -> np.ndarray:
+        """Bins of the starts of the rows in ``keep`` (cached: it depends on the filters only)."""
+        key = np.packbits(keep).tobytes()
+        if getattr(self, "_minimap_key", None) != key:
+            rel = self.start[keep] - self.frame_.scene.time_origin_ns
+            bins = np.searchsorted(self.minimap_bounds[:-1], rel, side="right") - 1
+            self._minimap_value = np.bincount(np.clip(bins, 0, self.frame_.minimap_bins - 1),
+                                              minlength=self.frame_.minimap_bins).astype(np.uint32)
+            self._minimap_key = key
+        return self._minimap_value.copy()
 
     def edges(self, shown, anchors) -> np.ndarray:
         """(source point, target point, link ID, flags) of the kept links, by link ID."""
