@@ -171,13 +171,28 @@ def _child(method, path, repeats):
     if method in ("gpuviz", "synthetic"):
         from gpuviz.trace import load, synthetic  # noqa: F401 - imports count towards the base, not the method
     base = _high_water()
-    times, result = [], None
+    times, cpus, result = [], [], None
     for _ in range(repeats):
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), _cpu_seconds()
         result = run(path)
         times.append(time.perf_counter() - started)
+        cpus.append(_cpu_seconds() - cpu)
     peak = _high_water()
-    print(json.dumps({"seconds": statistics.median(times), "peak": peak, "base": base, **result}))
+    print(json.dumps({"seconds": statistics.median(times), "cpu_seconds": statistics.median(cpus), "peak": peak,
+                      "base": base, **result}))
+
+
+def _cpu_seconds():
+    """User + system CPU seconds of this process and its waited-for children
+    (a forked decoding child, HTA's or DuckDB's threads are all counted):
+    on a machine shared with other work, CPU time is the stable figure."""
+    import resource
+
+    total = 0.0
+    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
+        usage = resource.getrusage(who)
+        total += usage.ru_utime + usage.ru_stime
+    return total
 
 
 def measure(method, path, repeats, *, timeout=3600):
@@ -237,7 +252,9 @@ def _row(table, method, n, mb, events, got, *, targets=False, **extra):
         table.note(f"{method} at {n} spans: no result ({got['error']})")
         return None
     seconds, peak = got["seconds"], got["peak"] / 1e6
+    cpu = got.get("cpu_seconds")
     values = dict(method=method, spans=n, file_mb=mb, events=events, seconds_s=seconds, mb_per_s=mb / seconds,
+                  cpu_s=cpu, mb_per_cpu_s=mb / cpu if cpu else None,
                   mev_per_s=events / seconds / 1e6 if events else None, peak_mb=peak, base_mb=got["base"] / 1e6, rss_ratio=peak / mb,
                   **extra)
     if targets:
@@ -249,13 +266,16 @@ def _row(table, method, n, mb, events, got, *, targets=False, **extra):
 CHROME_COLUMNS = [Column("method", "method", 36), Column("spans", "spans", 6, "size"),
                   Column("file_mb", "file MB", 7, "ratio"), Column("seconds_s", "s", 6, "ratio"),
                   Column("mb_per_s", "MB/s", 7, "ratio"), Column("mev_per_s", "M ev/s", 6, "ratio"),
+                  Column("cpu_s", "CPU s", 6, "ratio"), Column("mb_per_cpu_s", "MB/CPU s", 8, "ratio"),
                   Column("peak_mb", "peak RSS MB", 8, "ratio"), Column("rss_ratio", "RSS/file", 6, "ratio"),
                   Column("speed_target", "t/t(100MB/s)", 10, "target", of="t_speed"),
                   Column("events_target", "t/t(1M ev/s)", 10, "target", of="t_events"),
                   Column("rss_target", "RSS/file", 8, "target", of="rss_ratio")]
 KINETO_COLUMNS = [Column("method", "method", 36), Column("input", "input", 24), Column("file_mb", "MB", 6, "ratio"),
                   Column("seconds_s", "s", 6, "ratio"), Column("mb_per_s", "MB/s", 7, "ratio"),
+                  Column("cpu_s", "CPU s", 6, "ratio"),
                   Column("peak_mb", "peak RSS MB", 8, "ratio"), Column("vs_hta", "gpuviz/HTA", 8, "ratio"),
+                  Column("cpu_vs_hta", "CPU gpuviz/HTA", 8, "ratio"),
                   Column("hta_target", "vs HTA", 8, "target", of="vs_hta")]
 SYNTHETIC_COLUMNS = [Column("spans", "spans", 6, "size"), Column("seconds_s", "s", 7, "ratio"),
                      Column("mspans_per_s", "M spans/s", 8, "ratio"), Column("peak_gb", "peak RSS GB", 8, "ratio"),
@@ -324,11 +344,14 @@ def _kineto_table(report, folder, sizes, repeats):
         theirs = measure("hta", source, repeats) if importlib.util.find_spec("hta") else {"error": "not installed"}
         if facts is not None and "error" not in theirs and theirs["spans"] != facts["spans"]:
             table.note(f"HTA on {label}: {theirs['spans']} rows for {facts['spans']} X events")
-        ratio = ours["seconds"] / theirs["seconds"] if "error" not in ours and "error" not in theirs else None
+        both = "error" not in ours and "error" not in theirs
+        ratio = ours["seconds"] / theirs["seconds"] if both else None
+        cpu_ratio = ours["cpu_seconds"] / theirs["cpu_seconds"] if both and theirs.get("cpu_seconds") else None
         events = facts["events"] if facts else None
-        _row(table, "gpuviz.trace.load", n, mb, events, ours, input=label, vs_hta=ratio, hta_target=0.2,
+        _row(table, "gpuviz.trace.load", n, mb, events, ours, input=label, vs_hta=ratio, cpu_vs_hta=cpu_ratio,
+             hta_target=0.2,
              spans_found=ours.get("spans"))
-        _row(table, "hta parse_trace_dataframe", n, mb, events, theirs, input=label, vs_hta=None,
+        _row(table, "hta parse_trace_dataframe", n, mb, events, theirs, input=label, vs_hta=None, cpu_vs_hta=None,
              spans_found=theirs.get("spans"))
     path.unlink()
 
