@@ -102,16 +102,20 @@ def _cross(a, b) -> np.ndarray:
 
 def look_at(eye, target, up) -> np.ndarray:
     """The right-handed view matrix (camera looks down its -z)."""
-    eye, target, up = (np.asarray(v, np.float64) for v in (eye, target, up))
-    f = target - eye
-    f /= np.linalg.norm(f)
-    s = _cross(f, up)
-    s /= np.linalg.norm(s)
-    u = _cross(s, f)
-    m = np.eye(4)
-    m[0, :3], m[1, :3], m[2, :3] = s, u, -f
-    m[:3, 3] = -m[:3, :3] @ eye
-    return m
+    # plain floats: a frame builds this once per camera change and numpy's per-call cost dominates 3-vectors
+    ex, ey, ez = (float(v) for v in eye)
+    fx, fy, fz = float(target[0]) - ex, float(target[1]) - ey, float(target[2]) - ez
+    length = math.sqrt(fx * fx + fy * fy + fz * fz)
+    fx, fy, fz = fx / length, fy / length, fz / length
+    ux, uy, uz = (float(v) for v in up)
+    sx, sy, sz = fy * uz - fz * uy, fz * ux - fx * uz, fx * uy - fy * ux
+    length = math.sqrt(sx * sx + sy * sy + sz * sz)
+    sx, sy, sz = sx / length, sy / length, sz / length
+    vx, vy, vz = sy * fz - sz * fy, sz * fx - sx * fz, sx * fy - sy * fx
+    return np.array([[sx, sy, sz, -(sx * ex + sy * ey + sz * ez)],
+                     [vx, vy, vz, -(vx * ex + vy * ey + vz * ez)],
+                     [-fx, -fy, -fz, fx * ex + fy * ey + fz * ez],
+                     [0.0, 0.0, 0.0, 1.0]])
 
 
 def perspective(fov_y: float, aspect: float, near: float, far: float) -> np.ndarray:
@@ -124,12 +128,13 @@ def perspective(fov_y: float, aspect: float, near: float, far: float) -> np.ndar
     return m
 
 
+_NDC_CORNERS = np.array([[x, y, z, 1.0] for z in (0.0, 1.0) for x, y in ((-1, -1), (1, -1), (1, 1), (-1, 1))])
+
+
 def frustum_corners(view_projection) -> np.ndarray:
     """float64 (8, 3): the near corners then the far corners, each in the order
     (-1,-1), (1,-1), (1,1), (-1,1) of normalised device x, y."""
-    inv = np.linalg.inv(np.asarray(view_projection, np.float64))
-    ndc = np.array([[x, y, z, 1.0] for z in (0.0, 1.0) for x, y in ((-1, -1), (1, -1), (1, 1), (-1, 1))])
-    world = ndc @ inv.T
+    world = _NDC_CORNERS @ np.linalg.inv(np.asarray(view_projection, np.float64)).T
     return world[:, :3] / world[:, 3:4]
 
 
