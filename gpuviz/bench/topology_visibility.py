@@ -45,12 +45,15 @@ COLUMNS = (Column("size", "size", 5, "size"), Column("case", "case", 40), Column
 #: The sweep's tunings: GPUVisibilityWorkflow class attributes (the first is
 #: the class's default). preload: vec4 loads a lane puts in flight before its
 #: first test in a full tile (0: the bounds-checked loop); staged: IDs
-#: gathered in workgroup memory first; pair: two tiles per workgroup.
-TUNINGS = {name: dict(tile_rows=tile, preload=preload, staged_writes=staged, tiles_per_group=pair)
+#: gathered in workgroup memory first; pair: two tiles per workgroup (early:
+#: the second ticket right after the first tile's loads).
+TUNINGS = {name: dict(tile_rows=tile, preload=preload, staged_writes=staged, tiles_per_group=min(pair, 2),
+                     early_second=pair == 3)
            for name, tile, preload, staged, pair in (
                ("tile8K", 8192, 0, False, 1), ("tile8K-pre6", 8192, 6, False, 1), ("tile8K-pre12", 8192, 12, False, 1),
                ("tile8K-pre24", 8192, 24, False, 1), ("tile8K-pre24-staged", 8192, 24, True, 1),
                ("tile8K-pre12-pair", 8192, 12, False, 2), ("tile8K-pre24-pair", 8192, 24, False, 2),
+               ("tile8K-pre24-pair-early", 8192, 24, False, 3),
                ("tile16K", 16384, 0, False, 1), ("tile16K-pre12", 16384, 12, False, 1),
                ("tile16K-pre24", 16384, 24, False, 1), ("tile16K-pre48", 16384, 48, False, 1),
                ("tile16K-pre24-staged", 16384, 24, True, 1), ("tile16K-pre24-pair", 16384, 24, False, 2))}

@@ -150,6 +150,10 @@ class GPUVisibilityWorkflow:
     #: ticket after its first tile's look-back and loads that tile's first
     #: batch while it writes the first tile's IDs.
     tiles_per_group = 1
+    #: With two tiles per workgroup: True takes the second ticket right after
+    #: the first tile's loads (its first batch then loads through the whole
+    #: first tile's scan, look-back and writes, but its count is published later).
+    early_second = False
 
     def __init__(self, *, id: str, output, count, length=None, source_ids=None, mask_output=None, masks=(),
                  spheres=None, planes=None, intervals=None, window=None, lod=None, lod_range=None):
@@ -289,7 +293,7 @@ class GPUVisibilityWorkflow:
                  + (self.lod is not None))
         iters = tile // 1024
         batch = 0 if preload == 0 else min(iters, max(1, preload // max(loads, 1)))
-        return {"tile": tile, "batch": batch, "staged": bool(self.staged_writes), "pair": pair == 2}
+        return {"tile": tile, "batch": batch, "staged": bool(self.staged_writes), "pair": (("early" if self.early_second else "late") if pair == 2 else "")}
 
     # ----------------------------------------------------------------- graph
     def add_to_graph(self, graph) -> list:

@@ -257,7 +257,8 @@ def test_vectors_keep_chunks(device, chunks, output):
 # larger tiles, unrolled full-tile batches of 1, 2, 4 and 16 quads, staged writes, two tiles per workgroup.
 TUNED = [dict(tile_rows=16384), dict(tile_rows=8192, preload=6), dict(tile_rows=8192, preload=24, staged_writes=True),
          dict(tile_rows=16384, preload=48, staged_writes=True), dict(tile_rows=16384, preload=3),
-         dict(tile_rows=8192, preload=12, tiles_per_group=2), dict(tile_rows=16384, tiles_per_group=2, staged_writes=True)]
+         dict(tile_rows=8192, preload=12, tiles_per_group=2), dict(tile_rows=16384, tiles_per_group=2, staged_writes=True),
+         dict(tile_rows=8192, preload=24, tiles_per_group=2, early_second=True)]
 
 
 @pytest.mark.parametrize("tuning, subgroups", [(t, True) for t in TUNED] + [(TUNED[0], False), (TUNED[3], False), (TUNED[5], False)],
@@ -657,7 +658,8 @@ def test_look_back_fallback_alone(device, chunks):
                       density=[0.3, 0.9], source_ids=True, trust_published=False, spin_limit=0)
 
 
-@pytest.mark.parametrize("tuning", [dict(tiles_per_group=2, preload=12), dict(tile_rows=16384, staged_writes=True)])
+@pytest.mark.parametrize("tuning", [dict(tiles_per_group=2, preload=12), dict(tile_rows=16384, staged_writes=True),
+                                    dict(tiles_per_group=2, early_second=True, staged_writes=True)])
 def test_fallback_with_tunings(device, tuning):
     """The fallback alone (as above) with two tiles per workgroup (odd and
     even tile counts) and with 16K staged tiles, over several encodings."""

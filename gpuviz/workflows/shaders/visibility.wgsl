@@ -111,6 +111,7 @@ const LOOKBACK: u32 = 64u;           // workgroup walk: predecessor states read 
 const SPIN_WINDOW: u32 = 4u;         // states read per step while the nearest is unpublished
 
 var<workgroup> s_ticket: u32;
+var<workgroup> s_ticket2: u32;  // a pair's second tile
 var<workgroup> s_bits: array<atomic<u32>, WG * WPL>;  // the tile's kept rows, one bit each
 var<workgroup> s_words: array<u32, WG * WPL>;         // the same words, read back by the writes
 var<workgroup> s_before: array<u32, WG * WPL>;        // kept rows of the tile before each word
@@ -474,14 +475,14 @@ fn look_back_group(g: Group, tile: u32, kept: u32) -> u32 {
 // Lane slot p (the order the group scans use) owns bit word p of the tile.
 fn slot(g: Group) -> u32 { return g.id * g.size + g.lane; }
 
-// Lane 0: this workgroup's next tile ticket into s_ticket.
-fn take_ticket() {
+// Lane 0: this workgroup's next tile ticket.
+fn take_ticket() -> u32 {
     let ticket = atomicAdd(&state[0], 1u);
     if ((ticket & TICKET_MASK) == P.last_tile) {
         // every ticket of this encoding is taken: open the next epoch
         atomicStore(&state[0], ((ticket >> EPOCH_SHIFT) + 1u) << EPOCH_SHIFT);
     }
-    s_ticket = ticket;
+    return ticket;
 }
 
 fn set_epoch(ticket: u32) { ep_tag = READY | select(0u, PARITY, ((ticket >> EPOCH_SHIFT) & 1u) != 0u); }
@@ -617,7 +618,7 @@ fn kernel_main(g: Group, wg: u32) {
 {% else %}
     if (wg >= P.num_tiles) { return; }  // uniform per workgroup: the 2-D grid's spare groups
 {% endif %}
-    if (g.lid == 0u) { take_ticket(); }
+    if (g.lid == 0u) { s_ticket = take_ticket(); }
     for (var j = 0u; j < WPL; j++) { atomicStore(&s_bits[WPL * slot(g) + j], 0u); }
 {% if spheres %}
     load_planes();
@@ -640,14 +641,7 @@ fn kernel_main(g: Group, wg: u32) {
     // In iteration r the lane takes quad r * WG + lid of the tile.
     var lane_kept = 0u;
 {{ evaluate("lt", false) }}
-    let kb = settle(g, tile, lane_kept);
-{% if pair %}
-    if (second) {
-        if (g.lid == 0u) {
-            take_ticket();
-            atomicStore(&s_count, 0u);
-        }
-        let ticket2 = workgroupUniformLoad(&s_ticket);
+{% macro prefetch() %}
         let tile2 = ticket2 & TICKET_MASK;
         let lt2 = tile2 - P.tile_base;
 {% if batch %}
@@ -660,13 +654,41 @@ fn kernel_main(g: Group, wg: u32) {
 {% endfor %}
         }
 {% endif %}
+{% endmacro %}
+{% if pair == "early" %}
+    // early: the second ticket right after the first tile's loads, its
+    // first batch in flight through the first tile's scan, look-back and writes
+    if (second) {
+        if (g.lid == 0u) { s_ticket2 = take_ticket(); }
+        let ticket2 = workgroupUniformLoad(&s_ticket2);
+{{ prefetch() }}
+        let kb = settle(g, tile, lane_kept);
+        if (g.lid == 0u) { atomicStore(&s_count, 0u); }
         write_ids(g, lt, kb);
+        workgroupBarrier();  // s_count cleared before the second tile adds to it
+{% else %}
+    let kb = settle(g, tile, lane_kept);
+{% endif %}
+{% if pair == "late" %}
+    if (second) {
+        if (g.lid == 0u) {
+            s_ticket2 = take_ticket();
+            atomicStore(&s_count, 0u);
+        }
+        let ticket2 = workgroupUniformLoad(&s_ticket2);
+{{ prefetch() }}
+        write_ids(g, lt, kb);
+{% endif %}
+{% if pair %}
         set_epoch(ticket2);
         lane_kept = 0u;
 {{ evaluate("lt2", true) }}
         write_ids(g, lt2, settle(g, tile2, lane_kept));
         return;
     }
+{% endif %}
+{% if pair == "early" %}
+    let kb = settle(g, tile, lane_kept);
 {% endif %}
     write_ids(g, lt, kb);
 }
