@@ -37,6 +37,7 @@ import wgpu
 
 from ...graph import GPUCommandGraph
 from ...graph.compat import device_cache
+from ...errors import GraphValidationError
 from ...graph.shaders import shader_module, wgsl
 from ...render.draw_commands import DrawCommandBuffer
 from ...render.picking import NO_ID, GPUIndexPickingTarget
@@ -54,6 +55,9 @@ VIEW_BYTES = 80
 VIEW_FLAGS = {"search": 2, "focus": 8}
 LINKS_RECORD = 0
 ROW_CAPACITY = 128
+LABEL_PX = 28.0  # the bench rig's label width (chrome.MIN_LABEL_PX at scale 1)
+MAX_RECORD_CHUNKS = 4  # records.wgsl binds up to 4 record chunks
+TRACKS_RECORD_BINDINGS = (1, 12, 13, 14)
 
 
 def _words(bits: int) -> int:
@@ -97,6 +101,11 @@ class TraceGraph:
     def __init__(self, device, scene, trace, *, name_colours, capacity: int, edges: bool = False):
         self.device, self.scene = device, scene
         self.n = scene.span_count
+        if len(scene.record_chunks) > MAX_RECORD_CHUNKS:
+            raise GraphValidationError(
+                f'TraceGraph "{scene.label}" draws from at most {MAX_RECORD_CHUNKS} record chunks; the scene has '
+                f"{len(scene.record_chunks)} of {scene.chunk_rows} records ({self.n} spans): build it with a larger "
+                "max_chunk_bytes")
         self.capacity = max(int(capacity), self.n)
         self.span_words = _words(self.capacity)
         self.render_size = (960, 480)
@@ -157,7 +166,8 @@ class TraceGraph:
         self.frame.add_to_graph(graph, scene_views=scene_views)
         fv = self.frame.views
         view, _ = self._import(graph, "view", self.view)
-        handles = [(view, "uniform"), (scene_views["records-packed"], "storage-read")]
+        records = tuple(scene_views["records-chunks"])
+        handles = [(view, "uniform"), *[(r, "storage-read") for r in records]]
         for name in ("name_colours", "selection", "segments"):
             handle, _ = self._import(graph, name.replace("_", "-"), getattr(self, name))
             handles.append((handle, "storage-read"))
@@ -180,7 +190,8 @@ class TraceGraph:
         labels = graph.import_buffer(id="labels", byte_length=self.labels.size, usage=self.labels.usage,
                                      buffer=self.labels)
         if self.n:  # an empty scene has no records to bind; its label count stays 0
-            add_label_node(graph, id="labels", view=view, records=scene_views["records-packed"], frame_views=fv,
+            add_label_node(graph, id="labels", view=view, records=records, chunk_rows=self.scene.chunk_rows,
+                           frame_views=fv,
                            labels=labels,
                            spans_count_word=self.frame.draw_commands.instance_count_byte_offset(SPANS) // 4)
         self.compiled = graph.compile()
@@ -189,15 +200,17 @@ class TraceGraph:
 
     def _pipelines(self, device):
         cache = device_cache(device, "trace-viewer-pipelines")
-        if "made" in cache:
-            return cache["made"]
+        key = f"made-{self.scene.chunk_rows}"
+        if key in cache:
+            return cache[key]
         module = shader_module(device, wgsl("widgets/trace/shaders/tracks.wgsl", density_max_word=STATS["density_max"],
-                                            background=[repr(float(c)) for c in BACKGROUND]),
+                                            background=[repr(float(c)) for c in BACKGROUND],
+                                            chunk_rows=self.scene.chunk_rows, records_bindings=TRACKS_RECORD_BINDINGS),
                                label="trace-viewer-tracks")
         visibility = wgpu.ShaderStage.VERTEX | wgpu.ShaderStage.FRAGMENT
         entries = [{"binding": 0, "visibility": visibility, "buffer": {"type": "uniform"}}]
         entries += [{"binding": b, "visibility": visibility, "buffer": {"type": "read-only-storage"}}
-                    for b in range(1, 12)]
+                    for b in range(1, 15)]
         group = device.create_bind_group_layout(label="trace-viewer", entries=entries)
         layout = device.create_pipeline_layout(label="trace-viewer", bind_group_layouts=[group])
         blend = {"color": {"src_factor": "src-alpha", "dst_factor": "one-minus-src-alpha", "operation": "add"},
@@ -214,22 +227,23 @@ class TraceGraph:
                           "targets": [{"format": TEXTURE_FORMAT, "blend": blend},
                                       dict(self.picking.color_targets()[0],
                                            write_mask=0 if name in ("links", "merged", "density") else 0xF)]})
-        cache["made"] = made
+        cache[key] = made
         return made
 
     def _compile_tracks(self, ctx):
         """Record the tracks bundle once; every encoding replays it."""
         device = ctx.device
         made = self._pipelines(device)
-        records = self.scene.record_buffer
+        chunks = [buffer for _, _, buffer in self.scene.record_chunks]
 
         def whole(buffer):
             return {"buffer": buffer, "offset": 0, "size": buffer.size}
         f = self.frame
-        if records.size < 48:  # an empty scene: bind one (never read) record so the binding is large enough
-            records = self._buffer("no-records", 48, BU.STORAGE)
-        buffers = [self.view, records, f.thread_rows, self.name_colours, self.selection, self.segments,
-                   f.visible_rows, f.merged, f.density, f.stats, f.focus_mask, f.search_mask]
+        if chunks[0].size < 48:  # an empty scene: bind one (never read) record so the binding is large enough
+            chunks = [self._buffer("no-records", 48, BU.STORAGE)]
+        chunks += [chunks[0]] * (MAX_RECORD_CHUNKS - len(chunks))  # unused chunk bindings (never read)
+        buffers = [self.view, chunks[0], f.thread_rows, self.name_colours, self.selection, self.segments,
+                   f.visible_rows, f.merged, f.density, f.stats, f.focus_mask, f.search_mask, *chunks[1:]]
         group = device.create_bind_group(label="trace-viewer", layout=made["group"], entries=[
             {"binding": k, "resource": whole(b)} for k, b in enumerate(buffers)])
         encoder = device.create_render_bundle_encoder(label="trace-viewer-tracks",
@@ -370,7 +384,7 @@ class _BenchRig:
                               render_size=(width, height), px_per_ns=width / (w1 - w0), gutter=0.0, top=0.0,
                               row_height=max(height / rows, 1.0), first_row=int(state.rows[0]),
                               flags=VIEW_FLAGS["focus"] if len(state.focus_seeds) else 0, hover=None, scale=1.0,
-                              bottom=float(height), column_px=width / state.width)
+                              bottom=float(height), column_px=width / state.width, label_px=LABEL_PX)
 
     def destroy(self) -> None:
         self.graph.destroy()

@@ -39,22 +39,24 @@ def label_bytes() -> int:
     return 16 + 8 * MAX_LABELS
 
 
-def add_label_node(graph, *, id, view, records, frame_views, labels, spans_count_word) -> str:
+def add_label_node(graph, *, id, view, records, chunk_rows, frame_views, labels, spans_count_word) -> str:
     """Add the label node: ``view`` (our View uniform handle), ``records``
-    (the scene's records view), ``frame_views`` (GPUTraceFrame.views),
-    ``labels`` (an imported handle of :func:`label_bytes` bytes)."""
+    (the scene's record chunk views, at most 4; ``chunk_rows`` records in
+    each but the last), ``frame_views`` (GPUTraceFrame.views), ``labels``
+    (an imported handle of :func:`label_bytes` bytes)."""
     fv = frame_views
     commands = fv["draw_commands"]
     reads = [fv["thread_rows"], fv["visible_rows"], commands, fv["focus_mask"]]
 
     def compile_labels(ctx):
-        code = wgsl("widgets/trace/shaders/labels.wgsl")
+        code = wgsl("widgets/trace/shaders/labels.wgsl", chunk_rows=chunk_rows, records_bindings=(1, 7, 8, 9))
         constants = {"MAX_LABELS": MAX_LABELS, "SPANS_COUNT_WORD": spans_count_word, "GRID": _GROUPS * 256}
         clear = ComputeKernel(ctx.device, code=code, entry_point="clear", constants=constants,
                               label=f"{ctx.node_id}-clear")
         main = ComputeKernel(ctx.device, code=code, entry_point="main", constants=constants, label=ctx.node_id)
-        bindings = {0: view, 1: records, 2: fv["thread_rows"], 3: fv["visible_rows"], 4: commands,
-                    5: fv["focus_mask"], 6: labels}
+        chunks = list(records) + [records[0]] * (4 - len(records))  # unused bindings: never read
+        bindings = {0: view, 1: chunks[0], 2: fv["thread_rows"], 3: fv["visible_rows"], 4: commands,
+                    5: fv["focus_mask"], 6: labels, 7: chunks[1], 8: chunks[2], 9: chunks[3]}
 
         def encode(compute_pass, frame):
             clear.dispatch(compute_pass, frame, bindings={6: labels}, workgroups=1)
@@ -62,7 +64,7 @@ def add_label_node(graph, *, id, view, records, frame_views, labels, spans_count
         return encode
 
     return graph.add_compute_node(id=id, compile=compile_labels, resources=[
-        (view, "uniform"), (records, "storage-read"), *[(r, "storage-read") for r in reads],
+        (view, "uniform"), *[(r, "storage-read") for r in records], *[(r, "storage-read") for r in reads],
         (labels, "storage-read-write")])
 
 

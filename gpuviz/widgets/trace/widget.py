@@ -144,7 +144,10 @@ class TraceViewer(WidgetLifecycle, widgets.HBox):
         host.thread_lanes[[track.thread for track in self._counters]] = 1
         self.capacity = capacity_tier(host.n) if capacity is None else _int("capacity", capacity, max(host.n, 1))
         from ...trace.scene import GPUTraceScene
-        self.scene = GPUTraceScene(self.device, view_trace, label="trace-viewer")
+        # record chunks of at most one storage binding: the tracks and labels bind each (up to 4)
+        limits = self.device.limits
+        chunk = min(int(limits["max-buffer-size"]), int(limits["max-storage-buffer-binding-size"]))
+        self.scene = GPUTraceScene(self.device, view_trace, label="trace-viewer", max_chunk_bytes=chunk)
         mark_counter_lanes(self.scene, self._counters)
         try:
             scene_names = [str(v) for v in self.scene.names.to_pylist()]

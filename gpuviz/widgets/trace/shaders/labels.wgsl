@@ -18,7 +18,7 @@ override GRID: u32 = 16384u;          // invocations of `main` (64 workgroups x 
 const FLAG_FOCUSED: u32 = 1u;
 
 @group(0) @binding(0) var<uniform> view: View;
-@group(0) @binding(1) var<storage, read> records: array<TraceSpan>;
+{% include "widgets/trace/shaders/records.wgsl" %}
 @group(0) @binding(2) var<storage, read> thread_rows: array<u32>;
 @group(0) @binding(3) var<storage, read> visible_rows: array<u32>;
 @group(0) @binding(4) var<storage, read> commands: array<u32>;
@@ -36,7 +36,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let min_px = view.label_px;
     for (var k = gid.x; k < count; k += GRID) {
         let row_index = visible_rows[k];
-        let s = records[row_index];
+        let s = span_record(row_index);
         let row = thread_rows[s.thread] + s.lane;
         let y0 = view.top + (f32(row) - f32(view.first_row)) * view.row_height;
         if (row < view.first_row || y0 + view.row_height > view.bottom + view.scale) {

@@ -20,7 +20,7 @@ const DENSITY: vec3<f32> = vec3<f32>(0.42, 0.58, 0.86);
 const BACKGROUND: vec3<f32> = vec3<f32>({{ background | join(", ") }});
 
 @group(0) @binding(0) var<uniform> view: View;
-@group(0) @binding(1) var<storage, read> records: array<TraceSpan>;
+{% include "widgets/trace/shaders/records.wgsl" %}
 @group(0) @binding(2) var<storage, read> thread_rows: array<u32>;     // frame: first layout row per thread
 @group(0) @binding(3) var<storage, read> name_colours: array<u32>;    // rgba8 per name ID
 @group(0) @binding(4) var<storage, read> selection: array<u32>;       // bit per span ID
@@ -112,7 +112,7 @@ fn vs_background(@builtin(vertex_index) vi: u32) -> VertexOut {
 @vertex
 fn vs_span(@builtin(vertex_index) vi: u32, @builtin(instance_index) k: u32) -> VertexOut {
     let row_index = visible_rows[k];
-    let s = records[row_index];
+    let s = span_record(row_index);
     // every test (window, rows, expansion, filters, focus "hide") was the frame's predicate
     let row = thread_rows[s.thread] + s.lane;
     let y0 = row_top(row);
