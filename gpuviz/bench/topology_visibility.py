@@ -57,7 +57,7 @@ TUNINGS = {name: dict(tile_rows=tile, preload=preload, staged_writes=staged, til
                ("tile16K", 16384, 0, False, 1), ("tile16K-pre12", 16384, 12, False, 1),
                ("tile16K-pre24", 16384, 24, False, 1), ("tile16K-pre48", 16384, 48, False, 1),
                ("tile16K-pre24-staged", 16384, 24, True, 1), ("tile16K-pre24-pair", 16384, 24, False, 2))}
-TUNING_COLUMNS = (Column("size", "size", 5, "size"), Column("case", "case", 32), Column("tuning", "tuning", 20),
+TUNING_COLUMNS = (Column("size", "size", 5, "size"), Column("case", "case", 32), Column("tuning", "tuning", 23),
                   Column("round1_s", "round 1 µs", 10, "us"), Column("round2_s", "round 2 µs", 10, "us"),
                   Column("gpu_s", "best µs", 8, "us"), Column("ref_s", "copy µs", 8, "us"),
                   Column("read_s", "read µs", 8, "us"), Column("ratio", "÷copy", 6, "ratio"),
