@@ -1,16 +1,21 @@
 // GPUVisibilityWorkflow in one pass: every predicate of a row fused into one
 // read of its inputs, then the kept rows' IDs written in source order.
 //
-// One workgroup handles one tile of TILE = 8192 rows of one chunk. In
-// iteration r (0..7) lane l evaluates rows (r * 256 + l) * 4 .. + 3, so every
-// load is a coalesced vec4 (two for intervals, four for spheres); the kept
-// rows become one bit each in workgroup memory (and canonical 0/1 words in
-// the optional mask_output). A group scan of the 256 bit words' popcounts
-// places each word inside the tile; the tile's place in the output comes
-// from a decoupled look-back over the predecessor tiles' published states;
-// then lane l writes the IDs of rows r * 256 + l (r = 0..31), so a warp's
-// kept rows land on consecutive output words. The sequence's last tile
-// writes the total into `count`.
+// One workgroup handles one tile of TILE = 1024 * iters rows (8192 or
+// 16384) of one chunk. In iteration r (0..ITER-1) lane l evaluates rows
+// (r * 256 + l) * 4 .. + 3, so every load is a coalesced vec4 (two for
+// intervals, four for spheres); a full tile's loop is unrolled into batches
+// of `batch` quads whose loads all go out before the first test (batch 0:
+// the bounds-checked loop only). The kept rows become one bit each in
+// workgroup memory (and canonical 0/1 words in the optional mask_output). A
+// group scan of the bit words' popcounts places each word inside the tile;
+// the tile's place in the output comes from a decoupled look-back over the
+// predecessor tiles' published states; then lane l writes the IDs of rows
+// r * 256 + l, so a warp's kept rows land on consecutive output words (or,
+// `staged`, each 2048-row segment's IDs are gathered in workgroup memory and
+// written by consecutive lanes). The sequence's last tile writes the total
+// into `count`. `pair` ("late" / "early"): a workgroup handles two tiles,
+// loading the second's first batch while it finishes the first.
 //
 // Tiles take their index from an atomic ticket, so every tile a workgroup
 // waits for has started. WebGPU promises no forward progress between
@@ -35,7 +40,8 @@
 // Template values: layouts (views.view layout of each role: count,
 // mask_out, spheres, planes, intervals, window, lod, lod_range, mask0..,
 // ids; "none" for a role not given), masks (how many), spheres/intervals/lod
-// (which predicates run), subgroups (which group primitives) and scatter:
+// (which predicates run), subgroups (which group primitives), the tuning
+// (iters, wpl = bit words per lane, batch, staged, pair) and scatter:
 // dst (bindings of the output buffers) and table (several output chunks:
 // scatter_chunks holds per chunk its end in the compacted sequence, its
 // element offset in its binding minus its first position (wrapping), its dst
