@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...graph import ComputeKernel
+from ...graph.readback_errors import ReadbackMapError
 from ...graph.readback_ring import GPUReadbackRing
 from ...graph.shaders import wgsl
 from ...render.picking import NO_ID
@@ -115,7 +116,10 @@ class ViewSampler:
         """Copy this frame's words into a free slot (once per ``key``); False when none is free."""
         if key == self.sampled_key:
             return False
-        slot = self.ring.try_acquire()
+        try:
+            slot = self.ring.try_acquire()
+        except ReadbackMapError:  # a lost device: the widget reports the loss, frames just stop sampling
+            return False
         if slot is None:
             return False
         offset = 0
@@ -136,9 +140,13 @@ class ViewSampler:
         changed = False
         while self._pending:
             slot, key = self._pending[0]
-            if slot.state == "acquired":
-                slot.map_async()
-            data = slot.read(wait=wait)
+            try:
+                if slot.state == "acquired":
+                    slot.map_async()
+                data = slot.read(wait=wait)
+            except ReadbackMapError:  # a lost device: drop what was in flight
+                self._pending.clear()
+                break
             if data is None:
                 break
             self._pending.popleft()

@@ -708,6 +708,9 @@ class TraceViewer(WidgetLifecycle, widgets.HBox):
     def close(self) -> None:
         """Close the widgets and free the graph, the scene and the overlay (idempotent)."""
         if getattr(self, "_graph", None) is not None:
+            if self._trailing is not None:
+                self._trailing.cancel()
+                self._trailing = None
             self.canvas.close()
             self.inspector.close()
             if self._overlay is not None:

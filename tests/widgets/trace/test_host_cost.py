@@ -181,3 +181,34 @@ def test_frame_allocations_stay_below_a_byte_per_span():
     finally:
         frames.destroy()
         v.close()
+
+
+def test_device_loss_with_samples_in_flight():
+    """Readback slots pending when the device goes are dropped, never read (reading one would abort)."""
+    import subprocess
+    import sys
+    import textwrap
+    code = textwrap.dedent("""
+        import gpuviz, wgpu
+        from gpuviz.trace.synthetic import synthetic
+        from gpuviz.widgets.trace.widget import TraceViewer
+        device = gpuviz.request_device(shared=False)
+        v = TraceViewer(synthetic(spans=300, processes=1, threads_per_process=2, seed=1), size=(400, 200),
+                        device=device)
+        tex = device.create_texture(size=(400, 200, 1), format="rgba8unorm", usage=wgpu.TextureUsage.RENDER_ATTACHMENT)
+        for dx in (20, -20, 20):  # samples recorded and submitted, their maps not started or pending
+            v.handle_event({"event_type": "pointer_move", "x": 300.0 + dx, "y": 100.0, "buttons": ()})
+            encoder = device.create_command_encoder()
+            v.draw(encoder, tex.create_view(), (400, 200))
+            device.queue.submit([encoder.finish()])
+        v._graph.sampler.poll()  # maps start (pending)
+        device.destroy()
+        v.canvas.force_draw()
+        print("pending", v._graph.sampler.poll(), v._graph.sampler.pending)
+        print("lost", v.device_lost is not None)
+        v.close()
+        print("end")
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "pending False 0" in done.stdout and done.stdout.rstrip().endswith("end"), done.stdout
