@@ -103,7 +103,8 @@ FLAG_ZERO_DURATION = 1 << 6   #: duration is 0
 _SPAN_COLUMNS = {"time": 0, "place": 16, "label": 32}  # byte offset of each uint32x4 column in a record
 _WRITE_PIECE = 64 << 20  # bytes per queue.write_buffer call: bounds wgpu's staging copies
 _BLOCK_ROWS = 1 << 13  # records written per block (384 KiB): stays in a core's L2
-_WORKERS = max(1, min(8, os.cpu_count() or 1))  # host threads preparing a scene (16 measured slower on the H200)
+_WORKERS = max(1, min(8, os.cpu_count() or 1))  # host threads preparing a scene's records
+_CSR_WORKERS = 4  # threads of the four CSR sorts (each splits its partitions over _WORKERS more)
 _DENSE_SLICE = 1 << 20  # strings per dictionary-encoding slice
 
 
@@ -263,16 +264,19 @@ class _Host:
         self.parents = np.where(parent >= 0, parent, NO_PARENT).astype(np.uint32)
         self.child_rows = np.flatnonzero(parent >= 0).astype(np.uint32)  # rows that have a parent
         self.parent_keys = self.parents[self.child_rows]
-        with ThreadPoolExecutor(_WORKERS) as pool:  # numpy sorts and copies, pyarrow kernels release the GIL
+        # Two pools: the record inputs (dense IDs, used flags) then the record transposes on one, the
+        # four CSR sorts on the other, so the transposes never queue behind a long sort (the 03:23 H200
+        # run: 3.16 s host, the critical path CSR sorts + transposes in one FIFO pool).
+        with ThreadPoolExecutor(_WORKERS) as pool, ThreadPoolExecutor(_CSR_WORKERS) as sorts:
             self.task_s = {}  # seconds each host task took (they overlap): where the preparation goes
             timed = self._timed
+            used = [pool.submit(timed(f"used-{k}", _used), keys, n) for k, keys in enumerate((self.parent_keys, source, target))]
             dense = [pool.submit(timed(f"ids-{name}", _dense_ids), table.column(name))
                      for table, name in ((spans, "name"), (spans, "category"), (links, "kind"))]
-            csr = {name: pool.submit(timed(f"csr-{name}", fn), *args) for name, fn, args in (
-                ("links_forward", self._link_csr, (source, target)), ("links_reverse", self._link_csr, (target, source)),
-                ("hierarchy_reverse", self._children_csr, ()), ("hierarchy_forward", self._parent_csr, ()))}
             lanes = pool.submit(_thread_lanes, spans, trace.threads.num_rows)
-            used = [pool.submit(timed(f"used-{k}", _used), keys, n) for k, keys in enumerate((self.parent_keys, source, target))]
+            csr = {name: sorts.submit(timed(f"csr-{name}", fn), *args) for name, fn, args in (
+                ("hierarchy_reverse", self._children_csr, ()), ("links_forward", self._link_csr, (source, target)),
+                ("links_reverse", self._link_csr, (target, source)), ("hierarchy_forward", self._parent_csr, ()))}
             if sink is not None:
                 sink._upload("parents", self.parents)  # while the workers sort and encode
             columns = self._record_columns(spans, start)
