@@ -48,7 +48,7 @@ from rendercanvas.offscreen import OffscreenRenderCanvas
 from ..device import request_device
 from ..errors import GraphStateError, GraphTypeError, GraphValidationError
 from .device_loss import device_lost_message
-from .frame_rate import InteractionScale
+from .frame_rate import FrameWindow, InteractionScale
 
 __all__ = ["GPUCanvas", "draw_offscreen", "check_offscreen_size", "TEXTURE_FORMAT"]
 
@@ -76,8 +76,9 @@ def _front_end() -> tuple:
     whether canvas.js is in. Falls back on jupyter_rfb's own module."""
     rfb_js, rfb_css = jupyter_rfb.widget.JS, jupyter_rfb.widget.CSS
     marker = "export default () =>"
-    known = ("class RendercanvasAnywidgetModel {", "  _send_response () {")
-    if rfb_js.count(marker) != 1 or not all(rfb_js.count(k) == 1 for k in known):  # pragma: no cover
+    known = ("class RendercanvasAnywidgetModel {", "  _send_response () {", "  _request_animation_frame () {")
+    if (rfb_js.count(marker) != 1 or not all(rfb_js.count(k) == 1 for k in known)
+            or "  onEvent (event) {" not in rfb_js):  # pragma: no cover
         return rfb_js, rfb_css, False  # a jupyter_rfb whose module we do not know
     js = rfb_js.replace(marker, "const rfbWidget = () =>") + "\n" + (_HERE / "canvas.js").read_text()
     return js, rfb_css + "\n" + (_HERE / "canvas.css").read_text(), True
@@ -187,14 +188,17 @@ class GPUCanvas(JupyterRenderCanvas):
     size : (int, int)
         Initial logical size in CSS pixels.
     max_buffered_frames : int
-        Frames allowed in flight to the browser (jupyter_rfb's default is 2).
+        At most this many frames in flight to the browser (jupyter_rfb's
+        default is 2); within it the window adapts to the measured round trip
+        (see :class:`~gpuviz.widgets.frame_rate.FrameWindow`), from 4.
     quality : int
         JPEG quality while interacting; a lossless frame follows when idle.
     interaction_scale : float, optional
         Render scale per direction while the pointer is down or the wheel
-        turns: None picks it from the measured frame cost (1, 0.75, 0.5,
-        0.375 or 0.25, see :class:`~gpuviz.widgets.frame_rate.InteractionScale`);
-        1.0 turns reduced frames off.
+        turns: None picks it from the measured frame cost (0.5, 0.375 or
+        0.25; ``canvas.interaction.max_scale`` raises the ceiling, see
+        :class:`~gpuviz.widgets.frame_rate.InteractionScale`); 1.0 turns
+        reduced frames off.
     frame_budget : float
         Seconds a frame may cost while interacting (the adaptive scale's target).
     idle_delay : float
@@ -232,7 +236,7 @@ class GPUCanvas(JupyterRenderCanvas):
     # flight were released a kernel round trip late. Set here, never sent to the browser.
     _frame_feedback = traitlets.Dict({}).tag(sync=not _OWN_FRONT_END, echo_update=False)
 
-    def __init__(self, drawable, *, device=None, size=(640, 400), max_buffered_frames: int = 4,
+    def __init__(self, drawable, *, device=None, size=(640, 400), max_buffered_frames: int = 8,
                  quality: int = 80, interaction_scale: float | None = None, frame_budget: float = 1 / 30,
                  idle_delay: float = 0.2, pending_after: float = 0.3, placeholder: str = "compiling…", **kwargs):
         # min_fps=0: nothing is drawn or sent while idle. max_fps=60 lifts
@@ -248,6 +252,8 @@ class GPUCanvas(JupyterRenderCanvas):
         self.pending_after = float(pending_after)
         self.interaction = InteractionScale(idle_delay=idle_delay, frame_budget=frame_budget,
                                             fixed_scale=interaction_scale)
+        #: Frames allowed in flight now (adapts to the round trip, at most ``max_buffered_frames``).
+        self.window = FrameWindow(low=2, high=max_buffered_frames, start=4)
         self.frames_drawn = 0
         #: Frames sent below full resolution, and full-resolution frames sent after an interaction.
         self.reduced_frames = 0
@@ -300,20 +306,28 @@ class GPUCanvas(JupyterRenderCanvas):
             return False
         return True
 
+    def _in_flight(self) -> int:
+        return self._rfb_frame_index - int(self._frame_feedback.get("index", 0))
+
+    def _window_open(self) -> bool:
+        return self._in_flight() < min(self.window.limit, self.max_buffered_frames)
+
     def _start_frame(self) -> None:
-        """Hand a wanted frame to jupyter_rfb now; it draws at once unless
-        ``max_buffered_frames`` are in flight (then on the next confirmation)."""
-        if self._wanted and not self._producing() and not self.get_closed():
+        """Hand a wanted frame to jupyter_rfb now (it draws it at once), unless
+        one is being produced (then when it is sent) or the window is full
+        (then at the next confirmation)."""
+        if self._wanted and not self._producing() and self._window_open() and not self.get_closed():
             jupyter_rfb.widget.RemoteFrameBuffer.request_draw(self)
 
     def _rc_request_draw(self):
-        # rendercanvas's scheduler tick: the same gate as the immediate path, so that
-        # a tick never starts a draw over a frame whose readback is pending.
+        # rendercanvas's scheduler tick: the same gate as the immediate path, so that a tick
+        # never starts a draw over a frame whose readback is pending nor past the window.
         self._draw_request_time = time.perf_counter()
+        self._wanted = True
         if self._producing():
             self._again = True  # the frame after it follows as soon as it is sent
         else:
-            jupyter_rfb.widget.RemoteFrameBuffer.request_draw(self)
+            self._start_frame()
 
     def _draw_frame_now(self) -> None:
         if self.device_lost is None:
@@ -367,6 +381,7 @@ class GPUCanvas(JupyterRenderCanvas):
             self.placeholder = ""
         self.render_scale = self._scale
         self.interaction.touch(now)
+        self.window.sent(self._rfb_frame_index, now, in_flight=self._in_flight())
         self._sent_pixels[self._rfb_frame_index] = array.shape[0] * array.shape[1]
         if reduced:
             self.reduced_frames += 1
@@ -376,6 +391,9 @@ class GPUCanvas(JupyterRenderCanvas):
         it had more frames waiting (so the interval is its own cost)."""
         index = int(change["new"].get("index", 0))
         now = time.perf_counter()
+        self.window.confirmed(index, now)
+        if self._wanted:
+            self._call_soon("start", self._start_frame)  # the window may have room now
         pixels = self._sent_pixels.pop(index, None)
         for old in [i for i in self._sent_pixels if i < index]:
             del self._sent_pixels[old]
@@ -405,15 +423,26 @@ class GPUCanvas(JupyterRenderCanvas):
         self._scale = scale
 
     def _rfb_handle_msg(self, widget, content, buffers):
-        if content.get("type") == _FEEDBACK:  # from canvas.js: what jupyter_rfb's own module syncs
-            try:
-                feedback = {key: float(content[key]) for key in ("timestamp", "localtime")}
-                feedback["index"] = int(content["index"])
-            except (KeyError, TypeError, ValueError):
-                return None  # not a confirmation canvas.js sends: ignored like any unknown message
-            self._frame_feedback = feedback
+        # canvas.js confirms frames in a message of their own (_FEEDBACK) or, while events
+        # flow, riding on the next one (its "gpuviz_feedback"): fewer messages each way.
+        if isinstance(content, dict) and isinstance(content.get("gpuviz_feedback"), dict):
+            self._take_feedback(content.pop("gpuviz_feedback"))
+        if content.get("type") == _FEEDBACK:
+            self._take_feedback(content)
             return None
         return super()._rfb_handle_msg(widget, content, buffers)
+
+    def _take_feedback(self, content) -> None:
+        """A confirmation from canvas.js becomes ``_frame_feedback`` (what jupyter_rfb's own module syncs)."""
+        try:
+            feedback = {key: float(content[key]) for key in ("timestamp", "localtime")}
+            feedback["index"] = int(content["index"])
+            if content.get("received") is not None:  # when the frame reached the browser
+                feedback["received"] = float(content["received"])
+        except (KeyError, TypeError, ValueError):
+            return  # not a confirmation canvas.js sends: ignored like any unknown message
+        if feedback["index"] > int(self._frame_feedback.get("index", 0)):
+            self._frame_feedback = feedback
 
     def handle_event(self, event):
         """jupyter_rfb hook, called as each browser event arrives: a resize

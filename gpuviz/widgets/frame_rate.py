@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["InteractionScale", "SCALE_LEVELS"]
+__all__ = ["InteractionScale", "FrameWindow", "SCALE_LEVELS"]
 
 #: Render scales (per direction) an interaction may pick: few levels, so a
 #: drag does not recreate its target texture on every frame.
@@ -34,6 +34,11 @@ class InteractionScale:
         interacting; the scale is the largest level whose predicted cost fits.
     min_scale : float
         The smallest scale ever chosen.
+    max_scale : float
+        The largest scale chosen while interacting (default 0.5: the browser
+        and the kernel-to-browser path, not measured by the cost models well
+        enough, carry a quarter of the pixels; 1.0 lets a cheap canvas stay
+        at full size).
     fixed_scale : float, optional
         Always use this scale while interacting (no adaptation).
 
@@ -51,10 +56,11 @@ class InteractionScale:
     """
 
     def __init__(self, *, idle_delay: float = 0.2, frame_budget: float = 1 / 30, min_scale: float = 0.25,
-                 fixed_scale: float | None = None):
+                 max_scale: float = 0.5, fixed_scale: float | None = None):
         self.idle_delay = float(idle_delay)
         self.frame_budget = float(frame_budget)
         self.min_scale = float(min_scale)
+        self.max_scale = max(self.min_scale, min(1.0, float(max_scale)))
         self.fixed_scale = None if fixed_scale is None else float(fixed_scale)
         #: True from a pointer_down, a drag's move or a wheel until the interaction ends.
         self.interacting = False
@@ -122,9 +128,9 @@ class InteractionScale:
         cost = self.predicted_cost(full_pixels)
         # Until the browser's delivery rate is known, at most half: the usual win, and a first
         # interaction must not queue full-size frames in a slow browser.
-        cap = 0.5 if self.delivery_seconds_per_pixel is None else 1.0
+        cap = min(self.max_scale, 0.5 if self.delivery_seconds_per_pixel is None else 1.0)
         if cost is None or cost <= self.frame_budget:
-            return min(cap, 1.0 if cost is not None else 0.5)
+            return max((level for level in SCALE_LEVELS if level <= cap), default=self.min_scale)
         wanted = math.sqrt(self.frame_budget / cost)
         for level in SCALE_LEVELS:
             if level <= min(wanted, cap) and level >= self.min_scale:
@@ -138,3 +144,67 @@ def _average(current, seconds, pixels):
         return current
     sample = seconds / pixels
     return sample if current is None else current + 0.3 * (sample - current)
+
+
+class FrameWindow:
+    """How many frames may be on their way to the browser at once.
+
+    Frames are pipelined: while one travels (kernel, Jupyter server,
+    websocket, browser) the next is drawn, so the delivered rate is the
+    window over the round trip. A larger window only helps while frames do
+    not queue on the way; when they do, the round trip grows and so does the
+    latency of every frame. The window therefore follows the round trip
+    (confirmation time minus send time, both on the kernel's clock): it grows
+    by one while the round trip stays near the fastest one seen lately and
+    the window was full, and shrinks by one when it exceeds twice that (at
+    most one change per round trip).
+
+    Parameters
+    ----------
+    low, high : int
+        The window's bounds (``high`` is the canvas's ``max_buffered_frames``).
+    start : int
+        The first window (clamped to the bounds).
+    horizon : float
+        Seconds over which the fastest round trip is remembered.
+
+    Notes
+    -----
+    Pure bookkeeping on an explicit clock: it sends and blocks nothing; the
+    owner asks :attr:`limit` before starting a frame. It does not tell a slow
+    browser from a slow link (both queue frames).
+    """
+
+    def __init__(self, *, low: int = 2, high: int = 8, start: int = 4, horizon: float = 3.0):
+        self.high = max(1, int(high))
+        self.low = min(max(1, int(low)), self.high)
+        self.limit = min(self.high, max(self.low, int(start)))
+        self.horizon = float(horizon)
+        self._sent = {}  # frame index -> (send time, whether the window was full after it)
+        self._rtts = []  # (time, round trip) within the horizon
+        self._changed = float("-inf")
+        self._full = False
+
+    def sent(self, index: int, now: float, *, in_flight: int) -> None:
+        """Frame ``index`` left at ``now`` with ``in_flight`` frames unconfirmed (itself included)."""
+        self._sent[index] = now
+        self._full = self._full or in_flight >= self.limit
+
+    def confirmed(self, index: int, now: float) -> float | None:
+        """The browser showed frames up to ``index``: adapt; returns that frame's round trip (None: unknown)."""
+        started = self._sent.pop(index, None)
+        for old in [i for i in self._sent if i < index]:
+            del self._sent[old]
+        if started is None or now < started:
+            return None
+        rtt = now - started
+        self._rtts = [(t, r) for t, r in self._rtts if now - t <= self.horizon] + [(now, rtt)]
+        base = min(r for _, r in self._rtts)
+        if now - self._changed >= rtt:
+            if rtt > 2 * base + 0.02 and self.limit > self.low:
+                self.limit -= 1
+                self._changed, self._full = now, False
+            elif rtt <= 1.5 * base + 0.01 and self._full and self.limit < self.high:
+                self.limit += 1
+                self._changed, self._full = now, False
+        return rtt

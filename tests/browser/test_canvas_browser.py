@@ -106,9 +106,12 @@ def test_placeholder_pending_and_reduced_frames(tmp_path):
                 assert widths.count(int(css * ratio * 0.5)) >= 3, (widths, css)  # css: inside the 1 px border
                 assert widths[-1] == int(css * ratio), widths  # the last frame is full size
                 state = lab.run_code(page, "print('STATE', canvas.reduced_frames, canvas.settle_frames, "
-                                           "canvas.render_scale)", "STATE ")
-                reduced, settle, scale = state.split("STATE", 1)[1].split()
+                                           "canvas.render_scale, 'received' in canvas._frame_feedback, "
+                                           "canvas._frame_feedback.get('index') == canvas._rfb_frame_index)", "STATE ")
+                reduced, settle, scale, own, all_confirmed = state.split("STATE", 1)[1].split()
                 assert int(reduced) >= 3 and int(settle) >= 1 and float(scale) == 1.0, state
+                # canvas.js confirmed the frames itself (custom messages, with their arrival time), every one
+                assert own == "True" and all_confirmed == "True", state
             except Exception:
                 page.screenshot(path=str(OUTPUT / "failed-canvas.png"), full_page=True)
                 raise

@@ -44,7 +44,7 @@ def test_offscreen_draw_returns_rgba_pixels():
 
 def test_frames_are_sent_as_rgba_jpeg_only_when_drawn():
     canvas, drawable, sent = _canvas()
-    assert canvas.max_buffered_frames == 4
+    assert canvas.max_buffered_frames == 8 and canvas.window.limit == 4
     assert sent == []  # nothing is sent before a draw
     canvas.force_draw()
     assert drawable.size == (64, 48)

@@ -166,7 +166,7 @@ def test_pending_is_set_by_a_timer_when_a_requested_frame_is_late():
 
 
 def test_scale_is_chosen_from_the_measured_cost():
-    scale = InteractionScale(frame_budget=1 / 30, idle_delay=0.2)
+    scale = InteractionScale(frame_budget=1 / 30, idle_delay=0.2, max_scale=1.0)
     assert scale.scale(1_000_000) == 1.0  # not interacting
     scale.on_event({"event_type": "pointer_down", "buttons": (1,)}, now=0.0)
     assert scale.interacting and scale.scale(1_000_000) == 0.5  # nothing measured yet
@@ -252,4 +252,77 @@ def test_a_reduced_frame_in_flight_when_the_pointer_lifts_is_not_the_lossless_on
     canvas.interaction.interacting = False
     canvas.force_draw()
     assert sent[-1][0]["mimetype"] == "image/png" and _shape(*sent[-1]) == (48, 64) and canvas.settle_frames == 1
+    canvas.close()
+
+
+def test_an_interaction_stays_at_half_size_or_below_by_default():
+    scale = InteractionScale(frame_budget=1 / 30)
+    scale.on_event({"event_type": "wheel"}, now=0.0)
+    scale.record_frame(0.001, 1_000_000)
+    scale.record_delivery(0.001, 1_000_000)  # cheap everywhere: the ceiling still holds
+    assert scale.scale(100_000) == 0.5
+    for _ in range(30):
+        scale.record_frame(0.5, 1_000_000)  # sqrt(1 / 15) = 0.26 wanted
+    assert scale.scale(1_000_000) == 0.25
+    assert InteractionScale(max_scale=0.1).max_scale == 0.25  # never below min_scale
+
+
+def _message(kind, x, **extra):
+    return {"type": kind, "x": x, "y": 5, "button": 1, "buttons": [1], "modifiers": [], "ntouches": 0,
+            "touches": {}, "timestamp": 0, **extra}
+
+
+def test_confirmations_arrive_alone_or_riding_on_an_event():
+    drawable = Follower()
+    canvas, sent = _canvas(drawable)
+    for _ in range(3):
+        canvas.force_draw()
+    seen = []
+    canvas.observe(lambda change: seen.append(change["new"]), names="_frame_feedback")
+    canvas._rfb_handle_msg(canvas, {"type": "gpuviz_frame_feedback", "index": 1, "timestamp": 1.0,
+                                    "localtime": 2.0, "received": 1.5}, [])
+    assert seen == [{"index": 1, "timestamp": 1.0, "localtime": 2.0, "received": 1.5}]
+    ride = {"index": 2, "timestamp": 3.0, "localtime": 4.0, "received": None}
+    canvas._rfb_handle_msg(canvas, _message("pointer_down", 7, gpuviz_feedback=ride), [])
+    canvas._process_events()
+    assert seen[-1] == {"index": 2, "timestamp": 3.0, "localtime": 4.0}
+    assert drawable.events[-1] == "pointer_down" and drawable.last_x == 7  # the event itself goes on
+    canvas._rfb_handle_msg(canvas, {"type": "gpuviz_frame_feedback", "index": 1, "timestamp": 0,
+                                    "localtime": 0}, [])  # older than the last: ignored
+    canvas._rfb_handle_msg(canvas, {"type": "gpuviz_frame_feedback", "index": "x"}, [])  # malformed: ignored
+    assert len(seen) == 2 and canvas._frame_feedback["index"] == 2
+    canvas.close()
+
+
+def test_a_full_window_holds_the_next_frame_until_a_confirmation():
+    drawable = Follower()
+    canvas, sent = _canvas(drawable)
+    canvas.window.limit = 2
+    for _ in range(2):
+        canvas.force_draw()
+    assert canvas._in_flight() == 2
+    canvas.request_draw()
+    canvas._start_frame()
+    assert not canvas._rfb_draw_requested  # two in flight: jupyter_rfb is not asked yet
+    canvas._frame_feedback = {"index": 1, "timestamp": 0, "localtime": 0}
+    canvas._start_frame()
+    assert canvas._rfb_draw_requested  # one slot free: the wanted frame goes to jupyter_rfb
+    canvas.close()
+
+
+def test_a_requested_frame_starts_on_the_loop_without_a_scheduler_tick():
+    drawable = Follower()
+    canvas, sent = _canvas(drawable, interaction_scale=0.5)
+    canvas._has_visible_views = True  # jupyter_rfb draws only for a visible view
+
+    async def drag():
+        canvas._rfb_handle_msg(canvas, _message("pointer_down", 10), [])
+        canvas._rfb_handle_msg(canvas, _message("pointer_move", 20), [])
+        for _ in range(500):  # rendercanvas's scheduler does not run here: only the immediate path draws
+            if sent:
+                break
+            await asyncio.sleep(0.01)
+
+    asyncio.run(drag())
+    assert sent and drawable.drawn[-1] == ((32, 24), 20)  # reduced, and it shows the move
     canvas.close()
