@@ -28,7 +28,8 @@ from gpuviz.trace.scene import RECORD_BYTES
 _TRUSTED = {"bounds_checks": False, "loop_bounding": False}
 
 __all__ = ["SPANS", "MERGED", "DENSITY", "EDGES", "STATS_WORDS", "VIEW_BYTES", "PIECE_BYTES", "ROWS_PER_GROUP",
-           "add_clear", "add_rows", "add_focus", "add_edges", "add_predicate", "add_minimap", "add_merge", "pieces", "record_pieces"]
+           "add_clear", "add_rows", "add_focus", "add_edges", "add_predicate", "add_minimap", "add_merge", "pieces",
+           "record_pieces"]
 
 #: Records of :attr:`GPUTraceFrame.draw_commands` (``"draw"`` type, 6 vertices each).
 SPANS, MERGED, DENSITY, EDGES = 0, 1, 2, 3
