@@ -32,8 +32,6 @@ The CPU writes only :meth:`GPUTraceFrame.write`'s small buffers.
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass
-
 import numpy as np
 import wgpu
 
@@ -44,6 +42,8 @@ from gpuviz.graph.checks import check_id
 from gpuviz.graph.errors import GraphStateError, GraphTypeError, GraphValidationError
 from gpuviz.render.draw_commands import DrawCommandBuffer
 from gpuviz.trace.interaction import nodes as steps
+from gpuviz.trace.interaction.host import (TraceLayout, display_order, edges_by_link, link_csrs, row_layout,
+                                           row_tiles, scene_thread_lanes)
 from gpuviz.trace.interaction.nodes import (DENSITY, EDGES, MERGED, ROWS_PER_GROUP, SPANS, STATS_WORDS,
                                             VIEW_BYTES)
 from gpuviz.trace.interaction.state import DEFAULT_FOCUS_DEPTH, TraceViewState, column_bounds
@@ -71,33 +71,6 @@ DEFAULT_WIDTH_CAPACITY = 4096
 DEFAULT_ROW_CAPACITY = 256
 DEFAULT_MINIMAP_BINS = 1024
 DEFAULT_MAX_SEEDS = 64
-
-
-@dataclass(frozen=True)
-class TraceLayout:
-    """Row layout of one state, on the CPU (the GPU computes the same).
-
-    Attributes
-    ----------
-    thread_row, thread_height : numpy uint32, per thread row
-        First layout row and rows of each thread (height: its lanes when it
-        and its process are expanded, 1 when it is collapsed, 0 in a
-        collapsed process or without spans).
-    process_row, process_height : numpy uint32, per process row
-        First row and rows of each process (a collapsed process has one
-        summary row at ``process_row``; its height is 1).
-    total_rows : int
-    thread_order : numpy uint32
-        Thread rows in display order (by process row, then
-        ``threads.sort_index``, then thread row).
-    """
-
-    thread_row: np.ndarray
-    thread_height: np.ndarray
-    process_row: np.ndarray
-    process_height: np.ndarray
-    total_rows: int
-    thread_order: np.ndarray
 
 
 class GPUTraceFrame:
@@ -241,7 +214,7 @@ class GPUTraceFrame:
         del self.scene_for_lanes
         self.extent_ns = int(np.max(trace.spans.column("start_ns").to_numpy() - scene.time_origin_ns
                                     + np.maximum(trace.spans.column("duration_ns").to_numpy(), 1))) if n else 0
-        self.host_tiles = _tiles(trace, scene)
+        self.host_tiles = row_tiles(trace, scene)
         self.views: dict = {}
         self._written: dict = {}
         self._destroyed = False
@@ -271,56 +244,23 @@ class GPUTraceFrame:
     # ------------------------------------------------------------- host side
     def _host_layout(self, trace):
         """Display order of threads and the static per-slot / per-thread tables."""
-        threads = trace.threads
-        process = threads.column("process").to_numpy().astype(np.int64)
-        sort_index = threads.column("sort_index").to_numpy()
-        order = np.lexsort((np.arange(len(process)), sort_index, process)).astype(np.uint32)
-        self.thread_order = order
-        self.thread_process = process.astype(np.uint32)
-        self.thread_lanes = _lanes(self.scene_for_lanes, len(process))
-        slot = np.empty(len(order), np.uint32)
-        slot[order] = np.arange(len(order), dtype=np.uint32)
-        first = np.full(max(self.process_count, 1), len(order), np.int64)
-        np.minimum.at(first, process, slot.astype(np.int64))
-        self.thread_slot, self.process_first_slot = slot, first[:self.process_count]
+        self.thread_order, self.thread_process, self.thread_slot, self.process_first_slot = display_order(
+            trace, self.process_count)
+        self.thread_lanes = scene_thread_lanes(self.scene_for_lanes, len(self.thread_order))
 
     def _host_links(self, trace):
         """One packed CSR of the links each way (scene rows), for a single-partition
         focus traversal: a few dispatches per hop instead of a few per partition."""
-        n = self.span_count
         ids = trace.links.column("source").to_numpy(), trace.links.column("target").to_numpy()
         src, dst = (self.seed_rows_array(x) for x in ids)
         self.link_count = len(src)
-        self.host_csr = {}
-        for name, a, b in (("links", src, dst), ("links-reverse", dst, src)):
-            order = np.argsort(a, kind="stable")
-            offsets = np.zeros(n + 1, np.uint32)
-            offsets[1:] = np.cumsum(np.bincount(a, minlength=n)) if n else []
-            self.host_csr[f"{name}-offsets"] = offsets
-            self.host_csr[f"{name}-neighbors"] = b[order].astype(np.uint32)
+        self.host_csr = link_csrs(src, dst, self.span_count)
 
     def layout(self, state: TraceViewState) -> TraceLayout:
         """The CPU row layout of ``state`` (gutter labels; same as the GPU's)."""
-        order, proc = self.thread_order, self.thread_process[self.thread_order]
-        pexp = np.asarray(state.process_expanded, bool)
-        texp = np.asarray(state.thread_expanded, bool)[order]
-        first_of_process = np.ones(len(order), bool)
-        first_of_process[1:] = proc[1:] != proc[:-1]
-        heights = np.where(pexp[proc] if len(order) else np.zeros(0, bool),
-                           np.where(texp, self.thread_lanes[order], 1), first_of_process.astype(np.uint32))
-        offsets = np.zeros(len(order) + 1, np.int64)
-        offsets[1:] = np.cumsum(heights)
-        thread_row = np.empty(len(order), np.uint32)
-        collapsed = ~pexp[self.thread_process] if len(order) else np.zeros(0, bool)
-        own = offsets[self.thread_slot]
-        summary = offsets[self.process_first_slot[self.thread_process]] if len(order) else own
-        thread_row[:] = np.where(collapsed, summary, own)
-        thread_height = np.empty(len(order), np.uint32)
-        thread_height[order] = heights
-        process_row = offsets[self.process_first_slot].astype(np.uint32)
-        process_height = np.zeros(self.process_count, np.uint32)
-        np.add.at(process_height, self.thread_process, thread_height)
-        return TraceLayout(thread_row, thread_height, process_row, process_height, int(offsets[-1]), order.copy())
+        return row_layout(state, order=self.thread_order, thread_process=self.thread_process,
+                          thread_lanes=self.thread_lanes, thread_slot=self.thread_slot,
+                          process_first_slot=self.process_first_slot, process_count=self.process_count)
 
     def initial_state(self, *, width=1000, rows=None) -> TraceViewState:
         """The whole trace, everything expanded, every category, no search or focus."""
@@ -655,7 +595,7 @@ class GPUTraceFrame:
                 "minimap": words(self.minimap, self.minimap_bins), "focus": words(self.focus_mask, self.span_count),
                 "stats": {name: int(stats[k]) for name, k in STATS.items()},
                 "thread_rows": words(self.thread_rows, self.thread_count),
-                "edges": _by_link(words(self.edges, 4 * int(commands[4 * EDGES + 1])).reshape(-1, 4)),
+                "edges": edges_by_link(words(self.edges, 4 * int(commands[4 * EDGES + 1])).reshape(-1, 4)),
                 "anchors": words(self.anchors, self.span_count), "shown": words(self.shown, self.span_count)}
 
     def destroy(self) -> None:
@@ -675,44 +615,3 @@ class GPUTraceFrame:
     def __repr__(self) -> str:
         return (f'GPUTraceFrame("{self.id}", spans={self.span_count}, capacity={self.capacity}, '
                 f"cells={self.row_capacity}x{self.width_capacity})")
-
-
-def _tiles(trace, scene) -> np.ndarray:
-    """Per 2048-row tile of scene rows (the predicate's workgroup): earliest
-    start, latest end (start + max(duration, 1)), both ns since the scene's
-    origin as (lo, hi) words, and its process (0xFFFFFFFF when mixed): the
-    predicate marks a tile outside the window hidden without reading its records."""
-    n = scene.span_count
-    tiles = np.zeros((ceil_div(max(n, 1), ROWS_PER_GROUP), 8), np.uint32)
-    if n == 0:
-        return tiles
-    rows = None if scene.rows_are_ids else scene.span_ids
-    spans = trace.spans
-
-    def column(name):
-        values = spans.column(name).to_numpy()
-        return values if rows is None else values[rows]
-    start = column("start_ns") - scene.time_origin_ns
-    first = np.arange(0, n, ROWS_PER_GROUP)
-    low = np.minimum.reduceat(start, first)
-    high = np.maximum.reduceat(start + np.maximum(column("duration_ns"), 1), first)
-    process = column("process").astype(np.uint32)
-    uniform = np.minimum.reduceat(process, first) == np.maximum.reduceat(process, first)
-    tiles[:, 0:2] = low.astype(np.int64).view(np.uint32).reshape(-1, 2)
-    tiles[:, 2:4] = high.astype(np.int64).view(np.uint32).reshape(-1, 2)
-    tiles[:, 4] = np.where(uniform, process[first], 0xFFFFFFFF)
-    return tiles
-
-
-def _by_link(edges) -> np.ndarray:
-    """Edge records sorted by link ID."""
-    return edges[np.argsort(edges[:, 2], kind="stable")]
-
-
-def _lanes(scene, threads) -> np.ndarray:
-    """Lanes per thread (the scene's table, read back once at construction)."""
-    if threads == 0:
-        return np.zeros(0, np.uint32)
-    data = scene.thread_lanes
-    raw = scene.device.queue.read_buffer(data.buffer, data.byte_offset, 4 * threads)
-    return np.frombuffer(raw, np.uint32).copy()
