@@ -137,17 +137,17 @@ class Probe:
         wrap(self.canvas, "get_frame", "get_frame")
         wrap(self.scene, "draw", "draw", "recorded")
         wrap(self.canvas, "_rc_present_bitmap", "bitmap", "sent")
-    def arm(self):
+    def arm(self, tag):
         self.armed = True
-        print("ARMED", self.kind)
-    def report(self, origin):
+        print("ARMED-" + tag)
+    def report(self, origin, tag):
         s = self.canvas.get_stats()
         s["latencies"] = [round(shown - (origin + t), 4) for shown, t in self.latencies]
         s["reduced"] = getattr(self.canvas, "reduced_frames", 0) - self.counts[0]
         s["settle"] = getattr(self.canvas, "settle_frames", 0) - self.counts[1]
         with open(f"trace-{self.kind}.json", "w") as f:
             json.dump([[*entry, origin] if entry[0] == "event" else entry for entry in self.trace], f)
-        print("STATS", json.dumps(s))
+        print("STATS-" + tag, json.dumps(s))
 '''
 
 #: One canvas from the environment (FPS_KIND, FPS_W, FPS_H, FPS_CANVAS_KWARGS), named ``canvas``: the browser tests.
@@ -175,15 +175,16 @@ def _start(page, workdir: Path) -> None:
     raise RuntimeError(f"the fps notebook never ran (see {workdir}/failed-*.png)")
 
 
-def _drag(page, name: str, index: int, seconds: float, origin: float) -> dict:
-    lab.run_code(page, f"{name}.arm()", "ARMED")
+def _drag(page, name: str, index: int, seconds: float, origin: float, tag: str) -> dict:
+    # every marker is new: lab.run_code waits for the last output that contains it
+    lab.run_code(page, f"{name}.arm({tag!r})", f"ARMED-{tag}")
     view = page.locator(_VIEWS).nth(index)
     view.scroll_into_view_if_needed()  # jupyter_rfb draws only for a visible view
     page.wait_for_timeout(1500)
     moves = lab.drag_in_page(page, view, seconds)
     page.wait_for_timeout(1000)
-    text = lab.run_code(page, f"{name}.report({origin!r})", "STATS {")
-    stats = json.loads(text.split("STATS", 1)[1].strip())
+    text = lab.run_code(page, f"{name}.report({origin!r}, {tag!r})", f"STATS-{tag} {{")
+    stats = json.loads(text.split(f"STATS-{tag}", 1)[1].strip())
     stats["moves"] = moves
     return stats
 
@@ -212,7 +213,8 @@ def measure(width: int, height: int, seconds: float, rounds: int, workdir: Path,
                     order = [("plain", 0), ("gpuviz", 1)][:: 1 if number % 2 == 0 else -1]
                     pair = {"load": os.getloadavg()[0]}
                     for kind, index in order:
-                        stats = _drag(page, "plain" if kind == "plain" else "ours", index, seconds, origin)
+                        stats = _drag(page, "plain" if kind == "plain" else "ours", index, seconds, origin,
+                                      f"{kind}{number}")
                         if trace:
                             stats["stages"] = trace_summary(json.loads((workdir / f"trace-{kind}.json").read_text()))
                         pair[kind] = stats
