@@ -1,0 +1,297 @@
+"""Host-side preparation of a :class:`~gpuviz.trace.scene.GPUTraceScene`:
+the span records, parents, link and hierarchy CSRs and dense IDs of a
+:class:`~gpuviz.trace.model.Trace` as numpy arrays, built with vectorised
+numpy and pyarrow kernels on a few threads (sorts, copies and string
+hashing release the GIL). Each table goes to the scene's ``sink`` callbacks
+as soon as it is ready. The record layout and flags are the scene module's.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from gpuviz.graph.errors import GraphValidationError
+
+__all__ = ["SceneHost", "RECORD_WORDS", "NO_PARENT", "PARTITION_SHIFT", "MAX_PARTITIONS", "WORKERS",
+           "CSR_WORKERS", "DENSE_SLICE", "BLOCK_ROWS", "column_numpy", "dense_ids", "group_keys", "local_offsets"]
+
+#: uint32 words of one span record.
+RECORD_WORDS = 12
+#: Parent of a root span in :attr:`GPUTraceScene.parents`.
+NO_PARENT = 0xFFFFFFFF
+#: Word 10 of a record is ``flags | partition << PARTITION_SHIFT``.
+PARTITION_SHIFT = 8
+#: Partitions a scene can hold (24 bits of word 10).
+MAX_PARTITIONS = 1 << (32 - PARTITION_SHIFT)
+BLOCK_ROWS = 1 << 13  # records written per block (384 KiB): stays in a core's L2
+WORKERS = max(1, min(8, os.cpu_count() or 1))  # host threads preparing a scene's records
+CSR_WORKERS = 4  # threads of the four CSR sorts (each splits its partitions over WORKERS more)
+DENSE_SLICE = 1 << 20  # strings per dictionary-encoding slice
+
+
+def column_numpy(table, name):
+    column = table.column(name)
+    return column.to_numpy() if column.num_chunks != 1 else column.chunk(0).to_numpy(zero_copy_only=False)
+
+
+def encode_strings(column):
+    """(uint32 IDs, dictionary) of one string array (no nulls: the model
+    refuses them), IDs in first-appearance order."""
+    encoded = pc.dictionary_encode(column)
+    return encoded.indices.to_numpy(zero_copy_only=False).astype(np.uint32, copy=False), encoded.dictionary
+
+
+def dense_ids(column):
+    """(uint32 IDs, pyarrow dictionary) of a string column, IDs in first-appearance order.
+
+    Long columns are encoded in slices on several threads; the slices'
+    dictionaries, concatenated in order and encoded once more, give the same
+    first-appearance IDs as one pass."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    n = len(column)
+    if WORKERS == 1 or n < DENSE_SLICE:
+        return encode_strings(column)
+    step = max(DENSE_SLICE, -(-n // WORKERS))
+    with ThreadPoolExecutor(WORKERS) as pool:
+        parts = list(pool.map(lambda lo: encode_strings(column.slice(lo, step)), range(0, n, step)))
+    merged, dictionary = encode_strings(pa.concat_arrays([d for _, d in parts]))
+    ids, base = [], 0
+    for local, d in parts:
+        ids.append(merged[base:base + len(d)][local])
+        base += len(d)
+    return np.concatenate(ids), dictionary
+
+
+def sorted_positions(keys, lo, hi):
+    """Positions lo..hi of ``keys`` ordered by key, stably (keys uint32)."""
+    packed = (keys[lo:hi].astype(np.uint64) << np.uint64(32)) | np.arange(hi - lo, dtype=np.uint64)
+    packed.sort()  # unique values, so any sort is stable; numpy's SIMD sort is the fastest here
+    return (packed & np.uint64(0xFFFFFFFF)).astype(np.uint32) + np.uint32(lo)
+
+
+def keys_within(keys, edges, bounds):
+    """Whether positions edges[p]..edges[p + 1] of ``keys`` hold only keys of partition p."""
+    starts = edges[:-1][np.diff(edges) > 0]
+    if len(starts) == 0:
+        return True
+    owner = np.searchsorted(edges[1:], starts, side="right")  # the partition of each non-empty slice
+    low, high = np.minimum.reduceat(keys, starts), np.maximum.reduceat(keys, starts)
+    return bool(np.all(low >= bounds[owner]) and np.all(high < bounds[owner + 1]))
+
+
+def group_keys(keys, count, bounds, edges=None):
+    """Positions of ``keys`` (uint32 rows < count) ordered by key, stably, and
+    CSR offsets over ``count`` keys.
+
+    Keys of one partition (row range in ``bounds``) sort in their own thread.
+    ``edges`` (optional, ``len(bounds)`` positions) guesses where each
+    partition's keys lie (children follow their parents' partition); when the
+    guess fails or is missing, positions are split by the key's partition
+    first (a linear radix sort of 16-bit partition numbers)."""
+    keys = np.asarray(keys, np.uint32)
+    n = len(keys)
+    offsets = np.zeros(count + 1, np.int64)
+    offsets[1:] = np.cumsum(np.bincount(keys, minlength=count))  # cumsum into another dtype is 10x slower
+    if n == 0 or np.all(keys[1:] >= keys[:-1]):
+        return np.arange(n, dtype=np.uint32), offsets
+    parts = len(bounds) - 1
+    if parts == 1 or parts > 1 << 16:
+        return sorted_positions(keys, 0, n), offsets
+    split = None
+    if edges is None or not keys_within(keys, edges, bounds):
+        part = np.repeat(np.arange(parts, dtype=np.uint16), np.diff(bounds))[keys]
+        if not np.all(part[1:] >= part[:-1]):
+            split = np.argsort(part, kind="stable").astype(np.uint32)  # radix sort for 16-bit keys
+            keys, part = keys[split], part[split]
+        edges = np.searchsorted(part, np.arange(parts + 1), side="left")
+    with ThreadPoolExecutor(WORKERS) as pool:
+        pieces = list(pool.map(lambda p: sorted_positions(keys, int(edges[p]), int(edges[p + 1])), range(parts)))
+    order = np.concatenate(pieces)
+    return (order if split is None else split[order]), offsets
+
+
+def local_offsets(global_offsets, bounds):
+    """Per-partition CSR offsets (``n_p + 1`` each, starting at 0) from global ones."""
+    parts = len(bounds) - 1
+    out = np.empty(int(bounds[-1]) + parts, np.uint32)
+    for p in range(parts):  # one slice per partition, not per span
+        a, b = int(bounds[p]), int(bounds[p + 1])
+        out[a + p: b + p + 1] = global_offsets[a: b + 1] - global_offsets[a]
+    return out
+
+
+class SceneHost:
+    """The scene's tables as numpy arrays, built with vectorised numpy only."""
+
+    def __init__(self, trace, label, sink=None):
+        """``sink``: None (keep the arrays only) or ``(upload, upload_csr,
+        write_records)`` callbacks receiving each table as soon as it is ready
+        (``upload(name, array)``, ``upload_csr(name, csr)``,
+        ``write_records(lo, hi, records)``), so the GPU writes overlap the rest
+        of the preparation."""
+        upload, upload_csr, write_records = sink if sink is not None else (None, None, None)
+        who = f'GPUTraceScene "{label}"'
+        spans = trace.spans
+        n = spans.num_rows
+        if n >= NO_PARENT:
+            raise GraphValidationError(f"{who} cannot hold {n} spans (at most {NO_PARENT - 1})")
+        partition = column_numpy(spans, "partition").astype(np.uint32, copy=False)
+        parts = max(1, len(trace.sources), int(partition.max()) + 1 if n else 0,
+                    int(column_numpy(trace.processes, "partition").max()) + 1 if trace.processes.num_rows else 0)
+        if parts > MAX_PARTITIONS:
+            raise GraphValidationError(f"{who} holds at most {MAX_PARTITIONS} partitions (got {parts})")
+        self.perm = None
+        if n and not np.all(partition[1:] >= partition[:-1]):
+            self.perm = np.argsort(partition, kind="stable").astype(np.uint32)
+        self.bounds = np.zeros(parts + 1, np.int64)
+        self.bounds[1:] = np.cumsum(np.bincount(partition, minlength=parts))
+        self.n = n
+        rank = None
+        if self.perm is not None:
+            rank = np.empty(n, np.uint32)
+            rank[self.perm] = np.arange(n, dtype=np.uint32)
+        start = column_numpy(spans, "start_ns")
+        self.origin = int(start.min()) if n else 0
+        parent = column_numpy(spans, "parent")
+        links = trace.links
+        if links.num_rows >= 2**32:
+            raise GraphValidationError(f"{who} cannot hold {links.num_rows} links (at most 2**32 - 1)")
+        source, target = column_numpy(links, "source").astype(np.uint32), column_numpy(links, "target").astype(np.uint32)
+        if rank is not None:
+            source, target = rank[source], rank[target]
+            parent = np.where(parent >= 0, rank[np.maximum(parent, 0)].astype(np.int64), -1)
+            parent = parent[self.perm]
+        self.parents = np.where(parent >= 0, parent, NO_PARENT).astype(np.uint32)
+        self.child_rows = np.flatnonzero(parent >= 0).astype(np.uint32)  # rows that have a parent
+        self.parent_keys = self.parents[self.child_rows]
+        # Two pools: the record inputs (dense IDs, used flags) then the record transposes on one, the
+        # four CSR sorts on the other, so the transposes never queue behind a long sort (the 03:23 H200
+        # run: 3.16 s host, the critical path CSR sorts + transposes in one FIFO pool).
+        with ThreadPoolExecutor(WORKERS) as pool, ThreadPoolExecutor(CSR_WORKERS) as sorts:
+            self.task_s = {}  # seconds each host task took (they overlap): where the preparation goes
+            timed = self._timed
+            used = [pool.submit(timed(f"used-{k}", used_rows), keys, n) for k, keys in enumerate((self.parent_keys, source, target))]
+            dense = [pool.submit(timed(f"ids-{name}", dense_ids), table.column(name))
+                     for table, name in ((spans, "name"), (spans, "category"), (links, "kind"))]
+            lanes = pool.submit(thread_lane_counts, spans, trace.threads.num_rows)
+            csr = {name: sorts.submit(timed(f"csr-{name}", fn), *args) for name, fn, args in (
+                ("hierarchy_reverse", self._children_csr, ()), ("links_forward", self._link_csr, (source, target)),
+                ("links_reverse", self._link_csr, (target, source)), ("hierarchy_forward", self._parent_csr, ()))}
+            if upload is not None:
+                upload("parents", self.parents)  # while the workers sort and encode
+            columns = self._record_columns(spans, start)
+            (columns["name"], self.names), (columns["category"], self.categories), (kinds, self.link_kinds) = (
+                job.result() for job in dense)
+            columns["children"], columns["out"], columns["in"] = (job.result() for job in used)
+            self.records = np.empty((n, RECORD_WORDS), np.uint32)
+            step = max(BLOCK_ROWS, -(-n // (4 * WORKERS)) // BLOCK_ROWS * BLOCK_ROWS)
+            pending = {pool.submit(timed("records", transpose_records), self.records, columns, self.origin, lo, min(n, lo + step)):
+                       ("records", lo, min(n, lo + step)) for lo in range(0, n, step)}
+            pending.update({job: ("csr", name) for name, job in csr.items()})
+            self.csr = {}
+            for job in as_completed(pending):  # each table goes to the GPU as soon as it is ready
+                what, result = pending[job], job.result()
+                if what[0] == "csr":
+                    self.csr[what[1]] = result
+                    if upload_csr is not None:
+                        upload_csr(what[1], result)
+                elif write_records is not None:
+                    write_records(what[1], what[2], self.records)
+            self.csr = {name: self.csr[name] for name in csr}
+            self.thread_lanes = lanes.result()
+        self.links = np.stack([source, target, kinds, np.arange(len(source), dtype=np.uint32)], axis=1)
+        self.thread_process = column_numpy(trace.threads, "process").astype(np.uint32)
+
+    def _timed(self, name, fn):
+        """``fn`` adding its seconds to ``task_s[name]`` (summed over calls)."""
+        def run(*args):
+            started = time.perf_counter()
+            try:
+                return fn(*args)
+            finally:
+                self.task_s[name] = self.task_s.get(name, 0.0) + time.perf_counter() - started
+        return run
+
+    def _csr(self, offsets, neighbors, edges):
+        """(local offsets, neighbors, edges or None, neighbour row where each partition starts)."""
+        return local_offsets(offsets, self.bounds), neighbors, edges, offsets[self.bounds].astype(np.int64)
+
+    def _link_csr(self, key, other):
+        order, offsets = group_keys(key, self.n, self.bounds)
+        return self._csr(offsets, other[order], order)
+
+    def _children_csr(self):
+        rows, keys = self.child_rows, self.parent_keys
+        order, offsets = group_keys(keys, self.n, self.bounds, edges=np.searchsorted(rows, self.bounds))
+        return self._csr(offsets, rows[order], None)
+
+    def _parent_csr(self):
+        offsets = np.zeros(self.n + 1, np.int64)
+        offsets[1:] = self.parents != NO_PARENT
+        np.cumsum(offsets[1:], out=offsets[1:])  # int64 in place: a bool cumsum is several times slower
+        return self._csr(offsets, self.parent_keys, None)
+
+    def _record_columns(self, spans, start):
+        """The per-row inputs of the records, in row order (no copies when rows are IDs)."""
+        perm = self.perm
+        take = (lambda a: a) if perm is None else (lambda a: a[perm])
+        columns = {name: take(column_numpy(spans, name)) for name in
+                   ("duration_ns", "lane", "thread", "process", "depth", "incomplete", "partition")}
+        columns["start"] = take(start).view(np.uint64)
+        columns["args"] = take(spans.column("args").is_valid().to_numpy())
+        columns["parents"] = self.parents
+        columns["ids"] = np.arange(self.n, dtype=np.uint32) if perm is None else perm
+        if perm is not None:  # dense IDs are computed in ID order
+            columns["take"] = perm
+        return columns
+
+
+def used_rows(keys, n):
+    """Which of n rows appear in ``keys`` (a bool per row)."""
+    return np.bincount(keys, minlength=n)[:n] > 0
+
+
+def thread_lane_counts(spans, thread_count):
+    """Lanes per thread: the largest lane + 1 (0 for a thread without spans)."""
+    lanes = np.zeros(thread_count, np.uint32)
+    if spans.num_rows:
+        np.maximum.at(lanes, column_numpy(spans, "thread"), column_numpy(spans, "lane").astype(np.uint32) + np.uint32(1))
+    return lanes
+
+
+def transpose_records(words, columns, origin, lo, hi):
+    """Rows lo..hi of the records, in blocks that stay in cache while all 12
+    words (flags included) are computed and written."""
+    c = columns
+    words64 = words.view(np.uint64)
+    origin = np.uint64(origin & 0xFFFFFFFFFFFFFFFF)
+    take = c.get("take")
+    u32 = np.uint32
+    for a in range(lo, hi, BLOCK_ROWS):
+        b = min(hi, a + BLOCK_ROWS)
+        block, block64 = words[a:b], words64[a:b]
+        duration = c["duration_ns"][a:b]
+        block64[:, 0] = c["start"][a:b] - origin
+        block64[:, 1] = duration.view(np.uint64)
+        for word, name in ((4, "lane"), (5, "thread"), (6, "process"), (7, "depth")):
+            block[:, word] = c[name][a:b]
+        rows = slice(a, b) if take is None else take[a:b]
+        block[:, 8] = c["name"][rows]
+        block[:, 9] = c["category"][rows]
+        flags = c["incomplete"][a:b].astype(u32)  # FLAG_INCOMPLETE is bit 0
+        flags |= c["args"][a:b].astype(u32) << u32(1)
+        flags |= (c["parents"][a:b] == NO_PARENT).astype(u32) << u32(2)
+        flags |= c["children"][a:b].astype(u32) << u32(3)
+        flags |= c["out"][a:b].astype(u32) << u32(4)
+        flags |= c["in"][a:b].astype(u32) << u32(5)
+        flags |= (duration == 0).astype(u32) << u32(6)
+        flags |= c["partition"][a:b] << u32(PARTITION_SHIFT)
+        block[:, 10] = flags
+        block[:, 11] = c["ids"][a:b]
