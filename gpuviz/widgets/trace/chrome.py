@@ -67,17 +67,24 @@ def _queue_gutter(overlay, host, layout, geometry, height):
     overlay.rect(GUTTER - 1, TRACKS_TOP, GUTTER, height, color=LINE_COLOR)
 
 
-def _queue_minimap(overlay, host, geometry, minimap):
+def _queue_minimap(overlay, host, geometry, minimap, cache):
     x0, x1 = GUTTER, geometry.width - 4
     top, bottom = MINIMAP_TOP, MINIMAP_TOP + MINIMAP_HEIGHT
     overlay.rect(x0, top, x1, bottom, color=(0.13, 0.14, 0.17, 1.0))
-    peak = max(int(minimap.max()) if len(minimap) else 0, 1)
-    step = (x1 - x0) / len(minimap)
-    k = np.flatnonzero(minimap)
-    if len(k):
-        h = (bottom - top - 2) * (0.15 + 0.85 * minimap[k] / peak)
-        bars = np.stack([x0 + k * step, bottom - 1 - h, x0 + (k + 1) * step, np.full(len(k), bottom - 1)], axis=1)
-        overlay.rects.add_many(bars, colors=np.tile((0.45, 0.55, 0.75, 0.9), (len(k), 1)))
+    key = (id(overlay), overlay.pixel_ratio, x1)
+    if cache.get("key") == key:  # the bars only change with the width: queue the snapped ones again
+        overlay.rects.extend(cache["bars"])
+    else:
+        start = overlay.rects.queued_count
+        peak = max(int(minimap.max()) if len(minimap) else 0, 1)
+        step = (x1 - x0) / len(minimap)
+        k = np.flatnonzero(minimap)
+        if len(k):
+            h = (bottom - top - 2) * (0.15 + 0.85 * minimap[k] / peak)
+            bars = np.stack([x0 + k * step, bottom - 1 - h, x0 + (k + 1) * step, np.full(len(k), bottom - 1)],
+                            axis=1)
+            overlay.rects.add_many(bars, colors=np.tile((0.45, 0.55, 0.75, 0.9), (len(k), 1)))
+        cache.update(key=key, bars=overlay.rects.queued(start))
     t0, t1 = host.extent
     span = max(t1 - t0, 1)
     w0 = x0 + (geometry.window[0] - t0) / span * (x1 - x0)
@@ -138,11 +145,12 @@ def _queue_instants(overlay, host, layout, geometry, height):
 
 
 def queue_chrome(overlay, *, host, layout, labels, geometry, minimap, text_dark, hover_lines, pointer, status,
-                 counters=()):
+                 counters=(), cache=None):
     """Queue the whole overlay of one frame (logical pixels): O(labels +
     rows in view + instants in the window), never a pass over every span.
     ``labels``: (span IDs, dimmed bool) of the spans to name; ``counters``:
-    the :class:`~.counters.CounterTrack` list (area charts)."""
+    the :class:`~.counters.CounterTrack` list (area charts); ``cache``: a
+    dict the caller keeps between frames (the minimap's snapped bars)."""
     w, h = geometry.width, geometry.height
     overlay.clear()
     overlay.rect(0, 0, w, TRACKS_TOP, color=_HEADER_BG)
@@ -152,7 +160,7 @@ def queue_chrome(overlay, *, host, layout, labels, geometry, minimap, text_dark,
     _queue_instants(overlay, host, layout, geometry, geometry.bottom)
     _queue_gutter(overlay, host, layout, geometry, geometry.bottom)
     overlay.rect(0, 0, w, TRACKS_TOP, color=_HEADER_BG)
-    _queue_minimap(overlay, host, geometry, minimap)
+    _queue_minimap(overlay, host, geometry, minimap, {} if cache is None else cache)
     _queue_axis(overlay, host, geometry)
     overlay.rect(0, h - STATUS_HEIGHT, w, h, color=_HEADER_BG)
     if status:

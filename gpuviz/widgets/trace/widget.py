@@ -178,6 +178,7 @@ class TraceViewer(WidgetLifecycle, widgets.HBox):
         self._focus_mask = None  # the CPU focus set, computed only for explicit queries (span_rect, summary)
         self._layout_cache = (None, None)
         self._columns = 1  # pixel columns of the frame's grid (write_frame sets it)
+        self._chrome_cache = {}  # overlay pieces that outlive a frame (queue_chrome)
         self._drawn_sample = None  # the readback sample the last frame's overlay used
         self._trailing = None  # call_later handle of a poll for samples after the last frame
         self._selection = self._graph.selected_ids  # empty, and what the selection buffer holds
@@ -604,7 +605,7 @@ class TraceViewer(WidgetLifecycle, widgets.HBox):
         sample = self._drawn_sample = graph.sampler.latest
         hover_lines = span_lines(self.host, self._hover) if self._hover is not None else None
         queue_chrome(self._overlay, host=self.host, layout=self._layout(), labels=self._labels(sample),
-                     counters=self._counters,
+                     counters=self._counters, cache=self._chrome_cache,
                      geometry=geometry, minimap=self._minimap, text_dark=self._text_dark, hover_lines=hover_lines,
                      pointer=self._pointer, status=status_line(self, geometry, None if sample is None else sample.stats))
         if self._band is not None:

@@ -211,4 +211,6 @@ def test_device_loss_with_samples_in_flight():
     """)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "pending False 0" in done.stdout and done.stdout.rstrip().endswith("end"), done.stdout
+    # nothing read after the loss (a map still pending may stay so), no abort, the loss reported
+    assert "pending False" in done.stdout and "lost True" in done.stdout, done.stdout
+    assert done.stdout.rstrip().endswith("end"), done.stdout
