@@ -184,10 +184,14 @@ def _tier(device, n, runs, timer, table, hook, per_node):
     from gpuviz.trace.scene import GPUTraceScene
 
     trace = synthetic(spans=n, processes=8, threads_per_process=8, seed=14)
-    # GPUVIZ_TRACE_CHUNK_BYTES forces record chunks (the 100M path) at small sizes on a small machine
-    chunk = os.environ.get("GPUVIZ_TRACE_CHUNK_BYTES")
+    # Record chunks of at most one storage binding, as the widget builds its scene (its tracks and
+    # labels bind each chunk: 100M spans = 3 chunks on the H200); GPUVIZ_TRACE_CHUNK_BYTES forces
+    # smaller chunks (the 100M path at small sizes on a small machine).
+    limits = device.limits
+    chunk = int(os.environ.get("GPUVIZ_TRACE_CHUNK_BYTES") or min(int(limits["max-buffer-size"]),
+                                                                  int(limits["max-storage-buffer-binding-size"])))
     started = time.perf_counter()
-    scene = GPUTraceScene(device, trace, label=f"bench-{n}", max_chunk_bytes=int(chunk) if chunk else None)
+    scene = GPUTraceScene(device, trace, label=f"bench-{n}", max_chunk_bytes=chunk)
     _, last_rows, last = scene.record_chunks[-1]
     device.queue.read_buffer(last, 0, 4)  # waits until the GPU holds every queued write
     upload_s = time.perf_counter() - started
