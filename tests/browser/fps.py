@@ -145,6 +145,7 @@ class Probe:
         s["latencies"] = [round(shown - (origin + t), 4) for shown, t in self.latencies]
         s["reduced"] = getattr(self.canvas, "reduced_frames", 0) - self.counts[0]
         s["settle"] = getattr(self.canvas, "settle_frames", 0) - self.counts[1]
+        s["window"] = getattr(getattr(self.canvas, "window", None), "limit", self.canvas.max_buffered_frames)
         with open(f"trace-{self.kind}.json", "w") as f:
             json.dump([[*entry, origin] if entry[0] == "event" else entry for entry in self.trace], f)
         print("STATS-" + tag, json.dumps(s))
@@ -297,7 +298,8 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     trace = bool(os.environ.get("FPS_TRACE"))
     print(f"{'size':>10} {'round':>5} {'load':>5} {'plain fps':>9} {'gpuviz fps':>10} {'ratio':>6}"
-          f" {'plain p50 ms':>12} {'gpuviz p50 ms':>13} {'gpuviz p95 ms':>13} {'reduced':>7} {'settle':>6}", flush=True)
+          f" {'plain p50 ms':>12} {'gpuviz p50 ms':>13} {'gpuviz p95 ms':>13} {'reduced':>7} {'settle':>6}"
+          f" {'window':>6}", flush=True)
     summaries, everything = [], {}
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(os.environ.get("FPS_WORKDIR", tmp))
@@ -309,7 +311,7 @@ def main(argv=None) -> None:
                 p, o = r["plain"], r["gpuviz"]
                 print(f"{size:>10} {number:>5} {r['load']:>5.1f} {p['fps']:>9.1f} {o['fps']:>10.1f}"
                       f" {o['fps'] / p['fps']:>6.2f} {_ms(p['latencies'], 50):>12.0f} {_ms(o['latencies'], 50):>13.0f}"
-                      f" {_ms(o['latencies'], 95):>13.0f} {o['reduced']:>7} {o['settle']:>6}", flush=True)
+                      f" {_ms(o['latencies'], 95):>13.0f} {o['reduced']:>7} {o['settle']:>6} {o['window']:>6}", flush=True)
                 if trace:
                     print("    plain stages (median ms):", p["stages"], flush=True)
                     print("    gpuviz stages (median ms):", o["stages"], flush=True)
