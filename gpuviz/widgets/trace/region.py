@@ -27,7 +27,7 @@ from ...algorithms.dispatch import ceil_div
 from ...errors import GraphStateError, GraphValidationError
 from ...graph import ComputeKernel, GPUCommandGraph
 from ...graph.shaders import wgsl
-from ...trace.interaction.nodes import pieces
+from ...trace.interaction.nodes import record_pieces
 from ...workflows.visibility import GPUVisibilityWorkflow
 
 __all__ = ["RegionSelection", "select_region", "region_ids", "pick_merged", "summary_html", "queue_band"]
@@ -86,9 +86,7 @@ class RegionSelection:
     def _build(self) -> None:
         n, f = self.n, self.frame
         graph = GPUCommandGraph(self.device, id="trace-viewer-region")
-        records = self.frame.scene.record_buffer
         v = {"params": self._view(graph, "params", self.params, 8),
-             "records": self._view(graph, "records", records, max(records.size // 4, 1)),
              "shown": self._view(graph, "shown", f.shown, max(n, 1)),
              "thread-rows": self._view(graph, "thread-rows", f.thread_rows, max(f.thread_rows.size // 4, 1)),
              "keep": self._view(graph, "keep", self.keep, max(n, 1)),
@@ -96,8 +94,14 @@ class RegionSelection:
              "output": self._view(graph, "output", self.output, max(n, 1)),
              "count": self._view(graph, "count", self.count, 1)}
         if n:
-            for k, (base, rows) in enumerate(pieces(f)):  # the frame's pieces: records fit one binding
-                self._add_keep(graph, v, k, base, rows)
+            chunks = {}  # record chunk buffer -> its handle (scenes past one buffer hold several)
+            for k, (base, rows, buffer, offset) in enumerate(record_pieces(f)):  # each fits one binding
+                if id(buffer) not in chunks:
+                    chunks[id(buffer)] = graph.import_buffer(id=f"records-{len(chunks)}", byte_length=buffer.size,
+                                                             usage=buffer.usage, buffer=buffer)
+                records = graph.create_data_view(chunks[id(buffer)], format="uint32", length=rows * 12,
+                                                 byte_offset=offset)
+                self._add_keep(graph, v, k, base, rows, records)
             keep = graph.create_data_view(v["keep"].handle, format="uint32", length=n)
             ids = graph.create_data_view(v["ids"].handle, format="uint32", length=n)
             output = graph.create_data_view(v["output"].handle, format="uint32", length=n)
@@ -107,12 +111,12 @@ class RegionSelection:
             GPUVisibilityWorkflow(id="region", output=v["output"], count=v["count"], length=0).add_to_graph(graph)
         self.compiled = graph.compile()
 
-    def _add_keep(self, graph, v, k, base, rows) -> None:
+    def _add_keep(self, graph, v, k, base, rows, records) -> None:
         """region.wgsl over scene rows [base, base + rows)."""
         def part(name, words_per_row):
             return graph.create_data_view(v[name].handle, format="uint32", length=rows * words_per_row,
                                           byte_offset=4 * base * words_per_row)
-        p = {"records": part("records", 12), "shown": part("shown", 1), "keep": part("keep", 1),
+        p = {"records": records, "shown": part("shown", 1), "keep": part("keep", 1),
              "ids": part("ids", 1)}
 
         def compile_keep(ctx):

@@ -121,16 +121,19 @@ def test_shift_drag_events_select_the_same_region(viewer):
     assert viewer.compile_count == 1
 
 
-def test_region_pass_over_the_frames_pieces(device):
-    """Records bound in pieces (the frame's piece_rows): every piece's spans are tested."""
+@pytest.mark.parametrize("chunked", [False, True])
+def test_region_pass_over_the_frames_pieces(device, chunked):
+    """Records bound in pieces (the frame's piece_rows), the scene's records in
+    one buffer or in 3 chunks: every piece's spans are tested."""
     from gpuviz.graph import GPUCommandGraph
     from gpuviz.trace.interaction import GPUTraceFrame
     from gpuviz.trace.interaction.nodes import pieces
-    from gpuviz.trace.scene import GPUTraceScene
+    from gpuviz.trace.scene import RECORD_BYTES, RECORD_CHUNK_ALIGN, GPUTraceScene
     from gpuviz.widgets.trace.region import RegionSelection
 
     trace = synthetic(spans=5000, processes=3, threads_per_process=3, seed=7)
-    scene = GPUTraceScene(device, trace)
+    scene = GPUTraceScene(device, trace, max_chunk_bytes=RECORD_BYTES * RECORD_CHUNK_ALIGN if chunked else None)
+    assert len(scene.record_chunks) == (3 if chunked else 1)
     frame = GPUTraceFrame(scene=scene, trace=trace, width_capacity=256, row_capacity=48, piece_rows=2048,
                           edges=False)
     region = RegionSelection(device, frame)
