@@ -168,8 +168,12 @@ class GPUTraceFrame:
     Built once per capacity tier; :meth:`write` changes only buffer
     contents, so a compiled graph keeps working through every interaction.
     The frame owns its buffers (:meth:`destroy`); the graph borrows them.
-    Never submits, reads back or records render work; sub-pixel merging is
-    exact on the integer column grid of :func:`~gpuviz.trace.interaction.state.column_bounds`.
+    Submits only its own focus / minimap graphs (at construction: the
+    minimap of every span; in :meth:`write`: when their inputs change),
+    never the caller's graph; never reads back on the frame path (only
+    :meth:`read_back` and the lanes at construction) or records render work;
+    sub-pixel merging is exact on the integer column grid of
+    :func:`~gpuviz.trace.interaction.state.column_bounds`.
     Draws nothing: the records are for the widget's render bundle.
 
     The focus traverses the frame's own packed link CSRs (both directions,
