@@ -203,3 +203,33 @@ def test_flow_binding_in_one_search_equals_thread_by_thread(monkeypatch, data):
         patch.setattr(phases, "_nearest_starts", lambda *args: None)
         loop = phases.bind_points(spans, parent, index, *points)
     assert one.tolist() == loop.tolist()
+
+
+def test_import_memory_pool_is_switched_only_during_an_import(tmp_path, monkeypatch):
+    """Arrow allocations of an import come from the system allocator when
+    the default is mimalloc; the default is back afterwards, also after an
+    error and for nested imports."""
+    import pyarrow as pa
+
+    import gpuviz.trace.formats.chrome as chrome
+    before = pa.default_memory_pool().backend_name
+    seen = []
+    real = chrome.build_trace
+
+    def spy(*args, **kwargs):
+        seen.append(pa.default_memory_pool().backend_name)
+        with je.import_memory_pool():          # nested: still switched inside, restored by the outer one
+            seen.append(pa.default_memory_pool().backend_name)
+        seen.append(pa.default_memory_pool().backend_name)
+        return real(*args, **kwargs)
+    monkeypatch.setattr(chrome, "build_trace", spy)
+    path = tmp_path / "a.json"
+    path.write_text(json.dumps([{"ph": "X", "name": "a", "ts": 1, "dur": 2, "pid": 1, "tid": 1}]))
+    assert chrome.read_chrome(path).span_count == 1
+    expected = "system" if before == "mimalloc" else before
+    assert seen == [expected] * 3
+    assert pa.default_memory_pool().backend_name == before
+    path.write_text("[{")
+    with pytest.raises(TraceFormatError):
+        chrome.read_chrome(path)
+    assert pa.default_memory_pool().backend_name == before

@@ -36,7 +36,7 @@ import pyarrow.compute as pc
 
 from gpuviz.trace.formats.chrome_phases import (async_spans, begin_end_spans, counters_table, flow_links,
                                                 flow_v2_links, instants_table, metadata)
-from gpuviz.trace.formats.jsonevents import Reporter, decode_events, take_bytes
+from gpuviz.trace.formats.jsonevents import Reporter, decode_events, import_memory_pool, take_bytes
 from gpuviz.trace.lanes import pack_lanes
 from gpuviz.trace.model import assemble, table
 
@@ -70,11 +70,12 @@ def read_chrome(path, *, strict=False, partition=0, data=None, progress=None):
     Non-trace, empty and garbage files raise in both modes. It does not read
     ``samples``/``stackFrames`` (sampling profiles) and never drops a span.
     """
-    reporter = Reporter(str(path), strict)
-    data = take_bytes(path, data)
-    cols = decode_events(data, str(path), reporter, progress=progress)
-    del data                     # the columns hold copies: the file's bytes can go now
-    return build_trace(cols, reporter, partition=partition, source=str(path))
+    with import_memory_pool():
+        reporter = Reporter(str(path), strict)
+        data = take_bytes(path, data)
+        cols = decode_events(data, str(path), reporter, progress=progress)
+        del data                 # the columns hold copies: the file's bytes can go now
+        return build_trace(cols, reporter, partition=partition, source=str(path))
 
 
 def _codes(ph):

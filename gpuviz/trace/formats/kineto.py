@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from gpuviz.trace.formats.chrome import build_trace
-from gpuviz.trace.formats.jsonevents import Reporter, decode_events, take_bytes
+from gpuviz.trace.formats.jsonevents import Reporter, decode_events, import_memory_pool, take_bytes
 
 __all__ = ["read_kineto", "read_json_trace", "is_kineto_header", "looks_like_kineto", "GPU_CATEGORIES"]
 
@@ -70,6 +70,11 @@ def looks_like_kineto(cols):
 def read_json_trace(path, *, strict=False, partition=None, data=None, kineto=None, progress=None):
     """Chrome or Kineto, decided once the events are decoded (``kineto=None``
     detects, True/False forces). Does not read OTLP."""
+    with import_memory_pool():
+        return _read_json_trace(path, strict, partition, data, kineto, progress)
+
+
+def _read_json_trace(path, strict, partition, data, kineto, progress):
     reporter = Reporter(str(path), strict)
     data = take_bytes(path, data)
     cols = decode_events(data, str(path), reporter, progress=progress)
