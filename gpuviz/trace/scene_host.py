@@ -159,34 +159,39 @@ class SceneHost:
             rank[self.perm] = np.arange(n, dtype=np.uint32)
         start = column_numpy(spans, "start_ns")
         self.origin = int(start.min()) if n else 0
-        parent = column_numpy(spans, "parent")
         links = trace.links
         if links.num_rows >= 2**32:
             raise GraphValidationError(f"{who} cannot hold {links.num_rows} links (at most 2**32 - 1)")
         source, target = column_numpy(links, "source").astype(np.uint32), column_numpy(links, "target").astype(np.uint32)
         if rank is not None:
             source, target = rank[source], rank[target]
-            parent = np.where(parent >= 0, rank[np.maximum(parent, 0)].astype(np.int64), -1)
-            parent = parent[self.perm]
-        self.parents = np.where(parent >= 0, parent, NO_PARENT).astype(np.uint32)
-        self.child_rows = np.flatnonzero(parent >= 0).astype(np.uint32)  # rows that have a parent
-        self.parent_keys = self.parents[self.child_rows]
         # Two pools: the record inputs (dense IDs, used flags) then the record transposes on one, the
-        # four CSR sorts on the other, so the transposes never queue behind a long sort (the 03:23 H200
-        # run: 3.16 s host, the critical path CSR sorts + transposes in one FIFO pool).
+        # four CSR sorts on the other, so the transposes never queue behind a long sort; everything
+        # that does not need the parents starts before the main thread computes them.
         with ThreadPoolExecutor(WORKERS) as pool, ThreadPoolExecutor(CSR_WORKERS) as sorts:
             self.task_s = {}  # seconds each host task took (they overlap): where the preparation goes
             timed = self._timed
-            used = [pool.submit(timed(f"used-{k}", used_rows), keys, n) for k, keys in enumerate((self.parent_keys, source, target))]
             dense = [pool.submit(timed(f"ids-{name}", dense_ids), table.column(name))
                      for table, name in ((spans, "name"), (spans, "category"), (links, "kind"))]
+            used = [None] + [pool.submit(timed(f"used-{k}", used_rows), keys, n) for k, keys in ((1, source), (2, target))]
+            args = pool.submit(lambda: spans.column("args").is_valid().to_numpy())
             lanes = pool.submit(thread_lane_counts, spans, trace.threads.num_rows)
-            csr = {name: sorts.submit(timed(f"csr-{name}", fn), *args) for name, fn, args in (
-                ("hierarchy_reverse", self._children_csr, ()), ("links_forward", self._link_csr, (source, target)),
-                ("links_reverse", self._link_csr, (target, source)), ("hierarchy_forward", self._parent_csr, ()))}
+            csr = {name: sorts.submit(timed(f"csr-{name}", self._link_csr), *keys)
+                   for name, keys in (("links_forward", (source, target)), ("links_reverse", (target, source)))}
+            parent = column_numpy(spans, "parent")
+            if rank is not None:
+                parent = np.where(parent >= 0, rank[np.maximum(parent, 0)].astype(np.int64), -1)
+                parent = parent[self.perm]
+            self.parents = np.where(parent >= 0, parent, NO_PARENT).astype(np.uint32)
+            self.child_rows = np.flatnonzero(parent >= 0).astype(np.uint32)  # rows that have a parent
+            self.parent_keys = self.parents[self.child_rows]
+            del parent
+            used[0] = pool.submit(timed("used-0", used_rows), self.parent_keys, n)
+            csr["hierarchy_reverse"] = sorts.submit(timed("csr-hierarchy_reverse", self._children_csr))
+            csr["hierarchy_forward"] = sorts.submit(timed("csr-hierarchy_forward", self._parent_csr))
             if upload is not None:
                 upload("parents", self.parents)  # while the workers sort and encode
-            columns = self._record_columns(spans, start)
+            columns = self._record_columns(spans, start, args)
             (columns["name"], self.names), (columns["category"], self.categories), (kinds, self.link_kinds) = (
                 job.result() for job in dense)
             columns["children"], columns["out"], columns["in"] = (job.result() for job in used)
@@ -238,16 +243,17 @@ class SceneHost:
         np.cumsum(offsets[1:], out=offsets[1:])  # int64 in place: a bool cumsum is several times slower
         return self._csr(offsets, self.parent_keys, None)
 
-    def _record_columns(self, spans, start):
-        """The per-row inputs of the records, in row order (no copies when rows are IDs)."""
+    def _record_columns(self, spans, start, args):
+        """The per-row inputs of the records, in row order (no copies when rows
+        are IDs; ``args``: the job computing the args validity)."""
         perm = self.perm
         take = (lambda a: a) if perm is None else (lambda a: a[perm])
         columns = {name: take(column_numpy(spans, name)) for name in
                    ("duration_ns", "lane", "thread", "process", "depth", "incomplete", "partition")}
         columns["start"] = take(start).view(np.uint64)
-        columns["args"] = take(spans.column("args").is_valid().to_numpy())
+        columns["args"] = take(args.result())
         columns["parents"] = self.parents
-        columns["ids"] = np.arange(self.n, dtype=np.uint32) if perm is None else perm
+        columns["ids"] = perm  # None: rows are IDs (each block writes its own range)
         if perm is not None:  # dense IDs are computed in ID order
             columns["take"] = perm
         return columns
@@ -294,4 +300,4 @@ def transpose_records(words, columns, origin, lo, hi):
         flags |= (duration == 0).astype(u32) << u32(6)
         flags |= c["partition"][a:b] << u32(PARTITION_SHIFT)
         block[:, 10] = flags
-        block[:, 11] = c["ids"][a:b]
+        block[:, 11] = np.arange(a, b, dtype=u32) if c["ids"] is None else c["ids"][a:b]
