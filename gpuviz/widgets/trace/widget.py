@@ -4,8 +4,10 @@ The trace is uploaded once as a :class:`~gpuviz.trace.scene.GPUTraceScene`;
 one command graph (:mod:`.graph`) is compiled per capacity tier and draws
 every frame from a render bundle recorded once. Every interaction (pan,
 zoom, rows, collapse, filters, search, focus, selection, hover) is a small
-buffer write; the overlay (axis, gutter, labels, minimap, tooltip) is queued
-on the CPU from the trace's own columns.
+buffer write; the overlay (axis, gutter, labels, counters, minimap,
+tooltip) is queued on the CPU from small tables: which spans get a label,
+the span under the pointer and the status counts come from the GPU frame
+through a readback ring (:mod:`.labels`), so no frame passes over every span.
 """
 
 from __future__ import annotations
