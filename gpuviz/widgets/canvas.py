@@ -203,7 +203,8 @@ class GPUCanvas(JupyterRenderCanvas):
         Seconds a frame may cost while interacting (the adaptive scale's target).
     idle_delay : float
         Seconds without pointer or wheel events after which an interaction
-        ends and the full-resolution frame is drawn.
+        ends and the full-resolution frame is drawn (while a button is held:
+        ``canvas.interaction.hold_delay``, 0.5 s; pointer up ends it at once).
     pending_after : float
         Seconds after which a requested frame that has not been sent shows
         the pending indicator (also set before a frame predicted to take longer).
@@ -462,7 +463,7 @@ class GPUCanvas(JupyterRenderCanvas):
         if self.device_lost is None:
             was = self.interaction.interacting
             if self.interaction.on_event(event, time.perf_counter()):
-                self._call_later("idle", self.interaction.idle_delay, self._check_idle)
+                self._call_later("idle", self.interaction.delay(), self._check_idle)
                 self._settle_next = False
             elif was:
                 self._settle()  # pointer up: the drawable sees it before that full frame is drawn
@@ -495,7 +496,7 @@ class GPUCanvas(JupyterRenderCanvas):
         if self.interaction.settle_due(now):
             self._settle()
         elif self.interaction.interacting:
-            delay = self.interaction.last_event + self.interaction.idle_delay - now
+            delay = self.interaction.last_event + self.interaction.delay() - now
             self._call_later("idle", max(delay, 0.01), self._check_idle)
 
     def _settle(self) -> None:

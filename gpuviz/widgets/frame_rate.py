@@ -28,7 +28,11 @@ class InteractionScale:
     idle_delay : float
         Seconds after the last pointer or wheel event at which the
         interaction counts as over even without a ``pointer_up`` (a wheel has
-        no end event; a held, unmoving pointer settles too).
+        no end event).
+    hold_delay : float
+        The same while a button is held (a held, unmoving pointer settles
+        too, later: on a busy machine a drag's events may arrive this far
+        apart, and settling mid-drag costs a full-size lossless frame).
     frame_budget : float
         Seconds a frame may cost (render, readback, encode) while
         interacting; the scale is the largest level whose predicted cost fits.
@@ -56,8 +60,9 @@ class InteractionScale:
     """
 
     def __init__(self, *, idle_delay: float = 0.2, frame_budget: float = 1 / 30, min_scale: float = 0.25,
-                 max_scale: float = 0.5, fixed_scale: float | None = None):
+                 max_scale: float = 0.5, fixed_scale: float | None = None, hold_delay: float = 0.5):
         self.idle_delay = float(idle_delay)
+        self.hold_delay = max(self.idle_delay, float(hold_delay))
         self.frame_budget = float(frame_budget)
         self.min_scale = float(min_scale)
         self.max_scale = max(self.min_scale, min(1.0, float(max_scale)))
@@ -92,10 +97,14 @@ class InteractionScale:
         if self.interacting:
             self.last_event = max(self.last_event, now)
 
+    def delay(self) -> float:
+        """Seconds without events after which the current interaction ends."""
+        return self.hold_delay if self._buttons else self.idle_delay
+
     def settle_due(self, now: float) -> bool:
-        """End the interaction if ``idle_delay`` passed since its last event;
+        """End the interaction if :meth:`delay` passed since its last event;
         True when it ended now (the owner then draws the full frame)."""
-        if self.interacting and now - self.last_event >= self.idle_delay:
+        if self.interacting and now - self.last_event >= self.delay():
             self.interacting = False
             return True
         return False

@@ -166,7 +166,7 @@ def test_pending_is_set_by_a_timer_when_a_requested_frame_is_late():
 
 
 def test_scale_is_chosen_from_the_measured_cost():
-    scale = InteractionScale(frame_budget=1 / 30, idle_delay=0.2, max_scale=1.0)
+    scale = InteractionScale(frame_budget=1 / 30, idle_delay=0.2, max_scale=1.0, hold_delay=0.2)
     assert scale.scale(1_000_000) == 1.0  # not interacting
     scale.on_event({"event_type": "pointer_down", "buttons": (1,)}, now=0.0)
     assert scale.interacting and scale.scale(1_000_000) == 0.5  # nothing measured yet
@@ -232,7 +232,7 @@ def test_delivery_and_production_models_combine():
 
 
 def test_a_slow_frame_does_not_end_the_interaction():
-    scale = InteractionScale(idle_delay=0.2)
+    scale = InteractionScale(idle_delay=0.2, hold_delay=0.2)
     scale.on_event({"event_type": "pointer_down", "buttons": (1,)}, now=0.0)
     scale.touch(0.5)  # a frame that kept the kernel busy until 0.5 s (events queued behind it)
     assert not scale.settle_due(0.6) and scale.interacting
@@ -326,3 +326,14 @@ def test_a_requested_frame_starts_on_the_loop_without_a_scheduler_tick():
     asyncio.run(drag())
     assert sent and drawable.drawn[-1] == ((32, 24), 20)  # reduced, and it shows the move
     canvas.close()
+
+
+def test_a_held_button_settles_later_than_a_wheel():
+    scale = InteractionScale(idle_delay=0.2, hold_delay=0.5)
+    scale.on_event({"event_type": "pointer_down", "buttons": (1,)}, now=0.0)
+    assert scale.delay() == 0.5 and not scale.settle_due(0.3)  # a slow drag's next move may still come
+    assert scale.settle_due(0.5)
+    scale.on_event({"event_type": "pointer_up", "buttons": ()}, now=1.0)
+    scale.on_event({"event_type": "wheel"}, now=2.0)
+    assert scale.delay() == 0.2 and scale.settle_due(2.2)
+    assert InteractionScale(idle_delay=0.3, hold_delay=0.1).hold_delay == 0.3  # never shorter than idle_delay
