@@ -12,7 +12,6 @@ through a readback ring (:mod:`.labels`), so no frame passes over every span.
 
 from __future__ import annotations
 
-import asyncio
 import re
 import time
 
@@ -28,14 +27,16 @@ from ..inspector import GraphInspector
 from ..lifecycle import WidgetLifecycle, guarded
 from .chrome import MINIMAP_BINS, details_html, queue_chrome, span_lines
 from .counters import mark_counter_lanes, with_counter_tracks
+from .cpuview import ViewModel
 from .events import handle as handle_event
-from .frames import label_dimmed, status_line, write_frame
+from .frames import status_line, write_frame
 from .graph import TraceGraph
-from .host import (GUTTER, MIN_WINDOW_NS, MODE_EXPANDED, MODE_HIDDEN, MODE_PROCESS_COLLAPSED, MODE_THREAD_COLLAPSED,
-                   ROW_HEIGHT, TRACKS_TOP, Geometry, Layout, TraceHost, name_colour)
+from .host import GUTTER, MIN_WINDOW_NS, ROW_HEIGHT, TRACKS_TOP, Geometry, TraceHost, name_colour
 from .load import as_trace
 from .present import Presenter
 from .region import pick_merged, queue_band, select_region
+from .sampling import apply_sample, label_items, poll_later
+from .tiers import CAPACITY_TIERS, capacity_tier
 
 __all__ = ["TraceViewer", "FOCUS_MODES", "CAPACITY_TIERS", "capacity_tier"]
 
@@ -43,27 +44,11 @@ NAME = "TraceViewer"
 FOCUS_MODES = ("dim", "hide")
 MAX_FOCUS_DEPTH = 8
 _ZOOM_STEP = 1.25
-#: Span capacities a TraceViewer compiles for (``capacity=None`` takes the
-#: smallest >= the span count): the benchmark's 1M, 4M, 25M and 100M tiers
-#: (``gpuviz.trace.synthetic`` sizes) and steps of at most 4x between.
-CAPACITY_TIERS = (1 << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 20, 4 << 20, 16 << 20, 25 << 20, 64 << 20, 100 << 20)
-
-
-def capacity_tier(spans: int) -> int:
-    """The smallest of :data:`CAPACITY_TIERS` holding ``spans`` (past the
-    largest: ``spans`` rounded up to a multiple of it)."""
-    for tier in CAPACITY_TIERS:
-        if spans <= tier:
-            return tier
-    top = CAPACITY_TIERS[-1]
-    return -(-spans // top) * top
-
-
 def _int(name, value, low=None):
     return check_integer(NAME, name, value, low=low)
 
 
-class TraceViewer(WidgetLifecycle, widgets.HBox):
+class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
     """A zoomable timeline of a trace's spans, drawn on the GPU.
 
     Parameters
@@ -256,53 +241,6 @@ class TraceViewer(WidgetLifecycle, widgets.HBox):
         w, h = size or self._size
         return Geometry(width=float(w), height=float(h), window=self._window, first_row=self._first_row)
 
-    def _layout(self):
-        """The frame's row layout of the expansion state (the GPU computes the
-        same), with thread modes: O(threads), cached per expansion state."""
-        h = self.host
-        key = (h.process_expanded.tobytes(), h.thread_expanded.tobytes())
-        if self._layout_cache[0] == key:
-            return self._layout_cache[1]
-        frame = self._graph.frame
-        tl = frame.layout(frame.initial_state(width=1).with_(process_expanded=h.process_expanded.copy(),
-                                                             thread_expanded=h.thread_expanded.copy()))
-        pexp = h.process_expanded[h.thread_process] if h.thread_count else np.zeros(0, bool)
-        mode = np.where(~pexp, MODE_PROCESS_COLLAPSED,
-                        np.where(h.thread_lanes == 0, MODE_HIDDEN,
-                                 np.where(h.thread_expanded, MODE_EXPANDED, MODE_THREAD_COLLAPSED)))
-        layout = Layout(tl.thread_row.astype(np.int64), tl.thread_height.astype(np.int64), mode,
-                        tl.process_row.astype(np.int64), tl.process_height.astype(np.int64),
-                        int(tl.total_rows), np.asarray(tl.thread_order))
-        self._layout_cache = (key, layout)
-        return layout
-
-    def _rows(self):
-        """Layout row of every span: O(spans), for explicit queries and tests only (never a frame)."""
-        if "rows" not in self._cache:
-            self._cache["rows"] = self.host.span_rows(self._layout())
-        return self._cache["rows"]
-
-    def _visible(self, geometry=None) -> np.ndarray:
-        """bool per span: drawn in the current view (the shader's tests, on the
-        CPU): O(spans), for :meth:`summary` and tests only (never a frame)."""
-        geometry = geometry or self._geometry()
-        key = ("visible", geometry.width, geometry.height)
-        if key in self._cache:
-            return self._cache[key]
-        h, rows = self.host, self._rows()
-        w0, w1 = self._window
-        keep = (h.start < w1) & (h.end > w0) & (rows >= self._first_row) & (h.duration >= self._min_duration)
-        keep &= self._layout().thread_mode[h.thread] != MODE_PROCESS_COLLAPSED  # drawn as density bins
-        keep &= geometry.y_of(rows) < geometry.bottom
-        if self._categories is not None:
-            keep &= self._categories[h.category_id]
-        if self._search is not None and self._search[1] == "filter":
-            keep &= self._search_names[h.name_id]
-        if self._focus is not None and self._focus_mode == "hide":
-            keep &= self._focus_set()
-        self._cache[key] = keep
-        return keep
-
     # --------------------------------------------------------- geometry
     @guarded
     def span_rect(self, span_id):
@@ -318,22 +256,6 @@ class TraceViewer(WidgetLifecycle, widgets.HBox):
         x1 = max(x1, x0 + 1.0)  # at least one pixel column, as the shader draws it
         y0 = float(geometry.y_of(self.host.span_rows(self._layout(), [s])[0]))
         return (x0, y0, x1, min(y0 + ROW_HEIGHT - 1, geometry.bottom))
-
-    def _shown(self, s: int, geometry) -> bool:
-        """Span ``s`` passes the frame's tests (``_visible`` for one span: O(1)
-        but for the focus set in "hide" mode)."""
-        h = self.host
-        row = int(h.span_rows(self._layout(), [s])[0])
-        w0, w1 = self._window
-        if not (h.start[s] < w1 and h.end[s] > w0 and row >= self._first_row and h.duration[s] >= self._min_duration):
-            return False
-        if self._layout().thread_mode[h.thread[s]] == MODE_PROCESS_COLLAPSED or geometry.y_of(row) >= geometry.bottom:
-            return False
-        if self._categories is not None and not self._categories[h.category_id[s]]:
-            return False
-        if self._search is not None and self._search[1] == "filter" and not self._search_names[h.name_id[s]]:
-            return False
-        return not (self._focus is not None and self._focus_mode == "hide" and not self._focus_set()[s])
 
     @guarded
     def pick(self, x, y):
@@ -415,12 +337,6 @@ class TraceViewer(WidgetLifecycle, widgets.HBox):
         self._focus = (seeds, depth)  # the GPU traverses the links each frame
         self._focus_mask = None
         self._changed()
-
-    def _focus_set(self):
-        """bool per span in the focus (CPU, O(links x depth)): only for explicit queries."""
-        if self._focus_mask is None:
-            self._focus_mask = self.host.focus_set(*self._focus)
-        return self._focus_mask
 
     @guarded
     def clear_focus(self) -> None:
@@ -606,7 +522,7 @@ class TraceViewer(WidgetLifecycle, widgets.HBox):
         geometry = self._geometry(logical)
         sample = self._drawn_sample = graph.sampler.latest
         hover_lines = span_lines(self.host, self._hover) if self._hover is not None else None
-        queue_chrome(self._overlay, host=self.host, layout=self._layout(), labels=self._labels(sample),
+        queue_chrome(self._overlay, host=self.host, layout=self._layout(), labels=label_items(self, sample),
                      counters=self._counters, cache=self._chrome_cache,
                      geometry=geometry, minimap=self._minimap, text_dark=self._text_dark, hover_lines=hover_lines,
                      pointer=self._pointer, status=status_line(self, geometry, None if sample is None else sample.stats))
@@ -614,52 +530,14 @@ class TraceViewer(WidgetLifecycle, widgets.HBox):
             queue_band(self._overlay, self._band)
         self._overlay.upload(self.device.queue, target_size=(width, height))
         self._presenter.present(encoder, target_view, (width, height), self._overlay)
-        self._poll_later()
+        poll_later(self)
         self._encode_seconds = time.perf_counter() - t0
 
     def _sample_key(self, logical) -> tuple:
         return (self._version, tuple(logical), self._graph.render_size, self._pointer)
 
-    def _labels(self, sample):
-        """(span IDs, dimmed) of the labels of the latest sample (empty before the first)."""
-        if sample is None:
-            return np.zeros(0, np.int64), np.zeros(0, bool)
-        ids = sample.label_ids[sample.label_ids < self.host.n]
-        return ids, label_dimmed(self, ids, sample.label_flags[:len(ids)])
-
     def _apply_sample(self) -> None:
-        """Take the hover from the latest sample when it was drawn for the current pointer."""
-        sample = self._graph.sampler.latest
-        if sample.key[3] == self._pointer and sample.key[3] is not None:
-            hover = sample.hover if sample.hover is not None and sample.hover < self.host.n else None
-            if hover != self._hover:
-                self._hover = hover
-
-    def _poll_later(self) -> None:
-        """While samples are in flight, poll them from the event loop and
-        redraw once one changes the overlay (the last frame of an interaction
-        then still gets its labels and hover). No loop (scripts): nothing."""
-        if self._trailing is not None or not self._graph.sampler.pending:
-            return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            return
-        self._trailing = loop.call_later(0.008, self._trailing_poll, 0)
-
-    def _trailing_poll(self, tries) -> None:
-        self._trailing = None
-        if self._graph is None or self.device_lost is not None:
-            return
-        if self._graph.sampler.poll():
-            self._apply_sample()
-            if self._graph.sampler.latest is not self._drawn_sample:
-                self.canvas.request_draw()
-        elif self._graph.sampler.pending and tries < 250:
-            try:
-                self._trailing = asyncio.get_running_loop().call_later(0.008, self._trailing_poll, tries + 1)
-            except RuntimeError:
-                pass
+        apply_sample(self)
 
     def _pixel_ratio(self) -> float:
         try:

@@ -404,7 +404,7 @@ def test_links_to_a_collapsed_process_land_on_its_summary_row(viewer):
 
 
 def test_capacity_tier_chosen_at_load(viewer):
-    from gpuviz.widgets.trace.widget import CAPACITY_TIERS, capacity_tier
+    from gpuviz.widgets.trace.tiers import CAPACITY_TIERS, capacity_tier
     assert capacity_tier(0) == capacity_tier(1) == CAPACITY_TIERS[0]
     assert capacity_tier(1500) == 4096 and capacity_tier(4097) == 1 << 14
     assert capacity_tier(1 << 20) == 1 << 20 and capacity_tier((1 << 20) + 1) == 4 << 20
