@@ -18,7 +18,8 @@
 //   clear  the overview words to 0, the perspective depths to 0xffffffff and
 //          IDs to 0, the large count to 0 (threads: the larger viewport's pixels);
 //   rows   thread k: the overview word of row k; for k < count, id = ids[k]:
-//          its overview word, and its perspective square's depths (or `large`);
+//          its overview word, and its perspective square's depths (or `large`,
+//          one global atomic per workgroup);
 //   hits   for k < count, a small id again: where its depth won, atomicMax(ID word, id + 1).
 // draw.wgsl's fs_overview_resolve / fs_perspective_resolve read the words.
 
@@ -123,42 +124,63 @@ fn clear(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
     }
 }
 
+var<workgroup> large_here: atomic<u32>;  // this workgroup's large instances
+var<workgroup> large_base: u32;          // where they go in `large`
+
 @compute @workgroup_size(256)
 fn rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
     let k = index_of(wid, nwg, lid);
-    if (k >= ROWS) {
-        return;
+    if (PERSPECTIVE) {
+        // explicitly: not every driver zeroes workgroup memory per dispatch (lavapipe kept the last count)
+        if (lid == 0u) {
+            atomicStore(&large_here, 0u);
+        }
+        workgroupBarrier();
     }
-    if (OVERVIEW) {
+    if (OVERVIEW && k < ROWS) {
         let w = overview_word(spheres[k]);
         if (w >= 0) {
             atomicMax(&words[w], k + 1u);
         }
     }
-    if (k >= visible_count()) {
-        return;
-    }
-    let id = ids[k];
-    let s = spheres[id];
-    if (OVERVIEW) {
-        let w = overview_word(s);
-        if (w >= 0) {
-            atomicMax(&words[w], VISIBLE_BIT | (id + 1u));
+    var id = 0u;
+    var slot = 0xffffffffu;  // this thread's place among the workgroup's large instances, if it has one
+    if (k < visible_count()) {
+        id = ids[k];
+        let s = spheres[id];
+        if (OVERVIEW) {
+            let w = overview_word(s);
+            if (w >= 0) {
+                atomicMax(&words[w], VISIBLE_BIT | (id + 1u));
+            }
         }
-    }
-    if (PERSPECTIVE) {
-        let sp = splat_of(s);
-        if (!sp.small) {
-            large[atomicAdd(&draws[LARGE_WORD], 1u)] = id;
-        } else if (sp.depth != EMPTY_DEPTH) {
-            let w = i32(camera.perspective_rect.z);
-            for (var y = sp.lo.y; y <= sp.hi.y; y++) {
-                for (var x = sp.lo.x; x <= sp.hi.x; x++) {
-                    atomicMin(&depths[y * w + x], sp.depth);
+        if (PERSPECTIVE) {
+            let sp = splat_of(s);
+            if (!sp.small) {
+                slot = atomicAdd(&large_here, 1u);
+            } else if (sp.depth != EMPTY_DEPTH) {
+                let w = i32(camera.perspective_rect.z);
+                for (var y = sp.lo.y; y <= sp.hi.y; y++) {
+                    for (var x = sp.lo.x; x <= sp.hi.x; x++) {
+                        atomicMin(&depths[y * w + x], sp.depth);
+                    }
                 }
             }
         }
+    }
+    if (!PERSPECTIVE) {
+        return;
+    }
+    // one global atomic per workgroup, not per large instance (they would all hit one word)
+    workgroupBarrier();
+    if (lid == 0u) {
+        let here = atomicLoad(&large_here);
+        large_base = select(0u, atomicAdd(&draws[LARGE_WORD], here), here > 0u);
+    }
+    workgroupBarrier();
+    if (slot != 0xffffffffu) {
+        large[large_base + slot] = id;
     }
 }
 
