@@ -138,14 +138,12 @@ class GPUVisibilityWorkflow:
     #: spread each tile's fixed work (scan, look-back) over more rows.
     tile_rows = VISIBILITY_TILE
     #: vec4 loads a lane may have in flight in a full tile before it tests
-    #: the first of them (the loop is unrolled into batches of whole quads,
-    #: at least one); 0 keeps the bounds-checked loop for every tile.
-    preload = 0
-    #: True: each 2048-row segment's kept IDs are gathered in workgroup
-    #: memory first, then written by consecutive lanes to consecutive words
-    #: (full-line stores); False: straight from the bit words (a warp's
-    #: store covers the kept rows of its 32).
-    staged_writes = False
+    #: the first of them: the loop is unrolled into batches of whole quads
+    #: (intervals + a mask load 3 vec4 per quad, spheres 4). Below two quads
+    #: per batch (or 0) every tile keeps the bounds-checked loop. On the H200
+    #: 6 (two quads of intervals + mask) was the fastest of 0-48; one-quad
+    #: batches (spheres at 6) and more than 4 quads were slower than the loop.
+    preload = 6
     #: Tiles per workgroup, 1 or 2: with 2, a workgroup takes its second
     #: ticket after its first tile's look-back and loads that tile's first
     #: batch while it writes the first tile's IDs.
@@ -292,8 +290,9 @@ class GPUVisibilityWorkflow:
         loads = (len(self.masks) + 4 * (self.spheres is not None) + 2 * (self.intervals is not None)
                  + (self.lod is not None))
         iters = tile // 1024
-        batch = 0 if preload == 0 else min(iters, max(1, preload // max(loads, 1)))
-        return {"tile": tile, "batch": batch, "staged": bool(self.staged_writes), "pair": (("early" if self.early_second else "late") if pair == 2 else "")}
+        batch = min(iters, preload // max(loads, 1))
+        batch = batch if batch >= 2 else 0
+        return {"tile": tile, "batch": batch, "pair": (("early" if self.early_second else "late") if pair == 2 else "")}
 
     # ----------------------------------------------------------------- graph
     def add_to_graph(self, graph) -> list:
@@ -343,7 +342,7 @@ class GPUVisibilityWorkflow:
                 fixed[11 + masks] = (chunk_table, 0, chunk_table.size)
             template = dict(masks=masks, subgroups=use_subgroups(ctx, None), scatter=scatter,
                             iters=tuning["tile"] // 1024, wpl=tuning["tile"] // 8192, batch=tuning["batch"],
-                            staged=tuning["staged"], pair=tuning["pair"])
+                            pair=tuning["pair"])
             constants = {"SPIN_LIMIT": spin_limit, "TRUST_STATE": trust}
             dispatches = []
             for row, ch in enumerate(chunks):

@@ -41,11 +41,12 @@ def test_tuning_sweep_tiny(device, capsys):
 
     first = next(iter(TUNINGS.values()))
     assert first == {k: getattr(W, k) for k in first}, "the first tuning is the class's default"
-    tunings = {"default": {}, "big": dict(tile_rows=16384, preload=24, staged_writes=True)}
+    tunings = {"default": {}, "big": dict(tile_rows=16384, preload=24, tiles_per_group=2)}
     table = bench_visibility_tunings(device, [17000], 2, tunings=tunings)
     out = capsys.readouterr().out
     assert out.count("fastest") == 4
     assert [(row["case"], row["tuning"]) for row in table.rows][:2] == [("intervals + mask, ~35% kept", "default"),
                                                                         ("intervals + mask, ~35% kept", "big")]
     assert len(table.rows) == 8 and all(row["gpu_s"] == min(row["runs_s"]) > 0 and len(row["runs_s"]) == 2
-                                        and row["read_s"] > 0 for row in table.rows)
+                                        and row["read_s"] > 0 and row["ref_s"] == min(row["copy_rounds_s"])
+                                        for row in table.rows)

@@ -11,10 +11,10 @@
 // group scan of the bit words' popcounts places each word inside the tile;
 // the tile's place in the output comes from a decoupled look-back over the
 // predecessor tiles' published states; then lane l writes the IDs of rows
-// r * 256 + l, so a warp's kept rows land on consecutive output words (or,
-// `staged`, each 2048-row segment's IDs are gathered in workgroup memory and
-// written by consecutive lanes). The sequence's last tile writes the total
-// into `count`. `pair` ("late" / "early"): a workgroup handles two tiles,
+// r * 256 + l, so a warp's kept rows land on consecutive output words. (A
+// staged variant, each 2048-row segment's IDs gathered in workgroup memory
+// and written by consecutive lanes, measured 15-25 % slower on the H200.)
+// The sequence's last tile writes the total into `count`. `pair` ("late" / "early"): a workgroup handles two tiles,
 // loading the second's first batch while it finishes the first.
 //
 // Tiles take their index from an atomic ticket, so every tile a workgroup
@@ -41,7 +41,7 @@
 // mask_out, spheres, planes, intervals, window, lod, lod_range, mask0..,
 // ids; "none" for a role not given), masks (how many), spheres/intervals/lod
 // (which predicates run), subgroups (which group primitives), the tuning
-// (iters, wpl = bit words per lane, batch, staged, pair) and scatter:
+// (iters, wpl = bit words per lane, batch, pair) and scatter:
 // dst (bindings of the output buffers) and table (several output chunks:
 // scatter_chunks holds per chunk its end in the compacted sequence, its
 // element offset in its binding minus its first position (wrapping), its dst
@@ -122,10 +122,6 @@ var<workgroup> s_bits: array<atomic<u32>, WG * WPL>;  // the tile's kept rows, o
 var<workgroup> s_words: array<u32, WG * WPL>;         // the same words, read back by the writes
 var<workgroup> s_before: array<u32, WG * WPL>;        // kept rows of the tile before each word
 var<workgroup> s_part: array<u32, WG>;          // kept rows per scan group
-{% if staged %}
-const STAGE: u32 = 2048u;                       // rows per staged segment
-var<workgroup> s_stage: array<u32, STAGE>;      // a segment's kept IDs, in order
-{% endif %}
 var<workgroup> s_nr: array<atomic<u32>, 2>;     // look-back step: nearest unpublished,
 var<workgroup> s_term: array<atomic<u32>, 2>;   // nearest terminal (inclusive prefix),
 var<workgroup> s_sum: array<atomic<u32>, 2>;    // sum up to it (double-buffered by step parity)
@@ -580,28 +576,6 @@ fn write_ids(g: Group, lt: u32, kb: vec2<u32>) {
     let base = kb.y;
     if (kept == 0u) { return; }  // uniform
     let row0 = lt * TILE;
-{% if staged %}
-    // Staged: per STAGE-row segment the kept IDs go to workgroup memory in
-    // order, then out with consecutive lanes on consecutive words (every
-    // store instruction of a warp covers 32 consecutive output words).
-    for (var seg = 0u; seg < TILE / STAGE; seg++) {
-        let w0 = seg * (STAGE / 32u);  // first bit word of the segment
-        let first = s_before[w0];
-        var end = kept;
-        if (seg + 1u < TILE / STAGE) { end = s_before[w0 + STAGE / 32u]; }
-        for (var r = 0u; r < STAGE / WG; r++) {
-            let t = seg * STAGE + r * WG + g.lid;
-            let w = s_words[t >> 5u];
-            let b = t & 31u;
-            if (((w >> b) & 1u) != 0u) {
-                s_stage[s_before[t >> 5u] - first + countOneBits(w & ((1u << b) - 1u))] = row_id(row0 + t);
-            }
-        }
-        workgroupBarrier();
-        for (var i = g.lid; i < end - first; i += WG) { scatter(base + first + i, s_stage[i]); }
-        workgroupBarrier();
-    }
-{% else %}
     for (var r = 0u; r < TILE / WG; r++) {
         let t = r * WG + g.lid;
         let w = s_words[t >> 5u];
@@ -610,7 +584,6 @@ fn write_ids(g: Group, lt: u32, kb: vec2<u32>) {
             scatter(base + s_before[t >> 5u] + countOneBits(w & ((1u << b) - 1u)), row_id(row0 + t));
         }
     }
-{% endif %}
 }
 
 fn kernel_main(g: Group, wg: u32) {
