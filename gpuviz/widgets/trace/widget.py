@@ -95,7 +95,8 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
     pan, a click selects (GPU picking; gutter clicks collapse / expand),
     shift+drag selects a time x row region (:meth:`select_region`) and
     shows its summary, a double click zooms to a span, Escape clears the
-    selection. Nothing is drawn while idle and no frame reads anything back.
+    selection. Nothing is drawn while idle (after the one redraw that shows
+    the last frame's labels and hover) and no frame waits for a readback.
 
     Counters (``trace.counters``) are one-row stacked area charts at the
     end of their process (:mod:`.counters`). Per frame the host writes only
