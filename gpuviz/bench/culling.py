@@ -197,15 +197,32 @@ def _bench_frame(device, table, n, runs):
     gpu = GPUTimer(device, runs).median(record)  # same camera every frame: the same work each time
     frame.poll()
     # CPU: host seconds to record one frame (camera turning: a buffer write per frame), one submit each
-    orbit, cpu = OrbitControl(), []
+    orbit, cpu, parts = OrbitControl(), [], {"camera write": [], "graph": [], "present": []}
+    for _ in range(max(runs, 10)):
+        frame.set_camera(orbit.advance(frame.camera, 1 / 60))
+        encoder = device.create_command_encoder()
+        started = time.perf_counter()
+        frame.write_parameters()  # what frame.encode does first after a camera change, timed apart
+        wrote = time.perf_counter()
+        frame.encode(encoder)
+        encoded = time.perf_counter()
+        frame.present(encoder, view, (width, height), extra=("benchmark frame",))
+        ended = time.perf_counter()
+        cpu.append(ended - started)
+        for key, seconds in zip(parts, (wrote - started, encoded - wrote, ended - encoded)):
+            parts[key].append(seconds)
+        device.queue.submit([encoder.finish()])
+        frame.poll()
+    device.queue.read_buffer(frame.graph.hover, 0, 4)  # an idle GPU (lavapipe shares the host's cores)
+    # the same recording with nothing submitted in between (no driver or queue work interleaved)
+    alone = []
     for _ in range(max(runs, 10)):
         frame.set_camera(orbit.advance(frame.camera, 1 / 60))
         encoder = device.create_command_encoder()
         started = time.perf_counter()
         record(encoder)
-        cpu.append(time.perf_counter() - started)
-        device.queue.submit([encoder.finish()])
-        frame.poll()
+        alone.append(time.perf_counter() - started)
+        encoder.finish()
     device.queue.read_buffer(frame.graph.hover, 0, 4)  # wait for the frames before timing nodes
     frame.destroy()
     # the same frame with every instance rasterised (no splat node): what the splats save on this device
@@ -238,6 +255,10 @@ def _bench_frame(device, table, n, runs):
                nodes_s=nodes)
     table.note(f"  {n:,} instances, every one rasterised (no splat node): frame GPU {raster * 1e6:.1f} µs",
                rasterised_gpu_s=raster)
+    parts = {key: statistics.median(v) for key, v in parts.items()}
+    table.note("  CPU encode, median parts: " + ", ".join(f"{k} {t * 1e6:.1f} µs" for k, t in parts.items())
+               + f"; recorded without submitting between frames: {statistics.median(alone) * 1e6:.1f} µs",
+               cpu_parts_s=parts, cpu_unsubmitted_s=statistics.median(alone))
     frame.destroy()
     target.destroy()
 
