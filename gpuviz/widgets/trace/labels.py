@@ -160,7 +160,7 @@ class ViewSampler:
 
     @staticmethod
     def _parse(key, data) -> Sample:
-        words = np.frombuffer(bytes(data), np.uint32)
+        words = np.frombuffer(data, np.uint32)  # read() returns a bytes copy already
         stats = words[:_STATS_BYTES // 4].copy()
         pick = int(words[_STATS_BYTES // 4])
         labels = words[(_STATS_BYTES + _PICK_BYTES) // 4:]
