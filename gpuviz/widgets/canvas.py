@@ -190,7 +190,7 @@ class GPUCanvas(JupyterRenderCanvas):
     max_buffered_frames : int
         At most this many frames in flight to the browser (jupyter_rfb's
         default is 2); within it the window adapts to the measured round trip
-        (see :class:`~gpuviz.widgets.frame_rate.FrameWindow`), from 4.
+        (see :class:`~gpuviz.widgets.frame_rate.FrameWindow`), 3 to it, from 4.
     quality : int
         JPEG quality while interacting; a lossless frame follows when idle.
     interaction_scale : float, optional
@@ -254,7 +254,7 @@ class GPUCanvas(JupyterRenderCanvas):
         self.interaction = InteractionScale(idle_delay=idle_delay, frame_budget=frame_budget,
                                             fixed_scale=interaction_scale)
         #: Frames allowed in flight now (adapts to the round trip, at most ``max_buffered_frames``).
-        self.window = FrameWindow(low=2, high=max_buffered_frames, start=4)
+        self.window = FrameWindow(low=3, high=max_buffered_frames, start=4)
         self.frames_drawn = 0
         #: Frames sent below full resolution, and full-resolution frames sent after an interaction.
         self.reduced_frames = 0

@@ -163,10 +163,11 @@ class FrameWindow:
     window over the round trip. A larger window only helps while frames do
     not queue on the way; when they do, the round trip grows and so does the
     latency of every frame. The window therefore follows the round trip
-    (confirmation time minus send time, both on the kernel's clock): it grows
-    by one while the round trip stays near the fastest one seen lately and
-    the window was full, and shrinks by one when it exceeds twice that (at
-    most one change per round trip).
+    (confirmation time minus send time, both on the kernel's clock, as an
+    exponential average so that one late frame on a busy machine does not
+    count as a queue): it grows by one while the round trip stays near the
+    fastest one seen lately and the window was full, and shrinks by one when
+    it exceeds twice that (at most one change per round trip).
 
     Parameters
     ----------
@@ -193,6 +194,7 @@ class FrameWindow:
         self._rtts = []  # (time, round trip) within the horizon
         self._changed = float("-inf")
         self._full = False
+        self._average = None  # exponential average of the round trip
 
     def sent(self, index: int, now: float, *, in_flight: int) -> None:
         """Frame ``index`` left at ``now`` with ``in_flight`` frames unconfirmed (itself included)."""
@@ -209,11 +211,12 @@ class FrameWindow:
         rtt = now - started
         self._rtts = [(t, r) for t, r in self._rtts if now - t <= self.horizon] + [(now, rtt)]
         base = min(r for _, r in self._rtts)
+        average = self._average = rtt if self._average is None else self._average + 0.25 * (rtt - self._average)
         if now - self._changed >= rtt:
-            if rtt > 2 * base + 0.02 and self.limit > self.low:
+            if average > 2 * base + 0.02 and self.limit > self.low:
                 self.limit -= 1
                 self._changed, self._full = now, False
-            elif rtt <= 1.5 * base + 0.01 and self._full and self.limit < self.high:
+            elif average <= 1.5 * base + 0.01 and self._full and self.limit < self.high:
                 self.limit += 1
                 self._changed, self._full = now, False
         return rtt
