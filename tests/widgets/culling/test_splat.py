@@ -6,7 +6,8 @@ Forced on a small scene here (``splat_radius=3``) so the cases are exact:
 the large list equals numpy's projection of the visible spheres, pick
 returns the nearer of a splat and a rasterised cube in either order, a
 splat shows a building colour where numpy projects its centre, and the
-overview's compute path still shows every row.
+overview (splatted or rasterised beside the splatted perspective) shows
+every row.
 """
 
 import math
@@ -58,11 +59,11 @@ def splat_color(row, s, far):
     return np.round(np.clip(color, 0, 1) * 255)
 
 
-@pytest.fixture(scope="module")
-def frame(device):
+@pytest.fixture(scope="module", params=[True, False], ids=["overview-splat", "overview-raster"])
+def frame(device, request):
     spheres = scene()
     frame = CullingFrame(device, GPUData.from_numpy(device, spheres), extent=scene_extent(spheres), own_spheres=True,
-                         overview_points=True, splat_radius=T)
+                         overview_points=request.param, splat_radius=T)
     frame.set_render_size((W, H))
     frame.set_camera(Camera.checked(eye=(0.0, 0.0, 0.0), target=(10.0, 0.0, 0.0), near=0.5))
     yield frame, spheres
@@ -118,7 +119,7 @@ def test_splats_show_building_colours_and_the_overview_every_row(device, frame):
         np.testing.assert_allclose(image[int(y), int(x), :3], splat_color(row, spheres[row], frame.far), atol=3,
                                    err_msg=f"row {row} at ({x:.1f}, {y:.1f})")
     assert np.abs(image[50, 60, :3] - background).max() <= 2, "the sky (below the title band) is background"
-    # every row is in view: the overview's compute pass shows each bright
+    # every row is in view: the overview shows each bright
     x0, z0, x1, z1 = frame.overview_bounds
     visible = np.round(np.array(COLORS["visible"]) * 255)
     for row, s in enumerate(spheres):
