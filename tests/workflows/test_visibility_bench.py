@@ -44,7 +44,7 @@ def test_tuning_sweep_tiny(device, capsys):
     tunings = {"default": {}, "big": dict(tile_rows=16384, preload=24, tiles_per_group=2)}
     table = bench_visibility_tunings(device, [17000], 2, tunings=tunings)
     out = capsys.readouterr().out
-    assert out.count("fastest") == 4
+    assert out.count(": fastest ") == 4
     assert [(row["case"], row["tuning"]) for row in table.rows][:2] == [("intervals + mask, ~35% kept", "default"),
                                                                         ("intervals + mask, ~35% kept", "big")]
     assert len(table.rows) == 8 and all(row["gpu_s"] == min(row["runs_s"]) > 0 and len(row["runs_s"]) == 2
