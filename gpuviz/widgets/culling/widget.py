@@ -83,7 +83,12 @@ class FrustumCulling(WidgetLifecycle, widgets.HBox):
     -----
     Each instance is drawn as a cube whose corners touch its sphere, with
     ONE indexed indirect draw whose instanceCount the compaction writes; the
-    instance shader reads the compacted IDs. Depth tested. A row with a
+    instance shader reads the compacted IDs. Depth tested. From 250K
+    instances on (``DENSE_INSTANCES``) a compute pass draws what would cost
+    the rasteriser a primitive per pixel-sized instance: the overview's rows
+    (one pixel each) and the perspective's instances whose sphere projects
+    under 2 pixels (flat-shaded squares with depth and ID); the others are
+    rasterised from a second indirect record, depth tested against them. A row with a
     non-finite centre or radius, or a negative radius, is culled and never
     drawn; with ``culling = False`` every other row is drawn (instanceCount
     = n for a scene without such rows) through the same indirect path.
