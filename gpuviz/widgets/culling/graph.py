@@ -162,8 +162,15 @@ class CullingGraph:
     n : int
     compiled : CompiledGPUCommandGraph
     draws : DrawCommandBuffer
-        One draw-indexed record: indexCount 18 (three faces), instanceCount
-        written by the visibility workflow.
+        Two draw-indexed records, indexCount 18 (three faces): record 0's
+        instanceCount is written by the visibility workflow (every visible
+        instance), record 1's by the splat node (the perspective's
+        rasterised instances; 0 and unused without splat_radius).
+    large : wgpu.GPUBuffer
+        uint32 IDs of record 1 (unordered; n words with splat_radius, else 16 bytes).
+    words, depths, hits : wgpu.GPUBuffer
+        The splat node's per-pixel words (overview; perspective depth bits and
+        id + 1), one per pixel of the largest viewport, or 16 bytes when unused.
     ids : GPUData
         uint32, n rows: the compacted IDs (the first instanceCount are valid).
     picking : GPUIndexPickingTarget
