@@ -140,13 +140,14 @@ class GPUVisibilityWorkflow:
     #: vec4 loads a lane may have in flight in a full tile before it tests
     #: the first of them: the loop is unrolled into batches of whole quads
     #: (intervals + a mask load 3 vec4 per quad, spheres 4). Below two quads
-    #: per batch (or 0) every tile keeps the bounds-checked loop. On the H200
-    #: 6 (two quads of intervals + mask) was the fastest of 0-48; one-quad
-    #: batches (spheres at 6) and more than 4 quads were slower than the loop.
+    #: per batch (or 0) every tile keeps the bounds-checked loop. In one H200
+    #: sweep (a cold machine: rankings only) 6, two quads of intervals + mask,
+    #: was the fastest of 0-48 (10 % under the loop); one-quad batches
+    #: (spheres at 6) and batches of 8 or more quads were slower than the loop.
     preload = 6
     #: Tiles per workgroup, 1 or 2: with 2, a workgroup takes its second
     #: ticket after its first tile's look-back and loads that tile's first
-    #: batch while it writes the first tile's IDs.
+    #: batch while it writes the first tile's IDs (not yet timed on an H200).
     tiles_per_group = 1
     #: With two tiles per workgroup: True takes the second ticket right after
     #: the first tile's loads (its first batch then loads through the whole
