@@ -216,7 +216,7 @@ class FrameWindow:
             if average > 2 * base + 0.02 and self.limit > self.low:
                 self.limit -= 1
                 self._changed, self._full = now, False
-            elif average <= 1.5 * base + 0.01 and self._full and self.limit < self.high:
+            elif average <= 1.5 * base + 0.03 and self._full and self.limit < self.high:
                 self.limit += 1
                 self._changed, self._full = now, False
         return rtt
