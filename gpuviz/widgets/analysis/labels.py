@@ -138,6 +138,12 @@ class AnalysisOverlay:
         self._ring = GPUReadbackRing(device, byte_length=sum(n for _k, n in self._parts), slot_count=4,
                                      label="data-analysis-labels")
         self._recorded, self._pending = [], []
+        # Samples recorded inside a GPUCanvas draw: the canvas submits that
+        # encoder only after draw returns, so they are mapped from the next
+        # begin_draw on (a submit using a buffer pending a map aborts the
+        # process in wgpu-native). Anything that runs inside the draw (a
+        # control observer re-encoding, poll, prepare) must leave them alone.
+        self._drawing, self._held = False, []
         self._drawn = None
         self._key = None  # what the uploaded labels were laid out from
         self._serial = 0  # samples read
@@ -157,17 +163,36 @@ class AnalysisOverlay:
             slot.copy(encoder, data.buffer, source_offset=data.byte_offset, byte_length=size,
                       destination_offset=offset)
             offset += size
-        self._recorded.append(slot)
+        self._release_held()
+        (self._held if self._drawing else self._recorded).append(slot)
         return True
+
+    def _release_held(self) -> None:
+        # Outside a draw, the draws that held samples have returned and the
+        # canvas submitted their encoders; recording order is kept.
+        if not self._drawing and self._held:
+            self._recorded += self._held
+            self._held = []
+
+    def begin_draw(self) -> None:
+        """A canvas draw starts: samples recorded from here until
+        :meth:`end_draw` are mapped only after it (see ``_held``)."""
+        self._release_held()
+        self._drawing = True
+
+    def end_draw(self) -> None:
+        """The draw returned its encoder to the canvas (which submits it)."""
+        self._drawing = False
 
     @property
     def pending(self) -> bool:
         """Samples recorded or in flight that have not been read yet."""
-        return bool(self._recorded or self._pending)
+        return bool(self._recorded or self._pending or self._held)
 
     def _collect(self, *, wait: bool) -> None:
-        # Every encoder that recorded a sample was submitted before the next
-        # prepare / poll / settle (the widget and the canvas submit each frame).
+        self._release_held()
+        # Every slot in _recorded was copied into by an encoder already
+        # submitted (held ones join after their draw returned).
         for slot in self._recorded:
             slot.map_async()
         self._pending += self._recorded

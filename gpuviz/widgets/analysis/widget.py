@@ -386,6 +386,14 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
         Records nothing once the device is lost; never submits."""
         if self._check_usable("draw", raise_lost=False):
             return
+        overlay = self.graph.overlay  # text and axes over the plot: a label change never re-runs the graph
+        overlay.begin_draw()
+        try:
+            self._draw(encoder, target_view, size, overlay)
+        finally:
+            overlay.end_draw()
+
+    def _draw(self, encoder, target_view, size, overlay) -> None:
         width, height = (max(1, int(v)) for v in size)
         pw, ph = self.graph.plot_size
         scale = min(1.0, pw / width, ph / height)
@@ -399,7 +407,6 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
         if encoded:
             self._encode(encoder, render_size)
         self._pointer.after_frame(encoded and not self._offscreen)
-        overlay = self.graph.overlay  # text and axes over the plot: a label change never re-runs the graph
         overlay.prepare(self.device.queue, params=self._params, data=self.data, render_size=render_size,
                         target_size=(width, height), pixel_ratio=ratio,
                         hover=getattr(self, "_hover", None), brush=getattr(self, "_brush", None))
