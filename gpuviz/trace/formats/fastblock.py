@@ -26,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gpuviz.trace.formats.rawtext import args_text, raw_text, raw_to_binary, raw_to_ns
+from gpuviz.trace.formats.rawtext import args_text, id_text, raw_text, raw_to_binary, raw_to_ns
 
 __all__ = ["block_columns"]
 
@@ -81,26 +81,10 @@ def block_columns(events, first_index, block):
     return (ph,
             pa.array(list(map(_NAME, events)), pa.string()),
             pa.array(list(map(_CAT, events)), pa.string()),
-            _id_text(list(map(_PID, events))), _id_text(list(map(_TID, events))),
+            id_text(list(map(_PID, events))), id_text(list(map(_TID, events))),
             args_text(list(map(_ARGS, events))), ts_ns, ts_ok, dur_ns, dur_ok, has_dur, rare, flows)
 
 
 def _flow_v2_flags(events):
     """Does any event carry flow_in / flow_out / bind_id (decoded)?"""
     return any(map(_FLOW_IN, events)) or any(map(_FLOW_OUT, events)) or any(map(len, map(_BIND, events)))
-
-
-def _id_text(values):
-    """pid/tid (int or str from the fast Struct, Raw from the general one) -> text,
-    the same text as ``rawtext.id_text``."""
-    if not values:
-        return pa.array([], pa.string())
-    first = values[0]
-    if first.__class__ is int:
-        try:
-            return pc.cast(pa.array(values, pa.int64()), pa.string())
-        except (pa.ArrowException, TypeError, OverflowError, ValueError):
-            pass
-    if first.__class__ is msgspec.Raw:
-        return raw_text(raw_to_binary(values)).cast(pa.string())
-    return pa.array(list(map(str, values)), pa.string())
