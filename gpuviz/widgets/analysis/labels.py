@@ -138,12 +138,17 @@ class AnalysisOverlay:
         self._ring = GPUReadbackRing(device, byte_length=sum(n for _k, n in self._parts), slot_count=4,
                                      label="data-analysis-labels")
         self._recorded, self._pending = [], []
-        # Samples recorded inside a GPUCanvas draw: the canvas submits that
-        # encoder only after draw returns, so they are mapped from the next
-        # begin_draw on (a submit using a buffer pending a map aborts the
-        # process in wgpu-native). Anything that runs inside the draw (a
-        # control observer re-encoding, poll, prepare) must leave them alone.
+        # A sample is mapped only once the encoder it was copied in has been
+        # submitted (a submit using a buffer pending a map aborts the process
+        # in wgpu-native), whatever runs in between (a control observer that
+        # re-renders from inside an encode, poll, prepare). Until then it is
+        # held as (slot, encoder, recorded in a canvas draw): the widget says
+        # submitted(encoder) after its own submits; a canvas draw's samples
+        # are released by the next begin_draw (the canvas submits right after
+        # draw returns). Serials keep a late-released sample from replacing
+        # a newer one's stats.
         self._drawing, self._held = False, []
+        self._serials, self._next_serial, self._read_serial = {}, 0, -1
         self._drawn = None
         self._key = None  # what the uploaded labels were laid out from
         self._serial = 0  # samples read
@@ -163,21 +168,29 @@ class AnalysisOverlay:
             slot.copy(encoder, data.buffer, source_offset=data.byte_offset, byte_length=size,
                       destination_offset=offset)
             offset += size
-        self._release_held()
-        (self._held if self._drawing else self._recorded).append(slot)
+        self._serials[slot] = self._next_serial
+        self._next_serial += 1
+        self._held.append((slot, encoder, self._drawing))
         return True
 
-    def _release_held(self) -> None:
-        # Outside a draw, the draws that held samples have returned and the
-        # canvas submitted their encoders; recording order is kept.
-        if not self._drawing and self._held:
-            self._recorded += self._held
-            self._held = []
+    def _release(self, done) -> None:
+        keep = []
+        for item in self._held:
+            if done(item):
+                self._recorded.append(item[0])
+            else:
+                keep.append(item)
+        self._held = keep
+
+    def submitted(self, encoder) -> None:
+        """The caller submitted ``encoder``: the samples copied in it may map."""
+        self._release(lambda item: item[1] is encoder)
 
     def begin_draw(self) -> None:
-        """A canvas draw starts: samples recorded from here until
-        :meth:`end_draw` are mapped only after it (see ``_held``)."""
-        self._release_held()
+        """A canvas draw starts: earlier draws' encoders were submitted (the
+        canvas submits each when its draw returns); samples recorded until
+        :meth:`end_draw` are held like any other until then."""
+        self._release(lambda item: item[2])
         self._drawing = True
 
     def end_draw(self) -> None:
@@ -190,7 +203,6 @@ class AnalysisOverlay:
         return bool(self._recorded or self._pending or self._held)
 
     def _collect(self, *, wait: bool) -> None:
-        self._release_held()
         # Every slot in _recorded was copied into by an encoder already
         # submitted (held ones join after their draw returned).
         for slot in self._recorded:
@@ -203,8 +215,11 @@ class AnalysisOverlay:
             if data is None:
                 still.append(slot)
             else:
-                self.stats = self._parse(data)
-                self._serial += 1
+                serial = self._serials.pop(slot, 0)
+                if serial > self._read_serial:  # an older sample released late never replaces a newer one
+                    self._read_serial = serial
+                    self.stats = self._parse(data)
+                    self._serial += 1
         self._pending = still
 
     def _parse(self, data: bytes) -> dict:
@@ -226,7 +241,9 @@ class AnalysisOverlay:
         return self.enabled and self._changed()
 
     def settle(self) -> None:
-        """Wait for every sample in flight (``draw_offscreen``: exact labels)."""
+        """Wait for every sample in flight (``draw_offscreen``: exact labels).
+        Only after every encoder that sampled was submitted, outside a draw."""
+        self._release(lambda item: True)
         self._collect(wait=True)
 
     def _changed(self) -> bool:

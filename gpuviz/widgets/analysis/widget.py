@@ -365,6 +365,7 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
         encoder = self.device.create_command_encoder(label="data-analysis-update")
         self._encode(encoder, self._canvas_size)
         self.device.queue.submit([encoder.finish()])
+        self.graph.overlay.submitted(encoder)
         self.inspector.poll()
         self.graph.overlay.poll()
         self._pointer.request()  # the hover values after this change (submitted after it)

@@ -49,6 +49,23 @@ def test_a_drawn_frame_maps_its_label_sample_only_after_the_submit():
             assert fresh[0].state == "acquired", (frame, fresh[0].state)  # not mapped before the submit
             device.queue.submit([encoder.finish()])
         overlay.settle()  # after the submits every sample maps and is read
+        widget._dirty = False
+        # A parameter change re-rendering from inside another one's encode
+        # (a control observer fired by update_legend): the outer encoder is
+        # submitted last, so its sample must not be mapped by the inner poll.
+        outer = []
+
+        def nested_apply():
+            legend()
+            if not outer:
+                outer.append(acquired[-1])
+                widget._frame()  # the inner change: encodes, submits, polls the labels
+                assert outer[0].state == "acquired", outer[0].state
+        widget._controls.update_legend = nested_apply
+        widget._frame()
+        assert outer and len(acquired) >= 2
+        overlay.settle()
+        assert all(slot.state == "released" for slot in acquired)
         assert all(slot.state == "released" for slot in acquired)
         assert overlay.stats is not None and overlay.stats["hist_max"] > 0
     finally:
