@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import json
+from dataclasses import replace
 
 import numpy as np
 
@@ -94,11 +95,28 @@ def _queue_minimap(overlay, host, geometry, minimap, cache):
     overlay.text("minimap", x=6, y=top + 6, color=MUTED_COLOR, max_width=GUTTER - 10)
 
 
+def _inside(labels, lo, hi, measure, gap=6.0):
+    """Centred tick labels kept within [lo, hi] (the tracks reach the
+    canvas edge, so an end label would be cut): one that overhangs moves
+    inside, or is dropped where it would then crowd its neighbour."""
+    kept, right_of_last = [], lo - gap
+    for text, x, y, anchor, max_width in labels:
+        half = measure(text) / 2
+        x = min(max(x, lo + half), hi - half)
+        if x - half < right_of_last + gap:
+            continue
+        kept.append((text, x, y, anchor, max_width))
+        right_of_last = x + half
+    return tuple(kept)
+
+
 def _queue_axis(overlay, host, geometry):
     t0 = host.extent[0]
     axis = Axis(side="top", domain=(geometry.window[0] - t0, geometry.window[1] - t0), scale="time", grid=True)
-    rect = (GUTTER, TRACKS_TOP, geometry.width, geometry.bottom)
-    overlay.axis(axis.layout(rect, measure=overlay.measure, line_height=overlay.line_height))
+    rect = (GUTTER, TRACKS_TOP, geometry.plot_width, geometry.bottom - TRACKS_TOP)  # (x, y, w, h)
+    layout = axis.layout(rect, measure=overlay.measure, line_height=overlay.line_height)
+    grid = tuple(g for g in layout.grid if GUTTER + 1.5 <= g[0] <= geometry.width - 1.5)  # not on the plot's edges
+    overlay.axis(replace(layout, labels=_inside(layout.labels, GUTTER, geometry.width, overlay.measure), grid=grid))
     overlay.text("time since trace start", x=6, y=TRACKS_TOP - AXIS_HEIGHT + 4, color=MUTED_COLOR,
                  max_width=GUTTER - 10)
 

@@ -418,3 +418,25 @@ def test_capacity_tier_chosen_at_load(viewer):
     viewer.search = "a"
     draw(viewer)
     assert viewer.compile_count == 1
+
+
+def test_time_axis_ticks_sit_where_their_times_are_drawn(viewer, monkeypatch):
+    """Each tick of the time axis is at the x where a span starting at that
+    time starts (the tracks' scale), and no tick label runs past the canvas
+    or into the gutter."""
+    from gpuviz.render.overlay import PlotOverlay
+    captured = []
+    monkeypatch.setattr(PlotOverlay, "axis", lambda self, layout, **kw: captured.append(layout))
+    for window in [None, (1_000_000, 3_500_000)]:
+        if window is not None:
+            viewer.time_window = (viewer.host.extent[0] + window[0], viewer.host.extent[0] + window[1])
+        captured.clear()
+        draw(viewer)
+        geometry = viewer._geometry()
+        (layout,) = captured[-1:]
+        assert len(layout.values) >= 3
+        expected = [geometry.x_of(viewer.host.extent[0] + v) for v in layout.values]
+        np.testing.assert_allclose(layout.pixels, expected, atol=0.01)
+        for text, x, _y, _anchor, _w in layout.labels:
+            half = viewer._overlay.measure(text) / 2
+            assert GUTTER - 0.5 <= x - half and x + half <= geometry.width + 0.5, (text, x)
