@@ -41,39 +41,6 @@ _ERROR_BYTE = re.compile(r"\(byte (\d+)\)")
 _EMPTY = msgspec.Raw(b"")
 
 
-class Event(msgspec.Struct, gc=False, omit_defaults=True):
-    """One Trace Event; ``Raw`` fields keep the exact JSON text."""
-    ph: str = ""
-    name: str = ""
-    cat: str = ""
-    pid: msgspec.Raw = _EMPTY
-    tid: msgspec.Raw = _EMPTY
-    ts: msgspec.Raw = _EMPTY
-    dur: msgspec.Raw = _EMPTY
-    args: msgspec.Raw = _EMPTY
-    id: msgspec.Raw = _EMPTY
-    id2: msgspec.Raw = _EMPTY
-    bp: str = ""
-    s: str = ""
-    bind_id: msgspec.Raw = _EMPTY
-    flow_in: bool = False
-    flow_out: bool = False
-
-
-class _FastEvent(Event, gc=False, omit_defaults=True):
-    """Event with pid/tid decoded as int or str (cheaper than Raw text);
-    a block where they are anything else is decoded again as Event."""
-    pid: int | str = ""
-    tid: int | str = ""
-
-
-_DECODER = msgspec.json.Decoder(list[Event])
-_FAST_DECODER = msgspec.json.Decoder(list[_FastEvent])
-_RAW_LIST = msgspec.json.Decoder(list[msgspec.Raw])
-_HEADER = msgspec.json.Decoder(dict[str, msgspec.Raw])
-_RARE_ENCODER = msgspec.json.Encoder()
-
-
 class _Rare(msgspec.Struct, gc=False):
     """What the phase logic reads of a kept event (pid/tid/ts/dur are columns)."""
     ph: str = ""
@@ -89,6 +56,27 @@ class _Rare(msgspec.Struct, gc=False):
     flow_out: bool = False
 
 
+class Event(_Rare, gc=False, omit_defaults=True):
+    """One Trace Event: the fields of a kept event plus those that become
+    columns; ``Raw`` fields keep the exact JSON text."""
+    pid: msgspec.Raw = _EMPTY
+    tid: msgspec.Raw = _EMPTY
+    ts: msgspec.Raw = _EMPTY
+    dur: msgspec.Raw = _EMPTY
+
+
+class _FastEvent(Event, gc=False, omit_defaults=True):
+    """Event with pid/tid decoded as int or str (cheaper than Raw text);
+    a block where they are anything else is decoded again as Event."""
+    pid: int | str = ""
+    tid: int | str = ""
+
+
+_DECODER = msgspec.json.Decoder(list[Event])
+_FAST_DECODER = msgspec.json.Decoder(list[_FastEvent])
+_RAW_LIST = msgspec.json.Decoder(list[msgspec.Raw])
+_HEADER = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_RARE_ENCODER = msgspec.json.Encoder()
 _RARE_DECODER = msgspec.json.Decoder(list[_Rare])
 
 
