@@ -18,7 +18,7 @@ import argparse
 import os
 import time
 
-__all__ = ["main", "BENCHMARK_MODULES", "CORE_BENCHMARKS"]
+__all__ = ["main", "run_benchmarks", "BENCHMARK_MODULES", "CORE_BENCHMARKS"]
 
 #: Every benchmark: name -> "module:function" inside gpuviz.bench, imported
 #: only when that benchmark runs (so one benchmark's peers never load for
@@ -65,30 +65,46 @@ def main(argv=None, *, command: str | None = None) -> int:
     parser.add_argument("--variants", action="store_true", help="also time tuning variants")
     parser.add_argument("--json", metavar="PATH", help="write the header and every table's rows to PATH")
     args = parser.parse_args(argv)
+    names = list(CORE_BENCHMARKS) if args.name == "all" else [args.name]
+    from .harness import parse_sizes
+
+    def job(name):
+        def run(device, peers, report):
+            sizes = parse_sizes(args.sizes) if args.sizes else (parse_sizes(CORE_SIZES) if name in CORE_BENCHMARKS
+                                                                 else None)
+            load_benchmark(name)(device, sizes, args.runs, variants=args.variants, peers=peers, report=report)
+        return name, run
+    return run_benchmarks([job(name) for name in names], prog="gpuviz.bench", argv=argv, command=command,
+                          json_path=args.json)
+
+
+def run_benchmarks(jobs, *, prog, argv=None, command=None, json_path=None, warm_seconds=0.5) -> int:
+    """The run every benchmark command shares: a device, the run header,
+    ``warm_seconds`` of GPU work, then each ``(name, run(device, peers,
+    report))`` job (one whose output did not match numpy prints nothing and
+    is recorded as a failure), the total time and ``json_path``. Returns 0
+    when every job matched. Prints; does not parse arguments."""
     os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
 
     import gpuviz
 
-    from .harness import Mismatch, Peers, parse_sizes, print_run_header, warm_up
+    from .harness import Mismatch, Peers, print_run_header, warm_up
     from .tables import Report
 
     device = gpuviz.request_device()
     peers = Peers()
-    report = Report(print_run_header(device, prog="gpuviz.bench", argv=argv, peers=peers, command=command))
-    names = list(CORE_BENCHMARKS) if args.name == "all" else [args.name]
+    report = Report(print_run_header(device, prog=prog, argv=argv, peers=peers, command=command))
     started = time.perf_counter()
-    warm_up(device)
-    for name in names:
+    warm_up(device, warm_seconds)
+    for name, run in jobs:
         try:
-            sizes = parse_sizes(args.sizes) if args.sizes else (parse_sizes(CORE_SIZES) if name in CORE_BENCHMARKS
-                                                                 else None)
-            load_benchmark(name)(device, sizes, args.runs, variants=args.variants, peers=peers, report=report)
+            run(device, peers, report)
         except Mismatch as exc:
             print(f"{name}: NOT PRINTED, output did not match numpy: {exc}")
             report.failures.append({"benchmark": name, "error": str(exc)})
     report.header["total_s"] = round(time.perf_counter() - started, 1)
     print(f"\n(total {report.header['total_s']:.1f} s)")
-    if args.json:
-        report.write(args.json)
-        print(f"results: {args.json}")
+    if json_path:
+        report.write(json_path)
+        print(f"results: {json_path}")
     return 1 if report.failures else 0

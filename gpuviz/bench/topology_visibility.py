@@ -303,8 +303,6 @@ def main(argv=None) -> int:
     """``python -m gpuviz.bench.topology_visibility``: the visibility cases
     alone (the run header, ``--json``), with ``--variants`` the tuning sweep
     too."""
-    import os
-
     parser = argparse.ArgumentParser(prog="python -m gpuviz.bench.topology_visibility",
                                      description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default=None, help="comma-separated row counts (K/M suffixes; default 25M)")
@@ -313,32 +311,19 @@ def main(argv=None) -> int:
     parser.add_argument("--sweep-only", action="store_true", help="only the tuning sweep")
     parser.add_argument("--json", metavar="PATH", help="write the header and the tables' rows to PATH")
     args = parser.parse_args(argv)
-    os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
-
-    import gpuviz
-
-    from .harness import Peers, parse_sizes, print_run_header, warm_up
-
-    device = gpuviz.request_device()
-    peers = Peers()
-    report = Report(print_run_header(device, prog="gpuviz.bench.topology_visibility", argv=argv, peers=peers))
+    from . import run_benchmarks
+    from .harness import parse_sizes
     sizes = parse_sizes(args.sizes) if args.sizes else None
-    started = time.perf_counter()
-    warm_up(device, 1.5)  # a fresh machine's clocks rise for a while (the 03:23 sweep ran cold)
-    try:
-        if not args.sweep_only:
-            bench_visibility(device, sizes, args.runs, peers=peers, report=report)
-        if args.variants or args.sweep_only:
-            bench_visibility_tunings(device, sizes, args.runs, report=report)
-    except Mismatch as exc:
-        print(f"visibility: NOT PRINTED, output did not match numpy: {exc}")
-        report.failures.append({"benchmark": "topology visibility", "error": str(exc)})
-    report.header["total_s"] = round(time.perf_counter() - started, 1)
-    print(f"\n(total {report.header['total_s']:.1f} s)")
-    if args.json:
-        report.write(args.json)
-        print(f"results: {args.json}")
-    return 1 if report.failures else 0
+    jobs = []
+    if not args.sweep_only:
+        jobs.append(("topology visibility",
+                     lambda device, peers, report: bench_visibility(device, sizes, args.runs, peers=peers, report=report)))
+    if args.variants or args.sweep_only:
+        jobs.append(("topology visibility tunings",
+                     lambda device, peers, report: bench_visibility_tunings(device, sizes, args.runs, report=report)))
+    # a fresh machine's clocks rise for a while (the 03:23 sweep ran cold)
+    return run_benchmarks(jobs, prog="gpuviz.bench.topology_visibility", argv=argv, json_path=args.json,
+                          warm_seconds=1.5)
 
 
 if __name__ == "__main__":
