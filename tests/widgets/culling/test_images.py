@@ -21,6 +21,8 @@ import pytest
 from gpuviz.widgets.culling.graph import COLORS
 from gpuviz.widgets.culling.widget import FrustumCulling
 
+from .frames import render as render_frame
+
 W, H = 640, 320
 RING = 36
 NEAR_ROW, FAR_ROW = RING, RING + 1
@@ -154,8 +156,6 @@ def test_pick_returns_the_front_instance_and_highlights_it(ring):
 def test_dense_overview_points_show_the_same_colours(device):
     """The overview of dense scenes draws culled rows as one-pixel points
     (forced here on the ring): the same colours at the same places."""
-    import wgpu
-
     from gpuviz.tables import GPUData
     from gpuviz.widgets.culling.camera import Camera
     from gpuviz.widgets.culling.frame import CullingFrame
@@ -166,14 +166,7 @@ def test_dense_overview_points_show_the_same_colours(device):
                          overview_points=True)
     frame.set_render_size((W, H))
     frame.set_camera(Camera.checked(eye=(0.0, 0.0, 0.0), target=(10.0, 0.0, 0.0), near=0.5))
-    texture = device.create_texture(size=(W, H, 1), format="rgba8unorm",
-                                    usage=wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.COPY_SRC)
-    encoder = device.create_command_encoder()
-    frame.encode(encoder)
-    frame.present(encoder, texture.create_view(), (W, H))
-    device.queue.submit([encoder.finish()])
-    image = np.frombuffer(device.queue.read_texture({"texture": texture}, {"bytes_per_row": 4 * W, "rows_per_image": H},
-                                                     (W, H, 1)), np.uint8).reshape(H, W, 4)
+    image = render_frame(device, frame, (W, H))
     save("culling-ring-points.png", image)
     visible = oracle(spheres, frame.planes())
     x0, z0, x1, z1 = frame.overview_bounds
@@ -192,4 +185,3 @@ def test_dense_overview_points_show_the_same_colours(device):
         checked += 1
     assert checked > 20
     frame.destroy()
-    texture.destroy()

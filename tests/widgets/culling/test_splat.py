@@ -14,7 +14,6 @@ import math
 
 import numpy as np
 import pytest
-import wgpu
 
 from gpuviz.tables import GPUData
 from gpuviz.tables.readback import read_array
@@ -22,6 +21,8 @@ from gpuviz.widgets.culling.camera import Camera
 from gpuviz.widgets.culling.frame import CullingFrame
 from gpuviz.widgets.culling.graph import COLORS
 from gpuviz.widgets.culling.scene import scene_extent
+
+from .frames import render as render_frame
 
 W, H = 640, 320  # the perspective viewport is 320 x 320
 HALF = W // 2
@@ -71,16 +72,7 @@ def frame(device, request):
 
 
 def render(device, frame):
-    texture = device.create_texture(size=(W, H, 1), format="rgba8unorm",
-                                    usage=wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.COPY_SRC)
-    encoder = device.create_command_encoder()
-    frame.encode(encoder)
-    frame.present(encoder, texture.create_view(), (W, H))
-    device.queue.submit([encoder.finish()])
-    image = np.frombuffer(device.queue.read_texture({"texture": texture}, {"bytes_per_row": 4 * W, "rows_per_image": H},
-                                                     (W, H, 1)), np.uint8).reshape(H, W, 4)
-    texture.destroy()
-    return image
+    return render_frame(device, frame, (W, H))
 
 
 def test_large_list_is_numpys_projection(device, frame):
