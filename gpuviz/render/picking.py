@@ -56,13 +56,19 @@ class GPUIndexPickingTarget:
     label : str
         Names the textures, their graph imports (``"{label}-objects"``,
         ``"{label}-batches"``) and errors.
+    storage : bool
+        Also give the textures STORAGE_BINDING usage, for a compute pass
+        that writes the IDs (``texture_storage_2d<r32uint, write>``).
 
     Attributes
     ----------
     object_texture, batch_texture : wgpu.GPUTexture or None
-        r32uint, RENDER_ATTACHMENT | TEXTURE_BINDING | COPY_SRC.
+        r32uint, RENDER_ATTACHMENT | TEXTURE_BINDING | COPY_SRC (| STORAGE_BINDING
+        with ``storage=True``).
     size : (int, int)
     batches : bool
+    usage : int
+        The textures' wgpu.TextureUsage flags.
     generation : int
         Incremented by every :meth:`resize`; graphs built for an older
         generation import stale textures and must be rebuilt.
@@ -87,7 +93,7 @@ class GPUIndexPickingTarget:
     #: Format of both attachments.
     FORMAT = PICKING_FORMAT
 
-    def __init__(self, device, *, size, batches: bool = False, label: str = "picking"):
+    def __init__(self, device, *, size, batches: bool = False, label: str = "picking", storage: bool = False):
         if not isinstance(device, wgpu.GPUDevice):
             raise GraphTypeError(f'{NAME} "{label}" needs a wgpu.GPUDevice (got {type(device).__name__})')
         if not isinstance(label, str) or not label:
@@ -95,6 +101,7 @@ class GPUIndexPickingTarget:
         self.device = device
         self.label = label
         self.batches = bool(batches)
+        self.usage = TEXTURE_USAGE | (TU.STORAGE_BINDING if storage else 0)
         self.generation = 0
         self.object_texture = self.batch_texture = None
         self._destroyed = False
@@ -118,7 +125,7 @@ class GPUIndexPickingTarget:
 
         def make(name):
             return self.device.create_texture(label=f"{self.label}-{name}", size=(width, height, 1),
-                                              format=PICKING_FORMAT, usage=TEXTURE_USAGE)
+                                              format=PICKING_FORMAT, usage=self.usage)
         self.object_texture = make("objects")
         self.batch_texture = make("batches") if self.batches else None
 
@@ -184,7 +191,7 @@ class GPUIndexPickingTarget:
             id = f"{self.label}-{name}"
             handle = graph.textures.get(id)
             if handle is None:
-                handle = graph.import_texture(id=id, size=self.size, format=PICKING_FORMAT, usage=TEXTURE_USAGE,
+                handle = graph.import_texture(id=id, size=self.size, format=PICKING_FORMAT, usage=self.usage,
                                               texture=texture)
             elif handle.texture is not texture:
                 raise GraphStateError(f'{NAME} "{self.label}" was resized (generation {self.generation}) after '

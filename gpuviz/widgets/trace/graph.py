@@ -9,11 +9,18 @@ Nodes::
                   the drawn rows with its count written into the SPANS draw
                   record, sub-pixel merging (MERGED) and collapsed-process
                   density (DENSITY) records
-    tracks        render node: replays one render bundle recorded at compile
-                  time: the background, the SPANS, MERGED and DENSITY
-                  indirect draws and the selection's link segments. Colour
-                  into the frame texture, span IDs into a
-                  GPUIndexPickingTarget.
+    tracks        compute node (:mod:`.tracks`, shaders/tracks.wgsl): the
+                  visible spans and the merged and density runs mark the
+                  (layout row, pixel column) cells they cover, then one
+                  invocation per pixel of the render-size corner writes its
+                  colour into the frame texture and its span ID (NO_ID for
+                  the background, merged and density pixels) into a
+                  GPUIndexPickingTarget: row gaps, density bar heights,
+                  search and focus dimming, hover and the selection ring.
+                  No rasterisation: a data-centre GPU runs pixel shaders on
+                  a small part of its die.
+    links         render node: the selection's link segments blended over
+                  the frame texture (our own indirect draw record).
     pick          GPUIndexPickingTarget pixel pass: the span ID under a pixel
                   (the pointer's, each frame, or :meth:`TraceGraph.pick`'s).
     labels        the drawn spans wide enough for a label, from the frame's
@@ -25,9 +32,9 @@ read back without waiting a frame or two later.
 
 A view change is :meth:`GPUTraceFrame.write` (a few parameter buffers) and
 our 80-byte ``view`` uniform; the selection a bit set; links the
-``segments``: buffer writes only, never a recompilation. The attachments
-have a fixed maximum size (:data:`FRAME_SIZE`); a frame draws into their
-top-left corner.
+``segments``: buffer writes only, never a recompilation. The textures have
+a fixed maximum size (:data:`FRAME_SIZE`); a frame writes their top-left
+corner (``render_size``) only.
 """
 
 from __future__ import annotations
@@ -36,14 +43,13 @@ import numpy as np
 import wgpu
 
 from ...graph import GPUCommandGraph
-from ...graph.compat import device_cache
 from ...errors import GraphValidationError
-from ...graph.shaders import shader_module, wgsl
 from ...render.draw_commands import DrawCommandBuffer
 from ...render.picking import NO_ID, GPUIndexPickingTarget
-from ...trace.interaction import DENSITY, MERGED, SPANS, STATS, GPUTraceFrame
+from ...trace.interaction import SPANS, GPUTraceFrame
 from ..canvas import TEXTURE_FORMAT
 from .labels import ViewSampler, add_label_node, label_bytes
+from .tracks import RECORD_BINDINGS, add_links_node, add_tracks_node, spread_capacity
 
 __all__ = ["TraceGraph", "FRAME_SIZE", "BACKGROUND", "MAX_SEGMENTS", "VIEW_FLAGS", "bench_frame"]
 
@@ -56,8 +62,7 @@ VIEW_FLAGS = {"search": 2, "focus": 8}
 LINKS_RECORD = 0
 ROW_CAPACITY = 128
 LABEL_PX = 28.0  # the bench rig's label width (chrome.MIN_LABEL_PX at scale 1)
-MAX_RECORD_CHUNKS = 4  # records.wgsl binds up to 4 record chunks
-TRACKS_RECORD_BINDINGS = (1, 12, 13, 14)
+MAX_RECORD_CHUNKS = len(RECORD_BINDINGS)  # records.wgsl binds up to 4 record chunks
 
 
 def _words(bits: int) -> int:
@@ -150,11 +155,16 @@ class TraceGraph:
         self._owned.append(self.draws)
         self.draws.write(LINKS_RECORD, vertex_count=6, instance_count=0)
         size = (*self.frame_size, 1)
-        self.color = device.create_texture(label="trace-viewer-frame", size=size, format=TEXTURE_FORMAT,
-                                           usage=TU.RENDER_ATTACHMENT | TU.TEXTURE_BINDING | TU.COPY_SRC)
+        usage = TU.STORAGE_BINDING | TU.RENDER_ATTACHMENT | TU.TEXTURE_BINDING | TU.COPY_SRC
+        self.color = device.create_texture(label="trace-viewer-frame", size=size, format=TEXTURE_FORMAT, usage=usage)
         self._owned.append(self.color)
-        self.picking = GPUIndexPickingTarget(device, size=self.frame_size, label="trace-viewer-picking")
+        self.picking = GPUIndexPickingTarget(device, size=self.frame_size, label="trace-viewer-picking", storage=True)
         self._owned.append(self.picking)
+        # the tracks' cells: one word per (layout row from the first shown one, pixel column)
+        self.cell_rows = self.frame.row_capacity
+        self.cells = self._buffer("cells", 4 * self.cell_rows * self.frame_size[0], BU.STORAGE)
+        self.spread = self._buffer("spread", 16 + 16 * spread_capacity(self.cell_rows, self.frame_size[0]),
+                                   BU.STORAGE)
 
     def _import(self, graph, id, buffer, fmt="uint32", length=None):  # noqa: D401
         handle = graph.import_buffer(id=id, byte_length=buffer.size, usage=buffer.usage, buffer=buffer)
@@ -167,23 +177,25 @@ class TraceGraph:
         fv = self.frame.views
         view, _ = self._import(graph, "view", self.view)
         records = tuple(scene_views["records-chunks"])
-        handles = [(view, "uniform"), *[(r, "storage-read") for r in records]]
-        for name in ("name_colours", "selection", "segments"):
+        reads = [(view, "uniform"), *[(r, "storage-read") for r in records]]
+        for name in ("name_colours", "selection"):
             handle, _ = self._import(graph, name.replace("_", "-"), getattr(self, name))
-            handles.append((handle, "storage-read"))
-        handles += [(fv[name], "storage-read") for name in
-                    ("thread_rows", "visible_rows", "merged", "density", "stats", "focus_mask", "search_mask")]
-        handles.append((fv["draw_commands"].handle, "indirect"))
-        links = graph.import_buffer(id="links-draw", byte_length=self.draws.byte_length,
-                                    usage=self.draws.buffer.usage, buffer=self.draws.buffer)
-        handles.append((links, "indirect"))
+            reads.append((handle, "storage-read"))
+        reads += [(fv[name], "storage-read") for name in
+                  ("thread_rows", "visible_rows", "merged", "density", "stats", "focus_mask", "search_mask")]
+        reads.append((fv["draw_commands"].handle, "storage-read"))
+        scratch = [(self._import(graph, name, getattr(self, name))[0], "storage-read-write")
+                   for name in ("cells", "spread")]
         frame = graph.import_texture(id="frame", size=(*self.frame_size, 1), format=TEXTURE_FORMAT,
                                      usage=self.color.usage, texture=self.color)
-        # load, not clear: the background draw covers the corner a frame uses (colour and NO_ID)
-        attachments = [{"view": frame, "load_op": "load", "store_op": "store"},
-                       *self.picking.color_attachments(graph, load_op="load")]
-        graph.add_render_node(id="tracks", resources=handles, compile=self._compile_tracks,
-                              color_attachments=attachments)
+        objects = self.picking.import_into(graph).objects
+        add_tracks_node(self, graph, background=BACKGROUND, resources=[
+            *reads, *scratch, (frame, "storage-texture-write"), (objects, "storage-texture-write")])
+        segments, _ = self._import(graph, "segments", self.segments)
+        links = graph.import_buffer(id="links-draw", byte_length=self.draws.byte_length,
+                                    usage=self.draws.buffer.usage, buffer=self.draws.buffer)
+        add_links_node(self, graph, frame_texture=frame, resources=[
+            (view, "uniform"), (segments, "storage-read"), (links, "indirect")])
         _, position = self._import(graph, "pick-position", self.pick_position, length=2)
         _, output = self._import(graph, "pick-output", self.pick_output, length=2)
         self.picking.add_pixel_pass(graph, id="pick", position=position, output=output)
@@ -198,72 +210,13 @@ class TraceGraph:
         self.sampler = ViewSampler(self.device, stats=self.frame.stats, pick_output=self.pick_output,
                                    labels=self.labels)
 
-    def _pipelines(self, device):
-        cache = device_cache(device, "trace-viewer-pipelines")
-        key = f"made-{self.scene.chunk_rows}"
-        if key in cache:
-            return cache[key]
-        module = shader_module(device, wgsl("widgets/trace/shaders/tracks.wgsl", density_max_word=STATS["density_max"],
-                                            background=[repr(float(c)) for c in BACKGROUND],
-                                            chunk_rows=self.scene.chunk_rows, records_bindings=TRACKS_RECORD_BINDINGS),
-                               label="trace-viewer-tracks")
-        visibility = wgpu.ShaderStage.VERTEX | wgpu.ShaderStage.FRAGMENT
-        entries = [{"binding": 0, "visibility": visibility, "buffer": {"type": "uniform"}}]
-        entries += [{"binding": b, "visibility": visibility, "buffer": {"type": "read-only-storage"}}
-                    for b in range(1, 15)]
-        group = device.create_bind_group_layout(label="trace-viewer", entries=entries)
-        layout = device.create_pipeline_layout(label="trace-viewer", bind_group_layouts=[group])
-        blend = {"color": {"src_factor": "src-alpha", "dst_factor": "one-minus-src-alpha", "operation": "add"},
-                 "alpha": {"src_factor": "one", "dst_factor": "one-minus-src-alpha", "operation": "add"}}
-        made = {"group": group}
-        for name, vertex, fragment in (("background", "vs_background", "fs_plain"), ("spans", "vs_span", "fs_span"),
-                                       ("merged", "vs_merged", "fs_plain"), ("density", "vs_density", "fs_plain"),
-                                       ("links", "vs_link", "fs_plain")):
-            made[name] = device.create_render_pipeline(
-                label=f"trace-viewer-{name}", layout=layout,
-                vertex={"module": module, "entry_point": vertex, "buffers": []},
-                primitive={"topology": "triangle-list"},
-                fragment={"module": module, "entry_point": fragment,
-                          "targets": [{"format": TEXTURE_FORMAT, "blend": blend},
-                                      dict(self.picking.color_targets()[0],
-                                           write_mask=0 if name in ("links", "merged", "density") else 0xF)]})
-        cache[key] = made
-        return made
-
-    def _compile_tracks(self, ctx):
-        """Record the tracks bundle once; every encoding replays it."""
-        device = ctx.device
-        made = self._pipelines(device)
+    def record_bindings(self) -> list:
+        """The scene's record chunk buffers for the tracks' 4 record bindings
+        (an empty scene: one never-read record; unused bindings repeat the first)."""
         chunks = [buffer for _, _, buffer in self.scene.record_chunks]
-
-        def whole(buffer):
-            return {"buffer": buffer, "offset": 0, "size": buffer.size}
-        f = self.frame
-        if chunks[0].size < 48:  # an empty scene: bind one (never read) record so the binding is large enough
+        if chunks[0].size < 48:
             chunks = [self._buffer("no-records", 48, BU.STORAGE)]
-        chunks += [chunks[0]] * (MAX_RECORD_CHUNKS - len(chunks))  # unused chunk bindings (never read)
-        buffers = [self.view, chunks[0], f.thread_rows, self.name_colours, self.selection, self.segments,
-                   f.visible_rows, f.merged, f.density, f.stats, f.focus_mask, f.search_mask, *chunks[1:]]
-        group = device.create_bind_group(label="trace-viewer", layout=made["group"], entries=[
-            {"binding": k, "resource": whole(b)} for k, b in enumerate(buffers)])
-        encoder = device.create_render_bundle_encoder(label="trace-viewer-tracks",
-                                                      color_formats=[TEXTURE_FORMAT, "r32uint"])
-        encoder.set_bind_group(0, group)
-        encoder.set_pipeline(made["background"])
-        encoder.draw(3)
-        for name, record in (("density", DENSITY), ("merged", MERGED), ("spans", SPANS)):
-            encoder.set_pipeline(made[name])
-            f.draw_commands.draw(encoder, record)
-        encoder.set_pipeline(made["links"])
-        self.draws.draw(encoder, LINKS_RECORD)
-        bundle = encoder.finish()
-
-        def encode(render_pass, frame):
-            w, h = self.render_size
-            render_pass.set_viewport(0, 0, w, h, 0.0, 1.0)
-            render_pass.set_scissor_rect(0, 0, w, h)
-            render_pass.execute_bundles([bundle])
-        return encode
+        return chunks + [chunks[0]] * (MAX_RECORD_CHUNKS - len(chunks))
 
     # ------------------------------------------------------------ writes
     def write_view(self, *, origin_rel: int, end_rel: int, min_duration: int, render_size, px_per_ns: float,

@@ -1,14 +1,19 @@
-// TraceViewer: the tracks, replayed every frame from a render bundle
-// recorded once, drawing what a GPUTraceFrame computed this frame:
-//   spans    one instance per compacted visible row (instanceCount = the
-//            frame's SPANS record), placed from exact 64-bit times
-//   merged   one rect per run of pixel columns of sub-pixel spans (MERGED)
-//   density  bars of collapsed processes' summary rows (DENSITY)
-//   links    thick segments of the selection's links (our own record)
-// Names colour the rects (a table per name ID); the search, focus,
-// selection and hover change their shade. Every pipeline writes colour
-// (location 0) and the span ID (location 1, r32uint: the picking target;
-// merged and density rects write NO_ID). Physical pixels, origin top-left.
+// TraceViewer: the tracks, written by compute from what a GPUTraceFrame
+// computed this frame (no rasterisation: a data-centre GPU runs vertex and
+// pixel shaders on a small part of its die):
+//   clear    zero the cells and the spread list
+//   scatter  per record (visible span k, merged run, density run): the
+//            pixel columns its rect covers in its layout row, marked in the
+//            cells as atomicMax((kind << 30) | index): spans over merged
+//            over density, a later record over an earlier one of its kind
+//            (the draw order of instanced rects); runs over SHORT columns
+//            go to the spread list instead
+//   spread   one workgroup per listed run, its lanes over the columns
+//   resolve  per pixel: its layout row from y, the cell of (row, x) ->
+//            colour into the frame texture, span ID (or NO_ID) into the
+//            picking target's objects texture
+// A rect covers the pixels whose centres lie in [x0, x1) x [y0, y1), the
+// rasteriser's rule for an axis-aligned quad. Physical pixels, origin top-left.
 {% include "trace/shaders/trace_span.wgsl" %}
 
 {% include "widgets/trace/shaders/view.wgsl" %}
@@ -18,33 +23,157 @@ const VIEW_FOCUS: u32 = 8u;
 const NO_ID: u32 = 0xffffffffu;
 const DENSITY: vec3<f32> = vec3<f32>(0.42, 0.58, 0.86);
 const BACKGROUND: vec3<f32> = vec3<f32>({{ background | join(", ") }});
+const KIND_DENSITY: u32 = 1u;
+const KIND_MERGED: u32 = 2u;
+const KIND_SPAN: u32 = 3u;
+const INDEX_MASK: u32 = 0x3fffffffu;
+const SHORT: i32 = 32;  // columns a scatter invocation writes itself
+
+override ROWS: u32;              // layout rows the cells hold, from view.first_row
+override COLS: u32;              // cells per row (the frame texture's width)
+override SPREAD_CAPACITY: u32;   // runs the spread list holds
+override SPANS_WORD: u32;        // instance_count words of the frame's draw records
+override MERGED_WORD: u32;
+override DENSITY_WORD: u32;
+override DENSITY_MAX_WORD: u32;  // stats word: the largest density count
+
+struct Spread {
+    count: atomic<u32>,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
+    runs: array<vec4<u32>>,  // (first cell, columns, value, 0)
+}
 
 @group(0) @binding(0) var<uniform> view: View;
 {% include "widgets/trace/shaders/records.wgsl" %}
 @group(0) @binding(2) var<storage, read> thread_rows: array<u32>;     // frame: first layout row per thread
 @group(0) @binding(3) var<storage, read> name_colours: array<u32>;    // rgba8 per name ID
 @group(0) @binding(4) var<storage, read> selection: array<u32>;       // bit per span ID
-@group(0) @binding(5) var<storage, read> segments: array<vec4<f32>>;  // per link: (x0, y0, x1, y1) logical, rgba
-@group(0) @binding(6) var<storage, read> visible_rows: array<u32>;    // frame: compacted scene rows
-@group(0) @binding(7) var<storage, read> merged: array<vec4<u32>>;    // frame: (row, x0, x1, name)
-@group(0) @binding(8) var<storage, read> density: array<vec4<u32>>;   // frame: (row, x0, x1, count)
-@group(0) @binding(9) var<storage, read> stats: array<u32>;           // frame: STATS words
-@group(0) @binding(10) var<storage, read> focus_mask: array<u32>;     // frame: 1 per focused scene row
-@group(0) @binding(11) var<storage, read> search_mask: array<u32>;    // frame: bit per matching name ID
+@group(0) @binding(5) var<storage, read> visible_rows: array<u32>;    // frame: compacted scene rows
+@group(0) @binding(6) var<storage, read> merged: array<vec4<u32>>;    // frame: (row, x0, x1, name)
+@group(0) @binding(7) var<storage, read> density: array<vec4<u32>>;   // frame: (row, x0, x1, count)
+@group(0) @binding(8) var<storage, read> stats: array<u32>;           // frame: STATS words
+@group(0) @binding(9) var<storage, read> focus_mask: array<u32>;      // frame: 1 per focused scene row
+@group(0) @binding(10) var<storage, read> search_mask: array<u32>;    // frame: bit per matching name ID
+@group(0) @binding(11) var<storage, read> commands: array<u32>;       // frame: draw records (counts)
+@group(0) @binding(15) var<storage, read_write> cells: array<atomic<u32>>;  // ROWS x COLS
+@group(0) @binding(16) var<storage, read_write> spread: Spread;
+@group(0) @binding(17) var colour_out: texture_storage_2d<rgba8unorm, write>;
+@group(0) @binding(18) var ids_out: texture_storage_2d<r32uint, write>;
 
-struct VertexOut {
-    @builtin(position) position: vec4<f32>,
-    @location(0) color: vec4<f32>,
-    @location(1) @interpolate(flat) id: u32,
-    @location(2) local: vec2<f32>,                        // pixels from the rect's top-left corner
-    @location(3) @interpolate(flat) size_marks: vec4<f32>,  // rect (w, h), selected, hovered
+fn row_top(row: u32) -> f32 {
+    return view.top + (f32(row) - f32(view.first_row)) * view.row_height;
 }
 
-struct FragmentOut {
-    @location(0) color: vec4<f32>,
-    @location(1) id: u32,
+fn row_bottom(y0: f32) -> f32 {
+    return min(y0 + view.row_height - max(1.0, floor(view.scale)), view.bottom);  // a gap under each row
 }
 
+// a span's [x0, x1): exact 64-bit times, zero duration 1 ns wide, clamped
+// to the tracks, at least one pixel (the last one at the right edge)
+fn span_x(s: TraceSpan) -> vec2<f32> {
+    let one = vec2<u32>(select(0u, 1u, s.duration.x == 0u && s.duration.y == 0u), 0u);
+    let end = trace_time_add(s.start, trace_time_add(s.duration, one));
+    var x0 = view.gutter + trace_time_delta_f32(s.start, view.origin) * view.px_per_ns;
+    var x1 = view.gutter + trace_time_delta_f32(end, view.origin) * view.px_per_ns;
+    x0 = clamp(x0, view.gutter, view.frame.x - 1.0);
+    x1 = clamp(x1, view.gutter, view.frame.x);
+    return vec2<f32>(x0, max(x1, x0 + 1.0));
+}
+
+// a merged or density run's [x0, x1) from its pixel columns
+fn run_x(c0: u32, c1: u32) -> vec2<f32> {
+    let x0 = view.gutter + f32(c0) * view.column_px;
+    let x1 = max(view.gutter + f32(c1) * view.column_px, x0 + 1.0);
+    return vec2<f32>(x0, min(x1, view.frame.x));
+}
+
+fn mark(cell: u32, value: u32) {
+    atomicMax(&cells[cell], value);
+}
+
+// ------------------------------------------------------------------ clear
+@compute @workgroup_size(256)
+fn clear(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = gid.x + gid.y * nwg.x * 256u;
+    if (i < ROWS * COLS) {
+        atomicStore(&cells[i], 0u);
+    }
+    if (i == 0u) {
+        atomicStore(&spread.count, 0u);
+    }
+}
+
+// ---------------------------------------------------------------- scatter
+fn scatter_one(item: u32, spans: u32, runs: u32) {
+    var row: u32;
+    var x: vec2<f32>;
+    var value: u32;
+    if (item < spans) {
+        let s = span_record(visible_rows[item]);
+        row = thread_rows[s.thread] + s.lane;
+        x = span_x(s);
+        value = (KIND_SPAN << 30u) | item;
+    } else if (item < spans + runs) {
+        let m = merged[item - spans];
+        row = m.x;
+        x = run_x(m.y, m.z);
+        value = (KIND_MERGED << 30u) | (item - spans);
+    } else {
+        let d = density[item - spans - runs];
+        row = d.x;
+        x = run_x(d.y, d.z);
+        value = (KIND_DENSITY << 30u) | (item - spans - runs);
+    }
+    // every test (window, rows, expansion, filters, focus "hide") was the frame's predicate
+    let y0 = row_top(row);
+    if (row < view.first_row || row - view.first_row >= ROWS || y0 >= view.bottom || row_bottom(y0) <= y0) {
+        return;
+    }
+    let p0 = max(i32(ceil(x.x - 0.5)), 0);
+    let p1 = min(i32(ceil(x.y - 0.5)), i32(min(u32(view.frame.x), COLS)));
+    if (p1 <= p0) {
+        return;
+    }
+    let base = (row - view.first_row) * COLS;
+    if (p1 - p0 > SHORT) {
+        let slot = atomicAdd(&spread.count, 1u);
+        if (slot < SPREAD_CAPACITY) {
+            spread.runs[slot] = vec4<u32>(base + u32(p0), u32(p1 - p0), value, 0u);
+            return;
+        }
+    }
+    for (var p = p0; p < p1; p++) {
+        mark(base + u32(p), value);
+    }
+}
+
+@compute @workgroup_size(256)
+fn scatter(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let spans = commands[SPANS_WORD];
+    let runs = commands[MERGED_WORD];
+    let total = spans + runs + commands[DENSITY_WORD];
+    let stride = nwg.x * 256u;
+    for (var item = gid.x; item < total; item += stride) {
+        scatter_one(item, spans, runs);
+    }
+}
+
+// ----------------------------------------------------------------- spread
+@compute @workgroup_size(256)
+fn spread_runs(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
+               @builtin(num_workgroups) nwg: vec3<u32>) {
+    let count = min(atomicLoad(&spread.count), SPREAD_CAPACITY);
+    for (var r = wid.x; r < count; r += nwg.x) {
+        let run = spread.runs[r];
+        for (var c = lid.x; c < run.y; c += 256u) {
+            mark(run.x + c, run.z);
+        }
+    }
+}
+
+// ---------------------------------------------------------------- resolve
 fn selected(id: u32) -> bool {
     return ((selection[id >> 5u] >> (id & 31u)) & 1u) != 0u;
 }
@@ -53,156 +182,92 @@ fn name_matches(name: u32) -> bool {
     return ((search_mask[name >> 5u] >> (name & 31u)) & 1u) != 0u;
 }
 
-fn row_top(row: u32) -> f32 {
-    return view.top + (f32(row) - f32(view.first_row)) * view.row_height;
-}
-
-fn gap() -> f32 {
-    return max(1.0, floor(view.scale));
-}
-
-// a rect (x0, y0, x1, y1) clipped to the tracks; None-like (y1 <= y0) when outside
-fn rect_vertex(vi: u32, r: vec4<f32>, rgba: vec4<f32>, id: u32, marks: vec2<f32>) -> VertexOut {
-    let c = corner(vi);
-    var out: VertexOut;
-    out.position = clip(vec2<f32>(mix(r.x, r.z, c.x), mix(r.y, r.w, c.y)));
-    out.color = rgba;
-    out.id = id;
-    out.local = vec2<f32>(mix(0.0, r.z - r.x, c.x), mix(0.0, r.w - r.y, c.y));
-    out.size_marks = vec4<f32>(r.z - r.x, r.w - r.y, marks);
-    return out;
-}
-
-fn hidden() -> VertexOut {
-    var out: VertexOut;
-    out.position = vec4<f32>(2.0, 2.0, 2.0, 1.0);  // outside the clip volume
-    out.color = vec4<f32>(0.0);
-    out.id = NO_ID;
-    out.local = vec2<f32>(0.0);
-    out.size_marks = vec4<f32>(0.0);
-    return out;
-}
-
-fn clip(p: vec2<f32>) -> vec4<f32> {
-    return vec4<f32>(p.x / view.frame.x * 2.0 - 1.0, 1.0 - p.y / view.frame.y * 2.0, 0.5, 1.0);
-}
-
-fn corner(vi: u32) -> vec2<f32> {
-    // two triangles: (0,0) (1,0) (0,1) / (0,1) (1,0) (1,1)
-    let c = array<vec2<f32>, 6>(vec2<f32>(0.0, 0.0), vec2<f32>(1.0, 0.0), vec2<f32>(0.0, 1.0),
-                                vec2<f32>(0.0, 1.0), vec2<f32>(1.0, 0.0), vec2<f32>(1.0, 1.0));
-    return c[vi];
-}
-
 fn unpack(c: u32) -> vec3<f32> {
     return vec3<f32>(f32(c & 255u), f32((c >> 8u) & 255u), f32((c >> 16u) & 255u)) / 255.0;
 }
 
-// ------------------------------------------------------------- background
-@vertex
-fn vs_background(@builtin(vertex_index) vi: u32) -> VertexOut {
-    let uv = vec2<f32>(f32((vi << 1u) & 2u), f32(vi & 2u));
-    var out = hidden();
-    out.position = vec4<f32>(uv * 2.0 - 1.0, 0.5, 1.0);
-    out.color = vec4<f32>(BACKGROUND, 1.0);
-    return out;
-}
-
-// ------------------------------------------------------------------ spans
-@vertex
-fn vs_span(@builtin(vertex_index) vi: u32, @builtin(instance_index) k: u32) -> VertexOut {
-    let row_index = visible_rows[k];
-    let s = span_record(row_index);
-    // every test (window, rows, expansion, filters, focus "hide") was the frame's predicate
-    let row = thread_rows[s.thread] + s.lane;
-    let y0 = row_top(row);
-    if (row < view.first_row || y0 >= view.bottom) {
-        return hidden();
-    }
-    let one = vec2<u32>(select(0u, 1u, s.duration.x == 0u && s.duration.y == 0u), 0u);
-    let end = trace_time_add(s.start, trace_time_add(s.duration, one));  // zero duration: 1 ns wide
-    var x0 = view.gutter + trace_time_delta_f32(s.start, view.origin) * view.px_per_ns;
-    var x1 = view.gutter + trace_time_delta_f32(end, view.origin) * view.px_per_ns;
-    x0 = clamp(x0, view.gutter, view.frame.x - 1.0);
-    x1 = clamp(x1, view.gutter, view.frame.x);
-    x1 = max(x1, x0 + 1.0);  // at least one pixel column (the last one at the right edge)
-    var rgb = unpack(name_colours[s.name]);
-    if ((view.flags & VIEW_SEARCH) != 0u && !name_matches(s.name)) {
+fn name_colour(name: u32) -> vec3<f32> {
+    var rgb = unpack(name_colours[name]);
+    if ((view.flags & VIEW_SEARCH) != 0u && !name_matches(name)) {
         rgb = mix(rgb, BACKGROUND, 0.75);
     }
+    return rgb;
+}
+
+struct Pixel {
+    rgb: vec3<f32>,
+    id: u32,
+}
+
+// the span of cell index k at pixel centre p of its row [y0, y1)
+fn span_pixel(k: u32, p: vec2<f32>, y0: f32, y1: f32) -> Pixel {
+    let row_index = visible_rows[k];
+    let s = span_record(row_index);
+    var rgb = name_colour(s.name);
     if ((view.flags & VIEW_FOCUS) != 0u && focus_mask[row_index] == 0u) {
         rgb = mix(rgb, BACKGROUND, 0.8);
     }
-    let r = vec4<f32>(x0, y0, x1, min(y0 + view.row_height - gap(), view.bottom));
-    let marks = vec2<f32>(select(0.0, 1.0, selected(s.id)), select(0.0, 1.0, s.id == view.hover));
-    return rect_vertex(vi, r, vec4<f32>(rgb, 1.0), s.id, marks);
-}
-
-@vertex
-fn vs_merged(@builtin(vertex_index) vi: u32, @builtin(instance_index) k: u32) -> VertexOut {
-    let m = merged[k];
-    let y0 = row_top(m.x);
-    if (m.x < view.first_row || y0 >= view.bottom) {
-        return hidden();
-    }
-    var rgb = unpack(name_colours[m.w]);
-    if ((view.flags & VIEW_SEARCH) != 0u && !name_matches(m.w)) {
-        rgb = mix(rgb, BACKGROUND, 0.75);
-    }
-    let x0 = view.gutter + f32(m.y) * view.column_px;
-    let x1 = max(view.gutter + f32(m.z) * view.column_px, x0 + 1.0);
-    let r = vec4<f32>(x0, y0, min(x1, view.frame.x), min(y0 + view.row_height - gap(), view.bottom));
-    return rect_vertex(vi, r, vec4<f32>(rgb * 0.92, 1.0), NO_ID, vec2<f32>(0.0));
-}
-
-@vertex
-fn vs_density(@builtin(vertex_index) vi: u32, @builtin(instance_index) k: u32) -> VertexOut {
-    let d = density[k];
-    let y0 = row_top(d.x);
-    if (d.x < view.first_row || y0 >= view.bottom) {
-        return hidden();
-    }
-    let peak = f32(max(stats[{{ density_max_word }}u], 1u));
-    let h = (view.row_height - gap()) * (0.15 + 0.85 * f32(d.w) / peak);
-    let y1 = min(y0 + view.row_height - gap(), view.bottom);
-    let x0 = view.gutter + f32(d.y) * view.column_px;
-    let x1 = max(view.gutter + f32(d.z) * view.column_px, x0 + 1.0);
-    let r = vec4<f32>(x0, y1 - h, min(x1, view.frame.x), y1);
-    return rect_vertex(vi, r, vec4<f32>(DENSITY, 1.0), NO_ID, vec2<f32>(0.0));
-}
-
-@fragment
-fn fs_span(in: VertexOut) -> FragmentOut {
-    var rgb = in.color.rgb;
-    let edge = min(min(in.local.x, in.size_marks.x - in.local.x), min(in.local.y, in.size_marks.y - in.local.y));
-    let ring = 1.5 * view.scale;
-    if (in.size_marks.w > 0.5) {
+    if (s.id == view.hover) {
         rgb = mix(rgb, vec3<f32>(1.0), 0.25);
     }
-    if (in.size_marks.z > 0.5) {
-        rgb = select(mix(rgb, vec3<f32>(1.0), 0.15), vec3<f32>(1.0, 1.0, 1.0), edge < ring);
+    if (selected(s.id)) {
+        let x = span_x(s);
+        let local = p - vec2<f32>(x.x, y0);
+        let size = vec2<f32>(x.y - x.x, y1 - y0);
+        let edge = min(min(local.x, size.x - local.x), min(local.y, size.y - local.y));
+        // a ring of the pixels within 1.5 logical pixels of an edge (two rows on an integer edge)
+        rgb = select(mix(rgb, vec3<f32>(1.0), 0.15), vec3<f32>(1.0), edge <= 1.5 * view.scale);
     }
-    return FragmentOut(vec4<f32>(rgb, 1.0), in.id);
+    return Pixel(rgb, s.id);
 }
 
-@fragment
-fn fs_plain(in: VertexOut) -> FragmentOut {
-    return FragmentOut(in.color, in.id);
-}
-
-// ------------------------------------------------------------------ links
-@vertex
-fn vs_link(@builtin(vertex_index) vi: u32, @builtin(instance_index) k: u32) -> VertexOut {
-    let ends = segments[2u * k] * view.scale;
-    let rgba = segments[2u * k + 1u];
-    let a = ends.xy;
-    let b = ends.zw;
-    let along = b - a;
-    let len = max(length(along), 1e-3);
-    let n = vec2<f32>(-along.y, along.x) / len * max(1.0, view.scale);  // half of a 2-pixel line
-    let c = corner(vi);
-    var out = hidden();
-    out.position = clip(mix(a, b, c.x) + n * (c.y * 2.0 - 1.0));
-    out.color = rgba;
+fn cell_pixel(p: vec2<f32>) -> Pixel {
+    var out = Pixel(BACKGROUND, NO_ID);
+    if (p.y < view.top || p.y >= view.bottom) {
+        return out;
+    }
+    // the one row whose [y0, y1) holds p.y (rows never overlap: a gap under each)
+    let guess = i32(clamp(floor((p.y - view.top) / view.row_height), 0.0, f32(ROWS)));
+    var row = 0xffffffffu;
+    var y0 = 0.0;
+    var y1 = 0.0;
+    for (var d = max(guess - 1, 0); d <= guess + 1; d++) {
+        let r = view.first_row + u32(d);
+        let top = row_top(r);
+        let bottom = row_bottom(top);
+        if (u32(d) < ROWS && p.y >= top && p.y < bottom) {
+            row = r;
+            y0 = top;
+            y1 = bottom;
+        }
+    }
+    if (row == 0xffffffffu) {
+        return out;
+    }
+    let c = atomicLoad(&cells[(row - view.first_row) * COLS + u32(p.x)]);
+    let kind = c >> 30u;
+    let index = c & INDEX_MASK;
+    if (kind == KIND_SPAN) {
+        return span_pixel(index, p, y0, y1);
+    }
+    if (kind == KIND_MERGED) {
+        out.rgb = name_colour(merged[index].w) * 0.92;
+    } else if (kind == KIND_DENSITY) {
+        let peak = f32(max(stats[DENSITY_MAX_WORD], 1u));
+        let h = (view.row_height - max(1.0, floor(view.scale))) * (0.15 + 0.85 * f32(density[index].w) / peak);
+        if (p.y >= y1 - h) {
+            out.rgb = DENSITY;
+        }
+    }
     return out;
+}
+
+@compute @workgroup_size(16, 16)
+fn resolve(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (f32(gid.x) >= view.frame.x || f32(gid.y) >= view.frame.y || gid.x >= COLS) {
+        return;
+    }
+    let pixel = cell_pixel(vec2<f32>(f32(gid.x) + 0.5, f32(gid.y) + 0.5));
+    textureStore(colour_out, gid.xy, vec4<f32>(pixel.rgb, 1.0));
+    textureStore(ids_out, gid.xy, vec4<u32>(pixel.id, 0u, 0u, 0u));
 }
