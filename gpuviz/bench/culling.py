@@ -44,7 +44,8 @@ ROUNDS = 3
 FRAME_SIZE = 1_000_000
 FRAME_PIXELS = (1920, 1080)
 
-CULL_COLUMNS = (Column("size", "size", 6, "size"), Column("kept", "kept", 9), Column("gpu_s", "gpuviz µs", 10, "us"),
+CULL_COLUMNS = (Column("size", "size", 6, "size"), Column("tuning", "tuning", 8), Column("kept", "kept", 9),
+                Column("gpu_s", "gpuviz µs", 10, "us"),
                 Column("ref_s", "copy µs", 9, "us"), Column("ref_gbs", "copy GB/s", 9),
                 Column("ratio", "÷copy", 6, "ratio"),
                 Column("target", "target", 10, "target", of="ratio"),
@@ -110,9 +111,13 @@ def _torch_peer(peers, spheres, planes, expected, runs):
     return peers.time_torch(run, runs)
 
 
-def _bench_cull(device, table, n, runs, peers):
+def _bench_cull(device, table, n, runs, peers, tunings=None):
+    """One size: the workflow as the widget builds it (row "default") and,
+    with ``tunings`` (``{name: workflow attributes}``), each variant on the
+    same buffers, timed in the same rounds as the copy kernel."""
     from ..workflows.visibility import GPUVisibilityWorkflow
-    from .harness import BU, GPUTimer, ReferenceKernel, cpu_median, import_graph, node_times, read, upload, warm_up
+    from .harness import (BU, GPUTimer, Mismatch, ReferenceKernel, cpu_median, import_graph, node_times, read,
+                          upload, warm_up)
 
     spheres, extent, camera = _scene(n)
     from ..widgets.culling.camera import planes_of
@@ -123,12 +128,19 @@ def _bench_cull(device, table, n, runs, peers):
     bufs = {"spheres": upload(device, spheres), "planes": upload(device, planes),
             "ids": device.create_buffer(size=max(16, 4 * n), usage=BU.STORAGE | BU.COPY_SRC),
             "count": device.create_buffer(size=16, usage=BU.STORAGE | BU.COPY_SRC | BU.COPY_DST)}
-    graph, v = import_graph(device, {"spheres": (bufs["spheres"], "float32x4", n),
-                                     "planes": (bufs["planes"], "float32x4", 6),
-                                     "ids": (bufs["ids"], "uint32", n), "count": (bufs["count"], "uint32", 1)})
-    GPUVisibilityWorkflow(id="cull", spheres=v["spheres"], planes=v["planes"], output=v["ids"],
-                          count=v["count"]).add_to_graph(graph)
-    compiled = graph.compile()
+    spec = {"spheres": (bufs["spheres"], "float32x4", n), "planes": (bufs["planes"], "float32x4", 6),
+            "ids": (bufs["ids"], "uint32", n), "count": (bufs["count"], "uint32", 1)}
+
+    def compiled_with(tuning):
+        graph, v = import_graph(device, spec)
+        workflow = GPUVisibilityWorkflow(id="cull", spheres=v["spheres"], planes=v["planes"], output=v["ids"],
+                                         count=v["count"])
+        for name, value in tuning.items():
+            setattr(workflow, name, value)
+        workflow.add_to_graph(graph)
+        return graph.compile()
+
+    graphs = {name: compiled_with(tuning) for name, tuning in {"default": {}, **(tunings or {})}.items()}
     moved = spheres.nbytes + 4 * expected.size + 4
     timer = GPUTimer(device, runs)
     words = max(4, -(-moved // 32) * 4)  # the copy kernel reads half and writes half of ``moved``
@@ -139,24 +151,38 @@ def _bench_cull(device, table, n, runs, peers):
     # copy and cull alternately: the session's first 10M run timed its copy at 1.4 TB/s against the
     # 3.7-3.8 TB/s of the same kernel minutes later (clocks still rising), which skews the ratio
     warm_up(device, 1.0)
-    refs, ourses = [], []
-    for _ in range(ROUNDS):
+    refs, ourses = [], {name: [] for name in graphs}
+    for r in range(ROUNDS):
         refs.append(timer.median(copy.record))
-        ourses.append(timer.median(lambda encoder: compiled.encode(encoder)))
-    ref, ours = statistics.median(refs), statistics.median(ourses)
+        for name in (list(graphs) if r % 2 == 0 else list(graphs)[::-1]):
+            compiled = graphs[name]
+            ourses[name].append(timer.median(lambda encoder: compiled.encode(encoder)))
+            if name != "default":  # a variant's IDs must be the default's, row for row
+                got = read(device, bufs["ids"], np.uint32, int(read(device, bufs["count"], np.uint32, 1)[0]))
+                if not np.array_equal(got, default_ids):
+                    raise Mismatch(f"culling {n} rows ({name}): IDs differ from the default tuning's")
+            elif r == 0:
+                count = int(read(device, bufs["count"], np.uint32, 1)[0])
+                default_ids = read(device, bufs["ids"], np.uint32, count).copy()
+                differ = _check(f"culling {n} rows", default_ids, expected)
+    ref = statistics.median(refs)
     src.destroy()
     dst.destroy()
-    nodes = node_times(device, compiled, min(runs, 10))
-    count = int(read(device, bufs["count"], np.uint32, 1)[0])
-    differ = _check(f"culling {n} rows", read(device, bufs["ids"], np.uint32, count), expected)
-    compiled.destroy()
     torch_s = _torch_peer(peers, spheres, planes, expected, runs)
-    table.add(size=n, kept=f"{expected.size:,}", gpu_s=ours, ref_s=ref, ref_gbs=f"{moved / ref / 1e9:,.0f}",
-              ratio=ours / ref, target=CULL_TARGET, numpy_s=numpy_s, torch_s=torch_s, bytes=moved,
-              boundary_differences=differ, rounds_gpu_s=ourses, rounds_ref_s=refs, nodes_s=nodes)
-    table.note(f"  {n:,}: {moved / 1e6:.1f} MB moved; rounds cull " + " / ".join(f"{t * 1e6:.1f}" for t in ourses)
-               + " µs, copy " + " / ".join(f"{t * 1e6:.1f}" for t in refs) + " µs; "
-               + ", ".join(f"{k} {t * 1e6:.1f} µs" for k, t in nodes.items()) + " (each node in its own pass)")
+    for name, compiled in graphs.items():
+        nodes = node_times(device, compiled, min(runs, 10))
+        compiled.destroy()
+        ours = statistics.median(ourses[name])
+        table.add(size=n, tuning=name, kept=f"{expected.size:,}", gpu_s=ours, ref_s=ref,
+                  ref_gbs=f"{moved / ref / 1e9:,.0f}", ratio=ours / ref, target=CULL_TARGET,
+                  numpy_s=numpy_s if name == "default" else None, torch_s=torch_s if name == "default" else None,
+                  bytes=moved, boundary_differences=differ, rounds_gpu_s=ourses[name], rounds_ref_s=refs,
+                  nodes_s=nodes, settings=(tunings or {}).get(name, {}))
+        if name == "default":
+            table.note(f"  {n:,}: {moved / 1e6:.1f} MB moved; rounds cull "
+                       + " / ".join(f"{t * 1e6:.1f}" for t in ourses[name]) + " µs, copy "
+                       + " / ".join(f"{t * 1e6:.1f}" for t in refs) + " µs; "
+                       + ", ".join(f"{k} {t * 1e6:.1f} µs" for k, t in nodes.items()) + " (each node in its own pass)")
     if differ:
         table.note(f"  {n:,}: {differ} IDs of spheres touching a plane differ from float64 numpy (float32 on the GPU)")
     for b in bufs.values():
@@ -263,9 +289,14 @@ def _bench_frame(device, table, n, runs):
     target.destroy()
 
 
-def bench_culling(device, sizes, runs, *, variants=False, peers=None, report=None):
+def bench_culling(device, sizes, runs, *, variants=False, peers=None, report=None, tunings=None, frames=True):
     """Cull + compact at ``sizes`` (default 10M and 25M) and the whole frame at
-    ``sizes`` (default 1M). ``variants`` adds the frame at every cull size."""
+    ``sizes`` (default 1M). ``variants`` adds the frame at every cull size and
+    the cull with every tile tuning of the visibility benchmark
+    (:data:`~gpuviz.bench.topology_visibility.TILE_TUNINGS`; ``tunings``:
+    others); ``frames=False`` leaves the frame table out."""
+    if variants and tunings is None:
+        from .topology_visibility import TILE_TUNINGS as tunings
     report = report or Report()
     cull = report.table("culling", "FrustumCulling: cull + compact (GPUVisibilityWorkflow, spheres vs 6 planes)",
                         CULL_COLUMNS, reference="vec4 copy kernel of spheres read + IDs written")
@@ -274,7 +305,9 @@ def bench_culling(device, sizes, runs, *, variants=False, peers=None, report=Non
         if 16 * n > limit:
             cull.note(f"  {n:,} spheres: skipped ({16 * n} bytes exceed the device's storage binding size {limit})")
             continue
-        _bench_cull(device, cull, n, runs, peers)
+        _bench_cull(device, cull, n, runs, peers, tunings)
+    if not frames:
+        return cull, None
     frame = report.table("culling-frame", f"FrustumCulling: whole frame (cull, compact, both views, hover pick, "
                          f"presentation) at {FRAME_PIXELS[0]}x{FRAME_PIXELS[1]}", FRAME_COLUMNS)
     for n in (sizes if sizes and not variants else None) or ([FRAME_SIZE] + (list(sizes or [CULL_SIZE])
@@ -282,3 +315,30 @@ def bench_culling(device, sizes, runs, *, variants=False, peers=None, report=Non
         if 16 * n <= limit:
             _bench_frame(device, frame, n, runs)
     return cull, frame
+
+
+def main(argv=None) -> int:
+    """``python -m gpuviz.bench.culling``: the cull + compact table alone
+    (``--tiles``: with every tile tuning), with the run header and ``--json``."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m gpuviz.bench.culling", description=main.__doc__.split("\n")[0])
+    parser.add_argument("--sizes", default=None, help="comma-separated sphere counts (K/M suffixes; default 10M, 25M "
+                        "as 10,000,000 and 25,000,000)")
+    parser.add_argument("--runs", type=int, default=20, help="timed runs per measurement (median)")
+    parser.add_argument("--tiles", action="store_true", help="also every tile tuning (TILE_TUNINGS)")
+    parser.add_argument("--json", metavar="PATH", help="write the header and the table's rows to PATH")
+    args = parser.parse_args(argv)
+    from . import run_benchmarks
+    from .harness import parse_sizes
+    from .topology_visibility import TILE_TUNINGS
+
+    sizes = parse_sizes(args.sizes) if args.sizes else None
+    tunings = TILE_TUNINGS if args.tiles else None
+    return run_benchmarks([("culling", lambda device, peers, report: bench_culling(
+        device, sizes, args.runs, peers=peers, report=report, tunings=tunings, frames=False))],
+        prog="gpuviz.bench.culling", argv=argv, json_path=args.json, warm_seconds=1.5)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -29,8 +29,8 @@ from .harness import (BU, GPUTimer, Mismatch, ReferenceKernel, check_equal, copy
                       rewarm, upload)
 from .tables import Column, Report
 
-__all__ = ["bench_visibility", "bench_visibility_tunings", "visibility_oracle", "VISIBILITY_SIZE", "VISIBILITY_TARGET",
-           "TUNINGS", "main"]
+__all__ = ["bench_visibility", "bench_visibility_tunings", "bench_visibility_sizes", "visibility_oracle",
+           "VISIBILITY_SIZE", "VISIBILITY_TARGET", "TUNINGS", "TILE_TUNINGS", "SWEEP_SIZES", "main"]
 
 #: Default size (the issue's): 25M rows.
 VISIBILITY_SIZE = 25 << 20
@@ -53,6 +53,18 @@ TUNINGS = {name: dict(tile_rows=tile, preload=preload, tiles_per_group=min(pair,
                ("tile8K-pre6", 8192, 6, 1), ("tile8K", 8192, 0, 1), ("tile8K-pre12", 8192, 12, 1),
                ("tile16K-pre12", 16384, 12, 1), ("tile8K-pre6-pair", 8192, 6, 2),
                ("tile8K-pre6-pair-early", 8192, 6, 3))}
+#: The size sweep's tunings: tile sizes (rows per workgroup: 256 lanes x 2-8
+#: quads) with the load batches each allows (intervals + a mask load 3 vec4
+#: per quad, spheres 4, so preload 6 batches two quads of intervals and
+#: leaves spheres in the loop, 8 batches two quads of either).
+TILE_TUNINGS = {name: dict(tile_rows=tile, preload=preload, tiles_per_group=1, early_second=False)
+                for name, tile, preload in (("8K-pre6", 8192, 6), ("8K-pre8", 8192, 8), ("4K-pre6", 4096, 6),
+                                            ("4K-pre8", 4096, 8), ("4K-pre12", 4096, 12), ("2K-pre6", 2048, 6),
+                                            ("2K-pre8", 2048, 8), ("2K", 2048, 0))}
+#: The size sweep's row counts: 6M-14M in steps of 1M (a staircase of
+#: "waves" of concurrently resident tiles would show at this resolution),
+#: the culling benchmark's 25M and the visibility issue's 25 x 2^20.
+SWEEP_SIZES = (*range(6_000_000, 14_000_001, 1_000_000), 25_000_000, VISIBILITY_SIZE)
 TUNING_COLUMNS = (Column("size", "size", 5, "size"), Column("case", "case", 32), Column("tuning", "tuning", 23),
                   Column("round1_s", "round 1 µs", 10, "us"), Column("round2_s", "round 2 µs", 10, "us"),
                   Column("gpu_s", "best µs", 8, "us"), Column("ref_s", "copy µs", 8, "us"),
@@ -172,6 +184,7 @@ def bench_visibility(device, sizes, runs, *, variants=False, peers=None, report=
     return table
 
 
+PARAMETERS = ("window", "planes")
 FORMATS = {"mask": "uint32", "intervals": "float32x2", "window": "float32x4", "spheres": "float32x4",
            "planes": "float32x4"}
 
@@ -188,7 +201,8 @@ def _buffers(device, arrays, n, mask_output=False) -> dict:
 def _compiled(device, bufs, arrays, n, tuning=None):
     """The compiled one-workflow graph over ``bufs`` (``tuning``: class
     attributes set on the workflow instance)."""
-    spec = {k: (b, FORMATS.get(k, "uint32"), arrays[k].shape[0] if k in arrays else (1 if k == "count" else n))
+    # per-row inputs as views of their first n rows (the size sweep's buffers hold more)
+    spec = {k: (b, FORMATS.get(k, "uint32"), arrays[k].shape[0] if k in PARAMETERS else (1 if k == "count" else n))
             for k, b in bufs.items()}
     graph, v = import_graph(device, spec)
     workflow = GPUVisibilityWorkflow(id="visible", output=v["ids"], count=v["count"],
@@ -299,6 +313,61 @@ def bench_visibility_tunings(device, sizes, runs, *, report=None, tunings=None, 
     return table
 
 
+def bench_visibility_sizes(device, sizes, runs, *, report=None, tunings=None, rounds=2):
+    """Time against size: the intervals + mask (~35 % kept) and frustum
+    spheres cases over the first n rows of inputs generated once at the
+    largest size, for every n of ``sizes`` (default :data:`SWEEP_SIZES`)
+    and every tuning of ``tunings`` (default :data:`TILE_TUNINGS`). Per
+    size, ``rounds`` rounds each time the copy kernel of that size's bytes
+    and then every tuning (alternate rounds in reverse order), each run's
+    IDs and count checked against the oracle; a cell is the lowest median,
+    its ratio to the lowest copy median. One row per (case, size); raises
+    Mismatch on a wrong output. Does not time peers."""
+    report = report or Report()
+    tunings = tunings or TILE_TUNINGS
+    sizes = sorted(sizes or SWEEP_SIZES)
+    columns = (Column("size", "size", 10), Column("case", "case", 28), Column("ref_s", "copy µs", 8, "us"),
+               *(Column(f"{name}_s", name, 14, "us_ratio", of="ref_s") for name in tunings),
+               Column("best", "fastest", 9))
+    table = report.table("topology-visibility-sizes", "GPUVisibilityWorkflow time against rows, per tuning "
+                         "(µs and ÷copy)", columns, reference="vec4 copy kernel of the bytes read + written, timed "
+                         "in every round at each size, the fastest round's")
+    rng = np.random.default_rng(14)
+    timer = GPUTimer(device, runs)
+    top = sizes[-1]
+    intervals, mask, window = _inputs(rng, top, 500.0)
+    spheres, planes = _spheres(rng, top)
+    for label, arrays in (("intervals + mask, ~35% kept", dict(mask=mask, intervals=intervals, window=window)),
+                          ("spheres + planes (frustum)", dict(spheres=spheres, planes=planes))):
+        everything = visibility_oracle(**arrays)
+        bufs = _buffers(device, arrays, top)
+        row_bytes = sum(a.itemsize * (a.size // top) for k, a in arrays.items() if k not in PARAMETERS)
+        rewarm(device, top)
+        for n in sizes:
+            expected = everything[:np.searchsorted(everything, n)]
+            moved = row_bytes * n + 4 * expected.size + 4
+            graphs = {name: _compiled(device, bufs, arrays, n, tuning) for name, tuning in tunings.items()}
+            times, copies = {name: [] for name in tunings}, []
+            for r in range(rounds):
+                copies.append(copy_time(device, timer, -(-moved // 32) * 4))
+                for name in (list(tunings) if r % 2 == 0 else list(tunings)[::-1]):
+                    compiled = graphs[name]
+                    device.queue.write_buffer(bufs["count"], 0, np.full(4, 0xFFFFFFFF, np.uint32))
+                    times[name].append(timer.median(lambda encoder: compiled.encode(encoder)))
+                    _check(f"{label} at {n} rows ({name})", device, bufs, expected)
+            for compiled in graphs.values():
+                compiled.destroy()
+            ref = min(copies)
+            best = min(times, key=lambda k: min(times[k]))
+            table.add(size=f"{n:,}", rows=n, case=label, ref_s=ref, best=best, kept=int(expected.size), bytes=moved,
+                      copy_rounds_s=copies, runs_s=times, **{f"{name}_s": min(ts) for name, ts in times.items()})
+        for b in bufs.values():
+            b.destroy()
+    table.note("  tunings: " + "; ".join(f"{name} = tile_rows {t['tile_rows']}, preload {t['preload']}"
+                                         for name, t in tunings.items()), settings=tunings)
+    return table
+
+
 def main(argv=None) -> int:
     """``python -m gpuviz.bench.topology_visibility``: the visibility cases
     alone (the run header, ``--json``), with ``--variants`` the tuning sweep
@@ -309,16 +378,21 @@ def main(argv=None) -> int:
     parser.add_argument("--runs", type=int, default=20, help="timed runs per measurement (median)")
     parser.add_argument("--variants", action="store_true", help="also the tuning sweep (TUNINGS)")
     parser.add_argument("--sweep-only", action="store_true", help="only the tuning sweep")
+    parser.add_argument("--size-sweep", action="store_true",
+                        help="only time against size per tile tuning (TILE_TUNINGS at SWEEP_SIZES, or --sizes)")
     parser.add_argument("--json", metavar="PATH", help="write the header and the tables' rows to PATH")
     args = parser.parse_args(argv)
     from . import run_benchmarks
     from .harness import parse_sizes
     sizes = parse_sizes(args.sizes) if args.sizes else None
     jobs = []
-    if not args.sweep_only:
+    if args.size_sweep:
+        jobs.append(("topology visibility sizes",
+                     lambda device, peers, report: bench_visibility_sizes(device, sizes, args.runs, report=report)))
+    elif not args.sweep_only:
         jobs.append(("topology visibility",
                      lambda device, peers, report: bench_visibility(device, sizes, args.runs, peers=peers, report=report)))
-    if args.variants or args.sweep_only:
+    if (args.variants or args.sweep_only) and not args.size_sweep:
         jobs.append(("topology visibility tunings",
                      lambda device, peers, report: bench_visibility_tunings(device, sizes, args.runs, report=report)))
     # a fresh machine's clocks rise for a while (the 03:23 sweep ran cold)

@@ -31,8 +31,10 @@ __all__ = ["GPUVisibilityWorkflow", "VISIBILITY_TILE"]
 #: Rows one workgroup handles by default (256 lanes x 8 x 4; see
 #: :attr:`GPUVisibilityWorkflow.tile_rows`).
 VISIBILITY_TILE = 8192
-#: The tile sizes the shader is written for (1 or 2 bit words per lane).
-TILE_ROWS = (8192, 16384)
+#: The tile sizes the shader is written for: 256 lanes x 2, 4, 8 or 16 quads
+#: of rows (a lane's bit word holds 8 quads; below 8192 rows the tile's bit
+#: words are fewer than the lanes, the rest scan as zero words).
+TILE_ROWS = (2048, 4096, 8192, 16384)
 # The kernel runs without wgpu's bounds checks and loop bounding: every loop
 # has a constant or small uniform bound and every index is in range by
 # construction (the tile state is sized by the tile count, IDs land below the
@@ -342,7 +344,7 @@ class GPUVisibilityWorkflow:
                     label=f"{ctx.node_id}-output-chunks", data=out_rows.tobytes(), usage=STORAGE))
                 fixed[11 + masks] = (chunk_table, 0, chunk_table.size)
             template = dict(masks=masks, subgroups=use_subgroups(ctx, None), scatter=scatter,
-                            iters=tuning["tile"] // 1024, wpl=tuning["tile"] // 8192, batch=tuning["batch"],
+                            iters=tuning["tile"] // 1024, wpl=max(1, tuning["tile"] // 8192), batch=tuning["batch"],
                             pair=tuning["pair"])
             constants = {"SPIN_LIMIT": spin_limit, "TRUST_STATE": trust}
             dispatches = []

@@ -11,14 +11,13 @@ any GPU (FMA or not) and the oracle may compute in float64.
 import numpy as np
 import pytest
 import wgpu
-from hypothesis import given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from gpuviz.errors import GraphValidationError, ViewRangeError
 from gpuviz.graph import GPUCommandGraph
 from gpuviz.render.draw_commands import DrawCommandBuffer
 from gpuviz.tables import GPUData, GPUVector, read_array
-from gpuviz.workflows.visibility import VISIBILITY_TILE as TILE
-from gpuviz.workflows.visibility import GPUVisibilityWorkflow
+from gpuviz.workflows.visibility import TILE_ROWS, VISIBILITY_TILE, GPUVisibilityWorkflow
 
 BU = wgpu.BufferUsage
 USAGE = BU.STORAGE | BU.COPY_SRC | BU.COPY_DST
@@ -201,14 +200,26 @@ def oracle_of(n, rows, prm, source_ids=None):
 
 
 # ------------------------------------------------------------------- tests
-SIZES = [0, 1, 5, TILE - 1, TILE, TILE + 1, 3 * TILE + 2]
+@pytest.fixture(params=TILE_ROWS, ids=lambda t: f"tile{t}")
+def tile(request, monkeypatch):
+    """Each tile size the shader is written for, set as the workflows' tile_rows."""
+    monkeypatch.setattr(GPUVisibilityWorkflow, "tile_rows", request.param)
+    return request.param
 
 
-@settings(max_examples=14, deadline=None)
-@given(n=st.one_of(st.sampled_from(SIZES), st.integers(0, 3 * TILE)),
+def rows_of(tile, spec):
+    """Row counts relative to the tile: an int as it is, ``(k, d)`` as ``k * tile + d``."""
+    return [v[0] * tile + v[1] if isinstance(v, tuple) else v for v in spec]
+
+
+@settings(max_examples=14, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(at=st.one_of(st.sampled_from([(0, 0), (0, 1), (0, 5), (1, -1), (1, 0), (1, 1), (3, 2)]),
+                    st.tuples(st.just(0), st.integers(0, 3 * max(TILE_ROWS)))),
        which=st.sets(st.sampled_from(PREDICATES), min_size=1), special=st.sampled_from([0.0, 0.05]),
        with_source=st.booleans(), seed=st.integers(0, 2**16))
-def test_matches_numpy(device, n, which, special, with_source, seed):
+def test_matches_numpy(device, tile, at, which, special, with_source, seed):
+    """0, 1, tile ± 1, many tiles, any count up to three tiles (``at``: (tiles, rows))."""
+    n = at[0] * tile + at[1] % (3 * tile + 1)
     rng = np.random.default_rng(seed)
     rows = make_rows(rng, n, which, special)
     prm = params(which)
@@ -218,9 +229,9 @@ def test_matches_numpy(device, n, which, special, with_source, seed):
 
 
 @pytest.mark.parametrize("predicate", PREDICATES)
-def test_each_predicate_alone(device, predicate):
+def test_each_predicate_alone(device, tile, predicate):
     rng = np.random.default_rng(PREDICATES.index(predicate))
-    n = 2 * TILE + 37
+    n = 2 * tile + 37
     rows, prm = make_rows(rng, n, {predicate}), params({predicate})
     _, buffers = run_workflow(device, n, rows, prm)
     ids, mask = oracle_of(n, rows, prm)
@@ -228,9 +239,9 @@ def test_each_predicate_alone(device, predicate):
     check(device, buffers, n, ids, mask)
 
 
-def test_all_predicates_together_with_non_finite_inputs(device):
+def test_all_predicates_together_with_non_finite_inputs(device, tile):
     rng = np.random.default_rng(3)
-    n = TILE + 901
+    n = tile + 901
     rows, prm = make_rows(rng, n, set(PREDICATES), special=0.1), params(set(PREDICATES))
     ids, mask = oracle_of(n, rows, prm)
     singles = [oracle_of(n, {k: v}, params({k}))[1] for k, v in rows.items()]
@@ -239,11 +250,12 @@ def test_all_predicates_together_with_non_finite_inputs(device):
     check(device, buffers, n, ids, mask)
 
 
-@pytest.mark.parametrize("chunks", [[3, 0, 5], [TILE + 3, 0, 1, 2 * TILE - 1], [0, 0], [7], [0, TILE, 0]])
+@pytest.mark.parametrize("spec", [[3, 0, 5], [(1, 3), 0, 1, (2, -1)], [0, 0], [7], [0, (1, 0), 0]])
 @pytest.mark.parametrize("output", ["data", "separate", "shared"])
-def test_vectors_keep_chunks(device, chunks, output):
+def test_vectors_keep_chunks(device, tile, spec, output):
     """IDs count on across chunks (or come from source_ids); output as one
     data view, or as a vector filling its chunks as one sequence."""
+    chunks = rows_of(tile, spec)
     rng = np.random.default_rng(sum(chunks) + len(chunks))
     n = sum(chunks)
     which = {"masks", "intervals", "spheres"}
@@ -255,13 +267,17 @@ def test_vectors_keep_chunks(device, chunks, output):
 
 # Tunings besides the default (class attributes; the benchmark's sweep times them): the
 # bounds-checked loop alone, one-quad batches (the loop too), larger tiles, batches of 4 and
-# 8 quads, two tiles per workgroup (late and early second ticket).
+# 8 quads, two tiles per workgroup (late and early second ticket), small tiles unrolled whole
+# (2048: two quads per lane, 4096: four) and in two batches.
 TUNED = [dict(tile_rows=8192, preload=0), dict(tile_rows=16384, preload=3), dict(tile_rows=16384, preload=12),
          dict(tile_rows=8192, preload=24), dict(tile_rows=8192, preload=6, tiles_per_group=2),
-         dict(tile_rows=8192, preload=6, tiles_per_group=2, early_second=True)]
+         dict(tile_rows=8192, preload=6, tiles_per_group=2, early_second=True),
+         dict(tile_rows=2048, preload=48), dict(tile_rows=4096, preload=48), dict(tile_rows=4096, preload=18),
+         dict(tile_rows=2048, preload=6, tiles_per_group=2)]
 
 
-@pytest.mark.parametrize("tuning, subgroups", [(t, True) for t in TUNED] + [(TUNED[2], False), (TUNED[4], False)],
+@pytest.mark.parametrize("tuning, subgroups", [(t, True) for t in TUNED] + [(TUNED[2], False), (TUNED[4], False),
+                                                                             (TUNED[7], False)],
                          ids=lambda v: "-".join(f"{k}={x}" for k, x in v.items()) if isinstance(v, dict) else
                          ("subgroups" if v else "portable"))
 def test_tunings_match_numpy(device, monkeypatch, tuning, subgroups):
@@ -287,7 +303,8 @@ def test_tunings_match_numpy(device, monkeypatch, tuning, subgroups):
     check(device, buffers, n, *oracle_of(n, rows, prm))
 
 
-@pytest.mark.parametrize("tuning", [dict(tile_rows=4096), dict(preload=-1), dict(preload=2.5), dict(tiles_per_group=3)])
+@pytest.mark.parametrize("tuning", [dict(tile_rows=1024), dict(tile_rows=12288), dict(preload=-1), dict(preload=2.5),
+                                    dict(tiles_per_group=3)])
 def test_bad_tunings_are_refused(device, tuning):
     graph = GPUCommandGraph(device, id="tuning")
     workflow = GPUVisibilityWorkflow(id="vis", output=graph.import_gpu_data("ids", upload(device, np.zeros(8, np.uint32))),
@@ -360,7 +377,7 @@ def test_count_written_into_a_draw_command_record(device):
         dcb.write(i, index_count=36, instance_count=99, first_index=i, base_vertex=0, first_instance=0)
     before = np.frombuffer(device.queue.read_buffer(dcb.buffer), np.uint32).copy()
     rng = np.random.default_rng(1)
-    n = TILE + 77
+    n = VISIBILITY_TILE + 77
     rows, prm = make_rows(rng, n, {"spheres"}), params({"spheres"})
     graph = GPUCommandGraph(device, id="draws")
     out = upload(device, np.zeros(n, np.uint32))
@@ -383,7 +400,7 @@ def test_parameters_and_masks_change_without_recompiling(device, monkeypatch):
     from gpuviz.graph import kernel
 
     rng = np.random.default_rng(2)
-    n = 2 * TILE + 5
+    n = 2 * VISIBILITY_TILE + 5
     which = set(PREDICATES)
     rows, prm = make_rows(rng, n, which), params(which)
     graph = GPUCommandGraph(device, id="params")
@@ -414,20 +431,20 @@ def test_parameters_and_masks_change_without_recompiling(device, monkeypatch):
     assert made == []
 
 
-def test_portable_group_scans(device, monkeypatch):
+def test_portable_group_scans(device, tile, monkeypatch):
     """The pass without subgroups (workgroup-memory scans and look-back),
     as on devices that lack the feature."""
     from gpuviz.workflows import visibility
 
     monkeypatch.setattr(visibility, "use_subgroups", lambda ctx, subgroups: False)
     rng = np.random.default_rng(8)
-    n = 3 * TILE + 11
+    n = 3 * tile + 11
     rows, prm = make_rows(rng, n, {"masks", "lod"}), params({"lod"})
-    _, buffers = run_workflow(device, n, rows, prm, chunks=[TILE - 1, 0, 2 * TILE + 12])
+    _, buffers = run_workflow(device, n, rows, prm, chunks=[tile - 1, 0, 2 * tile + 12])
     check(device, buffers, n, *oracle_of(n, rows, prm))
 
 
-def test_two_dimensional_dispatch_grids(device, monkeypatch):
+def test_two_dimensional_dispatch_grids(device, tile, monkeypatch):
     """Every dispatch split into a 2-D grid with a spare workgroup (as past
     65535 workgroups a dimension): spare workgroups do nothing and tiles
     are numbered wid.x + wid.y * nwg.x."""
@@ -435,21 +452,21 @@ def test_two_dimensional_dispatch_grids(device, monkeypatch):
 
     monkeypatch.setattr(ComputeKernel, "workgroup_grid", lambda self, w: (2, -(-w // 2), 1) if w > 1 else (w, 1, 1))
     rng = np.random.default_rng(6)
-    n = 4 * TILE + 100  # five tiles: a 2x3 grid
+    n = 4 * tile + 100  # five tiles: a 2x3 grid
     rows, prm = make_rows(rng, n, {"masks", "intervals"}), params({"intervals"})
     _, buffers = run_workflow(device, n, rows, prm)
     check(device, buffers, n, *oracle_of(n, rows, prm))
 
 
-def test_tiles_keeping_nothing_between_kept_rows(device):
+def test_tiles_keeping_nothing_between_kept_rows(device, tile):
     """Whole tiles (and a whole vector chunk) without a kept row between
     tiles that keep some: offsets carry past the empty ones."""
-    n = 4 * TILE + 3
+    n = 4 * tile + 3
     mask = np.zeros(n, np.uint32)
     mask[:5] = 1
-    mask[TILE - 1] = 1
-    mask[3 * TILE + 7::3] = 2
-    for chunks in (None, [TILE, 2 * TILE, 0, TILE + 3]):
+    mask[tile - 1] = 1
+    mask[3 * tile + 7::3] = 2
+    for chunks in (None, [tile, 2 * tile, 0, tile + 3]):
         _, buffers = run_workflow(device, n, {"masks": [mask]}, {}, chunks=chunks)
         check(device, buffers, n, *oracle(n, masks=[mask]))
 
@@ -633,7 +650,7 @@ def encode_repeatedly(device, n, chunks, *, steps, rng, density, source_ids=Fals
 
 
 @pytest.mark.parametrize("subgroups", [True, False])
-def test_look_back_over_many_tiles_and_encodings(device, monkeypatch, subgroups):
+def test_look_back_over_many_tiles_and_encodings(device, tile, monkeypatch, subgroups):
     """More tiles than one look-back step reads (a subgroup, or 64 in the
     workgroup walk without subgroups), across uneven and empty chunks, over
     several encodings of one compiled graph (the tile state's epoch parity:
@@ -643,34 +660,37 @@ def test_look_back_over_many_tiles_and_encodings(device, monkeypatch, subgroups)
 
     if not subgroups:
         monkeypatch.setattr(visibility, "use_subgroups", lambda ctx, subgroups: False)
-    chunks = [70 * TILE + 5, 0, 3, 2 * TILE, 75 * TILE - 1]
+    chunks = [70 * tile + 5, 0, 3, 2 * tile, 75 * tile - 1]
     encode_repeatedly(device, sum(chunks), chunks, steps=4, rng=np.random.default_rng(21),
                       density=[0.002, 1.0, 0.0, 0.5])
 
 
-@pytest.mark.parametrize("chunks", [[5 * TILE + 3], [2 * TILE + 3, 0, TILE, 2 * TILE - 1]])
-def test_look_back_fallback_alone(device, chunks):
+@pytest.mark.parametrize("spec", [[(5, 3)], [(2, 3), 0, (1, 0), (2, -1)]])
+def test_look_back_fallback_alone(device, tile, spec):
     """Every tile ignores its own chunk's published states, so each offset
     comes from the fallback (the waiting tile evaluating its predecessors
     itself) after a zero spin limit; tiles of earlier chunks are read as
     published."""
+    chunks = rows_of(tile, spec)
     encode_repeatedly(device, sum(chunks), chunks, steps=2, rng=np.random.default_rng(len(chunks)),
                       density=[0.3, 0.9], source_ids=True, trust_published=False, spin_limit=0)
 
 
 @pytest.mark.parametrize("tuning", [dict(tiles_per_group=2), dict(tile_rows=16384, preload=0),
-                                    dict(tiles_per_group=2, early_second=True, preload=12)])
+                                    dict(tiles_per_group=2, early_second=True, preload=12),
+                                    dict(tile_rows=2048, tiles_per_group=2, early_second=True, preload=6)])
 def test_fallback_with_tunings(device, tuning):
     """The fallback alone (as above) with two tiles per workgroup (odd and
     even tile counts) and with 16K tiles, over several encodings."""
-    chunks = [5 * TILE + 3, 0, 4 * TILE]
+    tile = tuning.get("tile_rows", VISIBILITY_TILE)
+    chunks = [5 * tile + 3, 0, 4 * tile]
     encode_repeatedly(device, sum(chunks), chunks, steps=2, rng=np.random.default_rng(8), density=[0.6, 0.01],
                       source_ids=True, trust_published=False, spin_limit=0, **tuning)
 
 
-def test_zero_spin_limit(device):
+def test_zero_spin_limit(device, tile):
     """A zero spin limit: any predecessor not yet published is evaluated by
     the waiting tile at once, whatever order the driver runs tiles in."""
-    chunks = [3 * TILE + 1, 4 * TILE]
+    chunks = [3 * tile + 1, 4 * tile]
     encode_repeatedly(device, sum(chunks), chunks, steps=2, rng=np.random.default_rng(5), density=[0.4, 0.05],
                       spin_limit=0)

@@ -50,3 +50,33 @@ def test_tuning_sweep_tiny(device, capsys):
     assert len(table.rows) == 8 and all(row["gpu_s"] == min(row["runs_s"]) > 0 and len(row["runs_s"]) == 2
                                         and row["read_s"] > 0 and row["ref_s"] == min(row["copy_rounds_s"])
                                         for row in table.rows)
+
+
+def test_size_sweep_tiny(device, capsys):
+    """Time against size: one row per (case, size), a cell per tuning (each
+    run checked against numpy on prefixes of one upload)."""
+    from gpuviz.bench.topology_visibility import bench_visibility_sizes
+
+    tunings = {"8K": dict(tile_rows=8192, preload=6), "2K": dict(tile_rows=2048, preload=8)}
+    table = bench_visibility_sizes(device, [9000, 3000], 2, tunings=tunings)
+    assert "NOT PRINTED" not in capsys.readouterr().out
+    assert [(row["case"], row["rows"]) for row in table.rows] == [
+        ("intervals + mask, ~35% kept", 3000), ("intervals + mask, ~35% kept", 9000),
+        ("spheres + planes (frustum)", 3000), ("spheres + planes (frustum)", 9000)]
+    for row in table.rows:
+        assert row["best"] in tunings and row["ref_s"] == min(row["copy_rounds_s"]) > 0
+        assert all(row[f"{name}_s"] == min(row["runs_s"][name]) > 0 for name in tunings)
+    assert 0 < table.rows[0]["kept"] < table.rows[1]["kept"] < 9000
+
+
+def test_culling_tile_variants_tiny(device):
+    """The cull table with tile variants: every variant's IDs equal the
+    default's (checked inside), one row each, the same copy reference."""
+    from gpuviz.bench.culling import bench_culling
+
+    tunings = {"2K": dict(tile_rows=2048, preload=8), "4K": dict(tile_rows=4096, preload=0)}
+    cull, frame = bench_culling(device, [20000], 2, tunings=tunings, frames=False)
+    assert frame is None
+    assert [row["tuning"] for row in cull.rows] == ["default", "2K", "4K"]
+    assert len({row["kept"] for row in cull.rows}) == 1 and len({row["ref_s"] for row in cull.rows}) == 1
+    assert all(row["gpu_s"] > 0 and len(row["rounds_gpu_s"]) == 3 for row in cull.rows)
