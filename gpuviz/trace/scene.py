@@ -274,12 +274,12 @@ class GPUTraceScene:
             self.record_chunks = tuple((lo, min(step, n - lo), self._create(f"records-{k}", RECORD_BYTES * min(step, n - lo)))
                                        for k, lo in enumerate(range(0, n, step)))
 
-    def _write_records(self, lo, hi, records):
-        """Rows lo..hi of the host records into the chunks holding them."""
+    def _write_records(self, lo, hi, block):
+        """The host records of rows lo..hi (``block``) into the chunks holding them."""
         for first, rows, buffer in self.record_chunks:
             a, b = max(lo, first), min(hi, first + rows)
             if a < b:
-                self._write(buffer, RECORD_BYTES * (a - first), records[a:b].reshape(-1).view(np.uint8))
+                self._write(buffer, RECORD_BYTES * (a - first), block[a - lo:b - lo].reshape(-1).view(np.uint8))
 
     def _upload_csr(self, name, csr):
         offsets, neighbors, edges, _ = csr

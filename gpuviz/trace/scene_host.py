@@ -9,6 +9,7 @@ as soon as it is ready. The record layout and flags are the scene module's.
 from __future__ import annotations
 
 import os
+import queue
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
@@ -19,7 +20,7 @@ import pyarrow.compute as pc
 from gpuviz.graph.errors import GraphValidationError
 
 __all__ = ["SceneHost", "RECORD_WORDS", "NO_PARENT", "PARTITION_SHIFT", "MAX_PARTITIONS", "WORKERS",
-           "CSR_WORKERS", "DENSE_SLICE", "BLOCK_ROWS", "column_numpy", "dense_ids", "group_keys", "local_offsets"]
+           "CSR_WORKERS", "DENSE_SLICE", "BLOCK_ROWS", "CHUNK_ROWS", "record_rows", "used_flags", "column_numpy", "dense_ids", "group_keys", "local_offsets"]
 
 #: uint32 words of one span record.
 RECORD_WORDS = 12
@@ -30,6 +31,11 @@ PARTITION_SHIFT = 8
 #: Partitions a scene can hold (24 bits of word 10).
 MAX_PARTITIONS = 1 << (32 - PARTITION_SHIFT)
 BLOCK_ROWS = 1 << 13  # records written per block (384 KiB): stays in a core's L2
+#: Rows per record write (6 MiB): each worker fills reused buffers of this size, never the whole
+#: 48-byte-per-span table: fresh memory costs a page fault per 4 KiB on first touch (2.4 us each on a
+#: VM, contended across threads), several times the transpose itself.
+CHUNK_ROWS = 1 << 17
+KEY_SLICE = 1 << 20  # keys per scatter (numpy copies uint32 indices to intp: 8 MiB reused, not 8 bytes per key)
 WORKERS = max(1, min(8, os.cpu_count() or 1))  # host threads preparing a scene's records
 CSR_WORKERS = 4  # threads of the four CSR sorts (each splits its partitions over WORKERS more)
 DENSE_SLICE = 1 << 20  # strings per dictionary-encoding slice
@@ -134,8 +140,9 @@ class SceneHost:
         """``sink``: None (keep the arrays only) or ``(upload, upload_csr,
         write_records)`` callbacks receiving each table as soon as it is ready
         (``upload(name, array)``, ``upload_csr(name, csr)``,
-        ``write_records(lo, hi, records)``), so the GPU writes overlap the rest
-        of the preparation."""
+        ``write_records(lo, hi, block)``: the records of rows lo..hi, in a buffer
+        reused once the call returns), so the GPU writes overlap the rest of
+        the preparation. Without a sink, ``records`` holds the whole table."""
         upload, upload_csr, write_records = sink if sink is not None else (None, None, None)
         who = f'GPUTraceScene "{label}"'
         spans = trace.spans
@@ -173,7 +180,7 @@ class SceneHost:
             timed = self._timed
             dense = [pool.submit(timed(f"ids-{name}", dense_ids), table.column(name))
                      for table, name in ((spans, "name"), (spans, "category"), (links, "kind"))]
-            used = [None] + [pool.submit(timed(f"used-{k}", used_rows), keys, n) for k, keys in ((1, source), (2, target))]
+            used = [pool.submit(timed(f"used-{k}", used_rows), keys, n) for k, keys in ((1, source), (2, target))]
             args = pool.submit(lambda: spans.column("args").is_valid().to_numpy())
             lanes = pool.submit(thread_lane_counts, spans, trace.threads.num_rows)
             csr = {name: sorts.submit(timed(f"csr-{name}", self._link_csr), *keys)
@@ -186,7 +193,7 @@ class SceneHost:
             self.child_rows = np.flatnonzero(parent >= 0).astype(np.uint32)  # rows that have a parent
             self.parent_keys = self.parents[self.child_rows]
             del parent
-            used[0] = pool.submit(timed("used-0", used_rows), self.parent_keys, n)
+            used.insert(0, pool.submit(timed("used-0", used_rows), self.parent_keys, n))
             csr["hierarchy_reverse"] = sorts.submit(timed("csr-hierarchy_reverse", self._children_csr))
             csr["hierarchy_forward"] = sorts.submit(timed("csr-hierarchy_forward", self._parent_csr))
             if upload is not None:
@@ -195,20 +202,43 @@ class SceneHost:
             (columns["name"], self.names), (columns["category"], self.categories), (kinds, self.link_kinds) = (
                 job.result() for job in dense)
             columns["children"], columns["out"], columns["in"] = (job.result() for job in used)
-            self.records = np.empty((n, RECORD_WORDS), np.uint32)
-            step = max(BLOCK_ROWS, -(-n // (4 * WORKERS)) // BLOCK_ROWS * BLOCK_ROWS)
-            pending = {pool.submit(timed("records", transpose_records), self.records, columns, self.origin, lo, min(n, lo + step)):
-                       ("records", lo, min(n, lo + step)) for lo in range(0, n, step)}
+            chunks = [(lo, min(n, lo + CHUNK_ROWS)) for lo in range(0, n, CHUNK_ROWS)]
+            fill = timed("records", record_rows)
+            if write_records is None:  # keep the whole table (no GPU to write it to)
+                self.records = np.empty((n, RECORD_WORDS), np.uint32)
+                pending = {pool.submit(fill, self.records[lo:hi], columns, self.origin, lo, hi): ("records", lo, hi)
+                           for lo, hi in chunks}
+            else:  # each chunk into a reused buffer, written to the GPU, then refilled
+                self.records = None
+                free = queue.SimpleQueue()
+                for _ in range(min(len(chunks), 3 * WORKERS)):
+                    free.put(np.empty((CHUNK_ROWS, RECORD_WORDS), np.uint32))
+
+                def build(lo, hi):
+                    buffer = free.get()
+                    return fill(buffer[:hi - lo], columns, self.origin, lo, hi), buffer
+
+                pending = {pool.submit(build, lo, hi): ("records", lo, hi) for lo, hi in chunks}
             pending.update({job: ("csr", name) for name, job in csr.items()})
             self.csr = {}
-            for job in as_completed(pending):  # each table goes to the GPU as soon as it is ready
-                what, result = pending[job], job.result()
-                if what[0] == "csr":
-                    self.csr[what[1]] = result
-                    if upload_csr is not None:
-                        upload_csr(what[1], result)
-                elif write_records is not None:
-                    write_records(what[1], what[2], self.records)
+            try:
+                for job in as_completed(pending):  # each table goes to the GPU as soon as it is ready
+                    what, result = pending[job], job.result()
+                    if what[0] == "csr":
+                        self.csr[what[1]] = result
+                        if upload_csr is not None:
+                            upload_csr(what[1], result)
+                    elif write_records is not None:
+                        block, buffer = result
+                        write_records(what[1], what[2], block)  # write_buffer copies: the buffer is free again
+                        free.put(buffer)
+            except BaseException:  # let no worker wait for a buffer forever (the pools join on exit)
+                for job in pending:
+                    job.cancel()
+                if write_records is not None:
+                    for _ in range(WORKERS):
+                        free.put(np.empty((CHUNK_ROWS, RECORD_WORDS), np.uint32))
+                raise
             self.csr = {name: self.csr[name] for name in csr}
             self.thread_lanes = lanes.result()
         self.links = np.stack([source, target, kinds, np.arange(len(source), dtype=np.uint32)], axis=1)
@@ -260,8 +290,12 @@ class SceneHost:
 
 
 def used_rows(keys, n):
-    """Which of n rows appear in ``keys`` (a bool per row)."""
-    return np.bincount(keys, minlength=n)[:n] > 0
+    """Which of n rows appear in ``keys`` (a bool per row): a scatter in slices
+    (a bincount counts in 8 bytes per row and holds the GIL)."""
+    used = np.zeros(n, np.bool_)
+    for lo in range(0, len(keys), KEY_SLICE):
+        used[keys[lo:lo + KEY_SLICE]] = True
+    return used
 
 
 def thread_lane_counts(spans, thread_count):
@@ -272,32 +306,50 @@ def thread_lane_counts(spans, thread_count):
     return lanes
 
 
-def transpose_records(words, columns, origin, lo, hi):
-    """Rows lo..hi of the records, in blocks that stay in cache while all 12
-    words (flags included) are computed and written."""
+def record_rows(out, columns, origin, lo, hi):
+    """Records of rows lo..hi into ``out`` (hi - lo rows), in blocks that stay
+    in cache while all 12 words are written; every word is computed straight
+    into its strided place (``out=``), flags in bytes. Returns ``out``."""
     c = columns
-    words64 = words.view(np.uint64)
+    out64 = out.view(np.uint64)
     origin = np.uint64(origin & 0xFFFFFFFFFFFFFFFF)
-    take = c.get("take")
-    u32 = np.uint32
+    take, ids = c.get("take"), c["ids"]
+    u8, u32 = np.uint8, np.uint32
+    flags = np.empty(BLOCK_ROWS, u8)
+    bit = np.empty(BLOCK_ROWS, u8)
+    iota = np.arange(BLOCK_ROWS, dtype=u32)
     for a in range(lo, hi, BLOCK_ROWS):
         b = min(hi, a + BLOCK_ROWS)
-        block, block64 = words[a:b], words64[a:b]
+        k = b - a
+        rows, rows64 = out[a - lo:b - lo], out64[a - lo:b - lo]
+        f, t = flags[:k], bit[:k]
         duration = c["duration_ns"][a:b]
-        block64[:, 0] = c["start"][a:b] - origin
-        block64[:, 1] = duration.view(np.uint64)
+        np.subtract(c["start"][a:b], origin, out=rows64[:, 0])
+        rows64[:, 1] = duration.view(np.uint64)
         for word, name in ((4, "lane"), (5, "thread"), (6, "process"), (7, "depth")):
-            block[:, word] = c[name][a:b]
-        rows = slice(a, b) if take is None else take[a:b]
-        block[:, 8] = c["name"][rows]
-        block[:, 9] = c["category"][rows]
-        flags = c["incomplete"][a:b].astype(u32)  # FLAG_INCOMPLETE is bit 0
-        flags |= c["args"][a:b].astype(u32) << u32(1)
-        flags |= (c["parents"][a:b] == NO_PARENT).astype(u32) << u32(2)
-        flags |= c["children"][a:b].astype(u32) << u32(3)
-        flags |= c["out"][a:b].astype(u32) << u32(4)
-        flags |= c["in"][a:b].astype(u32) << u32(5)
-        flags |= (duration == 0).astype(u32) << u32(6)
-        flags |= c["partition"][a:b] << u32(PARTITION_SHIFT)
-        block[:, 10] = flags
-        block[:, 11] = np.arange(a, b, dtype=u32) if c["ids"] is None else c["ids"][a:b]
+            rows[:, word] = c[name][a:b]
+        if take is None:
+            rows[:, 8] = c["name"][a:b]
+            rows[:, 9] = c["category"][a:b]
+        else:
+            np.take(c["name"], take[a:b], out=rows[:, 8], mode="clip")  # clip: no buffered copy (IDs are valid)
+            np.take(c["category"], take[a:b], out=rows[:, 9], mode="clip")
+        np.left_shift(c["args"][a:b].view(u8), 1, out=f)  # the FLAG_* bits, low to high
+        np.bitwise_or(f, c["incomplete"][a:b].view(u8), out=f)
+        for shift, bools in ((3, c["children"][a:b]), (4, c["out"][a:b]), (5, c["in"][a:b])):
+            np.left_shift(bools.view(u8), shift, out=t)
+            np.bitwise_or(f, t, out=f)
+        np.equal(c["parents"][a:b], NO_PARENT, out=t.view(np.bool_))  # root
+        np.left_shift(t, 2, out=t)
+        np.bitwise_or(f, t, out=f)
+        np.equal(duration, 0, out=t.view(np.bool_))  # zero duration
+        np.left_shift(t, 6, out=t)
+        np.bitwise_or(f, t, out=f)
+        word10 = rows[:, 10]
+        np.left_shift(c["partition"][a:b], u32(PARTITION_SHIFT), out=word10)
+        np.bitwise_or(word10, f, out=word10)
+        if ids is None:
+            np.add(iota[:k], u32(a), out=rows[:, 11])
+        else:
+            rows[:, 11] = ids[a:b]
+    return out

@@ -1,0 +1,154 @@
+"""SceneHost's span records against a straightforward numpy construction
+(one whole-column expression per word, no blocks, chunks or threads), with
+the records kept on the host and streamed through a sink in reused
+buffers; used-row flags against a bincount; a failing record task raises
+instead of leaving workers waiting for a buffer. No GPU."""
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import gpuviz.trace.scene_host as scene_host
+from gpuviz.trace.model import Trace
+from gpuviz.trace.scene_host import RECORD_WORDS, SceneHost, used_rows
+from gpuviz.trace.synthetic import synthetic
+
+
+def _first_appearance_ids(strings):
+    ids = {}
+    return np.asarray([ids.setdefault(s, len(ids)) for s in strings], np.uint32)
+
+
+def oracle_records(trace):
+    """The (rows, 12) uint32 records from the module docstring of gpuviz.trace.scene."""
+    spans = trace.spans
+    n = spans.num_rows
+
+    def col(name):
+        return spans.column(name).to_numpy()
+
+    partition = col("partition").astype(np.int64)
+    order = np.argsort(partition, kind="stable")  # scene row -> span ID
+    row_of = np.empty(n, np.int64)
+    row_of[order] = np.arange(n)
+    start, duration = col("start_ns"), col("duration_ns")
+    origin = int(start.min()) if n else 0
+    rel = (start - origin).astype(np.uint64)  # exact: origin is the minimum
+    dur = duration.astype(np.uint64)
+    parent = col("parent")
+    parent_row = np.where(parent >= 0, row_of[np.maximum(parent, 0)], -1)  # per span ID
+    has_children = np.isin(row_of, parent_row[parent_row >= 0])
+    links_out = np.isin(row_of, row_of[trace.links.column("source").to_numpy().astype(np.int64)])
+    links_in = np.isin(row_of, row_of[trace.links.column("target").to_numpy().astype(np.int64)])
+    flags = (col("incomplete").astype(np.int64) * 1 + spans.column("args").is_valid().to_numpy() * 2
+             + (parent < 0) * 4 + has_children * 8 + links_out * 16 + links_in * 32 + (duration == 0) * 64)
+    words = np.zeros((n, RECORD_WORDS), np.uint64)  # per span ID, reordered to rows at the end
+    words[:, 0], words[:, 1] = rel & 0xFFFFFFFF, rel >> np.uint64(32)
+    words[:, 2], words[:, 3] = dur & 0xFFFFFFFF, dur >> np.uint64(32)
+    for word, name in ((4, "lane"), (5, "thread"), (6, "process"), (7, "depth")):
+        words[:, word] = col(name)
+    words[:, 8] = _first_appearance_ids(spans.column("name").to_pylist())
+    words[:, 9] = _first_appearance_ids(spans.column("category").to_pylist())
+    words[:, 10] = flags + (partition << 8)
+    words[:, 11] = np.arange(n)
+    assert n == 0 or words.max() < 2**32
+    return words[order].astype(np.uint32)
+
+
+def _mixed(trace, seed, *, interleave):
+    """``trace`` with random incomplete/args/zero durations, spans tables in
+    several chunks and (``interleave``) partitions interleaved in ID order."""
+    rng = np.random.default_rng(seed)
+    spans = trace.spans
+    n = spans.num_rows
+    duration = spans.column("duration_ns").to_numpy().copy()
+    duration[rng.random(n) < 0.1] = 0
+    args = pa.array([None if a else '{"k": 1}' for a in rng.random(n) < 0.6], pa.string())
+    partition = spans.column("partition").to_numpy()
+    if interleave:
+        partition = rng.integers(0, 3, n).astype(np.uint32)
+    replaced = {"duration_ns": pa.array(duration), "incomplete": pa.array(rng.random(n) < 0.2),
+                "args": args, "partition": pa.array(partition, pa.uint32())}
+    for name, values in replaced.items():
+        spans = spans.set_column(spans.schema.get_field_index(name), name, values)
+    cut = [0, n // 3, n // 3 + 5, n]  # three batches: columns of several chunks
+    spans = pa.Table.from_batches([b for a, z in zip(cut, cut[1:]) for b in spans.slice(a, z - a).to_batches()],
+                                  schema=spans.schema)
+    return Trace(spans=spans, links=trace.links, threads=trace.threads, processes=trace.processes,
+                 counters=trace.counters, instants=trace.instants, sources=trace.sources)
+
+
+def _streamed(trace):
+    """The records as a sink receives them (copied: the buffers are reused)."""
+    blocks = {}
+
+    def write_records(lo, hi, block):
+        assert block.shape == (hi - lo, RECORD_WORDS) and lo not in blocks
+        blocks[lo] = block.copy()
+
+    host = SceneHost(trace, "t", sink=(lambda *a: None, lambda *a: None, write_records))
+    assert host.records is None
+    if not blocks:
+        return np.zeros((0, RECORD_WORDS), np.uint32)
+    return np.concatenate([blocks[lo] for lo in sorted(blocks)])
+
+
+CASES = [("synthetic", lambda: synthetic(spans=3000, processes=3, threads_per_process=4, links=300, seed=5)),
+         ("mixed", lambda: _mixed(synthetic(spans=2500, processes=3, threads_per_process=2, seed=7), 1,
+                                  interleave=False)),
+         ("interleaved", lambda: _mixed(synthetic(spans=2000, processes=3, threads_per_process=3, seed=8), 2,
+                                        interleave=True)),
+         ("empty", lambda: synthetic(spans=0, processes=2, threads_per_process=2, seed=1))]
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+@pytest.mark.parametrize("name,make", CASES, ids=[c[0] for c in CASES])
+def test_records_match_plain_numpy(name, make, workers, monkeypatch):
+    trace = make()
+    want = oracle_records(trace)
+    # small blocks and chunks: partial last block and chunk, more chunks than reused buffers
+    monkeypatch.setattr(scene_host, "BLOCK_ROWS", 96)
+    monkeypatch.setattr(scene_host, "CHUNK_ROWS", 96 * 3 + 32)
+    monkeypatch.setattr(scene_host, "WORKERS", workers)
+    kept = SceneHost(trace, "t").records
+    assert kept.dtype == np.uint32 and kept.shape == want.shape
+    np.testing.assert_array_equal(kept, want)
+    np.testing.assert_array_equal(_streamed(trace), want)
+    if name == "mixed":  # the oracle sees every flag
+        for bit in range(7):
+            assert np.any(want[:, 10] & (1 << bit)), bit
+
+
+def test_default_blocks_match_plain_numpy():
+    trace = _mixed(synthetic(spans=20_000, processes=2, threads_per_process=3, seed=9), 3, interleave=True)
+    want = oracle_records(trace)
+    np.testing.assert_array_equal(SceneHost(trace, "t").records, want)
+    np.testing.assert_array_equal(_streamed(trace), want)
+
+
+def test_used_rows_matches_bincount(monkeypatch):
+    rng = np.random.default_rng(3)
+    keys = rng.integers(0, 500, 2000).astype(np.uint32)
+    monkeypatch.setattr(scene_host, "KEY_SLICE", 77)
+    got = used_rows(keys, 600)
+    assert got.dtype == np.bool_ and got.shape == (600,)
+    np.testing.assert_array_equal(got, np.bincount(keys, minlength=600) > 0)
+    assert not used_rows(np.zeros(0, np.uint32), 4).any()
+
+
+def test_failing_record_task_raises(monkeypatch):
+    """More chunks than buffers and one task failing: the error comes back
+    (the other workers get buffers and finish instead of waiting forever)."""
+    trace = synthetic(spans=3000, processes=2, threads_per_process=2, seed=2)
+    real = scene_host.record_rows
+
+    def failing(out, columns, origin, lo, hi):
+        if lo >= 1000:
+            raise RuntimeError("boom")
+        return real(out, columns, origin, lo, hi)
+
+    monkeypatch.setattr(scene_host, "CHUNK_ROWS", 100)
+    monkeypatch.setattr(scene_host, "WORKERS", 2)
+    monkeypatch.setattr(scene_host, "record_rows", failing)
+    with pytest.raises(RuntimeError, match="boom"):
+        SceneHost(trace, "t", sink=(lambda *a: None, lambda *a: None, lambda lo, hi, block: None))
