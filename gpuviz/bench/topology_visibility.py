@@ -53,14 +53,14 @@ TUNINGS = {name: dict(tile_rows=tile, preload=preload, tiles_per_group=min(pair,
                ("tile8K-pre6", 8192, 6, 1), ("tile8K", 8192, 0, 1), ("tile8K-pre12", 8192, 12, 1),
                ("tile16K-pre12", 16384, 12, 1), ("tile8K-pre6-pair", 8192, 6, 2),
                ("tile8K-pre6-pair-early", 8192, 6, 3))}
-#: The size sweep's tunings: tile sizes (rows per workgroup: 256 lanes x 2-8
+#: The size sweep's tunings: tile sizes (rows per workgroup: 256 lanes x 1-8
 #: quads) with the load batches each allows (intervals + a mask load 3 vec4
 #: per quad, spheres 4, so preload 6 batches two quads of intervals and
 #: leaves spheres in the loop, 8 batches two quads of either).
 TILE_TUNINGS = {name: dict(tile_rows=tile, preload=preload, tiles_per_group=1, early_second=False)
                 for name, tile, preload in (("8K-pre6", 8192, 6), ("8K-pre8", 8192, 8), ("4K-pre6", 4096, 6),
                                             ("4K-pre8", 4096, 8), ("4K-pre12", 4096, 12), ("2K-pre6", 2048, 6),
-                                            ("2K-pre8", 2048, 8), ("2K", 2048, 0))}
+                                            ("2K-pre8", 2048, 8), ("2K", 2048, 0), ("1K", 1024, 0))}
 #: The size sweep's row counts: 6M-14M in steps of 1M (a staircase of
 #: "waves" of concurrently resident tiles would show at this resolution),
 #: the culling benchmark's 25M and the visibility issue's 25 x 2^20.

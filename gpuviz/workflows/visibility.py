@@ -31,10 +31,10 @@ __all__ = ["GPUVisibilityWorkflow", "VISIBILITY_TILE"]
 #: Rows one workgroup handles by default (256 lanes x 8 x 4; see
 #: :attr:`GPUVisibilityWorkflow.tile_rows`).
 VISIBILITY_TILE = 8192
-#: The tile sizes the shader is written for: 256 lanes x 2, 4, 8 or 16 quads
-#: of rows (a lane's bit word holds 8 quads; below 8192 rows the tile's bit
-#: words are fewer than the lanes, the rest scan as zero words).
-TILE_ROWS = (2048, 4096, 8192, 16384)
+#: The tile sizes the shader is written for: 256 lanes x 1, 2, 4, 8 or 16
+#: quads of rows (a lane's bit word holds 8 quads; below 8192 rows the tile's
+#: bit words are fewer than the lanes, the rest scan as zero words).
+TILE_ROWS = (1024, 2048, 4096, 8192, 16384)
 # The kernel runs without wgpu's bounds checks and loop bounding: every loop
 # has a constant or small uniform bound and every index is in range by
 # construction (the tile state is sized by the tile count, IDs land below the

@@ -303,7 +303,7 @@ def test_tunings_match_numpy(device, monkeypatch, tuning, subgroups):
     check(device, buffers, n, *oracle_of(n, rows, prm))
 
 
-@pytest.mark.parametrize("tuning", [dict(tile_rows=1024), dict(tile_rows=12288), dict(preload=-1), dict(preload=2.5),
+@pytest.mark.parametrize("tuning", [dict(tile_rows=512), dict(tile_rows=12288), dict(preload=-1), dict(preload=2.5),
                                     dict(tiles_per_group=3)])
 def test_bad_tunings_are_refused(device, tuning):
     graph = GPUCommandGraph(device, id="tuning")

@@ -1,7 +1,7 @@
 // GPUVisibilityWorkflow in one pass: every predicate of a row fused into one
 // read of its inputs, then the kept rows' IDs written in source order.
 //
-// One workgroup handles one tile of TILE = 1024 * iters rows (2048 to
+// One workgroup handles one tile of TILE = 1024 * iters rows (1024 to
 // 16384) of one chunk. In iteration r (0..ITER-1) lane l evaluates rows
 // (r * 256 + l) * 4 .. + 3, so every load is a coalesced vec4 (two for
 // intervals, four for spheres); a full tile's loop is unrolled into batches
@@ -104,7 +104,7 @@ struct VisParams {
 {% endif %}
 
 const WG: u32 = 256u;
-const ITER: u32 = {{ iters }}u;      // quads of rows per lane (template: 2, 4, 8 or 16)
+const ITER: u32 = {{ iters }}u;      // quads of rows per lane (template: 1, 2, 4, 8 or 16)
 const WPL: u32 = {{ wpl }}u;         // bit words per lane slot (32 rows each; max(1, ITER / 8): in a
                                      // tile under 8192 rows the slots past its TILE / 32 words scan zeros)
 const TILE: u32 = WG * ITER * 4u;
@@ -112,7 +112,7 @@ const READY: u32 = 0x80000000u;
 const PARITY: u32 = 0x40000000u;
 const TAG_MASK: u32 = READY | PARITY;
 const VALUE: u32 = 0xffffu;          // a tile's count (<= TILE) or half a prefix
-const EPOCH_SHIFT: u32 = 21u;        // tiles of a sequence <= 2^21 (2^32 rows / 2048-row tiles)
+const EPOCH_SHIFT: u32 = 22u;        // tiles of a sequence <= 2^22 (2^32 rows / 1024-row tiles)
 const TICKET_MASK: u32 = (1u << EPOCH_SHIFT) - 1u;
 const LOOKBACK: u32 = 64u;           // workgroup walk: predecessor states read per step (<= 256)
 const SPIN_WINDOW: u32 = 4u;         // states read per step while the nearest is unpublished
