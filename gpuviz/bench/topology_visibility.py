@@ -61,10 +61,10 @@ TILE_TUNINGS = {name: dict(tile_rows=tile, preload=preload, tiles_per_group=1, e
                 for name, tile, preload in (("8K-pre6", 8192, 6), ("8K-pre8", 8192, 8), ("4K-pre6", 4096, 6),
                                             ("4K-pre8", 4096, 8), ("4K-pre12", 4096, 12), ("2K-pre6", 2048, 6),
                                             ("2K-pre8", 2048, 8), ("2K", 2048, 0), ("1K", 1024, 0))}
-#: The size sweep's row counts: 6M-14M in steps of 1M (a staircase of
+#: The size sweep's row counts: 1M-14M in steps of 1M (a staircase of
 #: "waves" of concurrently resident tiles would show at this resolution),
 #: the culling benchmark's 25M and the visibility issue's 25 x 2^20.
-SWEEP_SIZES = (*range(6_000_000, 14_000_001, 1_000_000), 25_000_000, VISIBILITY_SIZE)
+SWEEP_SIZES = (*range(1_000_000, 14_000_001, 1_000_000), 25_000_000, VISIBILITY_SIZE)
 TUNING_COLUMNS = (Column("size", "size", 5, "size"), Column("case", "case", 32), Column("tuning", "tuning", 23),
                   Column("round1_s", "round 1 µs", 10, "us"), Column("round2_s", "round 2 µs", 10, "us"),
                   Column("gpu_s", "best µs", 8, "us"), Column("ref_s", "copy µs", 8, "us"),
@@ -363,9 +363,32 @@ def bench_visibility_sizes(device, sizes, runs, *, report=None, tunings=None, ro
                       copy_rounds_s=copies, runs_s=times, **{f"{name}_s": min(ts) for name, ts in times.items()})
         for b in bufs.values():
             b.destroy()
+        _fit_note(table, label, ["ref_s", *(f"{name}_s" for name in tunings)])
     table.note("  tunings: " + "; ".join(f"{name} = tile_rows {t['tile_rows']}, preload {t['preload']}"
                                          for name, t in tunings.items()), settings=tunings)
     return table
+
+
+def _fit_note(table, label, keys, least=6_000_000) -> None:
+    """A note per case: each timed column's least-squares line over the
+    sizes from ``least`` rows on (all when fewer than three are): the fixed
+    cost (µs at zero rows), the marginal cost (µs per million rows) and
+    the largest residual (a staircase shows as large residuals)."""
+    rows = [r for r in table.rows if r["case"] == label]
+    if len([r for r in rows if r["rows"] >= least]) >= 3:
+        rows = [r for r in rows if r["rows"] >= least]
+    if len(rows) < 2:
+        return
+    n = np.array([r["rows"] for r in rows], float) / 1e6
+    fits = {}
+    for key in keys:
+        t = np.array([r[key] for r in rows]) * 1e6
+        slope, fixed = np.polyfit(n, t, 1)
+        fits[key[:-2] if key != "ref_s" else "copy"] = (float(fixed), float(slope),
+                                                          float(np.abs(t - (fixed + slope * n)).max()))
+    table.note(f"  {label}, time = fixed + marginal x rows over {len(rows)} sizes (µs, µs per 1M rows, largest "
+               "residual µs): " + "; ".join(f"{k} {a:.1f} + {b:.2f} (±{e:.1f})" for k, (a, b, e) in fits.items()),
+               case=label, fits=fits)
 
 
 def main(argv=None) -> int:

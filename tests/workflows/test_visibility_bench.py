@@ -67,6 +67,8 @@ def test_size_sweep_tiny(device, capsys):
         assert row["best"] in tunings and row["ref_s"] == min(row["copy_rounds_s"]) > 0
         assert all(row[f"{name}_s"] == min(row["runs_s"][name]) > 0 for name in tunings)
     assert 0 < table.rows[0]["kept"] < table.rows[1]["kept"] < 9000
+    fits = [note["fits"] for note in table.notes if "fits" in note]
+    assert len(fits) == 2 and all(set(f) == {"copy", "8K", "2K"} for f in fits)
 
 
 def test_culling_tile_variants_tiny(device):
