@@ -140,8 +140,9 @@ class AnalysisOverlay:
         self._recorded, self._pending = [], []
         # A sample is mapped only once the encoder it was copied in has been
         # submitted (a submit using a buffer pending a map aborts the process
-        # in wgpu-native), whatever runs in between (a control observer that
-        # re-renders from inside an encode, poll, prepare). Until then it is
+        # in wgpu-native), whatever runs in between (poll, prepare, or another
+        # encoder submitted first; the widget no longer nests frames, but this
+        # rule does not rely on that). Until then it is
         # held as (slot, encoder, recorded in a canvas draw): the widget says
         # submitted(encoder) after its own submits; a canvas draw's samples
         # are released by the next begin_draw (the canvas submits right after

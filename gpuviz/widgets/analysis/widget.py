@@ -16,6 +16,7 @@ The widget composes the parts of this subpackage and owns the frame loop:
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import ipywidgets as widgets
@@ -101,7 +102,9 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
     Each parameter change writes parameters, encodes the graph once (CPU
     encode times always, GPU timestamps at most every 0.5 s when the device
     has them, for the inspector) and submits; the canvas frame copies the
-    rendered plot. No frame reads anything back; :meth:`results` does,
+    rendered plot. Frames never nest: a change made while one is encoded or
+    drawn (by an observer of something the frame sets) is drawn by the next
+    frame. No frame reads anything back; :meth:`results` does,
     explicitly. Raises GraphValidationError (a ValueError) at construction for
     a missing, non-numeric or all-NaN column, an unusable group column or an
     empty table, naming the column and the available ones.
@@ -150,6 +153,8 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
                                        grid_size=grid_size, edges=params.padded_edges, bounds=params.bounds,
                                        value_range=params.value_range)
         self.graph.write_parameters(params)
+        self._unwritten = False  # parameters changed since the graph last took them (written at the next encode)
+        self._rendering = False  # a frame is being encoded or drawn: changes made now go to the next frame
         self.graph.render_size = self._canvas_size = tuple(int(v) for v in size)
         self._offscreen, self._offscreen_ratio = False, 1.0
         self._timestamps = device_capabilities(self.device).timestamps
@@ -180,6 +185,7 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
         self.inspector.layout.flex = "1 1 320px"
         self.layout = widgets.Layout(flex_flow="row wrap", align_items="flex-start")
         self.children = [left, self.inspector]
+        self._controls.update_legend()
         self._frame()
 
     # ----------------------------------------------------------- parameters
@@ -266,8 +272,8 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
     def set_bounds(self, bounds, *, frame: bool = True) -> None:
         """Heatmap bounds ``(xmin, ymin, xmax, ymax)`` (what pan and zoom change)."""
         self._params.set_bounds(bounds)
-        self.graph.write_parameters(self._params)
-        self._dirty = True
+        self._unwritten = self._dirty = True
+        self._controls.update_legend()
         if frame:
             self._frame()
 
@@ -323,15 +329,40 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
         return f'DataAnalysis (x "{columns["x"]}", y "{columns["y"]}", value "{columns["value"]}")'
 
     def _apply(self) -> None:
-        """After a control's parameter changed: write it into the graph, show it in the controls, render."""
-        self.graph.write_parameters(self._params)
+        """After a control's parameter changed: show it in the controls and the
+        legend, then render it. Both come before the frame, so a change that an
+        observer of those makes (a legend observer setting another parameter)
+        is drawn by the same single frame."""
+        self._unwritten = self._dirty = True
         self._controls.sync()
+        self._controls.update_legend()
         self._frame()
 
     # --------------------------------------------------------------- frames
     def _encode(self, encoder, render_size) -> None:
-        """Write the view parameters and record the whole graph into ``encoder``."""
+        """Write the parameters and the view and record the whole graph into
+        ``encoder``. Called only while a frame is rendered (``_rendering``).
+        What calls out of the widget (the inspector's reports, which observers
+        may watch) runs before the parameters are taken or after the graph is
+        recorded: a change made before is drawn by this frame, one made after
+        marks the widget dirty again and is drawn by the next."""
         self._collect_timings()
+        self.inspector.poll()  # counts sampled by earlier, already submitted encodings
+        if self._unwritten:
+            self._unwritten = False
+            self.graph.write_parameters(self._params)
+        self._dirty = False
+        try:
+            cpu = self._record(encoder, render_size)
+        except BaseException:
+            self._dirty = True  # nothing was drawn
+            raise
+        self.frames += 1
+        self.inspector.record_encode(cpu, gpu_times=self._gpu_times)
+
+    def _record(self, encoder, render_size) -> dict:
+        """The middle of :meth:`_encode`, which sets no observable trait: view
+        uniform, normalisation, the graph and the samples; the graph's CPU times."""
         ratio = self._frame_ratio()
         self.graph.render_size = render_size
         self.graph.write_view(operation=self._params.operation, pixel_ratio=ratio)
@@ -339,7 +370,6 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
         timestamps = self._timestamps and now - self._last_timestamps >= _TIMESTAMP_INTERVAL
         if timestamps:
             self._last_timestamps = now
-        self.inspector.poll()  # counts sampled by earlier, already submitted encodings
         overlay = self.graph.overlay
         overlay.before_encode(self.device.queue, graph=self.graph, params=self._params, data=self.data,
                               colour_scale=self._colour_scale, pixel_ratio=ratio)
@@ -347,10 +377,7 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
                                          timestamps=timestamps)
         overlay.sample(encoder)  # this frame's label inputs, read by a later frame (never waited for)
         self.inspector.sample_counts(encoder)
-        self.inspector.record_encode(cpu, gpu_times=self._gpu_times)
-        self._dirty = False
-        self.frames += 1
-        self._controls.update_legend()
+        return cpu
 
     def _collect_timings(self) -> None:
         """GPU timings of earlier, submitted encodings that are ready (never waits)."""
@@ -361,15 +388,33 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
             self._gpu_times = timings
 
     def _frame(self) -> None:
-        """One parameter change: encode the graph, submit, ask the canvas for a frame."""
-        encoder = self.device.create_command_encoder(label="data-analysis-update")
-        self._encode(encoder, self._canvas_size)
-        self.device.queue.submit([encoder.finish()])
-        self.graph.overlay.submitted(encoder)
-        self.inspector.poll()
-        self.graph.overlay.poll()
-        self._pointer.request()  # the hover values after this change (submitted after it)
+        """After a parameter change: encode the graph, submit, ask the canvas
+        for a frame. Never renders inside another frame: called while one is
+        being rendered (from an observer of something that frame set), it
+        only asks for the next one, which draws the change."""
+        if self._rendering:
+            self._dirty = True
+            self.canvas.request_draw()
+            return
+        if self._dirty:  # (not when a nested change's frame already drew it)
+            with self._render_scope():
+                encoder = self.device.create_command_encoder(label="data-analysis-update")
+                self._encode(encoder, self._canvas_size)
+                self.device.queue.submit([encoder.finish()])
+                self.graph.overlay.submitted(encoder)
+                self.inspector.poll()
+                self.graph.overlay.poll()
+            self._pointer.request()  # the hover values after this change (submitted after it)
         self.canvas.request_draw()
+
+    @contextlib.contextmanager
+    def _render_scope(self):
+        """Marks a frame in progress (see :meth:`_frame`)."""
+        outer, self._rendering = self._rendering, True
+        try:
+            yield
+        finally:
+            self._rendering = outer
 
     def _frame_ratio(self) -> float:
         """The pixel ratio frames are laid out at: the canvas's, or draw_offscreen's."""
@@ -390,7 +435,8 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
         overlay = self.graph.overlay  # text and axes over the plot: a label change never re-runs the graph
         overlay.begin_draw()
         try:
-            self._draw(encoder, target_view, size, overlay)
+            with self._render_scope():
+                self._draw(encoder, target_view, size, overlay)
         finally:
             overlay.end_draw()
 
@@ -522,9 +568,10 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
             return  # draw_offscreen raises its own error
         pw, ph = self.graph.plot_size
         scale = min(1.0, pw / width, ph / height)
-        encoder = self.device.create_command_encoder(label="data-analysis-labels")
-        self._encode(encoder, (max(1, int(width * scale)), max(1, int(height * scale))))
-        self.device.queue.submit([encoder.finish()])
+        with self._render_scope():
+            encoder = self.device.create_command_encoder(label="data-analysis-labels")
+            self._encode(encoder, (max(1, int(width * scale)), max(1, int(height * scale))))
+            self.device.queue.submit([encoder.finish()])
         self.graph.overlay.settle()
 
     def close(self) -> None:

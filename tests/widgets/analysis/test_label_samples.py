@@ -1,8 +1,8 @@
 """The labels' readback samples are mapped only after the encoder that
 copied into them was submitted: a frame drawn by GPUCanvas records its
 sample in ``draw`` and the canvas submits after ``draw`` returns, so the
-labels' ``prepare`` in that same ``draw`` (or a control observer's
-``poll`` while it runs) must leave the new slot alone
+labels' ``prepare`` in that same ``draw`` (or a ``poll`` by anything the
+encode calls out to) must leave the new slot alone
 (a submit that uses a buffer pending a map aborts the process in
 wgpu-native; the browser test's kernel died of exactly that)."""
 
@@ -33,12 +33,12 @@ def test_a_drawn_frame_maps_its_label_sample_only_after_the_submit():
         size = (320, 200)
         texture = device.create_texture(size=(*size, 1), format="rgba8unorm",
                                         usage=wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.COPY_SRC)
-        legend = widget._controls.update_legend
+        record = widget.inspector.record_encode
 
-        def observer_polls():  # a control observer that re-renders inside the draw (_frame polls the labels)
-            legend()
+        def report_polls(*args, **kwargs):  # something the encode calls out to polls the labels in the draw
+            record(*args, **kwargs)
             overlay.poll()
-        widget._controls.update_legend = observer_polls
+        widget.inspector.record_encode = report_polls
         for frame in range(3):  # each frame re-encodes the graph (the canvas submits after draw)
             widget._dirty = True
             before = len(acquired)
@@ -49,23 +49,22 @@ def test_a_drawn_frame_maps_its_label_sample_only_after_the_submit():
             assert fresh[0].state == "acquired", (frame, fresh[0].state)  # not mapped before the submit
             device.queue.submit([encoder.finish()])
         overlay.settle()  # after the submits every sample maps and is read
-        widget._dirty = False
-        # A parameter change re-rendering from inside another one's encode
-        # (a control observer fired by update_legend): the outer encoder is
-        # submitted last, so its sample must not be mapped by the inner poll.
-        outer = []
-
-        def nested_apply():
-            legend()
-            if not outer:
-                outer.append(acquired[-1])
-                widget._frame()  # the inner change: encodes, submits, polls the labels
-                assert outer[0].state == "acquired", outer[0].state
-        widget._controls.update_legend = nested_apply
-        widget._frame()
-        assert outer and len(acquired) >= 2
+        # Two encodings in flight at once, the later one submitted first (the
+        # widget no longer renders one frame inside another, but the ring's
+        # rule must not depend on that): polling after the inner submit must
+        # leave the outer encoder's sample alone until its own submit.
+        outer = device.create_command_encoder()
+        assert overlay.sample(outer)
+        inner = device.create_command_encoder()
+        assert overlay.sample(inner)
+        first, second = acquired[-2:]
+        device.queue.submit([inner.finish()])
+        overlay.submitted(inner)
+        overlay.poll()
+        assert first.state == "acquired", first.state
+        device.queue.submit([outer.finish()])
+        overlay.submitted(outer)
         overlay.settle()
-        assert all(slot.state == "released" for slot in acquired)
         assert all(slot.state == "released" for slot in acquired)
         assert overlay.stats is not None and overlay.stats["hist_max"] > 0
     finally:
