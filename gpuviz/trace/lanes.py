@@ -165,12 +165,23 @@ def _vector_depth(s, e, d, th, new_thread, pos_in_thread, thread_first):
     ended = np.searchsorted(ekey, skey, side="right") - thread_first   # ends <= start in thread
     # Spans at or after i in order that also end <= start_i: zero-length spans
     # at exactly start_i, which sort last in their start group.
-    group_end = np.searchsorted(skey, skey, side="right")
-    zkey = skey[d == 0]
+    zero = d == 0
+    if not zero.any():
+        return pos_in_thread - ended
+    group_end = _run_ends(skey)
+    zkey = skey[zero]
     zcount = np.searchsorted(zkey, skey, side="right") - np.searchsorted(zkey, skey, side="left")
     positions = np.arange(n, dtype=np.int64)
     later = group_end - np.maximum(positions, group_end - zcount)
     return pos_in_thread - (ended - later)
+
+
+def _run_ends(sorted_keys):
+    """Per element of a sorted array: one past the last index of its run of
+    equal values (``searchsorted(a, a, "right")`` in one linear pass)."""
+    n = len(sorted_keys)
+    ends = np.append(np.flatnonzero(sorted_keys[1:] != sorted_keys[:-1]) + 1, n)
+    return np.repeat(ends, np.diff(ends, prepend=0))
 
 
 def pack_lanes(*, start, duration, thread):
@@ -229,13 +240,21 @@ def _parent_positions(depth, n):
 
     (In a properly nested thread that is the parent; the caller checks.)
     """
-    by_depth = np.argsort(depth, kind="stable")          # (depth, position) order
-    key = depth[by_depth] * np.int64(n) + by_depth
-    want = (depth - 1) * np.int64(n) + np.arange(n, dtype=np.int64)
-    at = np.searchsorted(key, want, side="left") - 1
+    # (depth, position) order; a stable sort of small integers is a radix sort.
+    small = depth.astype(np.uint16) if n and 0 <= depth.min() and depth.max() < (1 << 16) else depth
+    by_depth = np.argsort(small, kind="stable")
+    del small
+    level = depth[by_depth]
+    key = level * np.int64(n) + by_depth
+    # In that order the wanted keys (one level up, same position) grow too:
+    # the search walks the keys once instead of jumping around.
+    at = np.searchsorted(key, key - np.int64(n), side="left") - 1
+    del key
     found = by_depth[np.maximum(at, 0)]
-    valid = (at >= 0) & (depth > 0) & (depth[found] == depth - 1)
-    return np.where(valid, found, -1)
+    valid = (at >= 0) & (level > 0) & (depth[found] == level - 1)
+    out = np.empty(n, np.int64)
+    out[by_depth] = np.where(valid, found, -1)
+    return out
 
 
 def _repair_clusters(s, e, depth, parent_pos, track, ok, new_thread):

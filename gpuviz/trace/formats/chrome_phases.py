@@ -319,7 +319,7 @@ def bind_points(spans, parent, index, thread, t, enclosing):
 def _nearest_starts(order, th, st, thread, t, enclosing):
     """Per point: the last slice of its thread starting at or before t
     (``enclosing``) or the first starting at or after t (else); -1 if none.
-    One searchsorted over keys that put each thread's starts in a range of
+    One search over keys that put each thread's starts in a range of
     their own (times clamped to just outside it); None when the keys would
     not fit int64 (the caller loops over threads)."""
     if len(th) == 0:
@@ -332,16 +332,23 @@ def _nearest_starts(order, th, st, thread, t, enclosing):
     offset = np.cumsum(width) - width
     counts = np.diff(np.append(first, len(th)))
     keys = st + np.repeat(offset - lo + 1, counts)        # thread u's starts: offset[u] + 1 ..
-    at = np.searchsorted(th[first], thread)
-    known = (at < len(first)) & (th[first][np.minimum(at, len(first) - 1)] == thread)
-    u = np.minimum(at, len(first) - 1)
+    # Thread rows are small integers: the point's thread range by lookup.
+    lookup = np.full(int(max(th[-1], thread.max(initial=0))) + 1, -1, np.int64)
+    lookup[th[first]] = np.arange(len(first))
+    u = np.where(thread >= 0, lookup[np.maximum(thread, 0)], -1)
+    known = u >= 0
+    u = np.maximum(u, 0)
     q = offset[u] + np.clip(t, lo[u] - 1, hi[u] + 1) - lo[u] + 1
     lo_i = first[u]
     hi_i = np.append(first[1:], len(th))[u]
-    before = np.searchsorted(keys, q, side="right") - 1
-    after = np.searchsorted(keys, q, side="left")
-    k = np.where(enclosing, before, after)
-    ok = known & np.where(enclosing, before >= lo_i, after < hi_i)
+    # Searched in sorted order (points come in time order, so nearly sorted
+    # already): the search then walks the keys instead of jumping around.
+    by_q = np.argsort(q)
+    enc = enclosing[by_q]
+    k = np.empty(len(q), np.int64)
+    k[by_q[enc]] = np.searchsorted(keys, q[by_q[enc]], side="right") - 1
+    k[by_q[~enc]] = np.searchsorted(keys, q[by_q[~enc]], side="left")
+    ok = known & np.where(enclosing, k >= lo_i, k < hi_i)
     return np.where(ok, order[np.clip(k, 0, len(order) - 1)], -1)
 
 
@@ -395,8 +402,9 @@ def flow_links(cols, code, ts, ident, reporter, spans, parent, flow_kind=None):
     idx = np.flatnonzero(np.isin(code, (11, 12, 13)))
     if len(idx) == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), []
-    idx = idx[np.lexsort((idx, ts[idx]))]
-    at_flow = np.searchsorted(cols.flows["index"], idx)      # every s/t/f event is in cols.flows
+    by_time = np.lexsort((idx, ts[idx]))
+    at_flow = np.searchsorted(cols.flows["index"], idx)[by_time]     # every s/t/f event is in cols.flows
+    idx = idx[by_time]
     ids = cols.flows["id"].take(pa.array(at_flow))
     c = code[idx]
     bound = bind_points(spans, parent, _slice_index(spans), ident.thread_of[idx], ts[idx],

@@ -19,6 +19,7 @@ It does not decode JSON (msgspec does, in jsonevents) and keeps no event
 object: the few kept ones are re-encoded to one JSON blob, as before.
 """
 
+import re
 from operator import attrgetter
 
 import msgspec
@@ -34,7 +35,8 @@ _PH, _NAME, _CAT = attrgetter("ph"), attrgetter("name"), attrgetter("cat")
 _PID, _TID, _TS, _DUR, _ARGS = attrgetter("pid"), attrgetter("tid"), attrgetter("ts"), attrgetter("dur"), attrgetter("args")
 _ID, _BP, _BIND = attrgetter("id"), attrgetter("bp"), attrgetter("bind_id")
 _FLOW_IN, _FLOW_OUT = attrgetter("flow_in"), attrgetter("flow_out")
-_FLOW_V2 = (b'"flow_', b'"bind_id"')
+# Either flow v2 key in a block's text (a block is a memoryview: no ``in``).
+_FLOW_V2 = re.compile(rb'"flow_|"bind_id"')
 _FLOW_PHASES = frozenset(("s", "t", "f"))
 _ENCODER = msgspec.json.Encoder()
 
@@ -59,11 +61,11 @@ def block_columns(events, first_index, block):
         codes = enc.indices.to_numpy(zero_copy_only=False)
         idx = np.flatnonzero(np.array([p != "X" for p in kinds], bool)[codes])
         flow_of_code = np.array([p in _FLOW_PHASES for p in kinds], bool)
-        if _flow_v2_flags(events) and any(key in block for key in _FLOW_V2):
+        if _flow_v2_flags(events) and _FLOW_V2.search(block) is not None:
             flagged = np.array([k for k, e in enumerate(events) if e.flow_in or e.flow_out or len(e.bind_id)], np.int64)
             idx = np.union1d(idx, flagged).astype(np.int64)
         is_flow = flow_of_code[codes[idx]]
-    if not len(idx) and _flow_v2_flags(events) and any(key in block for key in _FLOW_V2):
+    if not len(idx) and _flow_v2_flags(events) and _FLOW_V2.search(block) is not None:
         idx = np.array([k for k, e in enumerate(events) if e.flow_in or e.flow_out or len(e.bind_id)], np.int64)
         is_flow = np.zeros(len(idx), bool)        # every event here is X
     fidx = idx[is_flow]
