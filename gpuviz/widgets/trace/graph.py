@@ -124,7 +124,8 @@ class TraceGraph:
             self.frame = GPUTraceFrame(scene=scene, trace=trace, capacity=max(self.capacity, 1),
                                        width_capacity=self.frame_size[0], row_capacity=ROW_CAPACITY,
                                        edges=edges, id="trace-view")  # the widget draws the selection's links only
-            self._allocate(np.asarray(name_colours, np.uint32))
+            self.colours = np.asarray(name_colours, np.uint32)  # host copy (the tracks oracle)
+            self._allocate(self.colours)
             self._build()
         except BaseException:
             self.destroy()
@@ -222,7 +223,12 @@ class TraceGraph:
     def write_view(self, *, origin_rel: int, end_rel: int, min_duration: int, render_size, px_per_ns: float,
                    gutter: float, top: float, row_height: float, first_row: int, flags: int, hover, scale: float,
                    bottom: float, column_px: float, label_px: float = 1e30):
-        """The ``View`` uniform (times relative to the scene's origin, physical pixels)."""
+        """The ``View`` uniform (times relative to the scene's origin, physical
+        pixels); the arguments are kept in :attr:`view_fields`."""
+        self.view_fields = dict(origin_rel=origin_rel, end_rel=end_rel, min_duration=min_duration,
+                                render_size=tuple(render_size), px_per_ns=px_per_ns, gutter=gutter, top=top,
+                                row_height=row_height, first_row=first_row, flags=flags, hover=hover, scale=scale,
+                                bottom=bottom, column_px=column_px, label_px=label_px)
         words = np.zeros(20, np.uint32)
         mask = (1 << 64) - 1
         for k, value in enumerate((origin_rel, end_rel, min(max(min_duration, 0), mask))):
