@@ -20,7 +20,8 @@ import pyarrow.compute as pc
 from gpuviz.graph.errors import GraphValidationError
 
 __all__ = ["SceneHost", "RECORD_WORDS", "NO_PARENT", "PARTITION_SHIFT", "MAX_PARTITIONS", "WORKERS",
-           "CSR_WORKERS", "DENSE_SLICE", "BLOCK_ROWS", "CHUNK_ROWS", "record_rows", "used_flags", "column_numpy", "dense_ids", "group_keys", "local_offsets"]
+           "CSR_WORKERS", "DENSE_SLICE", "BLOCK_ROWS", "CHUNK_ROWS", "KEY_SLICE", "column_numpy", "dense_ids",
+           "group_keys", "local_offsets", "record_rows", "used_rows", "child_rows"]
 
 #: uint32 words of one span record.
 RECORD_WORDS = 12
@@ -48,38 +49,56 @@ def column_numpy(table, name):
 
 def encode_strings(column):
     """(uint32 IDs, dictionary) of one string array (no nulls: the model
-    refuses them), IDs in first-appearance order."""
+    refuses them), IDs in first-appearance order (a view of Arrow's int32 indices)."""
     encoded = pc.dictionary_encode(column)
-    return encoded.indices.to_numpy(zero_copy_only=False).astype(np.uint32, copy=False), encoded.dictionary
+    return encoded.indices.to_numpy(zero_copy_only=False).view(np.uint32), encoded.dictionary
 
 
 def dense_ids(column):
     """(uint32 IDs, pyarrow dictionary) of a string column, IDs in first-appearance order.
 
-    Long columns are encoded in slices on several threads; the slices'
-    dictionaries, concatenated in order and encoded once more, give the same
-    first-appearance IDs as one pass."""
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
-    n = len(column)
-    if WORKERS == 1 or n < DENSE_SLICE:
-        return encode_strings(column)
+    Long columns are encoded in slices (of its chunks: never combined) on
+    several threads; the slices' dictionaries, concatenated in order and
+    encoded once more, give the same first-appearance IDs as one pass."""
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    n = sum(len(c) for c in chunks)
+    if len(chunks) == 1 and (WORKERS == 1 or n < DENSE_SLICE):
+        return encode_strings(chunks[0])
     step = max(DENSE_SLICE, -(-n // WORKERS))
+    pieces = [c.slice(lo, step) for c in chunks for lo in range(0, len(c), step)]
     with ThreadPoolExecutor(WORKERS) as pool:
-        parts = list(pool.map(lambda lo: encode_strings(column.slice(lo, step)), range(0, n, step)))
-    merged, dictionary = encode_strings(pa.concat_arrays([d for _, d in parts]))
-    ids, base = [], 0
+        parts = list(pool.map(encode_strings, pieces))
+    merged, dictionary = encode_strings(pa.concat_arrays([d for _, d in parts] or [pa.array([], pa.string())]))
+    ids = np.empty(n, np.uint32)
+    at = base = 0
     for local, d in parts:
-        ids.append(merged[base:base + len(d)][local])
-        base += len(d)
-    return np.concatenate(ids), dictionary
+        np.take(merged[base:base + len(d)], local, out=ids[at:at + len(local)])
+        at, base = at + len(local), base + len(d)
+    return ids, dictionary
 
 
-def sorted_positions(keys, lo, hi):
-    """Positions lo..hi of ``keys`` ordered by key, stably (keys uint32)."""
-    packed = (keys[lo:hi].astype(np.uint64) << np.uint64(32)) | np.arange(hi - lo, dtype=np.uint64)
-    packed.sort()  # unique values, so any sort is stable; numpy's SIMD sort is the fastest here
-    return (packed & np.uint64(0xFFFFFFFF)).astype(np.uint32) + np.uint32(lo)
+def gather(values, index):
+    """``values[index]`` for a uint32 ``index``, in slices (numpy copies an
+    index to intp first: 8 MiB reused instead of 8 bytes per entry)."""
+    out = np.empty(len(index), values.dtype)
+    for lo in range(0, len(index), KEY_SLICE):
+        np.take(values, index[lo:lo + KEY_SLICE], out=out[lo:lo + KEY_SLICE], mode="clip")  # clip: unbuffered
+    return out
+
+
+def sorted_positions(keys, lo, hi, out):
+    """Positions lo..hi of ``keys`` ordered by key, stably (keys uint32), into ``out``.
+
+    (key, position) pairs packed in uint64 words (key high: little-endian
+    halves written in place) sort as unique values, so any sort is stable;
+    numpy's SIMD sort is the fastest here."""
+    packed = np.empty(hi - lo, np.uint64)
+    halves = packed.view(np.uint32).reshape(-1, 2)
+    halves[:, 1] = keys[lo:hi]
+    halves[:, 0] = np.arange(lo, hi, dtype=np.uint32)
+    packed.sort()
+    out[...] = halves[:, 0]
+    return out
 
 
 def keys_within(keys, edges, bounds):
@@ -92,9 +111,18 @@ def keys_within(keys, edges, bounds):
     return bool(np.all(low >= bounds[owner]) and np.all(high < bounds[owner + 1]))
 
 
+def key_partitions(keys, bounds):
+    """Partition (uint16) of each key row, in slices (no per-row table)."""
+    part = np.empty(len(keys), np.uint16)
+    for lo in range(0, len(keys), KEY_SLICE):
+        np.copyto(part[lo:lo + KEY_SLICE], np.searchsorted(bounds[1:], keys[lo:lo + KEY_SLICE], side="right"),
+                  casting="unsafe")
+    return part
+
+
 def group_keys(keys, count, bounds, edges=None):
     """Positions of ``keys`` (uint32 rows < count) ordered by key, stably, and
-    CSR offsets over ``count`` keys.
+    inclusive key counts (int64 per row r: keys <= r).
 
     Keys of one partition (row range in ``bounds``) sort in their own thread.
     ``edges`` (optional, ``len(bounds)`` positions) guesses where each
@@ -103,33 +131,45 @@ def group_keys(keys, count, bounds, edges=None):
     first (a linear radix sort of 16-bit partition numbers)."""
     keys = np.asarray(keys, np.uint32)
     n = len(keys)
-    offsets = np.zeros(count + 1, np.int64)
-    offsets[1:] = np.cumsum(np.bincount(keys, minlength=count))  # cumsum into another dtype is 10x slower
+    inclusive = np.bincount(keys, minlength=count)
+    np.cumsum(inclusive, out=inclusive)  # in place: no second 8-byte-per-row table
     if n == 0 or np.all(keys[1:] >= keys[:-1]):
-        return np.arange(n, dtype=np.uint32), offsets
+        return np.arange(n, dtype=np.uint32), inclusive
+    order = np.empty(n, np.uint32)
     parts = len(bounds) - 1
     if parts == 1 or parts > 1 << 16:
-        return sorted_positions(keys, 0, n), offsets
+        return sorted_positions(keys, 0, n, order), inclusive
     split = None
     if edges is None or not keys_within(keys, edges, bounds):
-        part = np.repeat(np.arange(parts, dtype=np.uint16), np.diff(bounds))[keys]
+        part = key_partitions(keys, bounds)
         if not np.all(part[1:] >= part[:-1]):
             split = np.argsort(part, kind="stable").astype(np.uint32)  # radix sort for 16-bit keys
-            keys, part = keys[split], part[split]
-        edges = np.searchsorted(part, np.arange(parts + 1), side="left")
+            keys, part = gather(keys, split), gather(part, split)
+        edges = np.append(np.searchsorted(part, np.arange(parts, dtype=np.uint16), side="left"), len(part))
     with ThreadPoolExecutor(WORKERS) as pool:
-        pieces = list(pool.map(lambda p: sorted_positions(keys, int(edges[p]), int(edges[p + 1])), range(parts)))
-    order = np.concatenate(pieces)
-    return (order if split is None else split[order]), offsets
+        list(pool.map(lambda p: sorted_positions(keys, int(edges[p]), int(edges[p + 1]),
+                                                 order[int(edges[p]):int(edges[p + 1])]), range(parts)))
+    return (order if split is None else gather(split, order)), inclusive
 
 
-def local_offsets(global_offsets, bounds):
-    """Per-partition CSR offsets (``n_p + 1`` each, starting at 0) from global ones."""
+def local_offsets(inclusive, bounds):
+    """Per-partition CSR offsets (``n_p + 1`` each, starting at 0) from
+    inclusive counts (row r: neighbours of rows <= r)."""
     parts = len(bounds) - 1
     out = np.empty(int(bounds[-1]) + parts, np.uint32)
     for p in range(parts):  # one slice per partition, not per span
         a, b = int(bounds[p]), int(bounds[p + 1])
-        out[a + p: b + p + 1] = global_offsets[a: b + 1] - global_offsets[a]
+        out[a + p] = 0
+        np.subtract(inclusive[a:b], inclusive[a - 1] if a else 0, out=out[a + p + 1: b + p + 1], casting="unsafe")
+    return out
+
+
+def starts_at(inclusive, bounds):
+    """Global neighbour position (int64) where each row of ``bounds`` starts."""
+    rows = np.asarray(bounds, np.int64)
+    out = np.zeros(len(rows), np.int64)
+    inner = rows > 0
+    out[inner] = inclusive[rows[inner] - 1]
     return out
 
 
@@ -155,10 +195,13 @@ class SceneHost:
         if parts > MAX_PARTITIONS:
             raise GraphValidationError(f"{who} holds at most {MAX_PARTITIONS} partitions (got {parts})")
         self.perm = None
+        self.bounds = np.zeros(parts + 1, np.int64)
         if n and not np.all(partition[1:] >= partition[:-1]):
             self.perm = np.argsort(partition, kind="stable").astype(np.uint32)
-        self.bounds = np.zeros(parts + 1, np.int64)
-        self.bounds[1:] = np.cumsum(np.bincount(partition, minlength=parts))
+            self.bounds[1:] = np.cumsum(np.bincount(partition, minlength=parts))
+        else:  # grouped already: a binary search per partition
+            self.bounds[1:-1] = np.searchsorted(partition, np.arange(1, parts, dtype=np.uint32), side="left")
+            self.bounds[-1] = n
         self.n = n
         rank = None
         if self.perm is not None:
@@ -189,10 +232,9 @@ class SceneHost:
             if rank is not None:
                 parent = np.where(parent >= 0, rank[np.maximum(parent, 0)].astype(np.int64), -1)
                 parent = parent[self.perm]
-            self.parents = np.where(parent >= 0, parent, NO_PARENT).astype(np.uint32)
-            self.child_rows = np.flatnonzero(parent >= 0).astype(np.uint32)  # rows that have a parent
-            self.parent_keys = self.parents[self.child_rows]
+            self.parents = parent.astype(np.uint32)  # -1 (root) wraps to NO_PARENT
             del parent
+            self.child_rows, self.parent_keys = child_rows(self.parents)
             used.insert(0, pool.submit(timed("used-0", used_rows), self.parent_keys, n))
             csr["hierarchy_reverse"] = sorts.submit(timed("csr-hierarchy_reverse", self._children_csr))
             csr["hierarchy_forward"] = sorts.submit(timed("csr-hierarchy_forward", self._parent_csr))
@@ -254,24 +296,31 @@ class SceneHost:
                 self.task_s[name] = self.task_s.get(name, 0.0) + time.perf_counter() - started
         return run
 
-    def _csr(self, offsets, neighbors, edges):
+    def _csr(self, inclusive, neighbors, edges):
         """(local offsets, neighbors, edges or None, neighbour row where each partition starts)."""
-        return local_offsets(offsets, self.bounds), neighbors, edges, offsets[self.bounds].astype(np.int64)
+        return local_offsets(inclusive, self.bounds), neighbors, edges, starts_at(inclusive, self.bounds)
 
     def _link_csr(self, key, other):
-        order, offsets = group_keys(key, self.n, self.bounds)
-        return self._csr(offsets, other[order], order)
+        order, inclusive = group_keys(key, self.n, self.bounds)
+        return self._csr(inclusive, gather(other, order), order)
 
     def _children_csr(self):
         rows, keys = self.child_rows, self.parent_keys
-        order, offsets = group_keys(keys, self.n, self.bounds, edges=np.searchsorted(rows, self.bounds))
-        return self._csr(offsets, rows[order], None)
+        order, inclusive = group_keys(keys, self.n, self.bounds, edges=np.searchsorted(rows, self.bounds.astype(np.uint32)))
+        return self._csr(inclusive, gather(rows, order), None)
 
     def _parent_csr(self):
-        offsets = np.zeros(self.n + 1, np.int64)
-        offsets[1:] = self.parents != NO_PARENT
-        np.cumsum(offsets[1:], out=offsets[1:])  # int64 in place: a bool cumsum is several times slower
-        return self._csr(offsets, self.parent_keys, None)
+        """Child -> parent: one neighbour per row that has a parent, counted per partition in uint32."""
+        has = (self.parents != NO_PARENT).view(np.uint8)
+        bounds, parts = self.bounds, len(self.bounds) - 1
+        offsets = np.empty(self.n + parts, np.uint32)
+        starts = np.zeros(parts + 1, np.int64)
+        for p in range(parts):
+            a, b = int(bounds[p]), int(bounds[p + 1])
+            offsets[a + p] = 0
+            np.cumsum(has[a:b], dtype=np.uint32, out=offsets[a + p + 1:b + p + 1])
+            starts[p + 1] = starts[p] + int(offsets[b + p])
+        return offsets, self.parent_keys, None, starts
 
     def _record_columns(self, spans, start, args):
         """The per-row inputs of the records, in row order (no copies when rows
@@ -298,11 +347,35 @@ def used_rows(keys, n):
     return used
 
 
+def child_rows(parents):
+    """(rows that have a parent, their parents), uint32, in slices (no intp per row)."""
+    has = parents != NO_PARENT
+    rows, keys = np.empty((2, int(np.count_nonzero(has))), np.uint32)
+    at = 0
+    for lo in range(0, len(parents), KEY_SLICE):
+        local = np.flatnonzero(has[lo:lo + KEY_SLICE])
+        k = len(local)
+        np.add(local, lo, out=rows[at:at + k], casting="unsafe")
+        np.take(parents[lo:lo + KEY_SLICE], local, out=keys[at:at + k], mode="clip")
+        at += k
+    return rows, keys
+
+
 def thread_lane_counts(spans, thread_count):
-    """Lanes per thread: the largest lane + 1 (0 for a thread without spans)."""
+    """Lanes per thread: the largest lane + 1 (0 for a thread without spans).
+
+    Rows grouped by thread (every importer's) take one reduceat; otherwise
+    ``maximum.at`` (which holds the GIL)."""
     lanes = np.zeros(thread_count, np.uint32)
-    if spans.num_rows:
-        np.maximum.at(lanes, column_numpy(spans, "thread"), column_numpy(spans, "lane").astype(np.uint32) + np.uint32(1))
+    if not spans.num_rows:
+        return lanes
+    thread, lane = column_numpy(spans, "thread"), column_numpy(spans, "lane")
+    if np.all(thread[1:] >= thread[:-1]):
+        starts = np.searchsorted(thread, np.arange(thread_count + 1).astype(thread.dtype), side="left")
+        present = starts[:-1] < starts[1:]
+        lanes[present] = np.maximum.reduceat(lane, starts[:-1][present]) + np.uint32(1)
+    else:
+        np.maximum.at(lanes, thread, lane.astype(np.uint32) + np.uint32(1))
     return lanes
 
 

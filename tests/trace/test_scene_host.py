@@ -1,7 +1,7 @@
 """SceneHost's span records against a straightforward numpy construction
 (one whole-column expression per word, no blocks, chunks or threads), with
 the records kept on the host and streamed through a sink in reused
-buffers; used-row flags against a bincount; a failing record task raises
+buffers; the four CSRs against stable argsorts; used-row flags against a bincount; a failing record task raises
 instead of leaving workers waiting for a buffer. No GPU."""
 
 import numpy as np
@@ -53,6 +53,33 @@ def oracle_records(trace):
     words[:, 11] = np.arange(n)
     assert n == 0 or words.max() < 2**32
     return words[order].astype(np.uint32)
+
+
+def oracle_csrs(trace):
+    """The four CSRs ``(local offsets, neighbors, edges, partition starts)`` by stable argsorts."""
+    spans, n = trace.spans, trace.spans.num_rows
+    order = np.argsort(spans.column("partition").to_numpy(), kind="stable")
+    row_of = np.empty(n, np.int64)
+    row_of[order] = np.arange(n)
+    partition = spans.column("partition").to_numpy()[order].astype(np.int64)
+    parts = max(1, len(trace.sources), int(partition.max()) + 1 if n else 0,
+                int(trace.processes.column("partition").to_numpy().max()) + 1)
+    bounds = np.searchsorted(partition, np.arange(parts + 1))
+    parent = spans.column("parent").to_numpy()[order]
+    parent_row = np.where(parent >= 0, row_of[np.maximum(parent, 0)], -1)
+    src = row_of[trace.links.column("source").to_numpy().astype(np.int64)]
+    dst = row_of[trace.links.column("target").to_numpy().astype(np.int64)]
+    child = np.flatnonzero(parent_row >= 0)
+
+    def csr(keys, values, with_edges):
+        by_key = np.argsort(keys, kind="stable")
+        offsets = np.concatenate([[0], np.cumsum(np.bincount(keys, minlength=n))]).astype(np.int64)
+        local = np.concatenate([offsets[a:b + 1] - offsets[a] for a, b in zip(bounds, bounds[1:])])
+        return local, values[by_key], by_key if with_edges else None, offsets[bounds]
+
+    return {"links_forward": csr(src, dst, True), "links_reverse": csr(dst, src, True),
+            "hierarchy_reverse": csr(parent_row[child], child, False),
+            "hierarchy_forward": csr(child, parent_row[child], False)}
 
 
 def _mixed(trace, seed, *, interleave):
@@ -114,6 +141,12 @@ def test_records_match_plain_numpy(name, make, workers, monkeypatch):
     assert kept.dtype == np.uint32 and kept.shape == want.shape
     np.testing.assert_array_equal(kept, want)
     np.testing.assert_array_equal(_streamed(trace), want)
+    host = SceneHost(trace, "t")
+    for csr, expected in oracle_csrs(trace).items():
+        for got, exp in zip(host.csr[csr], expected):
+            assert (got is None) == (exp is None), csr
+            if exp is not None:
+                np.testing.assert_array_equal(got, exp, err_msg=csr)
     if name == "mixed":  # the oracle sees every flag
         for bit in range(7):
             assert np.any(want[:, 10] & (1 << bit)), bit
