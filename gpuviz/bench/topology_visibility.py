@@ -43,14 +43,15 @@ COLUMNS = (Column("size", "size", 5, "size"), Column("case", "case", 40), Column
            Column("torch_s", "torch µs (×gpuviz)", 18, "us_ratio", of="gpu_s"),
            Column("verdict", "target", 16))
 #: The sweep's tunings: GPUVisibilityWorkflow class attributes (the first is
-#: the class's default). preload: vec4 loads a lane puts in flight before its
+#: the class's default: the tile by row count, tile_for_rows). preload: vec4 loads a lane puts in flight before its
 #: first test in a full tile (0, or under two quads: the bounds-checked
 #: loop); pair: two tiles per workgroup (early: the second ticket right after
 #: the first tile's loads). The 03:23 H200 sweep also timed preload 24 and 48
 #: and staged ID writes: slower everywhere.
 TUNINGS = {name: dict(tile_rows=tile, preload=preload, tiles_per_group=min(pair, 2), early_second=pair == 3)
            for name, tile, preload, pair in (
-               ("tile8K-pre6", 8192, 6, 1), ("tile8K", 8192, 0, 1), ("tile8K-pre12", 8192, 12, 1),
+               ("auto-pre6", None, 6, 1), ("tile8K-pre6", 8192, 6, 1), ("tile8K", 8192, 0, 1),
+               ("tile8K-pre12", 8192, 12, 1),
                ("tile16K-pre12", 16384, 12, 1), ("tile8K-pre6-pair", 8192, 6, 2),
                ("tile8K-pre6-pair-early", 8192, 6, 3))}
 #: The size sweep's tunings: tile sizes (rows per workgroup: 256 lanes x 1-8
@@ -58,7 +59,7 @@ TUNINGS = {name: dict(tile_rows=tile, preload=preload, tiles_per_group=min(pair,
 #: per quad, spheres 4, so preload 6 batches two quads of intervals and
 #: leaves spheres in the loop, 8 batches two quads of either).
 TILE_TUNINGS = {name: dict(tile_rows=tile, preload=preload, tiles_per_group=1, early_second=False)
-                for name, tile, preload in (("8K-pre6", 8192, 6), ("8K-pre8", 8192, 8), ("4K-pre6", 4096, 6),
+                for name, tile, preload in (("auto", None, 6), ("8K-pre6", 8192, 6), ("8K-pre8", 8192, 8), ("4K-pre6", 4096, 6),
                                             ("4K-pre8", 4096, 8), ("4K-pre12", 4096, 12), ("2K-pre6", 2048, 6),
                                             ("2K-pre8", 2048, 8), ("2K", 2048, 0), ("1K", 1024, 0))}
 #: The size sweep's row counts: 1M-14M in steps of 1M (a staircase of

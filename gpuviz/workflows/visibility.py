@@ -26,7 +26,7 @@ from ..graph.checks import check_id
 from ..graph.errors import GraphValidationError
 from ..graph.shaders import wgsl
 
-__all__ = ["GPUVisibilityWorkflow", "VISIBILITY_TILE"]
+__all__ = ["GPUVisibilityWorkflow", "VISIBILITY_TILE", "TILE_ROWS", "TILE_BY_ROWS", "tile_for_rows"]
 
 #: Rows one workgroup handles by default (256 lanes x 8 x 4; see
 #: :attr:`GPUVisibilityWorkflow.tile_rows`).
@@ -35,6 +35,10 @@ VISIBILITY_TILE = 8192
 #: quads of rows (a lane's bit word holds 8 quads; below 8192 rows the tile's
 #: bit words are fewer than the lanes, the rest scan as zero words).
 TILE_ROWS = (1024, 2048, 4096, 8192, 16384)
+#: The tile for a row count when :attr:`GPUVisibilityWorkflow.tile_rows` is
+#: None: ``(most rows, tile)`` pairs in order, the first whose bound the
+#: workflow's total row count does not exceed (None: any count).
+TILE_BY_ROWS = ((None, VISIBILITY_TILE),)
 # The kernel runs without wgpu's bounds checks and loop bounding: every loop
 # has a constant or small uniform bound and every index is in range by
 # construction (the tile state is sized by the tile count, IDs land below the
@@ -50,6 +54,12 @@ HEADER = ("n", "tile_base", "num_tiles", "row_base", "last_tile", "out_off", "co
 PER_ROW = {"spheres": "float32x4", "intervals": "float32x2", "lod": "float32", "source_ids": "uint32"}
 PAIRS = (("spheres", "planes"), ("intervals", "window"), ("lod", "lod_range"))
 PARAMETERS = {"planes": ("float32x4", 6), "window": ("float32x4", 1), "lod_range": ("float32x2", 1)}
+
+
+def tile_for_rows(rows: int) -> int:
+    """The tile size (rows per workgroup) :data:`TILE_BY_ROWS` gives a
+    workflow over ``rows`` rows in all (a vector's chunks together)."""
+    return next(tile for most, tile in TILE_BY_ROWS if most is None or rows <= most)
 
 
 class GPUVisibilityWorkflow:
@@ -136,9 +146,10 @@ class GPUVisibilityWorkflow:
     #: False makes every tile ignore its own chunk's published states and
     #: evaluate each predecessor itself: the fallback alone, for tests.
     trust_published = True
-    #: Rows per workgroup tile: one of :data:`TILE_ROWS`. Larger tiles
+    #: Rows per workgroup tile: one of :data:`TILE_ROWS`, or None (the
+    #: default) for :func:`tile_for_rows` of the row count. Larger tiles
     #: spread each tile's fixed work (scan, look-back) over more rows.
-    tile_rows = VISIBILITY_TILE
+    tile_rows = None
     #: vec4 loads a lane may have in flight in a full tile before it tests
     #: the first of them: the loop is unrolled into batches of whole quads
     #: (intervals + a mask load 3 vec4 per quad, spheres 4). Below two quads
@@ -281,10 +292,11 @@ class GPUVisibilityWorkflow:
                                        f"output buffers), the device allows {limit} (combine masks with GPUMask "
                                        "first, or give the output fewer buffers)")
 
-    def _tuning(self) -> dict:
+    def _tuning(self, rows: int) -> dict:
         """The tile size and the unrolled batch (quads per lane whose loads
-        go out together; 0: the checked loop) from the class attributes."""
-        tile, preload = self.tile_rows, self.preload
+        go out together; 0: the checked loop) from the class attributes
+        (``rows``: the total row count, for a tile chosen by row count)."""
+        tile, preload = (tile_for_rows(rows) if self.tile_rows is None else self.tile_rows), self.preload
         pair = self.tiles_per_group
         if tile not in TILE_ROWS or not isinstance(preload, int) or preload < 0 or pair not in (1, 2):
             raise GraphValidationError(f'{NAME} "{self.id}" tuning: tile_rows must be one of {TILE_ROWS} (got '
@@ -300,9 +312,9 @@ class GPUVisibilityWorkflow:
     # ----------------------------------------------------------------- graph
     def add_to_graph(self, graph) -> list:
         """Validate against ``graph`` and add the node; returns its ID."""
-        tuning = self._tuning()
         kind, roles = self._per_row(graph)
         rows = self._rows(kind, roles)
+        tuning = self._tuning(sum(rows))
         params = self._parameters(graph)
         outs, masks_out, count = self._outputs(graph, kind, rows, roles)
         reads = {**roles, **params}

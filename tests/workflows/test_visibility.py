@@ -315,6 +315,30 @@ def test_bad_tunings_are_refused(device, tuning):
         workflow.add_to_graph(graph)
 
 
+def test_tile_by_row_count(device, monkeypatch):
+    """tile_rows None takes the tile tile_for_rows gives the total row count
+    (a vector's chunks together); the result is the oracle's either side of a
+    bound; an explicit tile_rows wins."""
+    from gpuviz.workflows import visibility
+
+    for most, tile in visibility.TILE_BY_ROWS:
+        assert tile in TILE_ROWS and (most is None or visibility.tile_for_rows(most) == tile)
+    assert visibility.TILE_BY_ROWS[-1][0] is None, "every row count has a tile"
+    monkeypatch.setattr(visibility, "TILE_BY_ROWS", ((3000, 1024), (None, 2048)))
+    monkeypatch.setattr(GPUVisibilityWorkflow, "tile_rows", None)
+    used = []
+    real = visibility.wgsl
+    monkeypatch.setattr(visibility, "wgsl", lambda *a, **k: used.append(k["iters"] * 1024) or real(*a, **k))
+    rng = np.random.default_rng(11)
+    for n, chunks, tuning, tile in ((3000, None, None, 1024), (3001, None, None, 2048), (3001, [1500, 0, 1501], None,
+                                    2048), (2000, None, dict(tile_rows=4096), 4096)):
+        rows = {"masks": [(rng.random(n) < 0.5).astype(np.uint32)]}
+        used.clear()
+        _, buffers = run_workflow(device, n, rows, {}, chunks=chunks, tuning=tuning)
+        assert set(used) == {tile}
+        check(device, buffers, n, *oracle_of(n, rows, {}))
+
+
 def test_spheres_straddling_planes_and_bad_radii(device):
     """Centers outside a plane by less than, exactly, and more than r;
     negative, NaN and infinite radii; non-finite centers."""
