@@ -57,11 +57,15 @@ TUNINGS = {name: dict(tile_rows=tile, preload=preload, tiles_per_group=min(pair,
 #: The size sweep's tunings: tile sizes (rows per workgroup: 256 lanes x 1-8
 #: quads) with the load batches each allows (intervals + a mask load 3 vec4
 #: per quad, spheres 4, so preload 6 batches two quads of intervals and
-#: leaves spheres in the loop, 8 batches two quads of either).
-TILE_TUNINGS = {name: dict(tile_rows=tile, preload=preload, tiles_per_group=1, early_second=False)
-                for name, tile, preload in (("auto", None, 6), ("8K-pre6", 8192, 6), ("8K-pre8", 8192, 8), ("4K-pre6", 4096, 6),
-                                            ("4K-pre8", 4096, 8), ("4K-pre12", 4096, 12), ("2K-pre6", 2048, 6),
-                                            ("2K-pre8", 2048, 8), ("2K", 2048, 0), ("1K", 1024, 0))}
+#: leaves spheres in the loop, 8 batches two quads of either); "pair": two
+#: tiles per workgroup, the second's first batch loaded while the first's IDs
+#: are written ("early": while its scan and look-back run).
+TILE_TUNINGS = {name: dict(tile_rows=tile, preload=preload, tiles_per_group=min(pair, 2), early_second=pair == 3)
+                for name, tile, preload, pair in (
+                    ("auto", None, 6, 1), ("8K-pre6", 8192, 6, 1), ("8K-pre8", 8192, 8, 1), ("4K-pre6", 4096, 6, 1),
+                    ("4K-pre8", 4096, 8, 1), ("4K-pre12", 4096, 12, 1), ("2K-pre6", 2048, 6, 1),
+                    ("2K-pre8", 2048, 8, 1), ("2K", 2048, 0, 1), ("1K", 1024, 0, 1), ("4K-pre8-pair", 4096, 8, 2),
+                    ("2K-pre8-pair", 2048, 8, 2), ("2K-pre8-early", 2048, 8, 3))}
 #: The size sweep's row counts: 1M-14M in steps of 1M (a staircase of
 #: "waves" of concurrently resident tiles would show at this resolution),
 #: the culling benchmark's 25M and the visibility issue's 25 x 2^20.
@@ -365,7 +369,7 @@ def bench_visibility_sizes(device, sizes, runs, *, report=None, tunings=None, ro
         for b in bufs.values():
             b.destroy()
         _fit_note(table, label, ["ref_s", *(f"{name}_s" for name in tunings)])
-    table.note("  tunings: " + "; ".join(f"{name} = tile_rows {t['tile_rows']}, preload {t['preload']}"
+    table.note("  tunings: " + "; ".join(f"{name} = " + ", ".join(f"{k} {v}" for k, v in t.items())
                                          for name, t in tunings.items()), settings=tunings)
     return table
 
