@@ -18,7 +18,7 @@ import wgpu
 
 __all__ = ["native_api", "create_trusted_shader_module", "owning_device", "poll_device", "promise_settled",
            "wait_for_promise", "map_for_read", "device_cache", "device_destroyed", "watch_device_loss",
-           "reported_device_loss", "is_destroyed"]
+           "reported_device_loss", "is_destroyed", "DestroyWatch"]
 
 
 def native_api():
@@ -203,6 +203,7 @@ def reported_device_loss(device):
 # lazily, by the first request_adapter) or here when already imported. Only
 # objects destroyed before gpuviz was imported go unseen.
 _DESTROYED = "_gpuviz_destroyed"
+_WATCHES = "_gpuviz_destroy_watches"  # WeakSet of the DestroyWatch objects told about a destroy()
 
 
 def is_destroyed(obj) -> bool:
@@ -219,6 +220,8 @@ def _mark_destroys(cls) -> None:
     @functools.wraps(destroy)
     def marking_destroy(self, *args, **kwargs):
         setattr(self, _DESTROYED, True)  # first: a destroy that raises still leaves the object unusable
+        for watch in tuple(getattr(self, _WATCHES, ())):
+            watch.stale = True
         return destroy(self, *args, **kwargs)
 
     marking_destroy._gpuviz_marks = True
@@ -240,3 +243,30 @@ def _track_destroys(base) -> None:
 
 for _base in (wgpu.GPUBuffer, wgpu.GPUTexture):
     _track_destroys(_base)
+
+
+class DestroyWatch:
+    """Turns ``stale`` once ``destroy()`` was called on any object it watches.
+
+    A compiled graph watches the buffers and textures it binds, so an
+    encoding learns in O(1) that none was destroyed. Holds its objects weakly
+    (each object holds the watch in a WeakSet), so it keeps nothing alive.
+    """
+
+    __slots__ = ("stale", "__weakref__")
+
+    def __init__(self):
+        self.stale = False
+
+    def watch(self, obj) -> bool:
+        """Watch a wgpu buffer or texture; False (nothing watched) for any other object."""
+        if not isinstance(obj, (wgpu.GPUBuffer, wgpu.GPUTexture)):
+            return False
+        watches = obj.__dict__.get(_WATCHES)
+        if watches is None:
+            watches = weakref.WeakSet()
+            setattr(obj, _WATCHES, watches)
+        watches.add(self)
+        if is_destroyed(obj):
+            self.stale = True
+        return True

@@ -19,7 +19,7 @@ import wgpu
 
 from ..device import device_capabilities
 from .allocation import plan_graph_transients
-from .compat import is_destroyed
+from .compat import DestroyWatch, is_destroyed
 from .errors import GraphError, GraphStateError, GraphTypeError, NodeCompileError, OverrideError
 from .hazards import order_nodes
 from .nodes import NodeCompileContext
@@ -92,6 +92,7 @@ def compile_graph(plan) -> "CompiledGPUCommandGraph":
                 raise NodeCompileError(
                     f'GPUCommandGraph node "{node.id}" compile callback returned {encode!r}, not encode(target, frame)')
             compiled._encoders[node.id] = encode
+        compiled._plan_encoding()
     except BaseException:
         compiled.destroy()
         raise
@@ -130,12 +131,17 @@ class GraphFrame:
     does not create, copy or free resources.
     """
 
-    __slots__ = ("_resources", "_compiled", "node")
+    __slots__ = ("_resources", "_compiled", "node", "resources_key")
 
-    def __init__(self, compiled, resources):
+    def __init__(self, compiled, resources, resources_key=None):
         self._compiled = compiled
         self._resources = resources
         self.node = None
+        #: Identifies this encoding's handle -> physical mapping: one object for
+        #: every encoding of a graph without overrides, None with overrides.
+        #: Kernels key their bind groups by it (the mapping, hence every bound
+        #: buffer, is the same whenever the key is).
+        self.resources_key = resources_key
 
     def _lookup(self, resource):
         handle = resource.handle if hasattr(resource, "handle") else resource
@@ -201,6 +207,16 @@ class CompiledGPUCommandGraph:
         self.dropped_timing_frames = 0
         self.encode_count = 0
         self._destroyed = False
+        #: Push a debug group per node inside passes that hold several nodes
+        #: (GPU captures: RenderDoc, Nsight). Off by default: two wgpu calls per
+        #: node; pass labels name their nodes either way.
+        self.debug_groups = False
+        self._pass_plans = {}  # timestamps -> [(kind, nodes, label, [(node, encode)])], set at compile
+        self._watch = DestroyWatch()  # stale once a watched physical / owned / imported object is destroyed
+        self._unwatched = []  # owned objects that are not wgpu buffers or textures: checked every encoding
+        self._base_checked = False  # the base resources passed check_resolved_imports (and nothing is stale)
+        self._resources_key = object()  # GraphFrame.resources_key of encodings without overrides
+        self._attachments = {}  # render node -> (colours, depth) dicts of encodings without overrides
 
     @property
     def node_order(self) -> list:
@@ -232,6 +248,17 @@ class CompiledGPUCommandGraph:
                 passes.append((node.kind, [node]))
         return passes
 
+    def _plan_encoding(self) -> None:
+        """What every encoding reuses: both pass groupings with their labels and
+        encode callbacks, and the watch over every object an encoding binds."""
+        for timestamps in (False, True):
+            self._pass_plans[timestamps] = [
+                (kind, nodes, "+".join(n.id for n in nodes), [(n, self._encoders[n.id]) for n in nodes])
+                for kind, nodes in self._passes(timestamps=timestamps)]
+        for obj in (*self._physical, *self._owned, *self._base_resources.values()):
+            if obj is not None and not self._watch.watch(obj) and any(obj is o for o in self._owned):
+                self._unwatched.append(obj)
+
     def encode(self, encoder, *, buffers=None, textures=None, timestamps=False) -> dict:
         """Record every node into ``encoder`` in compiled order.
 
@@ -251,14 +278,14 @@ class CompiledGPUCommandGraph:
         dict
             Node ID -> CPU seconds spent recording it.
         """
-        resources = self._prepare(encoder, buffers, textures)
+        resources, key = self._prepare(encoder, buffers, textures)
         timing = self._timing_slot() if timestamps and self._order else None
-        frame = GraphFrame(self, resources)
+        frame = GraphFrame(self, resources, key)
         cpu = {}
         queries = {}  # node ID -> index of its begin timestamp
         try:
-            for kind, nodes in self._passes(timestamps=timestamps):
-                self._encode_pass(encoder, kind, nodes, frame, timing, cpu, queries)
+            for planned in self._pass_plans[bool(timestamps)]:
+                self._encode_pass(encoder, planned, frame, timing, cpu, queries)
         except BaseException:
             if timing is not None:  # nothing was copied into the slot: give it back
                 timing.cancel()
@@ -270,15 +297,23 @@ class CompiledGPUCommandGraph:
         self.encode_count += 1
         return cpu
 
-    def _prepare(self, encoder, buffers, textures) -> dict:
-        """Everything encode checks before recording (O(imports + transients)):
-        its state and argument types, that no resource it binds was destroyed,
-        and the overrides. Returns the resources of this encoding."""
+    def _prepare(self, encoder, buffers, textures) -> tuple:
+        """Everything encode checks before recording: its state and argument
+        types, that no resource it binds was destroyed, and the overrides.
+        Returns the resources of this encoding and their GraphFrame key.
+
+        Without overrides, once the compiled imports passed their checks, this
+        is O(1) while the watch over every bound buffer and texture stays
+        fresh (plus any node-owned object that is not one); after a destroy, or
+        with overrides, it checks everything (O(imports + transients))."""
         if self._destroyed:
             raise GraphStateError(f'CompiledGPUCommandGraph "{self.id}" is destroyed and cannot encode')
         if not isinstance(encoder, wgpu.GPUCommandEncoder):
             raise GraphTypeError(f'CompiledGPUCommandGraph "{self.id}" encode needs a wgpu.GPUCommandEncoder '
                                  f"(got {type(encoder).__name__})")
+        if (buffers is None and textures is None and self._base_checked and not self._watch.stale
+                and not any(is_destroyed(obj) for obj in self._unwatched)):
+            return self._base_resources, self._resources_key
         for name, value in (("buffers", buffers), ("textures", textures)):
             if value is not None and not isinstance(value, Mapping):
                 raise GraphTypeError(f'CompiledGPUCommandGraph "{self.id}" encode {name} must be a mapping of '
@@ -287,13 +322,18 @@ class CompiledGPUCommandGraph:
             if is_destroyed(obj):  # a submit using it would abort the process
                 raise GraphStateError(f'CompiledGPUCommandGraph "{self.id}" resource "{getattr(obj, "label", obj)}" '
                                       "was destroyed outside the graph; compile the graph again")
-        resources = self._resolve_overrides(buffers or {}, textures or {})
-        check_resolved_imports(self.id, resources)
-        return resources
+        if buffers or textures:
+            resources = self._resolve_overrides(buffers or {}, textures or {})
+            check_resolved_imports(self.id, resources)
+            return resources, None
+        check_resolved_imports(self.id, self._base_resources)
+        self._base_checked = True  # re-checked only after a watched object is destroyed
+        return self._base_resources, self._resources_key
 
-    def _encode_pass(self, encoder, kind, nodes, frame, timing, cpu, queries) -> None:
-        """Record one pass; on any error the pass is ended before re-raising,
-        so the caller's encoder stays finishable."""
+    def _encode_pass(self, encoder, planned, frame, timing, cpu, queries) -> None:
+        """Record one planned pass; on any error the pass is ended before
+        re-raising, so the caller's encoder stays finishable."""
+        kind, nodes, label, steps = planned
         timed = timing is not None and (kind != "copy" or self.capabilities.timestamps_inside_encoders)
         writes = None
         if timed:
@@ -302,24 +342,29 @@ class CompiledGPUCommandGraph:
                 writes = {"query_set": self._timing["query_set"], "beginning_of_pass_write_index": begin,
                           "end_of_pass_write_index": begin + 1}
         if kind == "compute":
-            target = encoder.begin_compute_pass(label="+".join(n.id for n in nodes), timestamp_writes=writes)
+            target = encoder.begin_compute_pass(label=label, timestamp_writes=writes)
         elif kind == "render":
             target = self._begin_render_pass(encoder, nodes[0], frame, writes)
         else:
             target = encoder
             if timed:
                 self._write_timestamp(encoder, begin)
+        # a pass of one node is labelled by it; a group would only repeat the label
+        groups = self.debug_groups and (len(steps) > 1 or target is encoder)
         pushed = False
+        clock = time.perf_counter
         try:
-            for node in nodes:
+            for node, encode in steps:
                 frame.node = node
-                target.push_debug_group(node.id)
-                pushed = True
-                started = time.perf_counter()
-                self._encoders[node.id](target, frame)
-                cpu[node.id] = time.perf_counter() - started
-                target.pop_debug_group()
-                pushed = False
+                if groups:
+                    target.push_debug_group(node.id)
+                    pushed = True
+                started = clock()
+                encode(target, frame)
+                cpu[node.id] = clock() - started
+                if groups:
+                    target.pop_debug_group()
+                    pushed = False
         except BaseException:
             _close_after_error(encoder, target, pushed)
             raise
@@ -350,6 +395,18 @@ class CompiledGPUCommandGraph:
 
     def _begin_render_pass(self, encoder, node, frame, timestamp_writes):
         frame.node = node
+        cached = self._attachments.get(node) if frame.resources_key is not None else None
+        if cached is None:
+            cached = self._render_attachments(node, frame)
+            if frame.resources_key is not None:
+                self._attachments[node] = cached
+        colors, depth = cached
+        return encoder.begin_render_pass(label=node.id, color_attachments=colors, depth_stencil_attachment=depth,
+                                         timestamp_writes=timestamp_writes)
+
+    @staticmethod
+    def _render_attachments(node, frame) -> tuple:
+        """The colour and depth attachment dicts of a render node in this encoding."""
         colors = []
         for att in node.color_attachments:
             colors.append({
@@ -363,8 +420,7 @@ class CompiledGPUCommandGraph:
         if node.depth_stencil_attachment:
             depth = dict(node.depth_stencil_attachment)
             depth["view"] = frame.texture_view(depth["view"])
-        return encoder.begin_render_pass(label=node.id, color_attachments=colors, depth_stencil_attachment=depth,
-                                         timestamp_writes=timestamp_writes)
+        return colors, depth
 
     # -------------------------------------------------------------- timings
     def _timing_slot(self):
@@ -475,6 +531,8 @@ class CompiledGPUCommandGraph:
         self._owned.clear()
         self._physical.clear()
         self._view_cache.clear()
+        self._attachments.clear()
+        self._pass_plans.clear()
         self._encoders.clear()
         self._pending_timings.clear()
 

@@ -28,6 +28,7 @@ from .shaders import compute_pipeline
 __all__ = ["ComputeKernel"]
 
 _BIND_GROUP_CACHE_LIMIT = 64
+_ENCODING_CACHE_LIMIT = 256
 
 
 class ComputeKernel:
@@ -83,6 +84,9 @@ class ComputeKernel:
                                          loop_bounding=loop_bounding)
         self._layout = self.pipeline.get_bind_group_layout(0)
         self._bind_groups = {}
+        # (frame.resources_key, frame.node, bindings' items) -> group: a graph encoding without overrides
+        # finds its group without resolving a view (the key fixes every physical buffer and range)
+        self._encoding_groups = {}
         limits = device.limits
         self._storage_alignment = int(limits["min-storage-buffer-offset-alignment"])
         self._max_groups = int(limits["max-compute-workgroups-per-dimension"])
@@ -103,7 +107,29 @@ class ComputeKernel:
         handles. Raises :class:`GraphStateError` for a destroyed buffer and
         :class:`GraphValidationError` / :class:`GraphTypeError` for what wgpu
         refuses to bind, before anything is recorded.
+
+        Inside a graph encoding without overrides (``frame.resources_key`` set)
+        the group is found by the bindings' objects alone, unresolved: the same
+        handles and views in the same mapping bind the same ranges.
         """
+        fast = getattr(frame, "resources_key", None)
+        if fast is not None:
+            try:
+                fast = (fast, frame.node, tuple(bindings.items()))
+                group = self._encoding_groups.get(fast)
+            except (AttributeError, TypeError):  # not a dict, or an unhashable resource: resolve it below
+                fast = group = None
+            if group is not None:
+                return group
+        group = self._resolved_group(frame, bindings)
+        if fast is not None:
+            if len(self._encoding_groups) >= _ENCODING_CACHE_LIMIT:
+                self._encoding_groups.clear()
+            self._encoding_groups[fast] = group
+        return group
+
+    def _resolved_group(self, frame, bindings: dict):
+        """:meth:`bind_group` by physical buffers and ranges (views resolved through ``frame``)."""
         entries = []
         key = []
         try:
@@ -180,7 +206,10 @@ class ComputeKernel:
         zero records nothing) or an explicit ``(x, y, z)`` grid.
         """
         try:
-            grid = workgroups if isinstance(workgroups, tuple) else self.workgroup_grid(int(workgroups))
+            if type(workgroups) is int and 0 < workgroups <= self._max_groups:  # the common case, first
+                grid = (workgroups, 1, 1)
+            else:
+                grid = workgroups if isinstance(workgroups, tuple) else self.workgroup_grid(int(workgroups))
         except (TypeError, ValueError):
             raise GraphTypeError(f'ComputeKernel "{self.label}" workgroups must be an int or an (x, y, z) '
                                  f"tuple (got {workgroups!r})") from None
