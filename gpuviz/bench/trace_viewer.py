@@ -34,7 +34,9 @@ compiled graph, then for three windows (zoomed out: the whole trace; mid:
 
 A row is printed only after the frame's drawn rows, merged and density
 runs, minimap, shown codes, anchors, edges and stats equal the oracle's
-(the 4-hop focus mask once per tier). When the trace viewer widget
+(the 4-hop focus mask once per tier) and, with the widget's graph, every
+pixel of its tracks (colour and span ID) equals its numpy oracle's
+(``check_tracks``). When the trace viewer widget
 provides ``gpuviz.widgets.trace.graph.bench_frame`` (its whole compiled
 graph: the frame plus its render nodes), that graph is timed and the title
 says so; otherwise the GPUTraceFrame alone (compute only).
@@ -229,6 +231,10 @@ def _tier(device, n, runs, timer, table, hook, per_node):
             want = oracle.frame(state)
             numpy_s = time.perf_counter() - started
             _compare(f"trace-viewer {n} {zoom}", got, want)
+            tracks = getattr(rig, "check_tracks", None)  # the widget's pixels against its numpy oracle
+            wrong = tracks(oracle, want, state) if tracks else None
+            if wrong:
+                raise Mismatch(f"trace-viewer {n} {zoom} {wrong}")
             # The oracle above keeps the GPU idle for seconds at 25M (9 s): its clocks drop, and the
             # session-5 start run timed such cold frames 2-2.5x slower than the same frames later
             # (exactly the rows after a long oracle: every zoomed-out row and all 25M rows). A full

@@ -19,8 +19,7 @@ from gpuviz.trace.interaction import TraceViewOracle
 from gpuviz.trace.model import Trace
 from gpuviz.trace.scene import GPUTraceScene
 from gpuviz.trace.synthetic import synthetic
-from gpuviz.widgets.trace.graph import BACKGROUND, VIEW_FLAGS, TraceGraph
-from gpuviz.widgets.trace.tracks_oracle import tracks_picture
+from gpuviz.widgets.trace.graph import VIEW_FLAGS, TraceGraph
 
 
 @pytest.fixture(scope="module")
@@ -67,26 +66,13 @@ class Rig:
         encoder = self.device.create_command_encoder()
         g.encode(encoder)
         self.device.queue.submit([encoder.finish()])
-        w, h = size
-        pitch = -(-4 * w // 256) * 256
-
-        def read(texture):
-            raw = self.device.queue.read_texture({"texture": texture}, {"bytes_per_row": pitch}, (w, h, 1))
-            return np.frombuffer(raw, np.uint8).reshape(h, pitch)[:, :4 * w]
-        colour = read(g.color).reshape(h, w, 4)
-        ids = read(g.picking.object_texture).copy().view(np.uint32).reshape(h, w)
-        return colour, ids
+        return g.read_tracks()
 
     def check(self, state, *, size, shift, selection=(), **view):
         """Render, compare every pixel with the oracle; returns (ids, oracle frame)."""
         colour, ids = self.render(state, size=size, shift=shift, selection=selection, **view)
         want_frame = self.oracle.frame(state)
-        g = self.graph
-        rgb, want_ids = tracks_picture(
-            view=g.view_fields, render_size=size, cell_rows=g.cell_rows, cols=g.frame_size[0],
-            background=BACKGROUND, name_colours=g.colours, spans=self.oracle, span_ids=self.scene.span_ids,
-            time_origin=self.scene.time_origin_ns, frame=want_frame,
-            thread_row=g.frame.layout(state).thread_row, selection=selection, search=state.search)
+        rgb, want_ids = self.graph.tracks_oracle(self.oracle, want_frame, state, selection=selection)
         want = np.round(np.clip(rgb, 0, 1) * 255).astype(int)
         bad = ids != want_ids
         assert not bad.any(), f"{bad.sum()} span IDs differ, first at (y, x) {tuple(np.argwhere(bad)[0])}"
@@ -204,10 +190,6 @@ def test_a_changed_picture_is_caught(rig):
     frame = rig.oracle.frame(state)
     drawn = rig.scene.span_ids[frame.drawn]
     colour, _ = rig.render(state, size=size, shift=shift, selection=())
-    g = rig.graph
-    rgb, _ = tracks_picture(
-        view=g.view_fields, render_size=size, cell_rows=g.cell_rows, cols=g.frame_size[0], background=BACKGROUND,
-        name_colours=g.colours, spans=rig.oracle, span_ids=rig.scene.span_ids, time_origin=rig.scene.time_origin_ns,
-        frame=frame, thread_row=g.frame.layout(state).thread_row, selection=drawn[:1])
+    rgb, _ = rig.graph.tracks_oracle(rig.oracle, frame, state, selection=drawn[:1])
     want = np.round(np.clip(rgb, 0, 1) * 255).astype(int)
     assert (np.abs(colour[..., :3].astype(int) - want).max(axis=2) > 1).sum() > 10
