@@ -97,6 +97,21 @@ class TraceGraph:
         ``edges=True``; the widget draws only the selection's links and
         passes False).
 
+    Attributes
+    ----------
+    color : wgpu.GPUTexture
+        The frame texture (rgba8unorm, :data:`FRAME_SIZE` at most; the
+        tracks write its ``render_size`` corner).
+    picking : GPUIndexPickingTarget
+        Span IDs of the same pixels (NO_ID: background, merged, density).
+    cells, spread : wgpu.GPUBuffer
+        The tracks' scratch: one word per (layout row from the first shown
+        one, pixel column), and the list of runs too long for one invocation.
+    view_fields : dict
+        The arguments of the last :meth:`write_view` (the tracks oracle's view).
+    colours : numpy uint32
+        Host copy of ``name_colours``.
+
     Notes
     -----
     Never submits except in :meth:`pick` (an explicit readback). Per-frame
@@ -386,7 +401,7 @@ class _BenchRig:
 
 
 def bench_frame(device, scene, trace, *, size=(1920, 600)):
-    """The TraceViewer graph (GPUTraceFrame + tracks render node + pick) for
+    """The TraceViewer graph (GPUTraceFrame + tracks and links nodes + pick) for
     a benchmark: ``.frame``, ``.compiled``, ``.write(state)``, ``.destroy()``.
     Draws into the graph's own frame texture; presents nothing."""
     return _BenchRig(device, scene, trace, size)

@@ -35,7 +35,7 @@ _ENTRY_BINDINGS = {
     "clear": (15, 16),
     "scatter": (0, 1, 12, 13, 14, 2, 5, 6, 7, 11, 15, 16),
     "spread_runs": (15, 16),
-    "resolve": (0, 1, 12, 13, 14, 3, 4, 5, 6, 7, 8, 9, 10, 15, 17, 18),
+    "resolve": (0, 1, 12, 13, 14, 3, 4, 5, 6, 7, 8, 9, 10, 19, 17, 18),  # 19: the cells, read-only
 }
 #: Binding numbers of the scene's record chunks (records.wgsl).
 RECORD_BINDINGS = (1, 12, 13, 14)
@@ -73,7 +73,7 @@ def add_tracks_node(tgraph, graph, *, resources, background) -> str:
         buffers = {0: tgraph.view, 1: chunks[0], 12: chunks[1], 13: chunks[2], 14: chunks[3],
                    2: f.thread_rows, 3: tgraph.name_colours, 4: tgraph.selection, 5: f.visible_rows, 6: f.merged,
                    7: f.density, 8: f.stats, 9: f.focus_mask, 10: f.search_mask, 11: dcb.buffer,
-                   15: tgraph.cells, 16: tgraph.spread}
+                   15: tgraph.cells, 16: tgraph.spread, 19: tgraph.cells}
         textures = {17: tgraph.color.create_view(), 18: tgraph.picking.object_texture.create_view()}
         steps = []
         for entry, bindings in _ENTRY_BINDINGS.items():

@@ -2,7 +2,7 @@
 
 The trace is uploaded once as a :class:`~gpuviz.trace.scene.GPUTraceScene`;
 one command graph (:mod:`.graph`) is compiled per capacity tier and draws
-every frame from a render bundle recorded once. Every interaction (pan,
+every frame by compute into its frame texture (:mod:`.tracks`). Every interaction (pan,
 zoom, rows, collapse, filters, search, focus, selection, hover) is a small
 buffer write; the overlay (axis, gutter, labels, counters, minimap,
 tooltip) is queued on the CPU from small tables: which spans get a label,
@@ -83,8 +83,9 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
     (64-bit window predicate, expansion, categories, duration, search and
     focus over links; compaction of the drawn spans with the count written
     into the indirect draw's instanceCount; sub-pixel spans merged per row
-    and pixel column; density bins of collapsed processes) and a render
-    node replaying a bundle recorded at compile time. Every interaction
+    and pixel column; density bins of collapsed processes), a compute node
+    writing the tracks' pixels and span IDs, and a render node for the
+    selection's links. Every interaction
     (pan, zoom, rows, collapse, filters, search, focus, selection, hover)
     is a small buffer write. Spans are coloured by a hash of their name,
     with their names inside when there is room; collapsed processes show

@@ -1,7 +1,7 @@
 // TraceViewer: the span labels of a frame, picked from the frame's
 // compacted visible set on the GPU (so the CPU never passes over every
 // span to find them). Per drawn span (visible_rows[0..SPANS count)): the
-// same pixel rect as tracks.wgsl's vs_span; a span at least
+// same pixel rect as tracks.wgsl's span_x; a span at least
 // view.label_px physical pixels wide whose row fits above the tracks'
 // bottom appends (span ID, flags) to `labels` (at most MAX_LABELS; word 0
 // counts every candidate, also those past the cap). The widget reads the

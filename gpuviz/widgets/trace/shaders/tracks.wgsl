@@ -58,6 +58,7 @@ struct Spread {
 @group(0) @binding(10) var<storage, read> search_mask: array<u32>;    // frame: bit per matching name ID
 @group(0) @binding(11) var<storage, read> commands: array<u32>;       // frame: draw records (counts)
 @group(0) @binding(15) var<storage, read_write> cells: array<atomic<u32>>;  // ROWS x COLS
+@group(0) @binding(19) var<storage, read> cells_read: array<u32>;           // the same, for resolve
 @group(0) @binding(16) var<storage, read_write> spread: Spread;
 @group(0) @binding(17) var colour_out: texture_storage_2d<rgba8unorm, write>;
 @group(0) @binding(18) var ids_out: texture_storage_2d<r32uint, write>;
@@ -244,7 +245,7 @@ fn cell_pixel(p: vec2<f32>) -> Pixel {
     if (row == 0xffffffffu) {
         return out;
     }
-    let c = atomicLoad(&cells[(row - view.first_row) * COLS + u32(p.x)]);
+    let c = cells_read[(row - view.first_row) * COLS + u32(p.x)];
     let kind = c >> 30u;
     let index = c & INDEX_MASK;
     if (kind == KIND_SPAN) {
