@@ -87,7 +87,8 @@ def gather(values, index):
 
 
 def sorted_positions(keys, lo, hi, out):
-    """Positions lo..hi of ``keys`` ordered by key, stably (keys uint32), into ``out``.
+    """Positions lo..hi of ``keys`` ordered by key, stably (keys uint32), into
+    ``out``; returns the sorted keys (a view).
 
     (key, position) pairs packed in uint64 words (key high: little-endian
     halves written in place) sort as unique values, so any sort is stable;
@@ -98,6 +99,23 @@ def sorted_positions(keys, lo, hi, out):
     halves[:, 0] = np.arange(lo, hi, dtype=np.uint32)
     packed.sort()
     out[...] = halves[:, 0]
+    return halves[:, 1]
+
+
+def fill_offsets(sorted_keys, first, out):
+    """``out[i]`` = how many of ``sorted_keys`` are <= ``first + i`` (uint32; every
+    key in first .. first + len(out)): each run's end scattered, then a running
+    maximum (no count table of its own)."""
+    out[...] = 0
+    m = len(sorted_keys)
+    for lo in range(0, m, KEY_SLICE):
+        hi = min(m, lo + KEY_SLICE)
+        piece = sorted_keys[lo:hi + 1]  # one key past the slice shows whether its last run ends in it
+        ends = np.flatnonzero(piece[1:] != piece[:-1])
+        if hi == m:
+            ends = np.append(ends, hi - lo - 1)
+        out[piece[ends] - np.uint32(first)] = ends + (lo + 1)
+    np.maximum.accumulate(out, out=out)
     return out
 
 
@@ -122,34 +140,52 @@ def key_partitions(keys, bounds):
 
 def group_keys(keys, count, bounds, edges=None):
     """Positions of ``keys`` (uint32 rows < count) ordered by key, stably, and
-    inclusive key counts (int64 per row r: keys <= r).
+    their CSR per partition: ``(order, offsets, starts)`` with uint32 local
+    offsets (``n_p + 1`` per partition, the first 0) and the int64 position in
+    ``order`` where each partition's keys start.
 
-    Keys of one partition (row range in ``bounds``) sort in their own thread.
-    ``edges`` (optional, ``len(bounds)`` positions) guesses where each
-    partition's keys lie (children follow their parents' partition); when the
-    guess fails or is missing, positions are split by the key's partition
-    first (a linear radix sort of 16-bit partition numbers)."""
+    Keys of one partition (row range in ``bounds``) sort, and count, in their
+    own thread. ``edges`` (optional, ``len(bounds)`` positions) guesses where
+    each partition's keys lie (children follow their parents' partition);
+    when the guess fails or is missing, positions are split by the key's
+    partition first (a linear radix sort of 16-bit partition numbers)."""
     keys = np.asarray(keys, np.uint32)
-    n = len(keys)
-    inclusive = np.bincount(keys, minlength=count)
-    np.cumsum(inclusive, out=inclusive)  # in place: no second 8-byte-per-row table
-    if n == 0 or np.all(keys[1:] >= keys[:-1]):
-        return np.arange(n, dtype=np.uint32), inclusive
-    order = np.empty(n, np.uint32)
-    parts = len(bounds) - 1
-    if parts == 1 or parts > 1 << 16:
-        return sorted_positions(keys, 0, n, order), inclusive
+    n, parts = len(keys), len(bounds) - 1
+    if parts > 1 << 16:  # more partitions than 16-bit numbers: one sort, counts per row
+        order = np.arange(n, dtype=np.uint32)
+        if n and not np.all(keys[1:] >= keys[:-1]):
+            sorted_positions(keys, 0, n, order)
+        inclusive = np.cumsum(np.bincount(keys, minlength=count))
+        return order, local_offsets(inclusive, bounds), starts_at(inclusive, bounds)
+    offsets = np.empty(count + parts, np.uint32)
+    bounds32 = np.asarray(bounds).astype(np.uint32)  # rows < 2**32 - 1: no int64 copy of the keys to search
     split = None
-    if edges is None or not keys_within(keys, edges, bounds):
+    if n == 0 or np.all(keys[1:] >= keys[:-1]):
+        order = np.arange(n, dtype=np.uint32)
+        edges = np.searchsorted(keys, bounds32, side="left")
+        for p in range(parts):
+            a, b, lo, hi = int(bounds[p]), int(bounds[p + 1]), int(edges[p]), int(edges[p + 1])
+            offsets[a + p] = 0
+            fill_offsets(keys[lo:hi], a, offsets[a + p + 1:b + p + 1])
+        return order, offsets, edges.astype(np.int64)
+    if parts == 1:
+        edges = np.array([0, n])
+    elif edges is None or not keys_within(keys, edges, bounds):
         part = key_partitions(keys, bounds)
         if not np.all(part[1:] >= part[:-1]):
             split = np.argsort(part, kind="stable").astype(np.uint32)  # radix sort for 16-bit keys
             keys, part = gather(keys, split), gather(part, split)
         edges = np.append(np.searchsorted(part, np.arange(parts, dtype=np.uint16), side="left"), len(part))
+    order = np.empty(n, np.uint32)
+
+    def one(p):
+        a, b, lo, hi = int(bounds[p]), int(bounds[p + 1]), int(edges[p]), int(edges[p + 1])
+        offsets[a + p] = 0
+        fill_offsets(sorted_positions(keys, lo, hi, order[lo:hi]), a, offsets[a + p + 1:b + p + 1])
+
     with ThreadPoolExecutor(WORKERS) as pool:
-        list(pool.map(lambda p: sorted_positions(keys, int(edges[p]), int(edges[p + 1]),
-                                                 order[int(edges[p]):int(edges[p + 1])]), range(parts)))
-    return (order if split is None else gather(split, order)), inclusive
+        list(pool.map(one, range(parts)))
+    return (order if split is None else gather(split, order)), offsets, np.asarray(edges, np.int64)
 
 
 def local_offsets(inclusive, bounds):
@@ -296,18 +332,15 @@ class SceneHost:
                 self.task_s[name] = self.task_s.get(name, 0.0) + time.perf_counter() - started
         return run
 
-    def _csr(self, inclusive, neighbors, edges):
-        """(local offsets, neighbors, edges or None, neighbour row where each partition starts)."""
-        return local_offsets(inclusive, self.bounds), neighbors, edges, starts_at(inclusive, self.bounds)
-
     def _link_csr(self, key, other):
-        order, inclusive = group_keys(key, self.n, self.bounds)
-        return self._csr(inclusive, gather(other, order), order)
+        order, offsets, starts = group_keys(key, self.n, self.bounds)
+        return offsets, gather(other, order), order, starts
 
     def _children_csr(self):
         rows, keys = self.child_rows, self.parent_keys
-        order, inclusive = group_keys(keys, self.n, self.bounds, edges=np.searchsorted(rows, self.bounds.astype(np.uint32)))
-        return self._csr(inclusive, gather(rows, order), None)
+        order, offsets, starts = group_keys(keys, self.n, self.bounds,
+                                            edges=np.searchsorted(rows, self.bounds.astype(np.uint32)))
+        return offsets, gather(rows, order), None, starts
 
     def _parent_csr(self):
         """Child -> parent: one neighbour per row that has a parent, counted per partition in uint32."""

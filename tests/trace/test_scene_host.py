@@ -185,3 +185,37 @@ def test_failing_record_task_raises(monkeypatch):
     monkeypatch.setattr(scene_host, "record_rows", failing)
     with pytest.raises(RuntimeError, match="boom"):
         SceneHost(trace, "t", sink=(lambda *a: None, lambda *a: None, lambda lo, hi, block: None))
+
+
+def _grouped_oracle(keys, count, bounds):
+    order = np.argsort(keys, kind="stable")
+    offsets = np.concatenate([[0], np.cumsum(np.bincount(keys, minlength=count))])
+    local = np.concatenate([offsets[a:b + 1] - offsets[a] for a, b in zip(bounds, bounds[1:])])
+    return order, local, offsets[bounds]
+
+
+@pytest.mark.parametrize("shape", ["sorted", "within", "across", "one", "many", "empty"])
+def test_group_keys_matches_argsort(shape, monkeypatch):
+    """Orders and per-partition offsets of every path (already sorted keys, keys
+    within their partition's slice, keys across partitions, one partition,
+    more partitions than 16 bits) against a stable argsort and a bincount."""
+    monkeypatch.setattr(scene_host, "KEY_SLICE", 37)  # runs cut by slice ends
+    rng = np.random.default_rng(len(shape))
+    count = 70_000 if shape == "many" else 900
+    parts = {"one": 1, "many": 66_000}.get(shape, 5)
+    bounds = np.concatenate([[0], np.sort(rng.integers(0, count, parts - 1)), [count]]).astype(np.int64)
+    keys = rng.integers(0, count, 0 if shape == "empty" else 3000).astype(np.uint32)
+    keys[rng.random(len(keys)) < 0.3] = keys[0] if len(keys) else 0  # long runs of one key
+    edges = None
+    if shape == "sorted":
+        keys.sort()
+    elif shape == "within":  # the hierarchy's case: positions grouped by their keys' partition
+        keys = keys[np.argsort(np.searchsorted(bounds[1:], keys, side="right"), kind="stable")]
+        part = np.searchsorted(bounds[1:], keys, side="right")
+        edges = np.searchsorted(part, np.arange(parts + 1))
+    order, offsets, starts = scene_host.group_keys(keys, count, bounds, edges)
+    want_order, want_offsets, want_starts = _grouped_oracle(keys, count, bounds)
+    np.testing.assert_array_equal(order, want_order)
+    assert offsets.dtype == np.uint32
+    np.testing.assert_array_equal(offsets, want_offsets)
+    np.testing.assert_array_equal(starts, want_starts)
