@@ -47,6 +47,13 @@ def column_numpy(table, name):
     return column.to_numpy() if column.num_chunks != 1 else column.chunk(0).to_numpy(zero_copy_only=False)
 
 
+def ascending(values):
+    """Whether ``values`` never decrease (compared in slices: no bool per row)."""
+    n = len(values)
+    return all(np.all(values[lo + 1:min(n, lo + KEY_SLICE + 1)] >= values[lo:min(n, lo + KEY_SLICE + 1) - 1])
+               for lo in range(0, max(n - 1, 0), KEY_SLICE))
+
+
 def encode_strings(column):
     """(uint32 IDs, dictionary) of one string array (no nulls: the model
     refuses them), IDs in first-appearance order (a view of Arrow's int32 indices)."""
@@ -72,15 +79,15 @@ def dense_ids(column):
     ids = np.empty(n, np.uint32)
     at = base = 0
     for local, d in parts:
-        np.take(merged[base:base + len(d)], local, out=ids[at:at + len(local)])
+        gather(merged[base:base + len(d)], local, ids[at:at + len(local)])  # the slice's IDs -> merged IDs
         at, base = at + len(local), base + len(d)
     return ids, dictionary
 
 
-def gather(values, index):
-    """``values[index]`` for a uint32 ``index``, in slices (numpy copies an
-    index to intp first: 8 MiB reused instead of 8 bytes per entry)."""
-    out = np.empty(len(index), values.dtype)
+def gather(values, index, out=None):
+    """``values[index]`` for a uint32 ``index`` (into ``out`` if given), in slices
+    (numpy copies an index to intp first: 8 MiB reused instead of 8 bytes per entry)."""
+    out = np.empty(len(index), values.dtype) if out is None else out
     for lo in range(0, len(index), KEY_SLICE):
         np.take(values, index[lo:lo + KEY_SLICE], out=out[lo:lo + KEY_SLICE], mode="clip")  # clip: unbuffered
     return out
@@ -153,14 +160,14 @@ def group_keys(keys, count, bounds, edges=None):
     n, parts = len(keys), len(bounds) - 1
     if parts > 1 << 16:  # more partitions than 16-bit numbers: one sort, counts per row
         order = np.arange(n, dtype=np.uint32)
-        if n and not np.all(keys[1:] >= keys[:-1]):
+        if n and not ascending(keys):
             sorted_positions(keys, 0, n, order)
         inclusive = np.cumsum(np.bincount(keys, minlength=count))
         return order, local_offsets(inclusive, bounds), starts_at(inclusive, bounds)
     offsets = np.empty(count + parts, np.uint32)
     bounds32 = np.asarray(bounds).astype(np.uint32)  # rows < 2**32 - 1: no int64 copy of the keys to search
     split = None
-    if n == 0 or np.all(keys[1:] >= keys[:-1]):
+    if n == 0 or ascending(keys):
         order = np.arange(n, dtype=np.uint32)
         edges = np.searchsorted(keys, bounds32, side="left")
         for p in range(parts):
@@ -172,7 +179,7 @@ def group_keys(keys, count, bounds, edges=None):
         edges = np.array([0, n])
     elif edges is None or not keys_within(keys, edges, bounds):
         part = key_partitions(keys, bounds)
-        if not np.all(part[1:] >= part[:-1]):
+        if not ascending(part):
             split = np.argsort(part, kind="stable").astype(np.uint32)  # radix sort for 16-bit keys
             keys, part = gather(keys, split), gather(part, split)
         edges = np.append(np.searchsorted(part, np.arange(parts, dtype=np.uint16), side="left"), len(part))
@@ -232,7 +239,7 @@ class SceneHost:
             raise GraphValidationError(f"{who} holds at most {MAX_PARTITIONS} partitions (got {parts})")
         self.perm = None
         self.bounds = np.zeros(parts + 1, np.int64)
-        if n and not np.all(partition[1:] >= partition[:-1]):
+        if n and not ascending(partition):
             self.perm = np.argsort(partition, kind="stable").astype(np.uint32)
             self.bounds[1:] = np.cumsum(np.bincount(partition, minlength=parts))
         else:  # grouped already: a binary search per partition
@@ -403,7 +410,7 @@ def thread_lane_counts(spans, thread_count):
     if not spans.num_rows:
         return lanes
     thread, lane = column_numpy(spans, "thread"), column_numpy(spans, "lane")
-    if np.all(thread[1:] >= thread[:-1]):
+    if ascending(thread):
         starts = np.searchsorted(thread, np.arange(thread_count + 1).astype(thread.dtype), side="left")
         present = starts[:-1] < starts[1:]
         lanes[present] = np.maximum.reduceat(lane, starts[:-1][present]) + np.uint32(1)
