@@ -91,6 +91,7 @@ class DataAnalysisGraph:
         self.max_bins = max_bins
         self.render_size = (640, 400)
         self.pixel_ratio = 1.0  # of the last write_view
+        self._view_written = None  # the View uniform's bytes as last written
         self.bins = max_bins
         self.group_count = len(data.group_labels)
         self._override_cache = {}
@@ -318,7 +319,9 @@ class DataAnalysisGraph:
         hist = panel_rects(*self.render_size, bool(self.groups), pixel_ratio=self.pixel_ratio)["histogram"]
         data = view_params(grid_size=self.grid_size, op=OPERATIONS.index(operation), bins=self.bins,
                            groups=self.group_count, hist_rect=hist, pixel_ratio=self.pixel_ratio)
-        self.device.queue.write_buffer(self.view_buffer, 0, data)
+        if data != self._view_written:  # a pan frame changes none of it
+            self.device.queue.write_buffer(self.view_buffer, 0, data)
+            self._view_written = data
 
     def write_parameters(self, parameters) -> None:
         """Take the widget's :class:`~gpuviz.widgets.analysis.parameters.AnalysisParameters`

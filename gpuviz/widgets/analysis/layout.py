@@ -8,6 +8,8 @@ axes and the events agree to the pixel.
 
 from __future__ import annotations
 
+import functools
+
 __all__ = ["panel_layout", "panel_rects", "PANEL_COLOR", "EMPTY_COLOR", "BACKGROUND", "RAMP", "BAR_COLOR",
            "CDF_COLOR", "GROUP_PALETTE", "TITLE_ROW", "LABEL_ROW", "PLOT_TOP"]
 
@@ -42,9 +44,18 @@ def panel_layout(width: int, height: int, has_groups: bool, *, pixel_ratio: floa
     pixel rectangles ``(x, y, w, h)`` (origin top-left): ``frame`` (the
     panel), ``plot`` (where the data is drawn, inset for titles and axes)
     and, for the heatmap, ``colour_bar``. Margins are logical pixels times
-    ``pixel_ratio``; plots shrink to at least one pixel in small frames."""
-    r = float(pixel_ratio)
-    width, height = max(int(width), 8), max(int(height), 8)
+    ``pixel_ratio``; plots shrink to at least one pixel in small frames.
+    Returns a new dict (of cached rectangles: one frame asks for its layout
+    several times, from the render node, the view uniform, the labels and
+    pointer events)."""
+    layout = _layout(int(width), int(height), bool(has_groups), float(pixel_ratio))
+    return {name: dict(rects) for name, rects in layout.items()}
+
+
+@functools.lru_cache(maxsize=32)
+def _layout(width: int, height: int, has_groups: bool, r: float) -> dict:
+    """:func:`panel_layout` itself (callers get copies: the cached dicts are never handed out)."""
+    width, height = max(width, 8), max(height, 8)
     lw, lh = width / r, height / r
     m = max(2.0, min(6.0, round(min(lw, lh) * 0.015)))
     split = round(lw * 0.58)
@@ -82,5 +93,5 @@ def panel_rects(width: int, height: int, has_groups: bool, *, pixel_ratio: float
     """Pixel rectangles ``(x, y, w, h)`` (origin top-left) of the panels'
     plot areas (``"heatmap"``, ``"histogram"``, ``"groups"``): where cells
     and bars are drawn and where pointer events map to data (see :func:`panel_layout`)."""
-    return {name: rects["plot"] for name, rects in panel_layout(width, height, has_groups,
-                                                                pixel_ratio=pixel_ratio).items()}
+    layout = _layout(int(width), int(height), bool(has_groups), float(pixel_ratio))
+    return {name: rects["plot"] for name, rects in layout.items()}
