@@ -104,9 +104,10 @@ class TraceGraph:
         tracks write its ``render_size`` corner).
     picking : GPUIndexPickingTarget
         Span IDs of the same pixels (NO_ID: background, merged, density).
-    cells, spread : wgpu.GPUBuffer
+    cells, spread, scatter_args, spread_args : wgpu.GPUBuffer
         The tracks' scratch: one word per (layout row from the first shown
-        one, pixel column), and the list of runs too long for one invocation.
+        one, pixel column), the list of runs too long for one invocation,
+        and the indirect workgroup counts of the scatter and spread passes.
     view_fields : dict
         The arguments of the last :meth:`write_view` (the tracks oracle's view).
     colours : numpy uint32
@@ -182,6 +183,10 @@ class TraceGraph:
         self.cells = self._buffer("cells", 4 * self.cell_rows * self.frame_size[0], BU.STORAGE)
         self.spread = self._buffer("spread", 16 + 16 * spread_capacity(self.cell_rows, self.frame_size[0]),
                                    BU.STORAGE)
+        # the indirect workgroup counts of the scatter and spread passes (one buffer each: a dispatch
+        # may not read its own arguments' buffer as writable storage)
+        self.scatter_args = self._buffer("scatter-args", 16, BU.STORAGE | BU.INDIRECT)
+        self.spread_args = self._buffer("spread-args", 16, BU.STORAGE | BU.INDIRECT)
 
     def _import(self, graph, id, buffer, fmt="uint32", length=None):  # noqa: D401
         handle = graph.import_buffer(id=id, byte_length=buffer.size, usage=buffer.usage, buffer=buffer)
@@ -201,8 +206,8 @@ class TraceGraph:
         reads += [(fv[name], "storage-read") for name in
                   ("thread_rows", "visible_rows", "merged", "density", "stats", "focus_mask", "search_mask")]
         reads.append((fv["draw_commands"].handle, "storage-read"))
-        scratch = [(self._import(graph, name, getattr(self, name))[0], "storage-read-write")
-                   for name in ("cells", "spread")]
+        scratch = [(self._import(graph, name.replace("_", "-"), getattr(self, name))[0], "storage-read-write")
+                   for name in ("cells", "spread", "scatter_args", "spread_args")]
         frame = graph.import_texture(id="frame", size=(*self.frame_size, 1), format=TEXTURE_FORMAT,
                                      usage=self.color.usage, texture=self.color)
         objects = self.picking.import_into(graph).objects

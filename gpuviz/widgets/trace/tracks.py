@@ -32,14 +32,15 @@ __all__ = ["add_tracks_node", "add_links_node", "spread_capacity", "SHORT_RUN", 
 SHORT_RUN = 32
 #: Bindings each entry point of tracks.wgsl uses (its layout is derived from the shader).
 _ENTRY_BINDINGS = {
-    "clear": (15, 16),
-    "scatter": (0, 1, 12, 13, 14, 2, 5, 6, 7, 11, 15, 16),
+    "clear": (11, 15, 16, 20, 21),
+    "scatter": (0, 1, 12, 13, 14, 2, 5, 6, 7, 11, 15, 16, 21),
     "spread_runs": (15, 16),
     "resolve": (0, 1, 12, 13, 14, 3, 4, 5, 6, 7, 8, 9, 10, 19, 17, 18),  # 19: the cells, read-only
 }
 #: Binding numbers of the scene's record chunks (records.wgsl).
 RECORD_BINDINGS = (1, 12, 13, 14)
-_MAX_GROUPS = 1024  # scatter / spread workgroups (grid-stride loops over the GPU's counts)
+_MAX_GROUPS = 1024  # scatter / spread workgroups at most (grid-stride loops past them)
+_CLEAR_GROUPS = 128
 
 
 def spread_capacity(rows: int, cols: int) -> int:
@@ -60,10 +61,7 @@ def add_tracks_node(tgraph, graph, *, resources, background) -> str:
                  "SPANS_WORD": dcb.instance_count_byte_offset(SPANS) // 4,
                  "MERGED_WORD": dcb.instance_count_byte_offset(MERGED) // 4,
                  "DENSITY_WORD": dcb.instance_count_byte_offset(DENSITY) // 4,
-                 "DENSITY_MAX_WORD": STATS["density_max"]}
-    items = 4 * max(tgraph.n, 1) + rows  # spans + merged + density runs of a frame, at most
-    groups = {"clear": ceil_div(rows * cols, 256), "scatter": min(_MAX_GROUPS, ceil_div(items, 256)),
-              "spread_runs": min(_MAX_GROUPS, items)}
+                 "DENSITY_MAX_WORD": STATS["density_max"], "MAX_GROUPS": _MAX_GROUPS}
 
     def compile_tracks(ctx):
         device = ctx.device
@@ -73,7 +71,8 @@ def add_tracks_node(tgraph, graph, *, resources, background) -> str:
         buffers = {0: tgraph.view, 1: chunks[0], 12: chunks[1], 13: chunks[2], 14: chunks[3],
                    2: f.thread_rows, 3: tgraph.name_colours, 4: tgraph.selection, 5: f.visible_rows, 6: f.merged,
                    7: f.density, 8: f.stats, 9: f.focus_mask, 10: f.search_mask, 11: dcb.buffer,
-                   15: tgraph.cells, 16: tgraph.spread, 19: tgraph.cells}
+                   15: tgraph.cells, 16: tgraph.spread, 19: tgraph.cells, 20: tgraph.scatter_args,
+                   21: tgraph.spread_args}
         textures = {17: tgraph.color.create_view(), 18: tgraph.picking.object_texture.create_view()}
         steps = []
         for entry, bindings in _ENTRY_BINDINGS.items():
@@ -85,15 +84,19 @@ def add_tracks_node(tgraph, graph, *, resources, background) -> str:
                                              layout=pipeline.get_bind_group_layout(0), entries=entries)
             steps.append((entry, pipeline, group))
 
+        args = {"scatter": tgraph.scatter_args, "spread_runs": tgraph.spread_args}
+
         def encode(compute_pass, frame):
             w, h = tgraph.render_size
             for entry, pipeline, group in steps:
                 compute_pass.set_pipeline(pipeline)
                 compute_pass.set_bind_group(0, group)
-                if entry == "resolve":
+                if entry == "clear":
+                    compute_pass.dispatch_workgroups(_CLEAR_GROUPS)
+                elif entry == "resolve":
                     compute_pass.dispatch_workgroups(ceil_div(w, 16), ceil_div(h, 16))
-                else:
-                    compute_pass.dispatch_workgroups(groups[entry])
+                else:  # the workgroups the GPU wrote for this frame's records / spread runs
+                    compute_pass.dispatch_workgroups_indirect(args[entry], 0)
         return encode
 
     return graph.add_compute_node(id="tracks", resources=resources, compile=compile_tracks)

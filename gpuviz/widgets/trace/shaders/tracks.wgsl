@@ -1,13 +1,14 @@
 // TraceViewer: the tracks, written by compute from what a GPUTraceFrame
 // computed this frame (no rasterisation: a data-centre GPU runs vertex and
 // pixel shaders on a small part of its die):
-//   clear    zero the cells and the spread list
+//   clear    zero the cells and the spread list; the scatter's workgroup
+//            count from this frame's record counts (indirect dispatch)
 //   scatter  per record (visible span k, merged run, density run): the
 //            pixel columns its rect covers in its layout row, marked in the
 //            cells as atomicMax((kind << 30) | index): spans over merged
 //            over density, a later record over an earlier one of its kind
 //            (the draw order of instanced rects); runs over SHORT columns
-//            go to the spread list instead
+//            go to the spread list instead (and raise its workgroup count)
 //   spread   one workgroup per listed run, its lanes over the columns
 //   resolve  per pixel: its layout row from y, the cell of (row, x) ->
 //            colour into the frame texture, span ID (or NO_ID) into the
@@ -36,6 +37,7 @@ override SPANS_WORD: u32;        // instance_count words of the frame's draw rec
 override MERGED_WORD: u32;
 override DENSITY_WORD: u32;
 override DENSITY_MAX_WORD: u32;  // stats word: the largest density count
+override MAX_GROUPS: u32;        // workgroups of scatter and spread at most (grid-stride beyond)
 
 struct Spread {
     count: atomic<u32>,
@@ -59,6 +61,8 @@ struct Spread {
 @group(0) @binding(11) var<storage, read> commands: array<u32>;       // frame: draw records (counts)
 @group(0) @binding(15) var<storage, read_write> cells: array<atomic<u32>>;  // ROWS x COLS
 @group(0) @binding(19) var<storage, read> cells_read: array<u32>;           // the same, for resolve
+@group(0) @binding(20) var<storage, read_write> scatter_args: array<u32>;   // dispatch (x, y, z) of scatter
+@group(0) @binding(21) var<storage, read_write> spread_args: array<atomic<u32>>;  // dispatch of spread_runs
 @group(0) @binding(16) var<storage, read_write> spread: Spread;
 @group(0) @binding(17) var colour_out: texture_storage_2d<rgba8unorm, write>;
 @group(0) @binding(18) var ids_out: texture_storage_2d<r32uint, write>;
@@ -95,14 +99,23 @@ fn mark(cell: u32, value: u32) {
 }
 
 // ------------------------------------------------------------------ clear
+fn record_count() -> u32 {
+    return commands[SPANS_WORD] + commands[MERGED_WORD] + commands[DENSITY_WORD];
+}
+
 @compute @workgroup_size(256)
 fn clear(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = gid.x + gid.y * nwg.x * 256u;
-    if (i < ROWS * COLS) {
+    for (var i = gid.x; i < ROWS * COLS; i += nwg.x * 256u) {
         atomicStore(&cells[i], 0u);
     }
-    if (i == 0u) {
+    if (gid.x == 0u) {
         atomicStore(&spread.count, 0u);
+        scatter_args[0] = min((record_count() + 255u) / 256u, MAX_GROUPS);
+        scatter_args[1] = 1u;
+        scatter_args[2] = 1u;
+        atomicStore(&spread_args[0], 0u);
+        atomicStore(&spread_args[1], 1u);
+        atomicStore(&spread_args[2], 1u);
     }
 }
 
@@ -142,6 +155,7 @@ fn scatter_one(item: u32, spans: u32, runs: u32) {
         let slot = atomicAdd(&spread.count, 1u);
         if (slot < SPREAD_CAPACITY) {
             spread.runs[slot] = vec4<u32>(base + u32(p0), u32(p1 - p0), value, 0u);
+            atomicMax(&spread_args[0], min(slot + 1u, MAX_GROUPS));
             return;
         }
     }
@@ -154,7 +168,7 @@ fn scatter_one(item: u32, spans: u32, runs: u32) {
 fn scatter(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let spans = commands[SPANS_WORD];
     let runs = commands[MERGED_WORD];
-    let total = spans + runs + commands[DENSITY_WORD];
+    let total = record_count();
     let stride = nwg.x * 256u;
     for (var item = gid.x; item < total; item += stride) {
         scatter_one(item, spans, runs);
