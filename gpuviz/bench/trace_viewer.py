@@ -36,10 +36,10 @@ A row is printed only after the frame's drawn rows, merged and density
 runs, minimap, shown codes, anchors, edges and stats equal the oracle's
 (the 4-hop focus mask once per tier) and, with the widget's graph, every
 pixel of its tracks (colour and span ID) equals its numpy oracle's
-(``check_tracks``). When the trace viewer widget
-provides ``gpuviz.widgets.trace.graph.bench_frame`` (its whole compiled
-graph: the frame plus its render nodes), that graph is timed and the title
-says so; otherwise the GPUTraceFrame alone (compute only).
+(``check_tracks``). When the trace viewer widget provides
+``gpuviz.widgets.trace.graph.bench_frame`` (its whole compiled graph: the
+frame plus its tracks, links, pick and label nodes), that graph is timed
+and the title says so; otherwise the GPUTraceFrame alone (compute only).
 """
 
 from __future__ import annotations
@@ -94,8 +94,10 @@ def _node_note(label, times) -> str:
 def _render_hook():
     """The widget's frame builder when the widget package has one:
     ``bench_frame(device, scene, trace, *, size)`` -> an object with
-    ``frame`` (its GPUTraceFrame), ``compiled`` (the whole graph, render
-    nodes included), ``write(state)`` (every per-frame write) and ``destroy()``."""
+    ``frame`` (its GPUTraceFrame), ``compiled`` (the whole graph, tracks
+    and links nodes included), ``write(state)`` (every per-frame write),
+    ``destroy()`` and optionally ``check_tracks(oracle, frame, state)``
+    (None when the frame's pixels equal its oracle's, else what differs)."""
     try:
         from gpuviz.widgets.trace.graph import bench_frame
     except ImportError:
@@ -287,7 +289,7 @@ def bench_trace_viewer(device, sizes, runs, *, variants=False, peers=None, repor
     is the only peer)."""
     report = report or Report()
     hook = _render_hook()
-    what = "with the TraceViewer render nodes" if hook else "compute only (no widget frame builder in this tree)"
+    what = "with the TraceViewer tracks, links, pick and label nodes" if hook else "compute only (no widget frame builder in this tree)"
     table = report.table("trace-viewer", f"trace-viewer frame: GPUTraceFrame {what}, {WIDTH} columns x up to {ROWS} rows "
                          "(the frame's row capacity; the row dicts say which); "
                          f"focus = {FOCUS_HOPS} hops from {FOCUS_SEEDS} linked spans", COLUMNS)
