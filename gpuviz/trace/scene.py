@@ -91,6 +91,9 @@ FLAG_ZERO_DURATION = 1 << 6   #: duration is 0
 
 _SPAN_COLUMNS = {"time": 0, "place": 16, "label": 32}  # byte offset of each uint32x4 column in a record
 _WRITE_PIECE = 64 << 20  # bytes per queue.write_buffer call: bounds wgpu's staging copies
+#: Bytes queued between empty submits (0: never), so wgpu can recycle the staging memory of
+#: finished copies instead of taking fresh memory for every write (an experiment: off by default).
+_SUBMIT_BYTES = 0
 
 
 @dataclass(frozen=True)
@@ -222,6 +225,7 @@ class GPUTraceScene:
         self._destroyed = False
         self._buffers = {}
         self._write_s = 0.0
+        self._queued = 0  # bytes written since the last submit
         t0 = time.perf_counter()
         try:
             self._create_record_chunks(trace.spans.num_rows)
@@ -256,7 +260,12 @@ class GPUTraceScene:
     def _write(self, buffer, offset, raw):
         started = time.perf_counter()
         for k in range(0, raw.nbytes, _WRITE_PIECE):
-            self.device.queue.write_buffer(buffer, offset + k, raw[k: k + _WRITE_PIECE])
+            piece = raw[k: k + _WRITE_PIECE]
+            self.device.queue.write_buffer(buffer, offset + k, piece)
+            self._queued += piece.nbytes
+            if _SUBMIT_BYTES and self._queued >= _SUBMIT_BYTES:
+                self.device.queue.submit([])  # flushes the queued copies
+                self._queued = 0
         self._write_s += time.perf_counter() - started
 
     def _upload(self, name, array):
