@@ -193,3 +193,21 @@ def test_a_changed_picture_is_caught(rig):
     rgb, _ = rig.graph.tracks_oracle(rig.oracle, frame, state, selection=drawn[:1])
     want = np.round(np.clip(rgb, 0, 1) * 255).astype(int)
     assert (np.abs(colour[..., :3].astype(int) - want).max(axis=2) > 1).sum() > 10
+
+
+def test_runs_past_the_spread_list_are_marked_by_their_own_invocation(device, monkeypatch):
+    """A spread list of one run: every other long run takes the scatter's own loop."""
+    from gpuviz.widgets.trace import graph as graph_module, tracks
+
+    monkeypatch.setattr(graph_module, "spread_capacity", lambda rows, cols: 1)
+    monkeypatch.setattr(tracks, "spread_capacity", lambda rows, cols: 1)
+    small = Rig(device, synthetic(spans=600, processes=1, threads_per_process=2, seed=9))
+    try:
+        size = (260, 160)
+        shift = _extent_shift(small, size[0] - 24) - 3
+        state = small.state(start=small.graph.frame.extent_ns // 4, shift=shift, width=size[0] - 24)
+        ids, frame = small.check(state, size=size, shift=shift)
+        widths = np.bincount(ids[ids != NO_ID].astype(np.int64))
+        assert (widths > 33 * 11).sum() >= 2  # at least two runs over 32 columns (11 pixel rows each)
+    finally:
+        small.close()
