@@ -59,13 +59,16 @@ TUNINGS = {name: dict(tile_rows=tile, preload=preload, tiles_per_group=min(pair,
 #: per quad, spheres 4, so preload 6 batches two quads of intervals and
 #: leaves spheres in the loop, 8 batches two quads of either); "pair": two
 #: tiles per workgroup, the second's first batch loaded while the first's IDs
-#: are written ("early": while its scan and look-back run).
-TILE_TUNINGS = {name: dict(tile_rows=tile, preload=preload, tiles_per_group=min(pair, 2), early_second=pair == 3)
+#: are written ("early": while its scan and look-back run); "wgp": the sphere
+#: test's planes in workgroup memory (planes_shared).
+TILE_TUNINGS = {name: dict(tile_rows=tile, preload=preload, tiles_per_group=min(pair, 2), early_second=pair == 3,
+                           planes_shared=name.endswith("-wgp"))
                 for name, tile, preload, pair in (
                     ("auto", None, 6, 1), ("8K-pre6", 8192, 6, 1), ("8K-pre8", 8192, 8, 1), ("4K-pre6", 4096, 6, 1),
                     ("4K-pre8", 4096, 8, 1), ("4K-pre12", 4096, 12, 1), ("2K-pre6", 2048, 6, 1),
                     ("2K-pre8", 2048, 8, 1), ("2K", 2048, 0, 1), ("1K", 1024, 0, 1), ("4K-pre8-pair", 4096, 8, 2),
-                    ("2K-pre8-pair", 2048, 8, 2), ("2K-pre8-early", 2048, 8, 3))}
+                    ("2K-pre8-pair", 2048, 8, 2), ("2K-pre8-early", 2048, 8, 3), ("8K-pre6-wgp", 8192, 6, 1),
+                    ("2K-pre6-wgp", 2048, 6, 1), ("2K-pre8-wgp", 2048, 8, 1))}
 #: The size sweep's row counts: 1M-14M in steps of 1M (a staircase of
 #: "waves" of concurrently resident tiles would show at this resolution),
 #: the culling benchmark's 25M and the visibility issue's 25 x 2^20.

@@ -273,11 +273,12 @@ TUNED = [dict(tile_rows=8192, preload=0), dict(tile_rows=16384, preload=3), dict
          dict(tile_rows=8192, preload=24), dict(tile_rows=8192, preload=6, tiles_per_group=2),
          dict(tile_rows=8192, preload=6, tiles_per_group=2, early_second=True),
          dict(tile_rows=2048, preload=48), dict(tile_rows=4096, preload=48), dict(tile_rows=4096, preload=18),
-         dict(tile_rows=2048, preload=6, tiles_per_group=2)]
+         dict(tile_rows=2048, preload=6, tiles_per_group=2), dict(tile_rows=8192, preload=6, planes_shared=True),
+         dict(tile_rows=2048, preload=8, planes_shared=True)]
 
 
 @pytest.mark.parametrize("tuning, subgroups", [(t, True) for t in TUNED] + [(TUNED[2], False), (TUNED[4], False),
-                                                                             (TUNED[7], False)],
+                                                                             (TUNED[7], False), (TUNED[11], False)],
                          ids=lambda v: "-".join(f"{k}={x}" for k, x in v.items()) if isinstance(v, dict) else
                          ("subgroups" if v else "portable"))
 def test_tunings_match_numpy(device, monkeypatch, tuning, subgroups):
@@ -355,6 +356,22 @@ def test_spheres_straddling_planes_and_bad_radii(device):
     ids, mask = oracle(len(s), spheres=s, planes=planes)
     assert ids.tolist() == [0, 1, 2, 4, 10]
     check(device, buffers, len(s), ids, mask)
+
+
+@pytest.mark.parametrize("planes_shared", [False, True])
+def test_spheres_with_shared_planes_and_nan_planes(device, planes_shared):
+    """The planes in registers or in workgroup memory: the oracle's IDs,
+    and nothing kept when a plane holds a NaN."""
+    rng = np.random.default_rng(12)
+    n = 3 * 2048 + 5
+    rows = make_rows(rng, n, {"spheres"}, special=0.02)
+    tuning = dict(tile_rows=2048, planes_shared=planes_shared)
+    for planes in (box_planes(tilt=True), np.where(np.arange(24).reshape(6, 4) == 13, np.nan, box_planes()).astype(
+            np.float32)):
+        _, buffers = run_workflow(device, n, rows, {"planes": planes}, tuning=tuning)
+        ids, mask = oracle(n, spheres=rows["spheres"], planes=planes)
+        assert (ids.size == 0) == bool(np.isnan(planes).any())
+        check(device, buffers, n, ids, mask)
 
 
 @pytest.mark.parametrize("window, expected", [
