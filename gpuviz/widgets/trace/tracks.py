@@ -18,8 +18,6 @@ these nodes bind them once, at compile time.
 
 from __future__ import annotations
 
-import wgpu
-
 from ...algorithms.dispatch import ceil_div
 from ...graph.compat import device_cache
 from ...graph.shaders import compute_pipeline, shader_module, wgsl
@@ -61,7 +59,8 @@ def add_tracks_node(tgraph, graph, *, resources, background) -> str:
                  "SPANS_WORD": dcb.instance_count_byte_offset(SPANS) // 4,
                  "MERGED_WORD": dcb.instance_count_byte_offset(MERGED) // 4,
                  "DENSITY_WORD": dcb.instance_count_byte_offset(DENSITY) // 4,
-                 "DENSITY_MAX_WORD": STATS["density_max"], "MAX_GROUPS": _MAX_GROUPS}
+                 "DENSITY_MAX_WORD": STATS["density_max"], "MAX_GROUPS": _MAX_GROUPS,
+                 "SHORT_RUN": SHORT_RUN}
 
     def compile_tracks(ctx):
         device = ctx.device

@@ -7,7 +7,7 @@
 //            pixel columns its rect covers in its layout row, marked in the
 //            cells as atomicMax((kind << 30) | index): spans over merged
 //            over density, a later record over an earlier one of its kind
-//            (the draw order of instanced rects); runs over SHORT columns
+//            (the draw order of instanced rects); runs over SHORT_RUN columns
 //            go to the spread list instead (and raise its workgroup count)
 //   spread   one workgroup per listed run, its lanes over the columns
 //   resolve  per pixel: its layout row from y, the cell of (row, x) ->
@@ -28,11 +28,11 @@ const KIND_DENSITY: u32 = 1u;
 const KIND_MERGED: u32 = 2u;
 const KIND_SPAN: u32 = 3u;
 const INDEX_MASK: u32 = 0x3fffffffu;
-const SHORT: i32 = 32;  // columns a scatter invocation writes itself
 
 override ROWS: u32;              // layout rows the cells hold, from view.first_row
 override COLS: u32;              // cells per row (the frame texture's width)
 override SPREAD_CAPACITY: u32;   // runs the spread list holds
+override SHORT_RUN: u32;         // columns a scatter invocation marks itself; longer runs are spread
 override SPANS_WORD: u32;        // instance_count words of the frame's draw records
 override MERGED_WORD: u32;
 override DENSITY_WORD: u32;
@@ -151,7 +151,7 @@ fn scatter_one(item: u32, spans: u32, runs: u32) {
         return;
     }
     let base = (row - view.first_row) * COLS;
-    if (p1 - p0 > SHORT) {
+    if (u32(p1 - p0) > SHORT_RUN) {
         let slot = atomicAdd(&spread.count, 1u);
         if (slot < SPREAD_CAPACITY) {
             spread.runs[slot] = vec4<u32>(base + u32(p0), u32(p1 - p0), value, 0u);
