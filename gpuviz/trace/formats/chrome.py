@@ -92,13 +92,18 @@ def _first_seen(values):
             enc.indices.to_numpy(zero_copy_only=False).astype(np.int64))
 
 
+def _texts(values):
+    """Distinct pid/tid values (int64 or string) as text."""
+    return [str(v) for v in values.to_pylist()] if pa.types.is_integer(values.type) else values.to_pylist()
+
+
 class Identity:
     """Process and thread rows, in order of first appearance."""
 
     def __init__(self, cols, code, used):
         pid = pc.dictionary_encode(cols.pid)
         raw_index = pid.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        texts = pid.dictionary.to_pylist()
+        texts = _texts(pid.dictionary)
         # Processes: pids of the events that count, in order of first appearance.
         remap = np.full(len(texts) + 1, -1, np.int64)
         keep = _first_seen(raw_index[used])[0]
@@ -107,7 +112,7 @@ class Identity:
         self.pid_text = [texts[k] for k in keep.tolist()]
         tid = pc.dictionary_encode(cols.tid)
         self.tid_index = tid.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        self.tid_text = tid.dictionary.to_pylist()
+        self.tid_text = _texts(tid.dictionary)
         self.code = code
         self.thread_of = np.full(len(code), -1, np.int64)
         self.thread_rows = []        # (process, tid text, kind)

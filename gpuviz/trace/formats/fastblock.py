@@ -7,13 +7,15 @@ corpus). What makes it cheaper (measured, /work/notes/jsonfast.md):
 
 * fields are pulled with ``map(attrgetter(...))`` (C loops) instead of
   list comprehensions;
-* flow v2 keys are found from the decoded flags (``any(map(...))``, stops at
-  the first hit) instead of three substring scans over every block; the
-  text scan only runs when some flag is set, so events whose key was
-  written with escapes keep the reference behaviour;
+* flow v2 keys: a block decoded by the fast event type has none (the type
+  rejects them); otherwise they are found from the decoded flags
+  (``any(map(...))``, stops at the first hit) instead of substring scans
+  over every block; the text scan only runs when some flag is set, so
+  events whose key was written with escapes keep the reference behaviour;
 * non-X phases are classified once per distinct phase string, not per event;
-* pid/tid mixing numbers and strings (Kineto: ``7`` and ``"stream 7"``)
-  become text with ``map(str, ...)``.
+* pid/tid stay int64 when a block holds only integers (text is made once
+  per distinct value, in chrome.Identity); blocks mixing numbers and
+  strings (Kineto: ``7`` and ``"stream 7"``) become text.
 
 It does not decode JSON (msgspec does, in jsonevents) and keeps no event
 object: the few kept ones are re-encoded to one JSON blob, as before.
@@ -27,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gpuviz.trace.formats.rawtext import args_text, id_text, raw_text, raw_to_binary, raw_to_ns
+from gpuviz.trace.formats.rawtext import args_text, id_values, raw_text, raw_to_binary, raw_to_ns
 
 __all__ = ["block_columns"]
 
@@ -41,12 +43,14 @@ _FLOW_PHASES = frozenset(("s", "t", "f"))
 _ENCODER = msgspec.json.Encoder()
 
 
-def block_columns(events, first_index, block):
+def block_columns(events, first_index, block, *, flow_v2=True):
     """Column tuple of one block (the layout ``jsonevents._columns`` reads).
 
     ``events``: decoded event Structs of the block, ``first_index``: index
     of its first event in the file, ``block``: its JSON bytes (only searched
-    when flow v2 flags are set). Does not validate events.
+    when flow v2 flags are set); ``flow_v2=False``: the decoder guarantees
+    that no event has a flow v2 key (the flags are not looked at). Does not
+    validate events.
     """
     n = len(events)
     ph_list = list(map(_PH, events))
@@ -61,11 +65,11 @@ def block_columns(events, first_index, block):
         codes = enc.indices.to_numpy(zero_copy_only=False)
         idx = np.flatnonzero(np.array([p != "X" for p in kinds], bool)[codes])
         flow_of_code = np.array([p in _FLOW_PHASES for p in kinds], bool)
-        if _flow_v2_flags(events) and _FLOW_V2.search(block) is not None:
+        if flow_v2 and _flow_v2_flags(events) and _FLOW_V2.search(block) is not None:
             flagged = np.array([k for k, e in enumerate(events) if e.flow_in or e.flow_out or len(e.bind_id)], np.int64)
             idx = np.union1d(idx, flagged).astype(np.int64)
         is_flow = flow_of_code[codes[idx]]
-    if not len(idx) and _flow_v2_flags(events) and _FLOW_V2.search(block) is not None:
+    if not len(idx) and flow_v2 and _flow_v2_flags(events) and _FLOW_V2.search(block) is not None:
         idx = np.array([k for k, e in enumerate(events) if e.flow_in or e.flow_out or len(e.bind_id)], np.int64)
         is_flow = np.zeros(len(idx), bool)        # every event here is X
     fidx = idx[is_flow]
@@ -80,13 +84,14 @@ def block_columns(events, first_index, block):
     dur_ns, dur_ok = raw_to_ns(dur)
     has_dur = pc.binary_length(dur).to_numpy(zero_copy_only=False) > 0 if n else np.zeros(0, bool)
     del dur
-    return (ph,
-            pa.array(list(map(_NAME, events)), pa.string()),
-            pa.array(list(map(_CAT, events)), pa.string()),
-            id_text(list(map(_PID, events))), id_text(list(map(_TID, events))),
-            args_text(list(map(_ARGS, events))), ts_ns, ts_ok, dur_ns, dur_ok, has_dur, rare, flows)
+    name = pa.array(list(map(_NAME, events)), pa.string())
+    cat = pa.array(list(map(_CAT, events)), pa.string())
+    pid = id_values(list(map(_PID, events)))
+    tid = id_values(list(map(_TID, events)))
+    args = args_text(list(map(_ARGS, events)))
+    return ph, name, cat, pid, tid, args, ts_ns, ts_ok, dur_ns, dur_ok, has_dur, rare, flows
 
 
 def _flow_v2_flags(events):
     """Does any event carry flow_in / flow_out / bind_id (decoded)?"""
-    return any(map(_FLOW_IN, events)) or any(map(_FLOW_OUT, events)) or any(map(len, map(_BIND, events)))
+    return any(map(_FLOW_IN, events)) or any(map(_FLOW_OUT, events)) or any(map(_BIND, events))  # empty Raw is false

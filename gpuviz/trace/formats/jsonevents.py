@@ -22,6 +22,7 @@ import re
 import threading
 import zlib
 from dataclasses import dataclass, field
+from typing import Literal
 
 import msgspec
 import numpy as np
@@ -30,7 +31,7 @@ import pyarrow.compute as pc
 
 from gpuviz.trace.errors import TraceFormatError
 from gpuviz.trace.formats.fastblock import block_columns
-from gpuviz.trace.formats.rawtext import args_text, id_text, raw_text, raw_to_binary, raw_to_ns
+from gpuviz.trace.formats.rawtext import args_text, id_text, ids_as_text, raw_text, raw_to_binary, raw_to_ns
 
 __all__ = ["read_bytes", "take_bytes", "decode_events", "decode_parts", "event_span", "EventColumns", "Reporter", "Event",
            "raw_text", "raw_to_binary", "raw_to_ns", "PARALLEL_BYTES", "FAST_COLUMNS", "import_memory_pool"]
@@ -65,15 +66,37 @@ class Event(_Rare, gc=False, omit_defaults=True):
     dur: msgspec.Raw = _EMPTY
 
 
+class _Absent:
+    """Type of the flow v2 fields in :class:`_FastEvent`: any value fails
+    (see :func:`_reject`), so a block that decodes as _FastEvent has none."""
+
+
+def _reject(kind, value):
+    raise ValueError("flow v2 key: decoded with the full Event type")
+
+
+#: Phase letters of the Trace Event format (documented ones): decoded as
+#: Literal, each is one shared str object, so comparing them is an
+#: identity check and no string is made per event.
+_PHASE_LETTERS = Literal["X", "B", "E", "b", "e", "n", "S", "T", "p", "F", "s", "t", "f", "M", "C", "i", "I",
+                         "P", "O", "N", "D", "R", "c", "V", "v", "(", ")"]
+
+
 class _FastEvent(Event, gc=False, omit_defaults=True):
-    """Event with pid/tid decoded as int or str (cheaper than Raw text);
-    a block where they are anything else is decoded again as Event."""
+    """Event with pid/tid decoded as int or str (cheaper than Raw text) and
+    ph as one of the known letters; a block holding anything else there, or
+    any flow v2 key (``flow_in``/``flow_out``/``bind_id``, which then need
+    no check per event), is decoded again as Event."""
+    ph: _PHASE_LETTERS = ""
     pid: int | str = ""
     tid: int | str = ""
+    flow_in: _Absent = None
+    flow_out: _Absent = None
+    bind_id: _Absent = None
 
 
 _DECODER = msgspec.json.Decoder(list[Event])
-_FAST_DECODER = msgspec.json.Decoder(list[_FastEvent])
+_FAST_DECODER = msgspec.json.Decoder(list[_FastEvent], dec_hook=_reject)
 _RAW_LIST = msgspec.json.Decoder(list[msgspec.Raw])
 _HEADER = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _RARE_ENCODER = msgspec.json.Encoder()
@@ -111,7 +134,7 @@ class EventColumns:
     ph: pa.Array
     name: pa.Array
     cat: pa.Array
-    pid: pa.Array          # text, quotes stripped ("25738" and 25738 agree)
+    pid: pa.Array          # int64, or text with quotes stripped ("25738" and 25738 agree)
     tid: pa.Array
     ts_ns: np.ndarray      # int64
     ts_ok: np.ndarray      # bool: ts present and a valid number
@@ -439,12 +462,15 @@ class _Frame:
 
 
 def _decode_block(block, path, reporter, first_index):
+    flow_v2 = False           # no flow v2 key in the block (the fast type rejects them)
     try:
         try:
             events = _FAST_DECODER.decode(block)
         except msgspec.ValidationError:
+            flow_v2 = True
             events = _DECODER.decode(block)
     except (msgspec.ValidationError, RecursionError):
+        flow_v2 = True
         events = []
         try:
             raws = _RAW_LIST.decode(block)
@@ -461,7 +487,9 @@ def _decode_block(block, path, reporter, first_index):
         raise _Resplit() from exc
     if events and all(e.ph == "\x00bad" for e in events) and first_index == 0:
         raise TraceFormatError(path, "no element of the event array is an event object", index=0)
-    return (block_columns if FAST_COLUMNS else _block_columns)(events, first_index, block)
+    if FAST_COLUMNS:
+        return block_columns(events, first_index, block, flow_v2=flow_v2)
+    return _block_columns(events, first_index, block)
 
 
 class _Resplit(Exception):
@@ -524,8 +552,10 @@ def _columns(parts, header):
         keys, blob = part[11]
         if len(keys):
             rare.update(zip(keys.tolist(), _RARE_DECODER.decode(blob)))
-    return EventColumns(ph=arrow(0, False), name=arrow(1, True), cat=arrow(2, True), pid=arrow(3, False),
-                        tid=arrow(4, False), args=arrow(5, True),
+    return EventColumns(ph=arrow(0, False), name=arrow(1, True), cat=arrow(2, True),
+                        pid=ids_as_text([part[3] for part in parts]) if parts else pa.array([], pa.string()),
+                        tid=ids_as_text([part[4] for part in parts]) if parts else pa.array([], pa.string()),
+                        args=arrow(5, True),
                         ts_ns=numbers(6, np.int64), ts_ok=numbers(7, bool), dur_ns=numbers(8, np.int64),
                         dur_ok=numbers(9, bool), has_dur=numbers(10, bool), rare=rare, header=header,
                         flows={"index": np.concatenate([p[12][0] for p in parts]) if parts else np.zeros(0, np.int64),

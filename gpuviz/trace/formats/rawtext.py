@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["raw_to_binary", "utf8", "raw_text", "raw_to_ns", "id_text", "args_text"]
+__all__ = ["raw_to_binary", "utf8", "raw_text", "raw_to_ns", "id_text", "id_values", "args_text"]
 
 
 def raw_to_binary(raws):
@@ -48,10 +48,20 @@ def raw_to_ns(binary):
     """
     n = len(binary)
     lengths = pc.binary_length(binary).to_numpy(zero_copy_only=False)
-    text = raw_text(binary)
     present = lengths > 0
     if n == 0:
         return np.zeros(0, np.int64), np.zeros(0, bool)
+    if lengths.max() <= 32 and not _quoted(binary, lengths):
+        # Bare JSON numbers: ASCII text as it is (no UTF-8 check, no quotes to trim).
+        try:
+            view = binary.view(pa.large_string())
+            filled = view if present.all() else pc.if_else(pa.array(present), view, "0")
+            dec = pc.cast(filled, pa.decimal128(38, 3), safe=False)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            dec = None
+        if dec is not None and dec.null_count == 0:
+            return _decimal_ns(dec, n, present)
+    text = raw_text(binary)
     if lengths.max() <= 32:
         try:
             filled = text if present.all() else pc.if_else(pa.array(present), text, "0")
@@ -59,11 +69,26 @@ def raw_to_ns(binary):
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             dec = None
         if dec is not None and dec.null_count == 0:
-            words = np.frombuffer(dec.buffers()[1], np.int64)[2 * dec.offset: 2 * (dec.offset + n)].reshape(-1, 2)
-            ns = words[:, 0].copy()
-            ok = (words[:, 1] == (ns >> 63)) & present
-            return ns, ok
+            return _decimal_ns(dec, n, present)
     return _slow_ns(text.to_pylist(), present)
+
+
+def _quoted(binary, lengths):
+    """Does any present value start with a quote (a numeric string)?"""
+    offsets = np.frombuffer(binary.buffers()[1], np.int64)[binary.offset: binary.offset + len(binary)]
+    values = binary.buffers()[2]
+    if values is None:
+        return False
+    first = np.frombuffer(values, np.uint8)[offsets[lengths > 0]]
+    return bool((first == 34).any())
+
+
+def _decimal_ns(dec, n, present):
+    """decimal128(38, 3) array -> (int64 ns, fits int64 and present)."""
+    words = np.frombuffer(dec.buffers()[1], np.int64)[2 * dec.offset: 2 * (dec.offset + n)].reshape(-1, 2)
+    ns = words[:, 0].copy()
+    ok = (words[:, 1] == (ns >> 63)) & present
+    return ns, ok
 
 
 def _slow_ns(texts, present):
@@ -104,6 +129,26 @@ def id_text(values):
     return pa.array([v if v.__class__ is str else str(v) for v in values], pa.string())
 
 
+def id_values(values):
+    """pid/tid values -> int64 array when every one is a Python int that
+    fits (the usual case: the text is made once per distinct value later,
+    see :func:`ids_as_text`), else :func:`id_text`'s strings."""
+    if values and values[0].__class__ is int:
+        try:
+            return pa.array(values, pa.int64())      # raises for any str: no silent parsing
+        except (pa.ArrowException, TypeError, OverflowError, ValueError):
+            pass
+    return id_text(values)
+
+
+def ids_as_text(arrays):
+    """Block pid/tid arrays (int64 or string) -> one array: int64 when all
+    are, else string (ints as their decimal text, as :func:`id_text` writes them)."""
+    if arrays and all(pa.types.is_int64(a.type) for a in arrays):
+        return pa.concat_arrays(arrays)
+    return pa.concat_arrays([a if pa.types.is_string(a.type) else pc.cast(a, pa.string()) for a in arrays])
+
+
 def args_text(raws):
     """Raw ``args`` -> string array, null for missing and ``{}``, built
     straight from the joined bytes (no extra copies of the JSON text)."""
@@ -111,6 +156,8 @@ def args_text(raws):
     if n == 0:
         return pa.array([], pa.string())
     lengths = np.fromiter(map(len, raws), np.int64, n)
+    if not lengths.any():
+        return pa.nulls(n, pa.string())          # no event of the block has args
     joined = b"".join(raws)
     offsets = np.zeros(n + 1, np.int64)
     np.cumsum(lengths, out=offsets[1:])

@@ -1,0 +1,168 @@
+"""The shortcuts of the fast import path each give what the plain path gives:
+the fast event type's fallbacks (flow v2 keys, unknown phases), int64
+pid/tid blocks, bare-number times, blocks without args, the reused block
+buffer, flow binding searched in sorted order, and the import's memory
+switches."""
+
+import json
+from decimal import ROUND_DOWN, Decimal
+
+import msgspec
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import gpuviz.trace.formats.jsonevents as je
+from gpuviz.trace.formats import chrome_phases, rawtext
+from gpuviz.trace.load import load
+
+TABLES = ("spans", "links", "threads", "processes", "counters", "instants")
+
+
+def both_paths(path, **kwargs):
+    """Trace tables + report by the fast block columns and by the reference ones."""
+    out = []
+    for fast in (True, False):
+        old = je.FAST_COLUMNS
+        je.FAST_COLUMNS = fast
+        try:
+            t = load(path, progress=False, **kwargs)
+        finally:
+            je.FAST_COLUMNS = old
+        out.append(([getattr(t, name) for name in TABLES], t.report))
+    return out
+
+
+def assert_same(path, **kwargs):
+    (fast, fast_report), (ref, ref_report) = both_paths(path, **kwargs)
+    for name, a, b in zip(TABLES, fast, ref):
+        assert a.equals(b), name
+    assert fast_report == ref_report
+    return fast, fast_report
+
+
+def write(tmp_path, events, name="t.json"):
+    path = tmp_path / name
+    path.write_text("[" + ",\n".join(json.dumps(e) for e in events) + "]")
+    return path
+
+
+@pytest.mark.parametrize("key", ["flow_in", "flow_out", "bind_id"])
+@pytest.mark.parametrize("value", [True, None, {}, "k", [1]])
+def test_fast_event_type_rejects_every_flow_v2_key(key, value):
+    doc = json.dumps([{"ph": "X", "ts": 1, key: value}]).encode()
+    with pytest.raises(msgspec.ValidationError):
+        je._FAST_DECODER.decode(doc)
+    assert len(je._FAST_DECODER.decode(b'[{"ph":"X","ts":1}]')) == 1
+
+
+def test_fast_event_phases_are_shared_objects():
+    a, b = je._FAST_DECODER.decode(b'[{"ph":"X"},{"ph":"X"}]')
+    assert a.ph is b.ph
+    with pytest.raises(msgspec.ValidationError):
+        je._FAST_DECODER.decode(b'[{"ph":"Q"}]')
+
+
+def test_flow_v2_and_odd_values_in_one_block_match_the_reference(tmp_path):
+    events = [{"ph": "X", "pid": 1, "tid": 1, "ts": 10 * i, "dur": 5, "name": f"n{i}"} for i in range(20)]
+    events[3].update(bind_id="k", flow_out=True)
+    events[9].update(bind_id="k", flow_in=True)
+    events[12]["flow_in"] = None                  # bad type: the event is reported, as by the plain decoder
+    events[15]["ph"] = "Q"                        # unknown phase letter
+    _, report = assert_same(write(tmp_path, events))
+    assert report.get("bad_event") == 1 and report.get("unknown_phase") == 1
+
+
+def test_multi_block_files_with_mixed_id_types_match_the_reference(tmp_path, monkeypatch):
+    monkeypatch.setattr(je, "_BLOCK", 256)         # many blocks: int-only, string-only and mixed ones
+    events = []
+    for i in range(300):
+        pid = [7, "7", "07", 2 ** 70, -3][(i // 13) % 5]
+        tid = i % 4 if i % 50 < 30 else f"stream {i % 3}"
+        events.append({"ph": "X", "pid": pid, "tid": tid, "ts": i, "dur": 0.5, "name": "a", "cat": "c"})
+    tables, _ = assert_same(write(tmp_path, events))
+    processes = tables[3].column("pid").to_pylist()
+    assert "7" in processes and "07" in processes and str(2 ** 70) in processes and "-3" in processes
+    assert len(processes) == 4                     # 7 and "7" are one process, "07" another
+
+
+def test_block_sizes_do_not_change_the_trace(tmp_path, monkeypatch):
+    events = [{"ph": "X", "pid": 1, "tid": i % 3, "ts": i * 1.5, "dur": 1.25, "name": "x" * (i % 7),
+               "args": {"k": i} if i % 4 else {}} for i in range(400)]
+    path = write(tmp_path, events)
+    whole = load(path, progress=False)
+    for block in (64, 300, 5000):                  # the reused frame grows and shrinks its view
+        monkeypatch.setattr(je, "_BLOCK", block)
+        t = load(path, progress=False)
+        for name in TABLES:
+            assert getattr(t, name).equals(getattr(whole, name)), (block, name)
+
+
+def exact_ns(text):
+    """Independent oracle: JSON number text in us -> int ns (truncated), or None."""
+    t = text.strip('"')
+    try:
+        d = Decimal(t)
+    except Exception:  # noqa: BLE001 - anything unparsable
+        return None
+    if not d.is_finite():
+        return None
+    v = int((d * 1000).to_integral_value(rounding=ROUND_DOWN))
+    return v if -(1 << 63) <= v < (1 << 63) else None
+
+
+numbers = st.one_of(
+    st.integers(-(10 ** 15), 10 ** 15).map(str),
+    st.decimals(-10 ** 12, 10 ** 12, allow_nan=False, allow_infinity=False, places=3).map(str),
+    st.decimals(-10 ** 6, 10 ** 6, allow_nan=False, allow_infinity=False, places=6).map(str),
+    st.sampled_from(["1e3", "-0", "0.0005", "-1.9999", "9223372036854775.807", "9223372036854775.808"]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(numbers, st.booleans(), st.booleans()), min_size=1, max_size=30))
+def test_times_from_bare_and_quoted_numbers_are_exact(values):
+    raws = []
+    for text, quoted, missing in values:
+        raws.append(b"" if missing else (f'"{text}"' if quoted else text).encode())
+    ns, ok = rawtext.raw_to_ns(rawtext.raw_to_binary(raws))
+    for raw, got, good in zip(raws, ns.tolist(), ok.tolist()):
+        want = exact_ns(raw.decode()) if raw else None
+        assert good == (want is not None), raw
+        if good:
+            assert got == want, raw
+
+
+def test_blocks_without_args_give_nulls():
+    out = rawtext.args_text([msgspec.Raw(b"")] * 3)
+    assert out.type == pa.string() and out.null_count == 3
+    out = rawtext.args_text([msgspec.Raw(b""), msgspec.Raw(b"{}"), msgspec.Raw(b'{"a":1}')])
+    assert out.to_pylist() == [None, None, '{"a":1}']
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 50), st.integers(0, 8)), min_size=1, max_size=40),
+       st.lists(st.tuples(st.integers(-1, 4), st.integers(-5, 60), st.booleans()), min_size=1, max_size=40))
+def test_nearest_starts_equal_the_per_thread_search(slices, points):
+    spans = np.array(slices, np.int64)
+    start, dur, thread = spans[:, 1], spans[:, 2], spans[:, 0]
+    order, th, st_, _ = chrome_phases._slice_index({"start": start, "dur": dur, "thread": thread})
+    p = np.array(points, np.int64)
+    thread_q, t, enclosing = p[:, 0], p[:, 1], p[:, 2].astype(bool)
+    fast = chrome_phases._nearest_starts(order, th, st_, thread_q, t, enclosing)
+    plain = chrome_phases._nearest_starts_by_thread(order, th, st_, thread_q, t, enclosing)
+    assert np.array_equal(fast, plain)
+
+
+def test_import_switches_are_restored():
+    before = je._set_hugepage(True)
+    try:
+        with je.import_memory_pool():
+            assert je._set_hugepage(False) is False     # off inside
+            with je.import_memory_pool():
+                pass
+            assert je._set_hugepage(False) is False     # still off after a nested import
+        assert je._set_hugepage(True) is True           # restored after the outermost
+    finally:
+        je._set_hugepage(bool(before))
