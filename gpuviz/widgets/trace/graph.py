@@ -19,12 +19,13 @@ Nodes::
                   search and focus dimming, hover and the selection ring.
                   No rasterisation: a data-centre GPU runs pixel shaders on
                   a small part of its die.
-    links         render node: the selection's link segments blended over
-                  the frame texture (our own indirect draw record).
     pick          GPUIndexPickingTarget pixel pass: the span ID under a pixel
                   (the pointer's, each frame, or :meth:`TraceGraph.pick`'s).
     labels        the drawn spans wide enough for a label, from the frame's
                   compacted visible set (:mod:`.labels`).
+    links         render node, last (so tracks, pick and labels share one
+                  compute pass): the selection's link segments blended over
+                  the frame texture (our own indirect draw record).
 
 After the graph, :meth:`TraceGraph.sample` copies the stats, the pick
 output and the labels into a readback ring slot (:class:`.labels.ViewSampler`),
@@ -213,11 +214,6 @@ class TraceGraph:
         objects = self.picking.import_into(graph).objects
         add_tracks_node(self, graph, background=BACKGROUND, resources=[
             *reads, *scratch, (frame, "storage-texture-write"), (objects, "storage-texture-write")])
-        segments, _ = self._import(graph, "segments", self.segments)
-        links = graph.import_buffer(id="links-draw", byte_length=self.draws.byte_length,
-                                    usage=self.draws.buffer.usage, buffer=self.draws.buffer)
-        add_links_node(self, graph, frame_texture=frame, resources=[
-            (view, "uniform"), (segments, "storage-read"), (links, "indirect")])
         _, position = self._import(graph, "pick-position", self.pick_position, length=2)
         _, output = self._import(graph, "pick-output", self.pick_output, length=2)
         self.picking.add_pixel_pass(graph, id="pick", position=position, output=output)
@@ -228,6 +224,12 @@ class TraceGraph:
                            frame_views=fv,
                            labels=labels,
                            spans_count_word=self.frame.draw_commands.instance_count_byte_offset(SPANS) // 4)
+        # last: pick and labels share the tracks' compute pass (links write no IDs)
+        segments, _ = self._import(graph, "segments", self.segments)
+        links = graph.import_buffer(id="links-draw", byte_length=self.draws.byte_length,
+                                    usage=self.draws.buffer.usage, buffer=self.draws.buffer)
+        add_links_node(self, graph, frame_texture=frame, resources=[
+            (view, "uniform"), (segments, "storage-read"), (links, "indirect")])
         self.compiled = graph.compile()
         self.sampler = ViewSampler(self.device, stats=self.frame.stats, pick_output=self.pick_output,
                                    labels=self.labels)
