@@ -124,8 +124,23 @@ def fill_offsets(sorted_keys, first, out):
         if hi == m:
             ends = np.append(ends, hi - lo - 1)
         out[piece[ends] - np.uint32(first)] = ends + (lo + 1)
-    np.maximum.accumulate(out, out=out)
+    running_max(out)
     return out
+
+
+def running_max(values):
+    """``np.maximum.accumulate`` in place, in 256K slices through a scratch (an
+    in-place accumulate holds the GIL for its whole run; into another array it does not)."""
+    step = 1 << 18
+    scratch = np.empty(min(step, len(values)), values.dtype)
+    carry = values.dtype.type(0)
+    for lo in range(0, len(values), step):
+        piece = values[lo:lo + step]
+        part = scratch[:len(piece)]
+        np.maximum.accumulate(piece, out=part)
+        np.maximum(part, carry, out=piece)
+        carry = piece[-1]
+    return values
 
 
 def keys_within(keys, edges, bounds):
@@ -352,17 +367,15 @@ class SceneHost:
         return offsets, gather(rows, order), None, starts
 
     def _parent_csr(self):
-        """Child -> parent: one neighbour per row that has a parent, counted per partition in uint32."""
-        has = (self.parents != NO_PARENT).view(np.uint8)
-        bounds, parts = self.bounds, len(self.bounds) - 1
+        """Child -> parent: one neighbour per row that has a parent (the child rows, counted like keys)."""
+        rows, bounds, parts = self.child_rows, self.bounds, len(self.bounds) - 1
+        edges = np.searchsorted(rows, bounds.astype(np.uint32))
         offsets = np.empty(self.n + parts, np.uint32)
-        starts = np.zeros(parts + 1, np.int64)
         for p in range(parts):
             a, b = int(bounds[p]), int(bounds[p + 1])
             offsets[a + p] = 0
-            np.cumsum(has[a:b], dtype=np.uint32, out=offsets[a + p + 1:b + p + 1])
-            starts[p + 1] = starts[p] + int(offsets[b + p])
-        return offsets, self.parent_keys, None, starts
+            fill_offsets(rows[edges[p]:edges[p + 1]], a, offsets[a + p + 1:b + p + 1])
+        return offsets, self.parent_keys, None, edges.astype(np.int64)
 
     def _record_columns(self, spans, start, args):
         """The per-row inputs of the records, in row order (no copies when rows

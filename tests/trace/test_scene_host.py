@@ -219,3 +219,12 @@ def test_group_keys_matches_argsort(shape, monkeypatch):
     assert offsets.dtype == np.uint32
     np.testing.assert_array_equal(offsets, want_offsets)
     np.testing.assert_array_equal(starts, want_starts)
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, (1 << 18) - 1, 1 << 18, 3 * (1 << 18) + 17])
+def test_running_max_matches_accumulate(n):
+    values = np.random.default_rng(n).integers(0, 1 << 31, n).astype(np.uint32)
+    want = np.maximum.accumulate(values) if n else values.copy()
+    got = scene_host.running_max(values)
+    assert got is values
+    np.testing.assert_array_equal(got, want)
