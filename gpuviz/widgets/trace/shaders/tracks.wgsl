@@ -60,10 +60,10 @@ struct Spread {
 @group(0) @binding(10) var<storage, read> search_mask: array<u32>;    // frame: bit per matching name ID
 @group(0) @binding(11) var<storage, read> commands: array<u32>;       // frame: draw records (counts)
 @group(0) @binding(15) var<storage, read_write> cells: array<atomic<u32>>;  // ROWS x COLS
+@group(0) @binding(16) var<storage, read_write> spread: Spread;
 @group(0) @binding(19) var<storage, read> cells_read: array<u32>;           // the same, for resolve
 @group(0) @binding(20) var<storage, read_write> scatter_args: array<u32>;   // dispatch (x, y, z) of scatter
 @group(0) @binding(21) var<storage, read_write> spread_args: array<atomic<u32>>;  // dispatch of spread_runs
-@group(0) @binding(16) var<storage, read_write> spread: Spread;
 @group(0) @binding(17) var colour_out: texture_storage_2d<rgba8unorm, write>;
 @group(0) @binding(18) var ids_out: texture_storage_2d<r32uint, write>;
 
