@@ -10,7 +10,9 @@ Two tables, every timed result checked once against numpy first:
   copy kernel over the bytes the cull must move (spheres read + visible IDs
   and the count written; target ≤ 1.3×), numpy (the oracle, timed once) and
   torch on CUDA where importable (boolean masking of the six plane tests,
-  then ``nonzero``);
+  then ``nonzero``); "alone" columns: the cull and the copy each timed in
+  submits of their own after an idle GPU (as the per-node timings run),
+  not back to back; ``--tiles`` / ``--variants``: a row per tile tuning;
 * the whole frame (default 1M instances, 1920 x 1080): the widget's
   compiled graph (cull, compact, both views' bundles, the hover pick) plus
   the presentation pass, as :class:`~gpuviz.widgets.culling.frame.CullingFrame`
@@ -49,6 +51,7 @@ CULL_COLUMNS = (Column("size", "size", 6, "size"), Column("tuning", "tuning", 8)
                 Column("ref_s", "copy µs", 9, "us"), Column("ref_gbs", "copy GB/s", 9),
                 Column("ratio", "÷copy", 6, "ratio"),
                 Column("target", "target", 10, "target", of="ratio"),
+                Column("alone_s", "alone µs", 8, "us"), Column("ref_alone_s", "copy alone µs", 13, "us"),
                 Column("numpy_s", "numpy µs (×gpuviz)", 20, "us_ratio", of="gpu_s"),
                 Column("torch_s", "torch µs (×gpuviz)", 18, "us_ratio", of="gpu_s"))
 FRAME_COLUMNS = (Column("size", "instances", 9, "size"), Column("kept", "drawn", 9),
@@ -111,6 +114,30 @@ def _torch_peer(peers, spheres, planes, expected, runs):
     return peers.time_torch(run, runs)
 
 
+def _alone(device, record, runs) -> float:
+    """Median seconds of ``record`` encoded alone: one submit per run with
+    timestamps around it, each after the GPU went idle (as the graph's
+    per-node timings run), not back to back with the others."""
+    from wgpu.backends.wgpu_native.extras import write_timestamp
+
+    from .harness import BU
+
+    queries = device.create_query_set(type="timestamp", count=2)
+    resolve = device.create_buffer(size=16, usage=BU.QUERY_RESOLVE | BU.COPY_SRC)
+    times = []
+    for _ in range(runs):
+        encoder = device.create_command_encoder()
+        write_timestamp(encoder, queries, 0)
+        record(encoder)
+        write_timestamp(encoder, queries, 1)
+        encoder.resolve_query_set(queries, 0, 2, resolve, 0)
+        device.queue.submit([encoder.finish()])
+        stamps = np.frombuffer(device.queue.read_buffer(resolve), np.uint64).astype(np.int64)
+        times.append(float(stamps[1] - stamps[0]) * 1e-9)
+    resolve.destroy()
+    return statistics.median(times)
+
+
 def _bench_cull(device, table, n, runs, peers, tunings=None):
     """One size: the workflow as the widget builds it (row "default") and,
     with ``tunings`` (``{name: workflow attributes}``), each variant on the
@@ -166,6 +193,10 @@ def _bench_cull(device, table, n, runs, peers, tunings=None):
                 default_ids = read(device, bufs["ids"], np.uint32, count).copy()
                 differ = _check(f"culling {n} rows", default_ids, expected)
     ref = statistics.median(refs)
+    # the same kernels each in a submit of its own after an idle GPU (as node_times runs the graph)
+    ref_alone = _alone(device, copy.record, runs)
+    alone = {name: _alone(device, lambda encoder: compiled.encode(encoder), runs)
+             for name, compiled in graphs.items()}
     src.destroy()
     dst.destroy()
     torch_s = _torch_peer(peers, spheres, planes, expected, runs)
@@ -173,7 +204,8 @@ def _bench_cull(device, table, n, runs, peers, tunings=None):
         nodes = node_times(device, compiled, min(runs, 10))
         compiled.destroy()
         ours = statistics.median(ourses[name])
-        table.add(size=n, tuning=name, kept=f"{expected.size:,}", gpu_s=ours, ref_s=ref,
+        table.add(size=n, tuning=name, kept=f"{expected.size:,}", gpu_s=ours, ref_s=ref, alone_s=alone[name],
+                  ref_alone_s=ref_alone,
                   ref_gbs=f"{moved / ref / 1e9:,.0f}", ratio=ours / ref, target=CULL_TARGET,
                   numpy_s=numpy_s if name == "default" else None, torch_s=torch_s if name == "default" else None,
                   bytes=moved, boundary_differences=differ, rounds_gpu_s=ourses[name], rounds_ref_s=refs,

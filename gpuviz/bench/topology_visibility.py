@@ -26,7 +26,7 @@ import numpy as np
 
 from ..workflows.visibility import GPUVisibilityWorkflow
 from .harness import (BU, GPUTimer, Mismatch, ReferenceKernel, check_equal, copy_time, import_graph, node_times, read,
-                      rewarm, upload)
+                      rewarm, upload, warm_up)
 from .tables import Column, Report
 
 __all__ = ["bench_visibility", "bench_visibility_tunings", "bench_visibility_sizes", "visibility_oracle",
@@ -59,16 +59,17 @@ TUNINGS = {name: dict(tile_rows=tile, preload=preload, tiles_per_group=min(pair,
 #: per quad, spheres 4, so preload 6 batches two quads of intervals and
 #: leaves spheres in the loop, 8 batches two quads of either); "pair": two
 #: tiles per workgroup, the second's first batch loaded while the first's IDs
-#: are written ("early": while its scan and look-back run); "wgp": the sphere
-#: test's planes in workgroup memory (planes_shared).
-TILE_TUNINGS = {name: dict(tile_rows=tile, preload=preload, tiles_per_group=min(pair, 2), early_second=pair == 3,
+#: are written; "wgp": the sphere test's planes in workgroup memory
+#: (planes_shared). The 06:43 H200 sweep also timed 8K-pre8 (the fastest
+#: only at 5M-7M intervals, within 1.4 µs), 4K-pre12, 2K-pre8, 1K and 2K
+#: pairs (never the fastest).
+TILE_TUNINGS = {name: dict(tile_rows=tile, preload=preload, tiles_per_group=pair, early_second=False,
                            planes_shared=name.endswith("-wgp"))
                 for name, tile, preload, pair in (
-                    ("auto", None, 6, 1), ("8K-pre6", 8192, 6, 1), ("8K-pre8", 8192, 8, 1), ("4K-pre6", 4096, 6, 1),
-                    ("4K-pre8", 4096, 8, 1), ("4K-pre12", 4096, 12, 1), ("2K-pre6", 2048, 6, 1),
-                    ("2K-pre8", 2048, 8, 1), ("2K", 2048, 0, 1), ("1K", 1024, 0, 1), ("4K-pre8-pair", 4096, 8, 2),
-                    ("2K-pre8-pair", 2048, 8, 2), ("2K-pre8-early", 2048, 8, 3), ("8K-pre6-wgp", 8192, 6, 1),
-                    ("2K-pre6-wgp", 2048, 6, 1), ("2K-pre8-wgp", 2048, 8, 1))}
+                    ("auto", None, 6, 1), ("8K-pre6", 8192, 6, 1), ("4K-pre6", 4096, 6, 1), ("4K-pre8", 4096, 8, 1),
+                    ("2K-pre6", 2048, 6, 1), ("2K", 2048, 0, 1), ("4K-pre8-pair", 4096, 8, 2),
+                    ("8K-pre6-wgp", 8192, 6, 1), ("4K-pre6-wgp", 4096, 6, 1), ("4K-pre8-wgp", 4096, 8, 1),
+                    ("2K-pre6-wgp", 2048, 6, 1))}
 #: The size sweep's row counts: 1M-14M in steps of 1M (a staircase of
 #: "waves" of concurrently resident tiles would show at this resolution),
 #: the culling benchmark's 25M and the visibility issue's 25 x 2^20.
@@ -321,16 +322,18 @@ def bench_visibility_tunings(device, sizes, runs, *, report=None, tunings=None, 
     return table
 
 
-def bench_visibility_sizes(device, sizes, runs, *, report=None, tunings=None, rounds=2):
+def bench_visibility_sizes(device, sizes, runs, *, report=None, tunings=None, rounds=3):
     """Time against size: the intervals + mask (~35 % kept) and frustum
     spheres cases over the first n rows of inputs generated once at the
     largest size, for every n of ``sizes`` (default :data:`SWEEP_SIZES`)
     and every tuning of ``tunings`` (default :data:`TILE_TUNINGS`). Per
-    size, ``rounds`` rounds each time the copy kernel of that size's bytes
-    and then every tuning (alternate rounds in reverse order), each run's
-    IDs and count checked against the oracle; a cell is the lowest median,
-    its ratio to the lowest copy median. One row per (case, size); raises
-    Mismatch on a wrong output. Does not time peers."""
+    size, after a quarter second of GPU load, ``rounds`` rounds each time
+    the copy kernel of that size's bytes and then every tuning (alternate
+    rounds in reverse order), with nothing read back in between (each
+    tuning writes its own IDs and count, checked against the oracle after
+    the rounds); a cell is the lowest median, its ratio to the lowest copy
+    median. One row per (case, size); raises Mismatch on a wrong output.
+    Does not time peers."""
     report = report or Report()
     tunings = tunings or TILE_TUNINGS
     sizes = sorted(sizes or SWEEP_SIZES)
@@ -348,28 +351,34 @@ def bench_visibility_sizes(device, sizes, runs, *, report=None, tunings=None, ro
     for label, arrays in (("intervals + mask, ~35% kept", dict(mask=mask, intervals=intervals, window=window)),
                           ("spheres + planes (frustum)", dict(spheres=spheres, planes=planes))):
         everything = visibility_oracle(**arrays)
-        bufs = _buffers(device, arrays, top)
+        inputs = {k: upload(device, v) for k, v in arrays.items()}
+        outputs = {name: _buffers(device, {}, top) for name in tunings}  # ids and count per tuning
         row_bytes = sum(a.itemsize * (a.size // top) for k, a in arrays.items() if k not in PARAMETERS)
-        rewarm(device, top)
+        most = -(-(row_bytes * top + 4 * everything.size + 4) // 32) * 4
+        src, dst = (device.create_buffer(size=4 * most, usage=BU.STORAGE) for _ in range(2))
         for n in sizes:
             expected = everything[:np.searchsorted(everything, n)]
             moved = row_bytes * n + 4 * expected.size + 4
-            graphs = {name: _compiled(device, bufs, arrays, n, tuning) for name, tuning in tunings.items()}
+            copy = ReferenceKernel(device, "copy", -(-moved // 32) * 4, src, dst)
+            graphs = {name: _compiled(device, {**inputs, **outputs[name]}, arrays, n, tuning)
+                      for name, tuning in tunings.items()}
+            for out in outputs.values():
+                device.queue.write_buffer(out["count"], 0, np.full(4, 0xFFFFFFFF, np.uint32))
+            warm_up(device, 0.25)
             times, copies = {name: [] for name in tunings}, []
             for r in range(rounds):
-                copies.append(copy_time(device, timer, -(-moved // 32) * 4))
+                copies.append(timer.median(copy.record))
                 for name in (list(tunings) if r % 2 == 0 else list(tunings)[::-1]):
                     compiled = graphs[name]
-                    device.queue.write_buffer(bufs["count"], 0, np.full(4, 0xFFFFFFFF, np.uint32))
                     times[name].append(timer.median(lambda encoder: compiled.encode(encoder)))
-                    _check(f"{label} at {n} rows ({name})", device, bufs, expected)
-            for compiled in graphs.values():
+            for name, compiled in graphs.items():
+                _check(f"{label} at {n} rows ({name})", device, outputs[name], expected)
                 compiled.destroy()
             ref = min(copies)
             best = min(times, key=lambda k: min(times[k]))
             table.add(size=f"{n:,}", rows=n, case=label, ref_s=ref, best=best, kept=int(expected.size), bytes=moved,
                       copy_rounds_s=copies, runs_s=times, **{f"{name}_s": min(ts) for name, ts in times.items()})
-        for b in bufs.values():
+        for b in (*inputs.values(), *(b for out in outputs.values() for b in out.values()), src, dst):
             b.destroy()
         _fit_note(table, label, ["ref_s", *(f"{name}_s" for name in tunings)])
     table.note("  tunings: " + "; ".join(f"{name} = " + ", ".join(f"{k} {v}" for k, v in t.items())

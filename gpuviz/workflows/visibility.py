@@ -2,12 +2,12 @@
 the kept IDs and a GPU-resident count, in one pass.
 
 One node, whatever the predicates: ``"{id}-predicate"`` reads every per-row
-input once (coalesced vec4 loads), keeps one bit per row of its 8192-row
-tile in workgroup memory (and writes the optional 0/1 mask), finds the
+input once (coalesced vec4 loads), keeps one bit per row of its tile
+(4096 rows by default) in workgroup memory (and writes the optional 0/1 mask), finds the
 tile's place in the output by a decoupled look-back over the tiles before
 it, and writes the kept rows' IDs in source order straight from workgroup
 memory; the last tile writes the count. Traffic is the inputs once, the IDs
-once and a few words of tile state per 8192 rows.
+once and a few words of tile state per tile.
 """
 
 from __future__ import annotations
@@ -28,9 +28,12 @@ from ..graph.shaders import wgsl
 
 __all__ = ["GPUVisibilityWorkflow", "VISIBILITY_TILE", "TILE_ROWS", "TILE_BY_ROWS", "tile_for_rows"]
 
-#: Rows one workgroup handles by default (256 lanes x 8 x 4; see
-#: :attr:`GPUVisibilityWorkflow.tile_rows`).
-VISIBILITY_TILE = 8192
+#: Rows one workgroup handles by default (256 lanes x 4 quads; see
+#: :attr:`GPUVisibilityWorkflow.tile_rows`). On the H200 (06:43 sweep, 1M to
+#: 26M rows) 4096-row tiles were 4-6 µs faster than 8192 at 10M spheres and
+#: 25M intervals, as fast at 25M spheres; 2048 was as fast at 10M spheres,
+#: slower elsewhere, 1024 slower everywhere (more tiles' fixed work).
+VISIBILITY_TILE = 4096
 #: The tile sizes the shader is written for: 256 lanes x 1, 2, 4, 8 or 16
 #: quads of rows (a lane's bit word holds 8 quads; below 8192 rows the tile's
 #: bit words are fewer than the lanes, the rest scan as zero words).
@@ -127,8 +130,8 @@ class GPUVisibilityWorkflow:
     Notes
     -----
     One pass evaluates every predicate (not a pass per predicate) and
-    writes the IDs: one node, ``"{id}-predicate"``, whose 8192-row tiles
-    (:data:`VISIBILITY_TILE`) find their output offsets by a decoupled
+    writes the IDs: one node, ``"{id}-predicate"``, whose tiles
+    (:func:`tile_for_rows`, 4096 rows by default) find their output offsets by a decoupled
     look-back; a tile left waiting on a predecessor evaluates that tile
     itself, so it finishes whatever the scheduler does. Predicate
     parameters and mask contents are read from their buffers at every
