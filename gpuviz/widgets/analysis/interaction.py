@@ -184,6 +184,11 @@ class PointerTools:
             sources = [(out["group_counts"].buffer, i, "uint32"), (out["group_means"].buffer, i, "float32")]
         self.probe.request(target, sources)
 
+    def refresh_after_frame(self) -> None:
+        """The frame being drawn re-encodes the graph with new parameters:
+        sample the hover target again after it (see :meth:`after_frame`)."""
+        self._refresh_after_frame = self._target is not None
+
     def after_frame(self, encoded: bool) -> None:
         """Called at the end of a canvas frame: a frame that re-encoded the
         graph after a wheel zoom makes the next frame sample the hover target

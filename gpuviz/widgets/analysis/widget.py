@@ -16,6 +16,7 @@ The widget composes the parts of this subpackage and owns the frame loop:
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 
@@ -102,9 +103,12 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
     Each parameter change writes parameters, encodes the graph once (CPU
     encode times always, GPU timestamps at most every 0.5 s when the device
     has them, for the inspector) and submits; the canvas frame copies the
-    rendered plot. Frames never nest: a change made while one is encoded or
-    drawn (by an observer of something the frame sets) is drawn by the next
-    frame. No frame reads anything back; :meth:`results` does,
+    rendered plot. On a page, changes that arrive while such an update still
+    waits to be shown (a slider or brush drag while the browser is behind)
+    are encoded together by the canvas frame that shows it. Frames never
+    nest: a change made while one is encoded or drawn (by an observer of
+    something the frame sets) is drawn by the next frame. No frame reads
+    anything back; :meth:`results` does,
     explicitly. Raises GraphValidationError (a ValueError) at construction for
     a missing, non-numeric or all-NaN column, an unusable group column or an
     empty table, naming the column and the available ones.
@@ -155,6 +159,8 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
         self.graph.write_parameters(params)
         self._unwritten = False  # parameters changed since the graph last took them (written at the next encode)
         self._rendering = False  # a frame is being encoded or drawn: changes made now go to the next frame
+        self._unpresented = False  # an update frame was submitted and no canvas frame has shown it yet
+        self._presenting = False  # the canvas has drawn a frame (it is on a page)
         self.graph.render_size = self._canvas_size = tuple(int(v) for v in size)
         self._offscreen, self._offscreen_ratio = False, 1.0
         self._timestamps = device_capabilities(self.device).timestamps
@@ -387,14 +393,21 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
                 return
             self._gpu_times = timings
 
-    def _frame(self) -> None:
+    def _frame(self, *, now: bool = False) -> None:
         """After a parameter change: encode the graph, submit, ask the canvas
         for a frame. Never renders inside another frame: called while one is
         being rendered (from an observer of something that frame set), it
-        only asks for the next one, which draws the change."""
+        only asks for the next one, which draws the change. Changes that
+        arrive faster than a live canvas shows frames (a slider or brush
+        drag while the browser is behind) are not encoded one by one: once
+        an update frame waits to be shown, the canvas frame that shows it
+        encodes every later change at once (``now``: encode regardless)."""
         if self._rendering:
             self._dirty = True
             self.canvas.request_draw()
+            return
+        if self._dirty and not now and self._unpresented and self._canvas_live():
+            self.canvas.request_draw()  # the frame that shows the waiting update encodes this change too
             return
         if self._dirty:  # (not when a nested change's frame already drew it)
             with self._render_scope():
@@ -405,7 +418,19 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
                 self.inspector.poll()
                 self.graph.overlay.poll()
             self._pointer.request()  # the hover values after this change (submitted after it)
+            self._unpresented = True
         self.canvas.request_draw()
+
+    def _canvas_live(self) -> bool:
+        """Whether a canvas frame will follow a draw request: the canvas has
+        drawn before and an event loop runs (Jupyter's kernel; not scripts or tests)."""
+        if not self._presenting or self.canvas.get_closed():
+            return False
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return False
+        return True
 
     @contextlib.contextmanager
     def _render_scope(self):
@@ -447,11 +472,14 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
         render_size = (max(1, int(width * scale)), max(1, int(height * scale)))
         if not self._offscreen:
             self._canvas_size = render_size  # what parameter changes render at from now on
+            self._presenting, self._unpresented = True, False
         if self._pointer.poll():  # a hover sample arrived (never waited for): a new tooltip, drawn by the
             self._hover = self._pointer.tooltip  # presentation pass (the graph does not run again)
         ratio = self._frame_ratio()
         encoded = self._dirty or render_size != self.graph.render_size or ratio != self.graph.pixel_ratio
         if encoded:
+            if self._dirty:  # parameters changed since the last encoding: hover values too (next frame)
+                self._pointer.refresh_after_frame()
             self._encode(encoder, render_size)
         self._pointer.after_frame(encoded and not self._offscreen)
         overlay.prepare(self.device.queue, params=self._params, data=self.data, render_size=render_size,
@@ -518,7 +546,7 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
             and ``group_overflow`` (rows whose group is null).
         """
         if self._dirty:
-            self._frame()
+            self._frame(now=True)
         p, out = self._params, self.graph.outputs
         names = ["display", "grid_counts", "counts", "cdf"] + (["group_counts", "group_means"] if self.graph.groups
                                                                 else [])

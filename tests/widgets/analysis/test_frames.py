@@ -4,6 +4,8 @@ observer of a trait that frame sets) is drawn by the next frame, and a
 change made by an observer of the legend (set before the frame) is drawn by
 the same one. Every picture is checked against the numpy oracles."""
 
+import asyncio
+
 import numpy as np
 import pytest
 
@@ -136,4 +138,47 @@ def test_a_change_made_inside_a_canvas_draw_asks_for_the_next_draw(data):
     r = widget.results()
     assert probe.encodes == 2 and r["operation"] == "sum" and r["bounds"] == (0.0, 0.0, 1.0, 1.0)
     check_results(r, host, x="px", y="py", value="fare")
+    widget.close()
+
+
+def test_changes_faster_than_a_live_canvas_shows_frames_are_encoded_together(data):
+    """On a page (an event loop runs and the canvas draws): the first change
+    encodes at once, later ones wait for the canvas frame that shows it, which
+    encodes them all; without a loop (scripts, the tests above) every change
+    encodes at once."""
+    table, host = data
+    widget = make(table, operation="mean")
+    canvas = _canvas(widget)
+    canvas._has_visible_views = True  # jupyter_rfb draws only for a visible view
+    sent = []
+    canvas.send = lambda msg, buffers=None: sent.append(msg) if msg.get("type") == "framebufferdata" else None
+    probe = FrameProbe(widget)
+
+    async def drag():
+        async def frames(count):
+            for _ in range(500):
+                if len(sent) >= count:
+                    return
+                await asyncio.sleep(0.01)
+        canvas.request_draw()  # (the one asked for at construction found no loop)
+        await frames(1)  # the first frame: the canvas is on the page
+        assert sent
+        before = (probe.encodes, len(sent))
+        for bins in (5, 6, 7, 8, 9):  # a slider drag's values, arriving before the next frame
+            widget.set_bins(bins)
+        assert probe.encodes == before[0] + 1  # the first one; the rest wait for the frame that shows it
+        await frames(before[1] + 1)
+        assert probe.encodes == before[0] + 2 and not widget._dirty  # that frame encoded the other four
+        for _ in range(20):
+            await asyncio.sleep(0.01)
+        assert probe.encodes == before[0] + 2
+        r = widget.results()
+        widget.graph.overlay.settle()  # every readback map resolves on this loop, before it closes
+        while canvas._producing():
+            await asyncio.sleep(0.01)
+        return r
+
+    r = asyncio.run(drag())
+    assert probe.nested == 0 and len(r["histogram_counts"]) == 9
+    check_results(r, host, x="px", y="py", value="fare", exact_grid=False)
     widget.close()
