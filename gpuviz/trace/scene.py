@@ -94,6 +94,10 @@ _WRITE_PIECE = 64 << 20  # bytes per queue.write_buffer call: bounds wgpu's stag
 #: Bytes queued between empty submits (0: never), so wgpu can recycle the staging memory of
 #: finished copies instead of taking fresh memory for every write (an experiment: off by default).
 _SUBMIT_BYTES = 0
+#: Build the records straight into the record buffers' mapped memory (``mapped_at_creation``,
+#: written by the host threads, unmapped once built) instead of queueing a copy of each chunk:
+#: an experiment (off by default; wgpu-py's writable mapped range is ``_experimental``).
+_MAPPED_RECORDS = False
 
 
 @dataclass(frozen=True)
@@ -229,7 +233,8 @@ class GPUTraceScene:
         t0 = time.perf_counter()
         try:
             self._create_record_chunks(trace.spans.num_rows)
-            host = SceneHost(trace, label, sink=(self._upload, self._upload_csr, self._write_records))
+            host = SceneHost(trace, label, sink=(self._upload, self._upload_csr, self._write_records),
+                             record_targets=self._record_targets)
             t1 = time.perf_counter()
             self.names, self.categories, self.link_kinds = host.names, host.categories, host.link_kinds
             self.time_origin_ns = host.origin
@@ -237,6 +242,7 @@ class GPUTraceScene:
             self.rows_are_ids = host.perm is None
             self.span_ids = np.arange(host.n, dtype=np.uint32) if host.perm is None else host.perm
             overlapped = self._write_s
+            self._unmap_records()
             self._upload_tables(host)
             self._build_views(host)
         except BaseException:
@@ -246,14 +252,15 @@ class GPUTraceScene:
                         "tasks": dict(host.task_s)}
 
     # -- upload ------------------------------------------------------------------
-    def _create(self, name, nbytes):
+    def _create(self, name, nbytes, mapped=False):
         size = max(4, -(-int(nbytes) // 4) * 4)
         limit = self.device.limits["max-buffer-size"]
         if size > limit:
             raise GraphValidationError(
                 f'GPUTraceScene "{self.label}" table "{name}" needs {size} bytes, over the device limit '
                 f"max-buffer-size {limit}")
-        buffer = self.device.create_buffer(label=f"{self.label}-{name}", size=size, usage=DEFAULT_USAGE)
+        buffer = self.device.create_buffer(label=f"{self.label}-{name}", size=size, usage=DEFAULT_USAGE,
+                                           mapped_at_creation=mapped)
         self._buffers[name] = buffer
         return buffer
 
@@ -276,12 +283,25 @@ class GPUTraceScene:
 
     def _create_record_chunks(self, n):
         """The record buffers (written block by block while the host builds them)."""
-        step = self.chunk_rows
+        step, mapped = self.chunk_rows, _MAPPED_RECORDS and n > 0
         if n <= step:
-            self.record_chunks = ((0, n, self._create("records", RECORD_BYTES * n)),)
+            self.record_chunks = ((0, n, self._create("records", RECORD_BYTES * n, mapped)),)
         else:  # several buffers: 100M spans
-            self.record_chunks = tuple((lo, min(step, n - lo), self._create(f"records-{k}", RECORD_BYTES * min(step, n - lo)))
+            self.record_chunks = tuple((lo, min(step, n - lo), self._create(f"records-{k}", RECORD_BYTES * min(step, n - lo),
+                                                                            mapped))
                                        for k, lo in enumerate(range(0, n, step)))
+        self._record_targets = None
+        if mapped:  # (first row, rows, writable uint32 view of the mapped buffer)
+            self._record_targets = [
+                (first, rows, np.frombuffer(buffer._experimental_get_mapped_range(0, RECORD_BYTES * rows), np.uint32)
+                 .reshape(rows, RECORD_WORDS)) for first, rows, buffer in self.record_chunks]
+
+    def _unmap_records(self):
+        """Hand mapped record buffers to the GPU (the views die first: using one after unmap would crash)."""
+        if self._record_targets is not None:
+            self._record_targets = None
+            for _, _, buffer in self.record_chunks:
+                buffer.unmap()
 
     def _write_records(self, lo, hi, block):
         """The host records of rows lo..hi (``block``) into the chunks holding them."""
