@@ -32,6 +32,8 @@ The CPU writes only :meth:`GPUTraceFrame.write`'s small buffers.
 from __future__ import annotations
 
 import operator
+import struct
+
 import numpy as np
 import wgpu
 
@@ -71,6 +73,8 @@ DEFAULT_WIDTH_CAPACITY = 4096
 DEFAULT_ROW_CAPACITY = 256
 DEFAULT_MINIMAP_BINS = 1024
 DEFAULT_MAX_SEEDS = 64
+_VIEW_WORDS = struct.Struct("<16I")  # the TraceView uniform as written (VIEW_BYTES may pad it)
+_FLOAT32 = struct.Struct("<f")
 
 
 class GPUTraceFrame:
@@ -468,6 +472,10 @@ class GPUTraceFrame:
 
     def view_words(self, state: TraceViewState) -> np.ndarray:
         """The 16 uint32 words of the ``TraceView`` uniform for ``state``."""
+        return np.array(self._view_words(state), np.uint32)
+
+    def _view_words(self, state: TraceViewState) -> tuple:
+        """:meth:`view_words` as Python ints (what :meth:`write` packs: no numpy on a pan)."""
         w0, w1 = (int(x) for x in state.window)
         flags = 0
         if len(state.focus_seeds):
@@ -476,15 +484,12 @@ class GPUTraceFrame:
             flags |= 4 | (8 if state.search_mode == "filter" else 0)
         if state.categories is not None:
             flags |= 16
-        words = np.zeros(16, np.uint32)
-        words[0:2] = self.scene.time_words(w0)
-        words[2:4] = self.scene.time_words(w1)
-        words[4:8] = (state.width, state.rows[0], state.rows[1], flags)
-        words[8] = np.float32(state.width / (w1 - w0)).view(np.uint32)
-        words[9] = state.focus_depth
-        words[10:12] = (state.min_duration_ns & 0xFFFFFFFF, state.min_duration_ns >> 32)
-        words[12] = self.span_count
-        return words
+        lo0, hi0 = self.scene.time_words(w0)
+        lo1, hi1 = self.scene.time_words(w1)
+        (px_per_ns,) = struct.unpack("<I", _FLOAT32.pack(state.width / (w1 - w0)))  # float32 bits
+        duration = int(state.min_duration_ns)
+        return (lo0, hi0, lo1, hi1, int(state.width), int(state.rows[0]), int(state.rows[1]), flags, px_per_ns,
+                int(state.focus_depth), duration & 0xFFFFFFFF, duration >> 32, self.span_count, 0, 0, 0)
 
     def write(self, state: TraceViewState) -> None:
         """Validate ``state`` and queue the parameter buffers that changed
@@ -518,13 +523,17 @@ class GPUTraceFrame:
         cats = None if state.categories is None else np.asarray(state.categories, bool)
         search = None if state.search is None else np.asarray(state.search, bool)
         focus = tuple(int(v) for v in state.focus_seeds)
-        self._put("view", (w0, w1, state.width, tuple(state.rows), focus != (), state.focus_mode,
-                           None if search is None else state.search_mode, cats is None, state.focus_depth,
-                           state.min_duration_ns), lambda: self.view_words(state))
+        view = (w0, w1, state.width, tuple(state.rows), focus != (), state.focus_mode,
+                None if search is None else state.search_mode, cats is None, state.focus_depth, state.min_duration_ns)
+        if self._written.get("view") != view:  # a pan: the one write, packed from Python ints
+            words = self._written["view-words"] = self._view_words(state)
+            self.device.queue.write_buffer(self.buffers["view"], 0, _VIEW_WORDS.pack(*words))
+            self._written["view"] = view
         self._put("columns", (w1 - w0, state.width),
                   lambda: column_bounds((0, w1 - w0), state.width).astype(np.uint64))
-        self._put("states", (pexp.tobytes(), texp.tobytes()), lambda: self._states(pexp, texp))
-        self._put("slot-states", texp.tobytes(), lambda: texp[self.thread_order].astype(np.uint32))
+        thread_bytes = texp.tobytes()
+        self._put("states", (pexp.tobytes(), thread_bytes), lambda: self._states(pexp, texp))
+        self._put("slot-states", thread_bytes, lambda: texp[self.thread_order].astype(np.uint32))
         self._put("category-mask", None if cats is None else cats.tobytes(),
                   lambda: self._bits(True if cats is None else cats, self.category_count))
         self._put("search-mask", None if search is None else search.tobytes(),
@@ -565,8 +574,6 @@ class GPUTraceFrame:
         if name in self._written and self._written[name] == key:
             return
         array = make()
-        if name == "view":
-            self._written["view-words"] = array
         raw = np.ascontiguousarray(array).view(np.uint8).reshape(-1)
         if raw.nbytes:
             self.device.queue.write_buffer(self.buffers[name], 0, raw)

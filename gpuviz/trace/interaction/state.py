@@ -49,7 +49,7 @@ def _flags(name, value, count):
     if value is None:
         return None
     array = np.asarray(value)
-    if array.dtype != bool or array.shape != (count,):
+    if array.dtype.kind != "b" or array.shape != (count,):  # kind "b": numpy's bool, without building a dtype
         raise GraphValidationError(f"TraceViewState {name} must be a bool array of shape ({count},) "
                                    f"(got {array.dtype} {array.shape})")
     return array

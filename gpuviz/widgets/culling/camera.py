@@ -2,9 +2,13 @@
 parameters, its matrices and frustum (numpy), and the orbit interaction.
 
 Right-handed, y up; clip depth ``0 <= z <= w`` (WebGPU). The planes the GPU
-tests come from :func:`gpuviz.workflows.frustum_planes` of the same
-view-projection matrix the instance shader draws with, so what is drawn and
-what is kept cannot disagree. Nothing here touches the GPU.
+tests are extracted from the same view-projection matrix the instance shader
+draws with (Gribb and Hartmann's rows, as :func:`gpuviz.workflows.frustum_planes`
+does), so what is drawn and what is kept cannot disagree. A frame computes
+all of it once per camera change in plain Python floats
+(:func:`camera_frame`): a dozen numpy calls on 4x4 matrices cost ~10x more
+than the arithmetic, and more still in a frame loop's cold caches. Nothing
+here touches the GPU.
 """
 
 from __future__ import annotations
@@ -15,9 +19,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ...errors import GraphTypeError, GraphValidationError
-from ...workflows.frustum import frustum_planes
 
-__all__ = ["Camera", "look_at", "perspective", "frustum_corners", "OrbitControl", "PASS_ALL_PLANES"]
+__all__ = ["Camera", "look_at", "perspective", "frustum_corners", "camera_frame", "CameraFrame", "OrbitControl",
+           "PASS_ALL_PLANES"]
 
 NAME = "FrustumCulling"
 #: Planes that keep every finite sphere (``culling = False``): zero normals, d = float32 max.
@@ -87,12 +91,12 @@ class Camera:
         """``far``, or with ``far=None`` the distance past the scene's bounding sphere (at least 2 near)."""
         if self.far is not None:
             return self.far
-        reach = float(np.linalg.norm(np.subtract(self.eye, scene_center))) + float(scene_radius)
+        reach = math.dist(self.eye, scene_center) + float(scene_radius)
         return max(reach * 1.02, 2.0 * self.near)
 
     def view_projection(self, aspect: float, far: float) -> np.ndarray:
-        """float64 (4, 4): ``clip = M @ (x, y, z, 1)``."""
-        return perspective(self.fov_y, aspect, self.near, far) @ look_at(self.eye, self.target, self.up)
+        """float64 (4, 4): ``clip = M @ (x, y, z, 1)`` (``perspective @ look_at``)."""
+        return np.array(camera_frame(self, aspect, far).view_projection).reshape(4, 4)
 
 
 def _cross(a, b) -> np.ndarray:
@@ -140,7 +144,69 @@ def frustum_corners(view_projection) -> np.ndarray:
 
 def planes_of(camera: Camera, aspect: float, far: float) -> np.ndarray:
     """The float32 (6, 4) unit planes of the camera's frustum (what the GPU tests)."""
-    return frustum_planes(camera.view_projection(aspect, far))
+    return np.array(camera_frame(camera, aspect, far).planes, np.float32).reshape(6, 4)
+
+
+@dataclass(frozen=True)
+class CameraFrame:
+    """What a frame draws and culls with, as flat tuples of Python floats.
+
+    Attributes
+    ----------
+    view_projection : 16 floats
+        ``perspective @ look_at``, row-major (``M[i][j]`` at ``4 * i + j``).
+    planes : 24 floats
+        Six unit planes ``(n.x, n.y, n.z, d)``: left, right, bottom, top,
+        near, far (the rows of :func:`gpuviz.workflows.frustum_planes` of that
+        matrix, in float64; the GPU gets them as float32).
+    corners : 24 floats
+        The frustum's 8 corners ``(x, y, z)``: near then far, each in the
+        order (-1,-1), (1,-1), (1,1), (-1,1) of normalised device x, y (as
+        :func:`frustum_corners`, but from the camera's basis: no inverse).
+    """
+
+    view_projection: tuple
+    planes: tuple
+    corners: tuple
+
+
+def camera_frame(camera: Camera, aspect: float, far: float) -> CameraFrame:
+    """The view-projection matrix, frustum planes and corners of ``camera`` at
+    ``aspect`` with this ``far``, in plain floats (see :class:`CameraFrame`).
+    Same conventions as :func:`look_at` and :func:`perspective`; touches no GPU."""
+    ex, ey, ez = (float(v) for v in camera.eye)
+    fx, fy, fz = float(camera.target[0]) - ex, float(camera.target[1]) - ey, float(camera.target[2]) - ez
+    length = math.sqrt(fx * fx + fy * fy + fz * fz)
+    fx, fy, fz = fx / length, fy / length, fz / length
+    ux, uy, uz = (float(v) for v in camera.up)
+    sx, sy, sz = fy * uz - fz * uy, fz * ux - fx * uz, fx * uy - fy * ux
+    length = math.sqrt(sx * sx + sy * sy + sz * sz)
+    sx, sy, sz = sx / length, sy / length, sz / length
+    vx, vy, vz = sy * fz - sz * fy, sz * fx - sx * fz, sx * fy - sy * fx
+    near, far, aspect = float(camera.near), float(far), float(aspect)
+    tan = math.tan(math.radians(camera.fov_y) / 2.0)
+    t = 1.0 / tan
+    a, b = far / (near - far), near * far / (near - far)
+    fe = fx * ex + fy * ey + fz * ez
+    # perspective @ look_at, written out: the projection has five nonzero entries
+    r0 = (t / aspect * sx, t / aspect * sy, t / aspect * sz, -(t / aspect) * (sx * ex + sy * ey + sz * ez))
+    r1 = (t * vx, t * vy, t * vz, -t * (vx * ex + vy * ey + vz * ez))
+    r2 = (-a * fx, -a * fy, -a * fz, a * fe + b)
+    r3 = (fx, fy, fz, -fe)
+    planes = []
+    for plane in ([r3[k] + r0[k] for k in range(4)], [r3[k] - r0[k] for k in range(4)],
+                  [r3[k] + r1[k] for k in range(4)], [r3[k] - r1[k] for k in range(4)], r2,
+                  [r3[k] - r2[k] for k in range(4)]):
+        norm = math.sqrt(plane[0] * plane[0] + plane[1] * plane[1] + plane[2] * plane[2]) or 1.0
+        planes += [plane[0] / norm, plane[1] / norm, plane[2] / norm, plane[3] / norm]
+    corners = []
+    for d in (near, far):
+        cx, cy, cz = ex + d * fx, ey + d * fy, ez + d * fz
+        half_w, half_h = d * tan * aspect, d * tan
+        for x, y in ((-1, -1), (1, -1), (1, 1), (-1, 1)):
+            corners += [cx + x * half_w * sx + y * half_h * vx, cy + x * half_w * sy + y * half_h * vy,
+                        cz + x * half_w * sz + y * half_h * vz]
+    return CameraFrame((*r0, *r1, *r2, *r3), tuple(planes), tuple(corners))
 
 
 class OrbitControl:

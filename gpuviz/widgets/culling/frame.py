@@ -18,10 +18,9 @@ import numpy as np
 from ...graph.readback_ring import GPUReadbackRing
 from ...render.overlay import MUTED_COLOR, TEXT_COLOR, PlotOverlay
 from ...render.picking import NO_ID
-from ...workflows.frustum import frustum_planes
 from ...tables.readback import read_array
 from ..presenter import FramePresenter
-from .camera import PASS_ALL_PLANES, Camera, frustum_corners, planes_of
+from .camera import PASS_ALL_PLANES, Camera, camera_frame, planes_of
 from .graph import COLORS, CullingGraph, view_rects
 
 __all__ = ["CullingFrame", "overview_fit", "default_camera"]
@@ -29,6 +28,7 @@ __all__ = ["CullingFrame", "overview_fit", "default_camera"]
 _READOUT_INTERVAL = 0.1  # seconds between two count samples
 _OVERVIEW_MARGIN = 1.08
 _MIN_HALF_PIXELS = 1.25  # largest smallest half-size of an instance square in the overview (pixels)
+_PASS_ALL = tuple(PASS_ALL_PLANES.ravel().tolist())
 
 
 def default_camera(extent) -> Camera:
@@ -111,7 +111,7 @@ class CullingFrame:
         self._dirty = True
         self._hover_pixel = None
         self._hover_dirty = False
-        self._overview = None  # (rect, overview_fit of it)
+        self._overview = None  # (rect, bounds, column-major matrix floats, overview_size) of overview_fit
         self._ring = GPUReadbackRing(device, byte_length=4, slot_count=3, label="frustum-culling-readout")
         self._pending = []
         self._last_sample = float("-inf")
@@ -155,22 +155,24 @@ class CullingFrame:
         return planes_of(self.camera, self.aspect, self.far)
 
     def write_parameters(self) -> None:
-        """Write the camera uniform and the planes for the current camera, culling switch and size."""
+        """Write the camera uniform and the planes for the current camera, culling switch and size
+        (one ``queue.write_buffer``; the camera's matrix, planes and corners in plain floats)."""
         far = self.far
-        vp = self.camera.view_projection(self.aspect, far)
         rects = view_rects(*self.render_size)
         rect = rects["overview"]
+        _, _, w, h = rects["perspective"]
+        view = camera_frame(self.camera, w / h, far)
         if self._overview is None or self._overview[0] != rect:
-            self._overview = (rect, overview_fit(self.extent, rect))
-        self.overview_bounds, overview, per_world = self._overview[1]
-        # smallest square: 1.25 px half-size, less where instances crowd the view (down to 0.5 px: one pixel)
-        density = self.n / max(rect[2] * rect[3], 1)
-        least = min(_MIN_HALF_PIXELS, max(0.5, 0.45 / max(density, 1e-9) ** 0.5))
-        small = (2 * least / rect[2], 2 * least / rect[3])
-        planes = frustum_planes(vp) if self.culling else PASS_ALL_PLANES
-        self.graph.write_camera(planes=planes, view_projection=vp, overview=overview, eye=self.camera.eye, far=far,
-                                overview_size=(*per_world, *small), overview_rect=rect,
-                                perspective_rect=rects["perspective"], corners=frustum_corners(vp))
+            bounds, matrix, per_world = overview_fit(self.extent, rect)
+            # smallest square: 1.25 px half-size, less where instances crowd the view (down to 0.5 px: one pixel)
+            density = self.n / max(rect[2] * rect[3], 1)
+            least = min(_MIN_HALF_PIXELS, max(0.5, 0.45 / max(density, 1e-9) ** 0.5))
+            size = (*per_world, 2 * least / rect[2], 2 * least / rect[3])
+            self._overview = (rect, bounds, tuple(matrix.T.ravel().tolist()), size)
+        _, self.overview_bounds, overview, overview_size = self._overview
+        self.graph.write_camera(planes=view.planes if self.culling else _PASS_ALL, view_projection=view.view_projection,
+                                overview=overview, eye=self.camera.eye, far=far, overview_size=overview_size,
+                                overview_rect=rect, perspective_rect=rects["perspective"], corners=view.corners)
         self._dirty = False
 
     # --------------------------------------------------------------- frames

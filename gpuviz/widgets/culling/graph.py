@@ -36,6 +36,9 @@ their top-left corner, so canvas resizes do not rebuild anything either.
 
 from __future__ import annotations
 
+import operator
+import struct
+
 import numpy as np
 import wgpu
 
@@ -68,6 +71,7 @@ CAMERA_BYTES = 320  # shaders/camera.wgsl: Camera
 #: Bounding-sphere radius (pixels) below which dense scenes splat a perspective instance (see splat_radius).
 SPLAT_RADIUS = 2.0
 _INDEX_COUNT = 18
+_COLUMN_MAJOR = operator.itemgetter(*(4 * row + col for col in range(4) for row in range(4)))  # of a row-major 4x4
 
 
 def view_rects(width: int, height: int) -> dict:
@@ -228,6 +232,9 @@ class CullingGraph:
         align = int(device.limits["min-storage-buffer-offset-alignment"])
         self.planes_offset = -(-CAMERA_BYTES // align) * align
         self.camera = self._buffer("camera", self.planes_offset + 96, BU.UNIFORM | BU.STORAGE | BU.COPY_DST)
+        # shaders/camera.wgsl's Camera (80 floats), zeros up to the planes, the 24 plane floats
+        self._camera_layout = struct.Struct(f"<80f{self.planes_offset - CAMERA_BYTES}x24f")
+        self._camera_bytes = bytearray(self._camera_layout.size)
         self.hover_position = self._buffer("hover-position", 16, BU.STORAGE | BU.COPY_DST,
                                            np.full(4, NO_ID, np.uint32).tobytes())
         self.hover = self._buffer("hover", 16, BU.STORAGE | BU.COPY_SRC | BU.COPY_DST,
@@ -366,20 +373,20 @@ class CullingGraph:
     # ------------------------------------------------------------ parameters
     def write_camera(self, *, planes, view_projection, overview, eye, far, overview_size, overview_rect,
                      perspective_rect, corners) -> None:
-        """The ``Camera`` uniform of shaders/camera.wgsl (matrices column-major)
-        and the six float32 planes the workflow tests, in one buffer write."""
-        data = np.zeros(self.camera.size // 4, np.float32)
-        data[self.planes_offset // 4:] = np.ravel(planes)
-        data[0:16] = np.asarray(view_projection, np.float32).T.ravel()
-        data[16:32] = np.asarray(overview, np.float32).T.ravel()
-        data[32:36] = (*eye, far)
-        data[36:40] = overview_size
-        data[40:44] = overview_rect
-        data[44:48] = perspective_rect
-        corners4 = np.ones((8, 4), np.float32)
-        corners4[:, :3] = corners
-        data[48:80] = corners4.ravel()
-        self.device.queue.write_buffer(self.camera, 0, data.tobytes())
+        """The ``Camera`` uniform of shaders/camera.wgsl and the six float32
+        planes the workflow tests, in one buffer write.
+
+        ``view_projection`` is 16 floats row-major (``M[i][j]`` at ``4i + j``;
+        written column-major as WGSL reads it), ``overview`` 16 floats already
+        column-major, ``planes`` 24 floats (6 x (n, d)), ``corners`` 24 floats
+        (8 x (x, y, z)), the rest 4 numbers each (``eye`` 3 + ``far``). Plain
+        floats: packed straight into a reused byte buffer."""
+        c = corners
+        self._camera_layout.pack_into(
+            self._camera_bytes, 0, *_COLUMN_MAJOR(view_projection), *overview, *eye, far, *overview_size,
+            *overview_rect, *perspective_rect, *c[0:3], 1.0, *c[3:6], 1.0, *c[6:9], 1.0, *c[9:12], 1.0, *c[12:15], 1.0,
+            *c[15:18], 1.0, *c[18:21], 1.0, *c[21:24], 1.0, *planes)
+        self.device.queue.write_buffer(self.camera, 0, self._camera_bytes)
 
     def write_hover(self, pixel) -> None:
         """The frame pixel ``(x, y)`` whose instance the next frames highlight (None: nothing)."""
