@@ -161,7 +161,7 @@ def _vector_depth(s, e, d, th, new_thread, pos_in_thread, thread_first):
     """Open-span count at each start (positions in visiting order)."""
     n = len(s)
     skey, ekey = _thread_keys(s, e, th, new_thread)
-    ekey = np.sort(ekey)
+    ekey.sort()                    # a fresh array: sorted in place
     ended = np.searchsorted(ekey, skey, side="right") - thread_first   # ends <= start in thread
     # Spans at or after i in order that also end <= start_i: zero-length spans
     # at exactly start_i, which sort last in their start group.
@@ -222,10 +222,13 @@ def pack_lanes(*, start, duration, thread):
     pp = np.where(has_parent, parent_pos, 0)
     ok = ~has_parent | ((parent_pos >= 0) & (e[pp] > s) & (e <= e[pp]) & (th[pp] == th))
     del has_parent, pp
-    track = np.zeros(n, np.int64)
-    if not ok.all():
+    if ok.all():
+        lane, added = depth.astype(np.uint32), 0          # one track per thread: lane = depth
+    else:
+        track = np.zeros(n, np.int64)
         _repair_clusters(s, e, depth, parent_pos, track, ok, new_thread)
-    lane, added = _lanes_from_tracks(track, depth, th, new_thread)
+        lane, added = _lanes_from_tracks(track, depth, th, new_thread)
+    del ok, s, e
     out_lane = np.empty(n, np.uint32)
     out_depth = np.empty(n, np.uint32)
     out_parent = np.empty(n, np.int64)

@@ -166,3 +166,35 @@ def test_import_switches_are_restored():
         assert je._set_hugepage(True) is True           # restored after the outermost
     finally:
         je._set_hugepage(bool(before))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.booleans(), min_size=0, max_size=60), st.integers(1, 7))
+def test_span_rows_pick_what_a_take_picks(is_span, chunk):
+    from gpuviz.trace.formats import chrome
+    n = len(is_span)
+    event = np.flatnonzero(np.array(is_span, bool)).astype(np.int64)
+    values = [f"v{i}" for i in range(n)]
+    column = pa.chunked_array([pa.array(values[i:i + chunk], pa.string()) for i in range(0, n, chunk)] or [[]],
+                              pa.string())
+    want = [values[i] for i in event.tolist()]
+    old = chrome.MAX_SLICES
+    try:
+        for limit in (old, 1):                      # slices, and the take beyond the limit
+            chrome.MAX_SLICES = limit
+            got = chrome._span_rows(event, n)(column)
+            assert got.to_pylist() == want
+    finally:
+        chrome.MAX_SLICES = old
+
+
+def test_strict_errors_name_the_first_bad_event(tmp_path):
+    from gpuviz.trace.errors import TraceFormatError
+    events = [{"ph": "X", "pid": 1, "tid": 1, "ts": i, "dur": 1, "name": "a"} for i in range(6)]
+    events[4]["ts"] = "soon"
+    events[2]["ts"] = None
+    path = write(tmp_path, events)
+    with pytest.raises(TraceFormatError, match=r"bad_timestamp") as info:
+        load(path, progress=False, strict=True)
+    assert "event 2" in str(info.value)
+    assert load(path, progress=False).report["bad_timestamp"] == 2

@@ -36,7 +36,8 @@ import pyarrow.compute as pc
 
 from gpuviz.trace.formats.chrome_phases import (async_spans, begin_end_spans, counters_table, flow_links,
                                                 flow_v2_links, instants_table, metadata)
-from gpuviz.trace.formats.jsonevents import Reporter, decode_events, import_memory_pool, take_bytes
+from gpuviz.trace.formats.jsonevents import (Reporter, decode_events, import_memory_pool, release_free_memory,
+                                              take_bytes)
 from gpuviz.trace.lanes import pack_lanes
 from gpuviz.trace.model import assemble, table
 
@@ -75,6 +76,7 @@ def read_chrome(path, *, strict=False, partition=0, data=None, progress=None):
         data = take_bytes(path, data)
         cols = decode_events(data, str(path), reporter, progress=progress)
         del data                 # the columns hold copies: the file's bytes can go now
+        release_free_memory()
         return build_trace(cols, reporter, partition=partition, source=str(path))
 
 
@@ -174,14 +176,16 @@ def build_trace(cols, reporter, *, partition=0, source="", thread_kind=None, flo
     """
     n = len(cols)
     code = _codes(cols.ph)
-    index = np.arange(n, dtype=np.int64)
     # |t| < 2^62 ns (146 years): sums and differences of times never overflow int64.
     limit = np.int64(1 << 62)
-    ts_ok = cols.ts_ok & (np.abs(cols.ts_ns) < limit) & (np.abs(cols.ts_ns + np.int64(time_offset_ns)) < limit)
+    ts_ok = cols.ts_ok & (np.abs(cols.ts_ns) < limit)
+    if time_offset_ns:
+        ts_ok &= np.abs(cols.ts_ns + np.int64(time_offset_ns)) < limit
     cols.dur_ok = cols.dur_ok & (np.abs(cols.dur_ns) < limit)
     valid = ts_ok | (code == 14)              # metadata may lack ts
-    reporter.add_mask("bad_timestamp", ~valid & (code != 18), index)
-    reporter.add_mask("unknown_phase", valid & (code == 0), index)
+    del ts_ok
+    reporter.add_mask("bad_timestamp", ~valid & (code != 18))
+    reporter.add_mask("unknown_phase", valid & (code == 0))
     code = np.where(valid, code, 18)
     scope = np.zeros(n, np.uint8)                  # 0 thread, 1 process, 2 global (instants)
     for i in np.flatnonzero((code == 16) | (code == 17)).tolist():
@@ -189,7 +193,7 @@ def build_trace(cols, reporter, *, partition=0, source="", thread_kind=None, flo
     ident = Identity(cols, code, (code != 18) & (code != 0) & (scope != 2))
     ident.threads_for(np.isin(code, (1, 2, 3, 11, 12, 13)) | (np.isin(code, (16, 17)) & (scope == 0)))
     metadata(cols, code, ident, reporter)
-    ts = cols.ts_ns + np.int64(time_offset_ns)
+    ts = cols.ts_ns + np.int64(time_offset_ns) if time_offset_ns else cols.ts_ns     # read only from here on
     last = _thread_last(ident, code, ts, cols)
     x = _x_spans(cols, code, ts, ident, reporter)
     be = begin_end_spans(cols, code, ts, ident, reporter, last)
@@ -197,22 +201,15 @@ def build_trace(cols, reporter, *, partition=0, source="", thread_kind=None, flo
     merged = _merge_spans((x, be, async_parts))
     del x, be, async_parts
     event = merged["event"]
-    row_of_event = np.full(n + 1, -1, np.int64)
-    row_of_event[event] = np.arange(len(event))
     lane, depth, parent, added = pack_lanes(start=merged["start"], duration=merged["dur"], thread=merged["thread"])
     reporter.note("lanes_added", added)
     links = [flow_links(cols, code, ts, ident, reporter, merged, parent, flow_kind),
              flow_v2_links(cols, event, code, ts),
-             _step_links(step_pairs, row_of_event)]
+             _step_links(step_pairs, event, n)]
     instants = instants_table(cols, code, ts, ident, reporter)
     counters = counters_table(cols, code, ts, ident, reporter)
     processes, threads = ident.tables(partition, thread_kind(ident) if thread_kind else None)
-    # Spans in event order: when every event is a span (pure X files) no copy is needed.
-    identity = len(event) == n and bool(np.all(event == np.arange(n)))
-    take = None if identity else pa.array(event)
-
-    def pick(column):
-        return column if take is None else pc.take(column, take)
+    pick = _span_rows(event, n)
     link_table = table("links", {"source": np.concatenate([x[0] for x in links]).astype(np.uint32),
                                  "target": np.concatenate([x[1] for x in links]).astype(np.uint32),
                                  "kind": [k for x in links for k in x[2]]})
@@ -223,6 +220,34 @@ def build_trace(cols, reporter, *, partition=0, source="", thread_kind=None, flo
                     report={**reporter.counts}, sources=_sources(partition, source), lanes=(lane, depth),
                     metadata={"format": "chrome", **({"display_time_unit": cols.header["displayTimeUnit"]}
                                                      if "displayTimeUnit" in cols.header else {})})
+
+
+#: Span events in at most this many runs of consecutive events: their
+#: strings are slices of the event columns, not copies.
+MAX_SLICES = 4096
+
+
+def _span_rows(event, n):
+    """``pick(column)``: the rows of the span events (distinct, increasing)
+    out of an event column of ``n`` rows. All events (pure X files): the
+    column itself; events in a few runs (spans written before flows and
+    metadata): zero-copy slices; else a take."""
+    if len(event) == n:           # n distinct increasing events of 0..n-1: all of them
+        return lambda column: column
+    if len(event) == 0:
+        return lambda column: column.slice(0, 0)
+    ends = np.flatnonzero(np.diff(event) != 1)
+    if len(ends) < MAX_SLICES:
+        firsts = np.append(0, ends + 1)
+        runs = list(zip(event[firsts].tolist(), np.diff(np.append(firsts, len(event))).tolist()))
+
+        def sliced(column):
+            pieces = [column.slice(at, size) for at, size in runs]
+            chunks = [c for p in pieces for c in (p.chunks if isinstance(p, pa.ChunkedArray) else [p])]
+            return pa.chunked_array(chunks, column.type)
+        return sliced
+    take = pa.array(event)
+    return lambda column: pc.take(column, take)
 
 
 def _merge_spans(parts):
@@ -244,10 +269,13 @@ def _sources(partition, source):
     return ("",) * int(partition) + (source,)
 
 
-def _step_links(step_pairs, row_of_event):
-    """async-step links between consecutive S/T/F segments."""
+def _step_links(step_pairs, event, n):
+    """async-step links between consecutive S/T/F segments (``event``: the
+    event index of each span row, of ``n`` events)."""
     if not step_pairs:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), []
+    row_of_event = np.full(n + 1, -1, np.int64)
+    row_of_event[event] = np.arange(len(event))
     pairs = np.array(step_pairs, np.int64)
     return row_of_event[pairs[:, 0]], row_of_event[pairs[:, 1]], ["async-step"] * len(pairs)
 
@@ -264,15 +292,20 @@ def _thread_last(ident, code, ts, cols):
 
 def _x_spans(cols, code, ts, ident, reporter):
     idx = np.flatnonzero(code == 1)
-    dur = cols.dur_ns[idx]
-    missing = ~cols.has_dur[idx]
-    bad = cols.has_dur[idx] & ~cols.dur_ok[idx]
-    negative = cols.dur_ok[idx] & (dur < 0)
+    # Every event an X (the common large file): the columns themselves, no copies.
+    pick = (lambda a: a) if len(idx) == len(code) else (lambda a: a[idx])
+    dur = pick(cols.dur_ns)
+    has_dur, dur_ok = pick(cols.has_dur), pick(cols.dur_ok)
+    missing = ~has_dur
+    bad = has_dur & ~dur_ok
+    negative = dur_ok & (dur < 0)
     reporter.add_mask("missing_duration", missing, idx)
     reporter.add_mask("bad_duration", bad, idx)
     reporter.add_mask("negative_duration", negative, idx)
-    dur = np.where(missing | bad | negative, 0, dur)
-    return {"event": idx, "start": ts[idx], "dur": dur, "thread": ident.thread_of[idx],
+    zero = missing | bad | negative
+    if zero.any():
+        dur = np.where(zero, 0, dur)
+    return {"event": idx, "start": pick(ts), "dur": dur, "thread": pick(ident.thread_of),
             "incomplete": np.zeros(len(idx), bool)}
 
 

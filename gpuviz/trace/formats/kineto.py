@@ -20,7 +20,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from gpuviz.trace.formats.chrome import build_trace
-from gpuviz.trace.formats.jsonevents import Reporter, decode_events, import_memory_pool, take_bytes
+from gpuviz.trace.formats.jsonevents import (Reporter, decode_events, import_memory_pool, release_free_memory,
+                                              take_bytes)
 
 __all__ = ["read_kineto", "read_json_trace", "is_kineto_header", "looks_like_kineto", "GPU_CATEGORIES"]
 
@@ -79,6 +80,7 @@ def _read_json_trace(path, strict, partition, data, kineto, progress):
     data = take_bytes(path, data)
     cols = decode_events(data, str(path), reporter, progress=progress)
     del data                     # the columns hold copies: the file's bytes can go now
+    release_free_memory()
     if kineto is None:
         kineto = looks_like_kineto(cols)
     if not kineto:
