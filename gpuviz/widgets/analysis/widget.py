@@ -11,13 +11,12 @@ The widget composes the parts of this subpackage and owns the frame loop:
 :mod:`.data` (upload), :mod:`.parameters` (host-side view state),
 :mod:`.graph` (the GPU side), :mod:`.render` (drawing), :mod:`.controls`
 (ipywidgets), :mod:`.interaction` (pointer events: pan and zoom, plus
-:mod:`.brushing` and :mod:`.hover`).
+:mod:`.brushing` and :mod:`.hover`), :mod:`.frame_gate` (when a change
+renders: never inside another frame).
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import time
 
 import ipywidgets as widgets
@@ -32,6 +31,7 @@ from ..inspector import GraphInspector
 from ..lifecycle import WidgetLifecycle, guarded
 from .controls import AnalysisControls
 from .data import prepare_table
+from .frame_gate import FrameGate
 from .graph import DataAnalysisGraph
 from .interaction import PanZoom, PointerTools
 from .labels import COLOUR_SCALES
@@ -158,9 +158,6 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
                                        value_range=params.value_range)
         self.graph.write_parameters(params)
         self._unwritten = False  # parameters changed since the graph last took them (written at the next encode)
-        self._rendering = False  # a frame is being encoded or drawn: changes made now go to the next frame
-        self._unpresented = False  # an update frame was submitted and no canvas frame has shown it yet
-        self._presenting = False  # the canvas has drawn a frame (it is on a page)
         self.graph.render_size = self._canvas_size = tuple(int(v) for v in size)
         self._offscreen, self._offscreen_ratio = False, 1.0
         self._timestamps = device_capabilities(self.device).timestamps
@@ -178,6 +175,7 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
         if overflow is not None:  # a GPU-resident count, sampled at low frequency, never in the frame path
             self.inspector.watch_counts({"rows with an unknown group": GPUData(overflow, format="uint32", length=1)})
         self.canvas = GPUCanvas(self, device=self.device, size=tuple(size))
+        self._gate = FrameGate(self.canvas)  # frames never nest; a live canvas coalesces fast changes
         c = self._controls = AnalysisControls(self, params, self.data)
         self.x_dropdown, self.y_dropdown, self.value_dropdown = c.x_dropdown, c.y_dropdown, c.value_dropdown
         self.bins_slider, self.scale_toggle = c.bins_slider, c.scale_toggle
@@ -347,7 +345,7 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
     # --------------------------------------------------------------- frames
     def _encode(self, encoder, render_size) -> None:
         """Write the parameters and the view and record the whole graph into
-        ``encoder``. Called only while a frame is rendered (``_rendering``).
+        ``encoder``. Called only while a frame is rendered (``_gate.scope``).
         What calls out of the widget (the inspector's reports, which observers
         may watch) runs before the parameters are taken or after the graph is
         recorded: a change made before is drawn by this frame, one made after
@@ -395,22 +393,18 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
 
     def _frame(self, *, now: bool = False) -> None:
         """After a parameter change: encode the graph, submit, ask the canvas
-        for a frame. Never renders inside another frame: called while one is
-        being rendered (from an observer of something that frame set), it
-        only asks for the next one, which draws the change. Changes that
-        arrive faster than a live canvas shows frames (a slider or brush
-        drag while the browser is behind) are not encoded one by one: once
-        an update frame waits to be shown, the canvas frame that shows it
-        encodes every later change at once (``now``: encode regardless)."""
-        if self._rendering:
+        for a frame. Called while a frame is rendered, or (unless ``now``)
+        while an update waits for a live canvas frame, it only asks for a
+        canvas frame, which draws the change (see :mod:`.frame_gate`)."""
+        if self._gate.rendering:
             self._dirty = True
             self.canvas.request_draw()
             return
-        if self._dirty and not now and self._unpresented and self._canvas_live():
+        if self._dirty and not now and self._gate.defer_update():
             self.canvas.request_draw()  # the frame that shows the waiting update encodes this change too
             return
         if self._dirty:  # (not when a nested change's frame already drew it)
-            with self._render_scope():
+            with self._gate.scope():
                 encoder = self.device.create_command_encoder(label="data-analysis-update")
                 self._encode(encoder, self._canvas_size)
                 self.device.queue.submit([encoder.finish()])
@@ -418,28 +412,8 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
                 self.inspector.poll()
                 self.graph.overlay.poll()
             self._pointer.request()  # the hover values after this change (submitted after it)
-            self._unpresented = True
+            self._gate.update_submitted()
         self.canvas.request_draw()
-
-    def _canvas_live(self) -> bool:
-        """Whether a canvas frame will follow a draw request: the canvas has
-        drawn before and an event loop runs (Jupyter's kernel; not scripts or tests)."""
-        if not self._presenting or self.canvas.get_closed():
-            return False
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return False
-        return True
-
-    @contextlib.contextmanager
-    def _render_scope(self):
-        """Marks a frame in progress (see :meth:`_frame`)."""
-        outer, self._rendering = self._rendering, True
-        try:
-            yield
-        finally:
-            self._rendering = outer
 
     def _frame_ratio(self) -> float:
         """The pixel ratio frames are laid out at: the canvas's, or draw_offscreen's."""
@@ -460,7 +434,7 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
         overlay = self.graph.overlay  # text and axes over the plot: a label change never re-runs the graph
         overlay.begin_draw()
         try:
-            with self._render_scope():
+            with self._gate.scope():
                 self._draw(encoder, target_view, size, overlay)
         finally:
             overlay.end_draw()
@@ -472,7 +446,7 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
         render_size = (max(1, int(width * scale)), max(1, int(height * scale)))
         if not self._offscreen:
             self._canvas_size = render_size  # what parameter changes render at from now on
-            self._presenting, self._unpresented = True, False
+            self._gate.canvas_frame()
         if self._pointer.poll():  # a hover sample arrived (never waited for): a new tooltip, drawn by the
             self._hover = self._pointer.tooltip  # presentation pass (the graph does not run again)
         ratio = self._frame_ratio()
@@ -596,7 +570,7 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
             return  # draw_offscreen raises its own error
         pw, ph = self.graph.plot_size
         scale = min(1.0, pw / width, ph / height)
-        with self._render_scope():
+        with self._gate.scope():
             encoder = self.device.create_command_encoder(label="data-analysis-labels")
             self._encode(encoder, (max(1, int(width * scale)), max(1, int(height * scale))))
             self.device.queue.submit([encoder.finish()])
