@@ -4,6 +4,15 @@ the span records, parents, link and hierarchy CSRs and dense IDs of a
 numpy and pyarrow kernels on a few threads (sorts, copies and string
 hashing release the GIL). Each table goes to the scene's ``sink`` callbacks
 as soon as it is ready. The record layout and flags are the scene module's.
+
+Memory, not arithmetic, is the cost: the first touch of freshly allocated
+pages costs more than the numpy work on them (several times over on a VM,
+and page faults contend across threads). So the records go out through a
+few reused chunk buffers (never a whole host table), every per-row table
+that is not an output is avoided (counts come from the sorted keys; index
+arrays are converted to intp a slice at a time), and operations that hold
+the GIL for a whole pass (``ufunc.at``, in-place ``accumulate``) are kept
+out of the threads.
 """
 
 from __future__ import annotations
