@@ -198,3 +198,17 @@ def test_strict_errors_name_the_first_bad_event(tmp_path):
         load(path, progress=False, strict=True)
     assert "event 2" in str(info.value)
     assert load(path, progress=False).report["bad_timestamp"] == 2
+
+
+def test_forked_cut_halves_the_events_not_the_bytes():
+    from gpuviz.trace.formats import parallel
+    big = [json.dumps({"ph": "X", "ts": i, "dur": 1, "name": "n" * 400}) for i in range(1000)]
+    small = [json.dumps({"ph": "s", "ts": i, "id": i}) for i in range(9000)]
+    doc = ("[" + ",".join(big + small) + "]").encode()
+    buf = memoryview(doc)
+    pos, end = parallel._event_span(buf)
+    cut, rest = parallel._middle_block_boundary(buf, pos, end, 8192)
+    before = doc[pos:cut].count(b'"ph"')
+    assert abs(before - 5000) < 400              # half the 10000 events, within a block
+    assert cut - pos > (end - pos) * 0.6         # well past the middle byte
+    assert doc[cut - 1:cut] == b"}" and doc[rest:rest + 1] == b"{"
