@@ -137,6 +137,18 @@ def fill_offsets(sorted_keys, first, out):
     return out
 
 
+def count_parented(parents, out):
+    """``out[i]`` = rows of ``parents[:i + 1]`` that have a parent (uint32), in
+    256K slices (cache-sized; no bool table per row)."""
+    step, carry = 1 << 18, np.uint32(0)
+    for lo in range(0, len(parents), step):
+        piece = out[lo:lo + step]
+        np.cumsum(parents[lo:lo + step] != NO_PARENT, dtype=np.uint32, out=piece)
+        np.add(piece, carry, out=piece)
+        carry = piece[-1]
+    return out
+
+
 def running_max(values):
     """``np.maximum.accumulate`` in place, in 256K slices through a scratch (an
     in-place accumulate holds the GIL for its whole run; into another array it does not)."""
@@ -384,15 +396,15 @@ class SceneHost:
         return offsets, gather(rows, order), None, starts
 
     def _parent_csr(self):
-        """Child -> parent: one neighbour per row that has a parent (the child rows, counted like keys)."""
-        rows, bounds, parts = self.child_rows, self.bounds, len(self.bounds) - 1
-        edges = np.searchsorted(rows, bounds.astype(np.uint32))
+        """Child -> parent: one neighbour per row that has a parent (a running count per partition)."""
+        bounds, parts = self.bounds, len(self.bounds) - 1
         offsets = np.empty(self.n + parts, np.uint32)
         for p in range(parts):
             a, b = int(bounds[p]), int(bounds[p + 1])
             offsets[a + p] = 0
-            fill_offsets(rows[edges[p]:edges[p + 1]], a, offsets[a + p + 1:b + p + 1])
-        return offsets, self.parent_keys, None, edges.astype(np.int64)
+            count_parented(self.parents[a:b], offsets[a + p + 1:b + p + 1])
+        starts = np.searchsorted(self.child_rows, bounds.astype(np.uint32)).astype(np.int64)
+        return offsets, self.parent_keys, None, starts
 
     def _record_columns(self, spans, start, args):
         """The per-row inputs of the records, in row order (no copies when rows
