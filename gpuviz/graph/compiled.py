@@ -19,7 +19,7 @@ import wgpu
 
 from ..device import device_capabilities
 from .allocation import plan_graph_transients
-from .compat import DestroyWatch, is_destroyed
+from .compat import DestroyWatch, compute_pass_descriptor, is_destroyed, render_pass_descriptor
 from .errors import GraphError, GraphStateError, GraphTypeError, NodeCompileError, OverrideError
 from .hazards import order_nodes
 from .nodes import NodeCompileContext
@@ -211,12 +211,12 @@ class CompiledGPUCommandGraph:
         #: (GPU captures: RenderDoc, Nsight). Off by default: two wgpu calls per
         #: node; pass labels name their nodes either way.
         self.debug_groups = False
-        self._pass_plans = {}  # timestamps -> [(kind, nodes, label, [(node, encode)])], set at compile
+        self._pass_plans = {}  # timestamps -> [(kind, nodes, label, [(node, encode)], descriptor)], set at compile
         self._watch = DestroyWatch()  # stale once a watched physical / owned / imported object is destroyed
         self._unwatched = []  # owned objects that are not wgpu buffers or textures: checked every encoding
         self._base_checked = False  # the base resources passed check_resolved_imports (and nothing is stale)
         self._resources_key = object()  # GraphFrame.resources_key of encodings without overrides
-        self._attachments = {}  # render node -> (colours, depth) dicts of encodings without overrides
+        self._attachments = {}  # render node -> (colours, depth, PassDescriptor) of encodings without overrides
 
     @property
     def node_order(self) -> list:
@@ -252,9 +252,12 @@ class CompiledGPUCommandGraph:
         """What every encoding reuses: both pass groupings with their labels and
         encode callbacks, and the watch over every object an encoding binds."""
         for timestamps in (False, True):
-            self._pass_plans[timestamps] = [
-                (kind, nodes, "+".join(n.id for n in nodes), [(n, self._encoders[n.id]) for n in nodes])
-                for kind, nodes in self._passes(timestamps=timestamps)]
+            plan = self._pass_plans[timestamps] = []
+            for kind, nodes in self._passes(timestamps=timestamps):
+                label = "+".join(n.id for n in nodes)
+                # untimed compute passes reuse one descriptor (render ones: see _begin_render_pass)
+                reuse = compute_pass_descriptor(label) if kind == "compute" and not timestamps else None
+                plan.append((kind, nodes, label, [(n, self._encoders[n.id]) for n in nodes], reuse))
         for obj in (*self._physical, *self._owned, *self._base_resources.values()):
             if obj is not None and not self._watch.watch(obj) and any(obj is o for o in self._owned):
                 self._unwatched.append(obj)
@@ -333,7 +336,7 @@ class CompiledGPUCommandGraph:
     def _encode_pass(self, encoder, planned, frame, timing, cpu, queries) -> None:
         """Record one planned pass; on any error the pass is ended before
         re-raising, so the caller's encoder stays finishable."""
-        kind, nodes, label, steps = planned
+        kind, nodes, label, steps, descriptor = planned
         timed = timing is not None and (kind != "copy" or self.capabilities.timestamps_inside_encoders)
         writes = None
         if timed:
@@ -342,7 +345,10 @@ class CompiledGPUCommandGraph:
                 writes = {"query_set": self._timing["query_set"], "beginning_of_pass_write_index": begin,
                           "end_of_pass_write_index": begin + 1}
         if kind == "compute":
-            target = encoder.begin_compute_pass(label=label, timestamp_writes=writes)
+            if descriptor is not None and writes is None:
+                target = descriptor.begin(encoder)
+            else:
+                target = encoder.begin_compute_pass(label=label, timestamp_writes=writes)
         elif kind == "render":
             target = self._begin_render_pass(encoder, nodes[0], frame, writes)
         else:
@@ -397,10 +403,16 @@ class CompiledGPUCommandGraph:
         frame.node = node
         cached = self._attachments.get(node) if frame.resources_key is not None else None
         if cached is None:
-            cached = self._render_attachments(node, frame)
-            if frame.resources_key is not None:
-                self._attachments[node] = cached
-        colors, depth = cached
+            colors, depth = self._render_attachments(node, frame)
+            descriptor = None
+            if frame.resources_key is not None:  # the compiled textures: the same views every encoding
+                descriptor = render_pass_descriptor(encoder, label=node.id, color_attachments=colors,
+                                                    depth_stencil_attachment=depth)
+                self._attachments[node] = (colors, depth, descriptor)
+        else:
+            colors, depth, descriptor = cached
+        if descriptor is not None and timestamp_writes is None:
+            return descriptor.begin(encoder)
         return encoder.begin_render_pass(label=node.id, color_attachments=colors, depth_stencil_attachment=depth,
                                          timestamp_writes=timestamp_writes)
 

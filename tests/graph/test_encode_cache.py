@@ -209,3 +209,51 @@ def test_debug_groups_record_the_same_work(device):
     assert compiled.stats.pass_count == 1  # two compute nodes in one pass: one group each
     run(device, compiled)
     assert (read_u32(device, target) == _expected(np.arange(N))).all()
+
+
+def test_reused_render_pass_draws_every_encoding(device):
+    """A render node with colour and depth attachments, begun from its reused
+    descriptor: each encoding draws what that frame's rectangle buffer holds,
+    after clearing both attachments (the pixels are counted on the CPU)."""
+    from .test_encode import RECT_WGSL
+
+    size = 16
+    rect_buffer = upload(device, np.zeros(8, np.float32))
+    color = device.create_texture(size=(size, size, 1), format="rgba8unorm", usage=TU.RENDER_ATTACHMENT | TU.COPY_SRC)
+    depth = device.create_texture(size=(size, size, 1), format="depth32float", usage=TU.RENDER_ATTACHMENT)
+    graph = GPUCommandGraph(device, id="draws")
+    rects = graph.import_buffer(id="rects", byte_length=32, usage=STORAGE, buffer=rect_buffer)
+    target = graph.import_texture(id="color", size=(size, size), format="rgba8unorm", usage=color.usage, texture=color)
+    depth_handle = graph.import_texture(id="depth", size=(size, size), format="depth32float", usage=depth.usage,
+                                        texture=depth)
+
+    def compile_draw(ctx):
+        module = ctx.device.create_shader_module(code=RECT_WGSL)
+        pipeline = ctx.device.create_render_pipeline(
+            layout="auto", vertex={"module": module, "entry_point": "vs"},
+            fragment={"module": module, "entry_point": "fs", "targets": [{"format": "rgba8unorm"}]},
+            primitive={"topology": "triangle-list"},
+            depth_stencil={"format": "depth32float", "depth_compare": "less", "depth_write_enabled": True})
+        group = ctx.device.create_bind_group(layout=pipeline.get_bind_group_layout(0), entries=[
+            {"binding": 0, "resource": {"buffer": rect_buffer}}])
+
+        def encode(render_pass, frame):
+            render_pass.set_pipeline(pipeline)
+            render_pass.set_bind_group(0, group)
+            render_pass.draw(6, 1)
+        return encode
+
+    graph.add_render_node(id="draw", resources=[(rects, "storage-read")], compile=compile_draw,
+                          color_attachments=[{"view": graph.create_texture_view(target), "clear_value": (0, 0, 1, 1)}],
+                          depth_stencil_attachment={"view": graph.create_texture_view(depth_handle),
+                                                    "depth_load_op": "clear", "depth_clear_value": 1.0,
+                                                    "depth_store_op": "store"})
+    compiled = graph.compile()
+    for x1 in (-0.5, 0.0, 0.5, 1.0):  # the rectangle [-1, x1] x [-1, 1]: (x1 + 1) / 2 of the columns
+        device.queue.write_buffer(rect_buffer, 0, np.array([-1, -1, x1, 1, 0, 0, 0, 0], np.float32))
+        run(device, compiled)
+        data = device.queue.read_texture({"texture": color}, {"bytes_per_row": 256}, (size, size, 1))
+        image = np.frombuffer(data, np.uint8).reshape(size, 256)[:, :4 * size].reshape(size, size, 4)
+        red = (image[..., 0] == 255) & (image[..., 2] == 0)
+        blue = (image[..., 2] == 255) & (image[..., 0] == 0)
+        assert red.sum() == size * round((x1 + 1) / 2 * size) and blue.sum() == size * size - red.sum()
