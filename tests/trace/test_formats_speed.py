@@ -212,3 +212,28 @@ def test_forked_cut_halves_the_events_not_the_bytes():
     assert abs(before - 5000) < 400              # half the 10000 events, within a block
     assert cut - pos > (end - pos) * 0.6         # well past the middle byte
     assert doc[cut - 1:cut] == b"}" and doc[rest:rest + 1] == b"{"
+
+
+def test_flow_points_without_a_start_are_counted_and_link_nothing(tmp_path):
+    rng = np.random.default_rng(4)
+    spans = [{"ph": "X", "pid": 1, "tid": t, "ts": 10 * i, "dur": 8, "name": "k", "cat": "kernel"}
+             for i in range(40) for t in (1, 2)]
+    flows, orphans = [], []
+    for i in range(40):
+        key = {"cat": "ac2g", "name": "launch", "id": i}
+        if i % 3:                                    # a normal s -> f pair
+            flows += [{"ph": "s", "pid": 1, "tid": 1, "ts": 10 * i + 1, **key},
+                      {"ph": "f", "pid": 1, "tid": 2, "ts": 10 * i + 2, "bp": "e", **key}]
+        else:                                        # only the end (and sometimes a step) was recorded
+            orphans.append({"ph": "f", "pid": 1, "tid": 2, "ts": 10 * i + 2, "bp": "e", **key})
+            if i % 2:
+                orphans.append({"ph": "t", "pid": 1, "tid": 2, "ts": 10 * i + 1, **key})
+    points = flows + orphans
+    shuffled = [points[k] for k in rng.permutation(len(points))]      # spans first: same span rows
+    with_orphans = load(write(tmp_path, spans + shuffled, "a.json"), progress=False)
+    without = load(write(tmp_path, spans + flows, "b.json"), progress=False)
+    pairs = [sorted(zip(t.links.column("source").to_pylist(), t.links.column("target").to_pylist()))
+             for t in (with_orphans, without)]
+    assert pairs[0] == pairs[1] and len(pairs[0]) == len(flows) // 2
+    assert with_orphans.report.get("unmatched_flow_end") == sum(e["ph"] == "f" for e in orphans)
+    assert with_orphans.report.get("unmatched_flow_step") == sum(e["ph"] == "t" for e in orphans)

@@ -426,7 +426,17 @@ def flow_links(cols, code, ts, ident, reporter, spans, parent, flow_kind=None):
     src = [bound[sp][ok]]
     dst = [bound[fp][ok]]
     kinds = _flow_kinds(cols, idx[sp[ok]], flow_kind)
-    points = np.flatnonzero(~simple)
+    rest = ~simple
+    if not reporter.strict:
+        # Points of keys without any s (Kineto's f of launches profiled
+        # before the trace began) link nothing: the replay would only count
+        # them, one by one. (Strict mode keeps them in the replay: it must
+        # raise at the same first problem.)
+        orphan = rest & (count[11][kid] == 0)
+        reporter.add("unmatched_flow_end", int(np.count_nonzero(orphan & (c == 13))))
+        reporter.add("unmatched_flow_step", int(np.count_nonzero(orphan & (c == 12))))
+        rest &= ~orphan
+    points = np.flatnonzero(rest)
     cats = _take_flat(cols.cat, idx[points]).to_pylist()
     s2, d2, k2 = _replay(points, idx, cats, c, kid, bound, reporter, flow_kind)
     src.append(s2)
