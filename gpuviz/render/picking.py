@@ -361,6 +361,18 @@ class _BindGroups:
         self.cache = {}
 
     def get(self, frame, entries: dict):
+        fast = getattr(frame, "resources_key", None)  # a graph encoding without overrides: same objects, same group
+        if fast is not None:
+            fast = (fast, frame.node, tuple(entries.items()))
+            group = self.cache.get(fast)
+            if group is not None:
+                return group
+        group = self._resolved(frame, entries)
+        if fast is not None:
+            self.cache[fast] = group
+        return group
+
+    def _resolved(self, frame, entries: dict):
         resolved, key = [], []
         alignment = int(self.device.limits["min-storage-buffer-offset-alignment"])
         for binding, resource in sorted(entries.items()):
