@@ -237,3 +237,8 @@ def test_flow_points_without_a_start_are_counted_and_link_nothing(tmp_path):
     assert pairs[0] == pairs[1] and len(pairs[0]) == len(flows) // 2
     assert with_orphans.report.get("unmatched_flow_end") == sum(e["ph"] == "f" for e in orphans)
     assert with_orphans.report.get("unmatched_flow_step") == sum(e["ph"] == "t" for e in orphans)
+
+
+def test_fast_event_type_has_the_fields_of_event():
+    names = sorted(f.name for f in msgspec.structs.fields(je._FastEvent))
+    assert names == sorted(f.name for f in msgspec.structs.fields(je.Event))

@@ -83,17 +83,29 @@ _PHASE_LETTERS = Literal["X", "B", "E", "b", "e", "n", "S", "T", "p", "F", "s", 
                          "P", "O", "N", "D", "R", "c", "V", "v", "(", ")"]
 
 
-class _FastEvent(Event, gc=False, omit_defaults=True):
-    """Event with pid/tid decoded as int or str (cheaper than Raw text) and
-    ph as one of the known letters; a block holding anything else there, or
-    any flow v2 key (``flow_in``/``flow_out``/``bind_id``, which then need
-    no check per event), is decoded again as Event."""
+class _FastEvent(msgspec.Struct, gc=False, omit_defaults=True):
+    """Event's fields with pid/tid decoded as int or str (cheaper than Raw
+    text) and ph as one of the known letters; a block holding anything else
+    there, or any flow v2 key (``flow_in``/``flow_out``/``bind_id``, which
+    then need no check per event), is decoded again as Event. Fields in the
+    PyTorch profiler's key order: msgspec tries the field after the last
+    one matched first (decoding 5-8% faster than Event's order, measured
+    on Kineto, synthetic Chrome and the real ResNet trace)."""
     ph: _PHASE_LETTERS = ""
+    cat: str = ""
+    name: str = ""
     pid: int | str = ""
     tid: int | str = ""
+    ts: msgspec.Raw = _EMPTY
+    dur: msgspec.Raw = _EMPTY
+    args: msgspec.Raw = _EMPTY
+    id: msgspec.Raw = _EMPTY
+    id2: msgspec.Raw = _EMPTY
+    bp: str = ""
+    s: str = ""
+    bind_id: _Absent = None
     flow_in: _Absent = None
     flow_out: _Absent = None
-    bind_id: _Absent = None
 
 
 _DECODER = msgspec.json.Decoder(list[Event])
