@@ -315,7 +315,7 @@ class CompiledGPUCommandGraph:
             raise GraphTypeError(f'CompiledGPUCommandGraph "{self.id}" encode needs a wgpu.GPUCommandEncoder '
                                  f"(got {type(encoder).__name__})")
         if (buffers is None and textures is None and self._base_checked and not self._watch.stale
-                and not any(is_destroyed(obj) for obj in self._unwatched)):
+                and not (self._unwatched and any(is_destroyed(obj) for obj in self._unwatched))):
             return self._base_resources, self._resources_key
         for name, value in (("buffers", buffers), ("textures", textures)):
             if value is not None and not isinstance(value, Mapping):
