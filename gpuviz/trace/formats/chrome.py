@@ -81,9 +81,22 @@ def read_chrome(path, *, strict=False, partition=0, data=None, progress=None):
 
 
 def _codes(ph):
-    enc = pc.dictionary_encode(ph)
-    lookup = np.array([PHASES.get(p, 0) for p in enc.dictionary.to_pylist()] or [0], np.uint8)
-    return lookup[enc.indices.to_numpy(zero_copy_only=False)] if len(ph) else np.zeros(0, np.uint8)
+    index, distinct = _encoded(ph)
+    lookup = np.array([PHASES.get(p, 0) for p in distinct.to_pylist()] or [0], np.uint8)
+    return lookup[index] if len(ph) else np.zeros(0, np.uint8)
+
+
+def _encoded(values):
+    """(index of each value, int64; the distinct values, an Array) of an
+    Array or a ChunkedArray (the event columns stay in their blocks' chunks:
+    dictionary_encode gives every chunk the same, final dictionary)."""
+    enc = pc.dictionary_encode(values)
+    if not isinstance(enc, pa.ChunkedArray):
+        return enc.indices.to_numpy(zero_copy_only=False).astype(np.int64), enc.dictionary
+    if enc.num_chunks == 0:
+        return np.zeros(0, np.int64), pa.array([], values.type)
+    index = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in enc.chunks]).astype(np.int64)
+    return index, enc.chunk(enc.num_chunks - 1).dictionary
 
 
 def _first_seen(values):
@@ -103,18 +116,16 @@ class Identity:
     """Process and thread rows, in order of first appearance."""
 
     def __init__(self, cols, code, used):
-        pid = pc.dictionary_encode(cols.pid)
-        raw_index = pid.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        texts = _texts(pid.dictionary)
+        raw_index, distinct = _encoded(cols.pid)
+        texts = _texts(distinct)
         # Processes: pids of the events that count, in order of first appearance.
         remap = np.full(len(texts) + 1, -1, np.int64)
         keep = _first_seen(raw_index[used])[0]
         remap[keep] = np.arange(len(keep))
         self.pid_index = remap[raw_index] if len(raw_index) else raw_index
         self.pid_text = [texts[k] for k in keep.tolist()]
-        tid = pc.dictionary_encode(cols.tid)
-        self.tid_index = tid.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        self.tid_text = _texts(tid.dictionary)
+        self.tid_index, distinct = _encoded(cols.tid)
+        self.tid_text = _texts(distinct)
         self.code = code
         self.thread_of = np.full(len(code), -1, np.int64)
         self.thread_rows = []        # (process, tid text, kind)

@@ -147,7 +147,7 @@ class Reporter:
 @dataclass
 class EventColumns:
     """Columns of all decoded events, in file order (index = event index)."""
-    ph: pa.Array
+    ph: pa.ChunkedArray    # one chunk per block (not concatenated), as name, cat, pid, tid, args
     name: pa.Array
     cat: pa.Array
     pid: pa.Array          # int64, or text with quotes stripped ("25738" and 25738 agree)
@@ -593,9 +593,9 @@ def _columns(parts, header):
         keys, blob = part[11]
         if len(keys):
             rare.update(zip(keys.tolist(), _RARE_DECODER.decode(blob)))
-    return EventColumns(ph=arrow(0, False), name=arrow(1, True), cat=arrow(2, True),
-                        pid=ids_as_text([part[3] for part in parts]) if parts else pa.array([], pa.string()),
-                        tid=ids_as_text([part[4] for part in parts]) if parts else pa.array([], pa.string()),
+    return EventColumns(ph=arrow(0, True), name=arrow(1, True), cat=arrow(2, True),
+                        pid=ids_as_text([part[3] for part in parts]) if parts else pa.chunked_array([], pa.string()),
+                        tid=ids_as_text([part[4] for part in parts]) if parts else pa.chunked_array([], pa.string()),
                         args=arrow(5, True),
                         ts_ns=numbers(6, np.int64), ts_ok=numbers(7, bool), dur_ns=numbers(8, np.int64),
                         dur_ok=numbers(9, bool), has_dur=numbers(10, bool), rare=rare, header=header,

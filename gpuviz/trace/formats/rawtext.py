@@ -142,11 +142,13 @@ def id_values(values):
 
 
 def ids_as_text(arrays):
-    """Block pid/tid arrays (int64 or string) -> one array: int64 when all
-    are, else string (ints as their decimal text, as :func:`id_text` writes them)."""
+    """Block pid/tid arrays (int64 or string) -> one chunked array (not
+    copied): int64 when all are, else string (ints as their decimal text,
+    as :func:`id_text` writes them)."""
     if arrays and all(pa.types.is_int64(a.type) for a in arrays):
-        return pa.concat_arrays(arrays)
-    return pa.concat_arrays([a if pa.types.is_string(a.type) else pc.cast(a, pa.string()) for a in arrays])
+        return pa.chunked_array(arrays, pa.int64())
+    return pa.chunked_array([a if pa.types.is_string(a.type) else pc.cast(a, pa.string()) for a in arrays],
+                            pa.string())
 
 
 def args_text(raws):
