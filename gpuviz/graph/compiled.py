@@ -5,6 +5,13 @@ node order, plans and creates transient allocations and runs node compile
 callbacks. Encoding records into the caller's encoder only: it never submits,
 maps or reads back (GPU timings are read later, explicitly, through a
 readback ring).
+
+A frame's CPU cost is mostly per call into wgpu-py, so what does not change
+between encodings is prepared once: the passes (grouping, labels, callbacks,
+pass descriptors), the check that nothing bound was destroyed (a watch that a
+destroy() turns stale), the render attachments, and bind groups found by the
+encoding's resource mapping (:attr:`GraphFrame.resources_key`). Overrides and
+timestamps take the general path.
 """
 
 from __future__ import annotations
