@@ -56,20 +56,16 @@ TUNINGS = {name: dict(tile_rows=tile, preload=preload, tiles_per_group=min(pair,
                ("tile8K-pre6-pair-early", 8192, 6, 3))}
 #: The size sweep's tunings: tile sizes (rows per workgroup: 256 lanes x 1-8
 #: quads) with the load batches each allows (intervals + a mask load 3 vec4
-#: per quad, spheres 4, so preload 6 batches two quads of intervals and
-#: leaves spheres in the loop, 8 batches two quads of either); "pair": two
-#: tiles per workgroup, the second's first batch loaded while the first's IDs
-#: are written; "wgp": the sphere test's planes in workgroup memory
-#: (planes_shared). The 06:43 H200 sweep also timed 8K-pre8 (the fastest
-#: only at 5M-7M intervals, within 1.4 µs), 4K-pre12, 2K-pre8, 1K and 2K
-#: pairs (never the fastest).
-TILE_TUNINGS = {name: dict(tile_rows=tile, preload=preload, tiles_per_group=pair, early_second=False,
-                           planes_shared=name.endswith("-wgp"))
-                for name, tile, preload, pair in (
-                    ("auto", None, 6, 1), ("8K-pre6", 8192, 6, 1), ("4K-pre6", 4096, 6, 1), ("4K-pre8", 4096, 8, 1),
-                    ("2K-pre6", 2048, 6, 1), ("2K", 2048, 0, 1), ("4K-pre8-pair", 4096, 8, 2),
-                    ("8K-pre6-wgp", 8192, 6, 1), ("4K-pre6-wgp", 4096, 6, 1), ("4K-pre8-wgp", 4096, 8, 1),
-                    ("2K-pre6-wgp", 2048, 6, 1))}
+#: per quad, spheres 4: preload 6 batches two quads of intervals and leaves
+#: spheres in the loop, 9 three quads of intervals, 12 the whole 4K tile of
+#: intervals or three quads of spheres, 16 the whole 4K tile of either).
+#: The H200 sweeps of 06:43 and 07:00 also timed 8K-pre8, 4K-pre8,
+#: 2K-pre8, 2K, 1K, pairs (4K and 2K) and the planes in workgroup memory:
+#: none was the fastest beyond the noise.
+TILE_TUNINGS = {name: dict(tile_rows=tile, preload=preload, tiles_per_group=1, early_second=False)
+                for name, tile, preload in (
+                    ("auto", None, 6), ("8K-pre6", 8192, 6), ("4K", 4096, 0), ("4K-pre9", 4096, 9),
+                    ("4K-pre12", 4096, 12), ("4K-pre16", 4096, 16), ("2K-pre6", 2048, 6))}
 #: The size sweep's row counts: 1M-14M in steps of 1M (a staircase of
 #: "waves" of concurrently resident tiles would show at this resolution),
 #: the culling benchmark's 25M and the visibility issue's 25 x 2^20.

@@ -169,10 +169,6 @@ class GPUVisibilityWorkflow:
     #: the first tile's loads (its first batch then loads through the whole
     #: first tile's scan, look-back and writes, but its count is published later).
     early_second = False
-    #: True keeps the six planes of the sphere test in workgroup memory
-    #: instead of each lane's registers (more resident workgroups where
-    #: registers limit them).
-    planes_shared = False
 
     def __init__(self, *, id: str, output, count, length=None, source_ids=None, mask_output=None, masks=(),
                  spheres=None, planes=None, intervals=None, window=None, lod=None, lod_range=None):
@@ -314,8 +310,7 @@ class GPUVisibilityWorkflow:
         iters = tile // 1024
         batch = min(iters, preload // max(loads, 1))
         batch = batch if batch >= 2 else 0
-        return {"tile": tile, "batch": batch, "pair": (("early" if self.early_second else "late") if pair == 2 else ""),
-                "planes_shared": bool(self.planes_shared)}
+        return {"tile": tile, "batch": batch, "pair": (("early" if self.early_second else "late") if pair == 2 else "")}
 
     # ----------------------------------------------------------------- graph
     def add_to_graph(self, graph) -> list:
@@ -365,7 +360,7 @@ class GPUVisibilityWorkflow:
                 fixed[11 + masks] = (chunk_table, 0, chunk_table.size)
             template = dict(masks=masks, subgroups=use_subgroups(ctx, None), scatter=scatter,
                             iters=tuning["tile"] // 1024, wpl=max(1, tuning["tile"] // 8192), batch=tuning["batch"],
-                            pair=tuning["pair"], planes_shared=tuning["planes_shared"])
+                            pair=tuning["pair"])
             constants = {"SPIN_LIMIT": spin_limit, "TRUST_STATE": trust}
             dispatches = []
             for row, ch in enumerate(chunks):

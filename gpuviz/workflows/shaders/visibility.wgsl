@@ -41,7 +41,7 @@
 // mask_out, spheres, planes, intervals, window, lod, lod_range, mask0..,
 // ids; "none" for a role not given), masks (how many), spheres/intervals/lod
 // (which predicates run), subgroups (which group primitives), the tuning
-// (iters, wpl = bit words per lane, batch, pair, planes_shared) and scatter:
+// (iters, wpl = bit words per lane, batch, pair) and scatter:
 // dst (bindings of the output buffers) and table (several output chunks:
 // scatter_chunks holds per chunk its end in the compacted sequence, its
 // element offset in its binding minus its first position (wrapping), its dst
@@ -152,18 +152,16 @@ fn {{ name }}_words4(w: u32, nw: u32) -> vec4<u32> {
 {% if spheres %}
 {{ words4("spheres") }}
 {{ words4("planes") }}
-// planes_shared: the planes in workgroup memory (24 registers a lane fewer), written by lane 0 before
-// the ticket's barrier
-var<{{ "workgroup" if planes_shared else "private" }}> planes_f: array<vec4<f32>, 6>;
+var<private> planes_f: array<vec4<f32>, 6>;
 var<private> planes_ok: bool;
 
 // Unrolled: a private array indexed in a loop can spill to local memory.
-fn load_planes(lid: u32) {
+fn load_planes() {
     planes_ok = true;
 {% for i in range(6) %}
-    let p{{ i }} = bitcast<vec4<f32>>(planes_words4({{ 4 * i }}u, 24u));
-    planes_ok = planes_ok && !(is_nan(p{{ i }}.x) || is_nan(p{{ i }}.y) || is_nan(p{{ i }}.z) || is_nan(p{{ i }}.w));
-    {{ "if (lid == 0u) { " if planes_shared }}planes_f[{{ i }}] = p{{ i }};{{ " }" if planes_shared }}
+    planes_f[{{ i }}] = bitcast<vec4<f32>>(planes_words4({{ 4 * i }}u, 24u));
+    planes_ok = planes_ok && !(is_nan(planes_f[{{ i }}].x) || is_nan(planes_f[{{ i }}].y) ||
+                               is_nan(planes_f[{{ i }}].z) || is_nan(planes_f[{{ i }}].w));
 {% endfor %}
 }
 
@@ -603,7 +601,7 @@ fn kernel_main(g: Group, wg: u32) {
     if (g.lid == 0u) { s_ticket = take_ticket(); }
     for (var j = 0u; j < WPL; j++) { atomicStore(&s_bits[WPL * slot(g) + j], 0u); }
 {% if spheres %}
-    load_planes(g.lid);
+    load_planes();
 {% endif %}
 {% if intervals %}
     win = bitcast<vec4<f32>>(window_words4(0u, 4u));
