@@ -151,7 +151,9 @@ class GPUVisibilityWorkflow:
     trust_published = True
     #: Rows per workgroup tile: one of :data:`TILE_ROWS`, or None (the
     #: default) for :func:`tile_for_rows` of the row count. Larger tiles
-    #: spread each tile's fixed work (scan, look-back) over more rows.
+    #: spread each tile's fixed work (ticket, scan, look-back) over more
+    #: rows; smaller ones shorten the tail the last tiles leave (see
+    #: :data:`VISIBILITY_TILE` for what the H200 measured).
     tile_rows = None
     #: vec4 loads a lane may have in flight in a full tile before it tests
     #: the first of them: the loop is unrolled into batches of whole quads
@@ -163,11 +165,13 @@ class GPUVisibilityWorkflow:
     preload = 6
     #: Tiles per workgroup, 1 or 2: with 2, a workgroup takes its second
     #: ticket after its first tile's look-back and loads that tile's first
-    #: batch while it writes the first tile's IDs (not yet timed on an H200).
+    #: batch while it writes the first tile's IDs. On the H200 pairs were
+    #: 2-17 µs slower than single tiles at 8K, 4K and 2K rows.
     tiles_per_group = 1
     #: With two tiles per workgroup: True takes the second ticket right after
     #: the first tile's loads (its first batch then loads through the whole
-    #: first tile's scan, look-back and writes, but its count is published later).
+    #: first tile's scan, look-back and writes, but its count is published
+    #: later: successors wait for it; slower still on the H200).
     early_second = False
 
     def __init__(self, *, id: str, output, count, length=None, source_ids=None, mask_output=None, masks=(),
