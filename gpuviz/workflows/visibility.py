@@ -166,7 +166,7 @@ class GPUVisibilityWorkflow:
     #: Tiles per workgroup, 1 or 2: with 2, a workgroup takes its second
     #: ticket after its first tile's look-back and loads that tile's first
     #: batch while it writes the first tile's IDs. On the H200 pairs were
-    #: 2-17 µs slower than single tiles at 8K, 4K and 2K rows.
+    #: 2-23 µs slower than single tiles at 8K, 4K and 2K rows.
     tiles_per_group = 1
     #: With two tiles per workgroup: True takes the second ticket right after
     #: the first tile's loads (its first batch then loads through the whole
