@@ -242,3 +242,12 @@ def test_flow_points_without_a_start_are_counted_and_link_nothing(tmp_path):
 def test_fast_event_type_has_the_fields_of_event():
     names = sorted(f.name for f in msgspec.structs.fields(je._FastEvent))
     assert names == sorted(f.name for f in msgspec.structs.fields(je.Event))
+
+
+def test_flow_v2_key_text_inside_strings_only(tmp_path):
+    """The text scan finds '"flow_' in a name, but no event has the key: the
+    fast type's defaults must read as Event's in the reference columns too."""
+    events = [{"ph": "X", "pid": 1, "tid": 1, "ts": i, "dur": 1, "name": "flow_x", "cat": "bind_id"} for i in range(5)]
+    events.append({"ph": "M", "pid": 1, "name": "process_name", "args": {"name": "\"bind_id\""}})
+    tables, report = assert_same(write(tmp_path, events))
+    assert tables[1].num_rows == 0 and not report

@@ -103,9 +103,9 @@ class _FastEvent(msgspec.Struct, gc=False, omit_defaults=True):
     id2: msgspec.Raw = _EMPTY
     bp: str = ""
     s: str = ""
-    bind_id: _Absent = None
-    flow_in: _Absent = None
-    flow_out: _Absent = None
+    bind_id: _Absent = _EMPTY         # the defaults read as Event's (so the reference columns work too)
+    flow_in: _Absent = False
+    flow_out: _Absent = False
 
 
 _DECODER = msgspec.json.Decoder(list[Event])
