@@ -188,7 +188,9 @@ class GPUTraceScene:
         writes of the tables ready early included: each table is queued as
         soon as it is built, ``"overlapped_write"`` of it) and queueing the
         remaining writes afterwards (``"write"``); ``"tasks"``: seconds of
-        each host task (they run on several threads at once).
+        each host task (they run on several threads at once); ``"windows"``:
+        ``(first start, last end)`` of each task and main-thread step
+        (``"main-*"``), seconds since the host preparation started.
 
     Raises
     ------
@@ -249,7 +251,7 @@ class GPUTraceScene:
             self.destroy()
             raise
         self.timings = {"prepare": t1 - t0, "write": time.perf_counter() - t1, "overlapped_write": overlapped,
-                        "tasks": dict(host.task_s)}
+                        "tasks": dict(host.task_s), "windows": dict(host.windows)}
 
     # -- upload ------------------------------------------------------------------
     def _create(self, name, nbytes, mapped=False):

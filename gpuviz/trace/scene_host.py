@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import queue
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, as_completed, wait
 
 import numpy as np
 import pyarrow as pa
@@ -267,6 +267,7 @@ class SceneHost:
         ``record_targets``: None or ``(first row, rows, uint32 array)`` per
         record buffer to build the records straight into (mapped memory; then
         ``write_records`` is never called)."""
+        self._t0 = time.perf_counter()
         upload, upload_csr, write_records = sink if sink is not None else (None, None, None)
         who = f'GPUTraceScene "{label}"'
         spans = trace.spans
@@ -304,6 +305,7 @@ class SceneHost:
         # that does not need the parents starts before the main thread computes them.
         with ThreadPoolExecutor(WORKERS) as pool, ThreadPoolExecutor(CSR_WORKERS) as sorts:
             self.task_s = {}  # seconds each host task took (they overlap): where the preparation goes
+            self.windows = {}  # (first start, last end) of each task and main-thread step, s since the start
             timed = self._timed
             dense = [pool.submit(timed(f"ids-{name}", dense_ids), table.column(name))
                      for table, name in ((spans, "name"), (spans, "category"), (links, "kind"))]
@@ -312,6 +314,8 @@ class SceneHost:
             lanes = pool.submit(thread_lane_counts, spans, trace.threads.num_rows)
             csr = {name: sorts.submit(timed(f"csr-{name}", self._link_csr), *keys)
                    for name, keys in (("links_forward", (source, target)), ("links_reverse", (target, source)))}
+            self._window("main-setup", self._t0, time.perf_counter())
+            mark = time.perf_counter()
             parent = column_numpy(spans, "parent")
             if rank is not None:
                 parent = np.where(parent >= 0, rank[np.maximum(parent, 0)].astype(np.int64), -1)
@@ -322,12 +326,25 @@ class SceneHost:
             used.insert(0, pool.submit(timed("used-0", used_rows), self.parent_keys, n))
             csr["hierarchy_reverse"] = sorts.submit(timed("csr-hierarchy_reverse", self._children_csr))
             csr["hierarchy_forward"] = sorts.submit(timed("csr-hierarchy_forward", self._parent_csr))
+            self._window("main-parents", mark, time.perf_counter())
             if upload is not None:
+                mark = time.perf_counter()
                 upload("parents", self.parents)  # while the workers sort and encode
+                self._window("main-write-parents", mark, time.perf_counter())
+            mark = time.perf_counter()
+            self.csr = {}
+            inputs = [*dense, *used, args]
+            while not all(job.done() for job in inputs):  # upload the CSRs done meanwhile
+                open_csr = [job for name, job in csr.items() if name not in self.csr]
+                done, _ = wait([*inputs, *open_csr], return_when=FIRST_COMPLETED)
+                for name, job in csr.items():
+                    if job in done and name not in self.csr:
+                        self._take_csr(name, job, upload_csr)
             columns = self._record_columns(spans, start, args)
             (columns["name"], self.names), (columns["category"], self.categories), (kinds, self.link_kinds) = (
                 job.result() for job in dense)
             columns["children"], columns["out"], columns["in"] = (job.result() for job in used)
+            self._window("main-wait-inputs", mark, time.perf_counter())
             chunks = [(lo, min(n, lo + CHUNK_ROWS)) for lo in range(0, n, CHUNK_ROWS)]
             fill = timed("records", record_rows)
             if record_targets is not None:  # straight into the buffers' mapped memory, chunks never straddling two
@@ -350,19 +367,20 @@ class SceneHost:
                     return fill(buffer[:hi - lo], columns, self.origin, lo, hi), buffer
 
                 pending = {pool.submit(build, lo, hi): ("records", lo, hi) for lo, hi in chunks}
-            pending.update({job: ("csr", name) for name, job in csr.items()})
-            self.csr = {}
+            pending.update({job: ("csr", name) for name, job in csr.items() if name not in self.csr})
             try:
                 for job in as_completed(pending):  # each table goes to the GPU as soon as it is ready
-                    what, result = pending[job], job.result()
+                    what = pending[job]
                     if what[0] == "csr":
-                        self.csr[what[1]] = result
-                        if upload_csr is not None:
-                            upload_csr(what[1], result)
+                        self._take_csr(what[1], job, upload_csr)
                     elif what[0] == "records" and write_records is not None:
-                        block, buffer = result
+                        mark = time.perf_counter()
+                        block, buffer = job.result()
                         write_records(what[1], what[2], block)  # write_buffer copies: the buffer is free again
                         free.put(buffer)
+                        self._window("main-write-records", mark, time.perf_counter())
+                    else:
+                        job.result()  # raises a record task's error
             except BaseException:  # let no worker wait for a buffer forever (the pools join on exit)
                 for job in pending:
                     job.cancel()
@@ -376,14 +394,29 @@ class SceneHost:
         self.thread_process = column_numpy(trace.threads, "process").astype(np.uint32)
 
     def _timed(self, name, fn):
-        """``fn`` adding its seconds to ``task_s[name]`` (summed over calls)."""
+        """``fn`` adding its seconds to ``task_s[name]`` (summed over calls) and
+        widening ``windows[name]``."""
         def run(*args):
             started = time.perf_counter()
             try:
                 return fn(*args)
             finally:
-                self.task_s[name] = self.task_s.get(name, 0.0) + time.perf_counter() - started
+                ended = time.perf_counter()
+                self.task_s[name] = self.task_s.get(name, 0.0) + ended - started
+                self._window(name, started, ended)
         return run
+
+    def _take_csr(self, name, job, upload_csr):
+        """A finished CSR job's tables, uploaded when there is a sink."""
+        self.csr[name] = job.result()
+        if upload_csr is not None:
+            mark = time.perf_counter()
+            upload_csr(name, self.csr[name])
+            self._window(f"main-write-{name}", mark, time.perf_counter())
+
+    def _window(self, name, started, ended):
+        a, b = self.windows.get(name, (np.inf, 0.0))
+        self.windows[name] = (min(a, started - self._t0), max(b, ended - self._t0))
 
     def _link_csr(self, key, other):
         order, offsets, starts = group_keys(key, self.n, self.bounds)

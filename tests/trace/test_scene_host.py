@@ -159,6 +159,14 @@ def test_default_blocks_match_plain_numpy():
     np.testing.assert_array_equal(_streamed(trace), want)
 
 
+def test_windows_cover_tasks_and_main_steps():
+    trace = synthetic(spans=5000, processes=2, threads_per_process=2, seed=6)
+    host = SceneHost(trace, "t", sink=(lambda *a: None, lambda *a: None, lambda lo, hi, block: None))
+    assert set(host.task_s) <= set(host.windows)
+    assert {"main-setup", "main-parents", "main-wait-inputs", "records", "main-write-records"} <= set(host.windows)
+    assert all(0 <= a <= b for a, b in host.windows.values())
+
+
 def test_used_rows_matches_bincount(monkeypatch):
     rng = np.random.default_rng(3)
     keys = rng.integers(0, 500, 2000).astype(np.uint32)
@@ -169,9 +177,11 @@ def test_used_rows_matches_bincount(monkeypatch):
     assert not used_rows(np.zeros(0, np.uint32), 4).any()
 
 
-def test_failing_record_task_raises(monkeypatch):
+@pytest.mark.parametrize("sink", [True, False])
+def test_failing_record_task_raises(sink, monkeypatch):
     """More chunks than buffers and one task failing: the error comes back
-    (the other workers get buffers and finish instead of waiting forever)."""
+    (the other workers get buffers and finish instead of waiting forever);
+    without a sink too."""
     trace = synthetic(spans=3000, processes=2, threads_per_process=2, seed=2)
     real = scene_host.record_rows
 
@@ -184,7 +194,7 @@ def test_failing_record_task_raises(monkeypatch):
     monkeypatch.setattr(scene_host, "WORKERS", 2)
     monkeypatch.setattr(scene_host, "record_rows", failing)
     with pytest.raises(RuntimeError, match="boom"):
-        SceneHost(trace, "t", sink=(lambda *a: None, lambda *a: None, lambda lo, hi, block: None))
+        SceneHost(trace, "t", sink=(lambda *a: None, lambda *a: None, lambda lo, hi, block: None) if sink else None)
 
 
 def _grouped_oracle(keys, count, bounds):
