@@ -251,3 +251,28 @@ def test_flow_v2_key_text_inside_strings_only(tmp_path):
     events.append({"ph": "M", "pid": 1, "name": "process_name", "args": {"name": "\"bind_id\""}})
     tables, report = assert_same(write(tmp_path, events))
     assert tables[1].num_rows == 0 and not report
+
+
+@pytest.mark.parametrize("damage", ["none", "members", "nul_padding", "garbage", "truncated", "crc"])
+def test_gunzip_equals_gzip_decompress(damage):
+    import gzip
+    import zlib
+    text = b'[{"ph":"X","ts":1,"dur":2}]' * 50
+    data = gzip.compress(text)
+    if damage == "members":
+        data += gzip.compress(b"more")
+    elif damage == "nul_padding":
+        data += b"\x00" * 7
+    elif damage == "garbage":
+        data += b"junk"
+    elif damage == "truncated":
+        data = data[:-20]
+    elif damage == "crc":
+        data = data[:-8] + bytes([data[-8] ^ 1]) + data[-7:]
+    try:
+        want = gzip.decompress(data)
+    except (OSError, EOFError, zlib.error) as exc:
+        with pytest.raises(type(exc)):
+            je._gunzip(data)
+    else:
+        assert je._gunzip(data) == want
