@@ -276,3 +276,16 @@ def test_gunzip_equals_gzip_decompress(damage):
             je._gunzip(data)
     else:
         assert je._gunzip(data) == want
+
+
+@pytest.mark.parametrize("stride", [1, 3, 1 << 30])
+def test_pinned_event_objects_do_not_change_the_trace(tmp_path, monkeypatch, stride):
+    events = [{"ph": "X" if i % 5 else "i", "pid": 1, "tid": i % 3, "ts": i, "dur": 1, "name": f"n{i % 9}",
+               "args": {"i": i}} for i in range(500)]
+    path = write(tmp_path, events)
+    monkeypatch.setattr(je, "_BLOCK", 512)          # many blocks, each overwriting the frame the pinned ones saw
+    want = load(path, progress=False)
+    monkeypatch.setattr(je, "PIN_STRIDE", stride)
+    got = load(path, progress=False)
+    for name in TABLES:
+        assert getattr(got, name).equals(getattr(want, name)), name

@@ -478,7 +478,7 @@ def decode_parts(buf, path, reporter, base_offset=0, progress=None, *, span=None
             if m is not None:
                 cut = m.start() + 1
         try:
-            parts.append(_decode_block(frame.fill(buf, pos, cut), path, reporter, first_index))
+            parts.append(_decode_block(frame.fill(buf, pos, cut), path, reporter, first_index, frame))
         except _Resplit as exc:
             if cut == end or exact_blocks:
                 m = _ERROR_BYTE.search(str(exc.__cause__))
@@ -486,7 +486,7 @@ def decode_parts(buf, path, reporter, base_offset=0, progress=None, *, span=None
                 raise _Resplit(f"{exc.__cause__} (byte {at})") from None
             # The boundary guess fell inside a string: the rest as one block.
             cut = end
-            parts.append(_decode_block(frame.fill(buf, pos, cut), path, reporter, first_index))
+            parts.append(_decode_block(frame.fill(buf, pos, cut), path, reporter, first_index, frame))
         first_index += len(parts[-1][0])
         if progress is not None:
             progress(cut - pos)
@@ -501,11 +501,19 @@ class _Frame:
     ``[`` + buf[pos:cut] + ``]`` as a view of it. A fresh buffer per block
     cost more than the decode's copy itself (its pages are zeroed and
     faulted in anew: ~0.3 us per event, measured). Safe because nothing
-    decoded from a block outlives its :func:`_decode_block` (the columns
-    are copies; kept events are re-encoded)."""
+    decoded from a block is read after its :func:`_decode_block` (the
+    columns are copies; kept events are re-encoded).
+
+    ``pinned`` holds every :data:`PIN_STRIDE`-th event object of the last
+    block until the next one is decoded: then no CPython arena holding that
+    block's objects is entirely free, none is handed back to the system,
+    and the next block's objects reuse them instead of faulting in fresh
+    pages (measured: ~430-2000 page faults per 2 MB block -> 0, ~6% of the
+    block's time)."""
 
     def __init__(self):
         self.buffer = bytearray()
+        self.pinned = []
 
     def fill(self, buf, pos, cut):
         size = cut - pos + 2
@@ -517,7 +525,11 @@ class _Frame:
         return view
 
 
-def _decode_block(block, path, reporter, first_index):
+#: See :class:`_Frame` (an arena of 1 MiB holds thousands of events).
+PIN_STRIDE = 256
+
+
+def _decode_block(block, path, reporter, first_index, frame=None):
     flow_v2 = False           # no flow v2 key in the block (the fast type rejects them)
     try:
         try:
@@ -543,6 +555,8 @@ def _decode_block(block, path, reporter, first_index):
         raise _Resplit() from exc
     if events and all(e.ph == "\x00bad" for e in events) and first_index == 0:
         raise TraceFormatError(path, "no element of the event array is an event object", index=0)
+    if frame is not None:
+        frame.pinned = events[::PIN_STRIDE]
     if FAST_COLUMNS:
         return block_columns(events, first_index, block, flow_v2=flow_v2)
     return _block_columns(events, first_index, block)
