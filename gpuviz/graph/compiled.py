@@ -9,9 +9,10 @@ readback ring).
 A frame's CPU cost is mostly per call into wgpu-py, so what does not change
 between encodings is prepared once: the passes (grouping, labels, callbacks,
 pass descriptors), the check that nothing bound was destroyed (a watch that a
-destroy() turns stale), the render attachments, and bind groups found by the
-encoding's resource mapping (:attr:`GraphFrame.resources_key`). Overrides and
-timestamps take the general path.
+destroy() turns stale), the checked resources of the compiled imports and of
+recent override mappings, the render attachments, and bind groups found by
+the encoding's resource mapping (:attr:`GraphFrame.resources_key`).
+Timestamped encodings begin their passes the general way.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ from .resources import GraphTextureView
 __all__ = ["CompiledGPUCommandGraph", "GraphFrame", "GraphStats", "compile_graph"]
 
 TIMING_RING_SLOTS = 3
+#: Override mappings whose checked resources an encoding keeps (DataAnalysis: one per column choice).
+OVERRIDE_PLANS = 8
 
 
 @dataclass
@@ -145,9 +148,10 @@ class GraphFrame:
         self._resources = resources
         self.node = None
         #: Identifies this encoding's handle -> physical mapping: one object for
-        #: every encoding of a graph without overrides, None with overrides.
-        #: Kernels key their bind groups by it (the mapping, hence every bound
-        #: buffer, is the same whenever the key is).
+        #: every encoding of a graph without overrides, one per override mapping
+        #: the graph keeps checked, None otherwise. Kernels key their bind groups
+        #: by it (the mapping, hence every bound buffer, is the same whenever
+        #: the key is).
         self.resources_key = resources_key
 
     def _lookup(self, resource):
@@ -223,7 +227,8 @@ class CompiledGPUCommandGraph:
         self._unwatched = []  # owned objects that are not wgpu buffers or textures: checked every encoding
         self._base_checked = False  # the base resources passed check_resolved_imports (and nothing is stale)
         self._resources_key = object()  # GraphFrame.resources_key of encodings without overrides
-        self._attachments = {}  # render node -> (colours, depth, PassDescriptor) of encodings without overrides
+        self._override_plans = {}  # override mapping's items -> (checked resources, their resources_key)
+        self._attachments = {}  # (render node, resources_key) -> (colours, depth, PassDescriptor)
 
     @property
     def node_order(self) -> list:
@@ -312,18 +317,34 @@ class CompiledGPUCommandGraph:
         types, that no resource it binds was destroyed, and the overrides.
         Returns the resources of this encoding and their GraphFrame key.
 
-        Without overrides, once the compiled imports passed their checks, this
-        is O(1) while the watch over every bound buffer and texture stays
-        fresh (plus any node-owned object that is not one); after a destroy, or
-        with overrides, it checks everything (O(imports + transients))."""
+        The compiled imports, and each override mapping seen (up to
+        :data:`OVERRIDE_PLANS`), are checked in full once; later encodings
+        with them are O(1) while the watch over every buffer and texture they
+        bind stays fresh (plus any node-owned object that is not one). A
+        destroy() anywhere among them drops every such result: the next
+        encodings check in full again (O(imports + transients)), so a
+        destroyed resource is refused as before."""
         if self._destroyed:
             raise GraphStateError(f'CompiledGPUCommandGraph "{self.id}" is destroyed and cannot encode')
         if not isinstance(encoder, wgpu.GPUCommandEncoder):
             raise GraphTypeError(f'CompiledGPUCommandGraph "{self.id}" encode needs a wgpu.GPUCommandEncoder '
                                  f"(got {type(encoder).__name__})")
-        if (buffers is None and textures is None and self._base_checked and not self._watch.stale
-                and not (self._unwatched and any(is_destroyed(obj) for obj in self._unwatched))):
+        fresh = not self._watch.stale and not (self._unwatched and any(is_destroyed(o) for o in self._unwatched))
+        base = _no_overrides(buffers) and _no_overrides(textures)
+        plan_key = None
+        if fresh and base and self._base_checked:
             return self._base_resources, self._resources_key
+        if not base:
+            try:  # the mapping's content: the same buffers and textures give the same checked resources
+                plan_key = (tuple(buffers.items()) if buffers else (), tuple(textures.items()) if textures else ())
+                planned = self._override_plans.get(plan_key) if fresh else None
+            except (AttributeError, TypeError):  # not a mapping, or an unhashable value: checked below
+                plan_key = planned = None
+            if planned is not None:
+                return planned
+        if not fresh:  # something was destroyed: forget every checked result, check this encoding in full
+            self._override_plans.clear()
+            self._base_checked = False
         for name, value in (("buffers", buffers), ("textures", textures)):
             if value is not None and not isinstance(value, Mapping):
                 raise GraphTypeError(f'CompiledGPUCommandGraph "{self.id}" encode {name} must be a mapping of '
@@ -332,13 +353,24 @@ class CompiledGPUCommandGraph:
             if is_destroyed(obj):  # a submit using it would abort the process
                 raise GraphStateError(f'CompiledGPUCommandGraph "{self.id}" resource "{getattr(obj, "label", obj)}" '
                                       "was destroyed outside the graph; compile the graph again")
-        if buffers or textures:
+        if base:
+            check_resolved_imports(self.id, self._base_resources)
+            result = (self._base_resources, self._resources_key)
+            self._base_checked = True
+        else:
             resources = self._resolve_overrides(buffers or {}, textures or {})
             check_resolved_imports(self.id, resources)
-            return resources, None
-        check_resolved_imports(self.id, self._base_resources)
-        self._base_checked = True  # re-checked only after a watched object is destroyed
-        return self._base_resources, self._resources_key
+            result = (resources, object() if plan_key is not None else None)
+            if plan_key is not None:
+                for obj in (*(buffers or {}).values(), *(textures or {}).values()):
+                    self._watch.watch(obj)
+                if len(self._override_plans) >= OVERRIDE_PLANS:
+                    self._override_plans.clear()
+                self._override_plans[plan_key] = result
+        # every result kept from before a destroy was dropped above and this one is checked: fresh again
+        # (the destroyed object stays destroyed; whatever binds it fails its next full check)
+        self._watch.stale = False
+        return result
 
     def _encode_pass(self, encoder, planned, frame, timing, cpu, queries) -> None:
         """Record one planned pass; on any error the pass is ended before
@@ -408,14 +440,17 @@ class CompiledGPUCommandGraph:
 
     def _begin_render_pass(self, encoder, node, frame, timestamp_writes):
         frame.node = node
-        cached = self._attachments.get(node) if frame.resources_key is not None else None
+        key = (node, frame.resources_key)
+        cached = self._attachments.get(key) if frame.resources_key is not None else None
         if cached is None:
             colors, depth = self._render_attachments(node, frame)
             descriptor = None
-            if frame.resources_key is not None:  # the compiled textures: the same views every encoding
+            if frame.resources_key is not None:  # a checked mapping: the same views every encoding
                 descriptor = render_pass_descriptor(encoder, label=node.id, color_attachments=colors,
                                                     depth_stencil_attachment=depth)
-                self._attachments[node] = (colors, depth, descriptor)
+                if len(self._attachments) >= 4 * OVERRIDE_PLANS:
+                    self._attachments.clear()
+                self._attachments[key] = (colors, depth, descriptor)
         else:
             colors, depth, descriptor = cached
         if descriptor is not None and timestamp_writes is None:
@@ -551,9 +586,15 @@ class CompiledGPUCommandGraph:
         self._physical.clear()
         self._view_cache.clear()
         self._attachments.clear()
+        self._override_plans.clear()
         self._pass_plans.clear()
         self._encoders.clear()
         self._pending_timings.clear()
+
+
+def _no_overrides(value) -> bool:
+    """None or an empty mapping (an empty list is a type error, raised by the full check)."""
+    return value is None or (isinstance(value, Mapping) and not value)
 
 
 def _close_after_error(encoder, target, pushed) -> None:

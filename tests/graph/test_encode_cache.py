@@ -109,7 +109,9 @@ def test_bind_groups_follow_overrides_and_come_back(device):
     assert (read_u32(device, other_target) == _expected(7)).all()  # the override's target untouched since
 
 
-def test_frame_resources_key_is_shared_without_overrides_only(device):
+def test_frame_resources_key_follows_the_mapping(device):
+    """One key for the compiled imports, one per override mapping (the same
+    buffers again: the same key), and new keys once a destroy dropped them."""
     keys = []
     compiled, source, _ = _graph(device)
     graph = GPUCommandGraph(device, id="keys")
@@ -117,12 +119,19 @@ def test_frame_resources_key_is_shared_without_overrides_only(device):
     graph.add_compute_node(id="look", resources=[(handle, "storage-read")],
                            compile=lambda ctx: lambda p, frame: keys.append(frame.resources_key))
     looked = graph.compile()
+    a, b = upload(device, np.zeros(N, np.uint32)), upload(device, np.zeros(N, np.uint32))
+    for overrides in (None, None, {"x": a}, {}, {"x": a}, {"x": b}, {"x": a}):
+        run(device, looked, **({} if overrides is None else {"buffers": overrides}))
+    base, with_a, with_b = keys[0], keys[2], keys[5]
+    assert None not in keys and keys == [base, base, with_a, base, with_a, with_b, with_a]
+    assert len({id(base), id(with_a), id(with_b)}) == 3
+    b.destroy()
+    with pytest.raises(GraphStateError, match='buffer "x" override was destroyed'):
+        looked.encode(device.create_command_encoder(), buffers={"x": b})
+    run(device, looked, buffers={"x": a})
+    assert keys[-1] is not with_a  # checked again after the destroy: a new mapping key
     run(device, looked)
-    run(device, looked)
-    run(device, looked, buffers={"x": upload(device, np.zeros(N, np.uint32))})
-    run(device, looked, buffers={})
-    assert keys[0] is not None and keys[1] is keys[0] and keys[3] is keys[0]
-    assert keys[2] is None
+    assert keys[-1] is base
 
 
 def test_one_kernel_in_two_graphs_binds_each_graphs_buffers(device):
