@@ -263,10 +263,13 @@ class DestroyWatch:
         """Watch a wgpu buffer or texture; False (nothing watched) for any other object."""
         if not isinstance(obj, (wgpu.GPUBuffer, wgpu.GPUTexture)):
             return False
-        watches = obj.__dict__.get(_WATCHES)
-        if watches is None:
-            watches = weakref.WeakSet()
-            setattr(obj, _WATCHES, watches)
+        try:
+            watches = obj.__dict__.get(_WATCHES)
+            if watches is None:
+                watches = weakref.WeakSet()
+                setattr(obj, _WATCHES, watches)
+        except AttributeError:  # pragma: no cover - an object without a __dict__: not watched
+            return False
         watches.add(self)
         if is_destroyed(obj):
             self.stale = True

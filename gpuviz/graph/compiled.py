@@ -224,7 +224,7 @@ class CompiledGPUCommandGraph:
         self.debug_groups = False
         self._pass_plans = {}  # timestamps -> [(kind, nodes, label, [(node, encode)], descriptor)], set at compile
         self._watch = DestroyWatch()  # stale once a watched physical / owned / imported object is destroyed
-        self._unwatched = []  # owned objects that are not wgpu buffers or textures: checked every encoding
+        self._unwatched = []  # bound / owned objects the watch cannot cover (not wgpu): checked every encoding
         self._base_checked = False  # the base resources passed check_resolved_imports (and nothing is stale)
         self._resources_key = object()  # GraphFrame.resources_key of encodings without overrides
         self._override_plans = {}  # override mapping's items -> (checked resources, their resources_key)
@@ -271,8 +271,8 @@ class CompiledGPUCommandGraph:
                 reuse = compute_pass_descriptor(label) if kind == "compute" and not timestamps else None
                 plan.append((kind, nodes, label, [(n, self._encoders[n.id]) for n in nodes], reuse))
         for obj in (*self._physical, *self._owned, *self._base_resources.values()):
-            if obj is not None and not self._watch.watch(obj) and any(obj is o for o in self._owned):
-                self._unwatched.append(obj)
+            if obj is not None and not self._watch.watch(obj):
+                self._unwatched.append(obj)  # checked on every encoding instead
 
     def encode(self, encoder, *, buffers=None, textures=None, timestamps=False) -> dict:
         """Record every node into ``encoder`` in compiled order.
@@ -360,10 +360,11 @@ class CompiledGPUCommandGraph:
         else:
             resources = self._resolve_overrides(buffers or {}, textures or {})
             check_resolved_imports(self.id, resources)
+            if plan_key is not None:  # kept only when the watch covers every object it binds
+                watched = [self._watch.watch(obj) for obj in (*(buffers or {}).values(), *(textures or {}).values())]
+                plan_key = plan_key if all(watched) else None
             result = (resources, object() if plan_key is not None else None)
             if plan_key is not None:
-                for obj in (*(buffers or {}).values(), *(textures or {}).values()):
-                    self._watch.watch(obj)
                 if len(self._override_plans) >= OVERRIDE_PLANS:
                     self._override_plans.clear()
                 self._override_plans[plan_key] = result
