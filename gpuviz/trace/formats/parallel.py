@@ -249,16 +249,57 @@ def _fork_child(work):
         os.close(read)
         buffers = []
         head = pickle.dumps(work(), protocol=5, buffer_callback=buffers.append)
-        raws = [b.raw() for b in buffers]
-        sizes = [len(head)] + [r.nbytes for r in raws]
-        with os.fdopen(write, "wb") as out:
-            out.write(len(sizes).to_bytes(8, "little") + b"".join(n.to_bytes(8, "little") for n in sizes))
-            out.write(head)
-            for r in raws:
-                out.write(r)
+        raws = [memoryview(head)] + [b.raw() for b in buffers]
+        sizes = [r.nbytes for r in raws]
+        _write_all(write, [memoryview(len(sizes).to_bytes(8, "little") + b"".join(n.to_bytes(8, "little") for n in sizes))])
+        _write_all(write, raws)
+        os.close(write)
         status = 0
     finally:
         os._exit(status)
+
+
+#: Buffers per readv/writev call (Linux's IOV_MAX).
+_IOV = 1024
+
+
+def _write_all(fd, views):
+    """Write every byte of ``views`` (memoryviews) to ``fd``, many per call
+    (a child's columns are thousands of buffers: a call each was most of
+    the transfer's cost)."""
+    views = [v.cast("B") for v in views if v.nbytes]
+    at = 0
+    while at < len(views):
+        batch = views[at:at + _IOV]
+        n = os.writev(fd, batch)
+        while batch and n >= batch[0].nbytes:          # whole buffers written
+            n -= batch.pop(0).nbytes
+            at += 1
+        if n:                                          # part of one: the rest next time
+            views[at] = views[at][n:]
+
+
+def _read_into(fd, pieces, deadline):
+    """Fill every bytearray of ``pieces`` from ``fd``, many per call; False
+    at EOF or the deadline."""
+    import select
+    import time
+    views = [memoryview(p) for p in pieces if len(p)]
+    at = 0
+    while at < len(views):
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            return False
+        batch = views[at:at + _IOV]
+        n = os.readv(fd, batch)
+        if n == 0:
+            return False
+        while batch and n >= batch[0].nbytes:
+            n -= batch.pop(0).nbytes
+            at += 1
+        if n:
+            views[at] = views[at][n:]
+    return True
 
 
 def _read_exactly(fd, size, deadline):
@@ -292,13 +333,9 @@ def _receive(child, timeout):
         if sizes is not None:
             # One buffer each (not one for all): the columns that are
             # concatenated later free theirs, the others keep only their own.
-            pieces = []
-            for k in range(0, len(sizes), 8):
-                piece = _read_exactly(read, int.from_bytes(sizes[k:k + 8], "little"), deadline)
-                if piece is None:
-                    pieces = None
-                    break
-                pieces.append(piece)
+            pieces = [bytearray(int.from_bytes(sizes[k:k + 8], "little")) for k in range(0, len(sizes), 8)]
+            if not _read_into(read, pieces, deadline):
+                pieces = None
     finally:
         os.close(read)
     if pieces is None:
