@@ -299,9 +299,9 @@ _MALLOC_TRIM = []
 def _malloc_trim():
     try:
         import ctypes
-        trim = ctypes.CDLL(None).malloc_trim
+        trim = ctypes.CDLL(None).malloc_trim        # glibc only; CDLL(None) itself fails on Windows
         trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
-    except (OSError, AttributeError, ImportError):
+    except (OSError, AttributeError, ImportError, TypeError):
         trim = None
     _MALLOC_TRIM.append(trim)
     return trim
