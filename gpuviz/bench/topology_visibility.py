@@ -57,15 +57,14 @@ TUNINGS = {name: dict(tile_rows=tile, preload=preload, tiles_per_group=min(pair,
 #: The size sweep's tunings: tile sizes (rows per workgroup: 256 lanes x 1-8
 #: quads) with the load batches each allows (intervals + a mask load 3 vec4
 #: per quad, spheres 4: preload 6 batches two quads of intervals and leaves
-#: spheres in the loop, 9 three quads of intervals, 12 the whole 4K tile of
-#: intervals or three quads of spheres, 16 the whole 4K tile of either).
-#: The H200 sweeps of 06:43 and 07:00 also timed 8K-pre8, 4K-pre8,
-#: 2K-pre8, 2K, 1K, pairs (4K and 2K) and the planes in workgroup memory:
-#: none was the fastest beyond the noise.
+#: spheres in the loop; 0 is the loop for both). The H200 sweeps of session
+#: 6 (06:43, 07:00, 07:31) also timed 8K-pre8, 4K-pre8/9/12/16, 2K-pre8,
+#: 2K, 1K, pairs (4K and 2K) and the planes in workgroup memory: none beat
+#: the default (4096 rows, preload 6) beyond the noise (~2 µs between
+#: repeats of one tuning in a run).
 TILE_TUNINGS = {name: dict(tile_rows=tile, preload=preload, tiles_per_group=1, early_second=False)
-                for name, tile, preload in (
-                    ("auto", None, 6), ("8K-pre6", 8192, 6), ("4K", 4096, 0), ("4K-pre9", 4096, 9),
-                    ("4K-pre12", 4096, 12), ("4K-pre16", 4096, 16), ("2K-pre6", 2048, 6))}
+                for name, tile, preload in (("auto", None, 6), ("8K-pre6", 8192, 6), ("4K", 4096, 0),
+                                            ("2K-pre6", 2048, 6))}
 #: The size sweep's row counts: 1M-14M in steps of 1M (a staircase of
 #: "waves" of concurrently resident tiles would show at this resolution),
 #: the culling benchmark's 25M and the visibility issue's 25 x 2^20.
