@@ -164,7 +164,7 @@ class GPUVisibilityWorkflow:
     #: (spheres at 6) and batches of 8 or more quads were slower than the loop.
     #: With 4096-row tiles (session 6) 6 stayed best: intervals + mask in two
     #: batches of two quads beat the loop and batches of 3 or 4 quads; spheres
-    #: stay in the loop (batches of 2-4 quads were 6-17 µs slower at 10M).
+    #: stay in the loop (batches of 2-4 quads were 6-16 µs slower at 10M).
     preload = 6
     #: Tiles per workgroup, 1 or 2: with 2, a workgroup takes its second
     #: ticket after its first tile's look-back and loads that tile's first
