@@ -90,14 +90,10 @@ FLAG_LINKS_IN = 1 << 5        #: target of at least one link
 FLAG_ZERO_DURATION = 1 << 6   #: duration is 0
 
 _SPAN_COLUMNS = {"time": 0, "place": 16, "label": 32}  # byte offset of each uint32x4 column in a record
-_WRITE_PIECE = 64 << 20  # bytes per queue.write_buffer call: bounds wgpu's staging copies
-#: Bytes queued between empty submits (0: never), so wgpu can recycle the staging memory of
-#: finished copies instead of taking fresh memory for every write (an experiment: off by default).
-_SUBMIT_BYTES = 0
-#: Build the records straight into the record buffers' mapped memory (``mapped_at_creation``,
-#: written by the host threads, unmapped once built) instead of queueing a copy of each chunk:
-#: an experiment (off by default; wgpu-py's writable mapped range is ``_experimental``).
-_MAPPED_RECORDS = False
+_WRITE_PIECE = 16 << 20  # bytes per queue.write_buffer call: bounds wgpu's staging copies
+#: Bytes queued between empty submits: the GPU copies while the host still prepares (and wgpu can
+#: recycle finished staging memory). H200, 25M spans: upload 1.10-1.14 s with it, 1.26-1.47 without.
+_SUBMIT_BYTES = 256 << 20
 
 
 @dataclass(frozen=True)
@@ -202,8 +198,9 @@ class GPUTraceScene:
 
     Notes
     -----
-    Uploads once, with ``queue.write_buffer`` (queued, not waited for);
-    never records commands, submits compute work or reads back. Keeps no
+    Uploads once, with ``queue.write_buffer`` (queued, not waited for; an
+    empty submit every ``_SUBMIT_BYTES`` starts the copies early); never
+    records commands, submits compute work or reads back. Keeps no
     strings and no ``args`` on the GPU, and does not upload counters or
     instants. Binding a whole table in one storage binding needs the
     device's ``max-storage-buffer-binding-size`` to cover it (gpuviz's
@@ -235,8 +232,7 @@ class GPUTraceScene:
         t0 = time.perf_counter()
         try:
             self._create_record_chunks(trace.spans.num_rows)
-            host = SceneHost(trace, label, sink=(self._upload, self._upload_csr, self._write_records),
-                             record_targets=self._record_targets)
+            host = SceneHost(trace, label, sink=(self._upload, self._upload_csr, self._write_records))
             t1 = time.perf_counter()
             self.names, self.categories, self.link_kinds = host.names, host.categories, host.link_kinds
             self.time_origin_ns = host.origin
@@ -244,7 +240,6 @@ class GPUTraceScene:
             self.rows_are_ids = host.perm is None
             self.span_ids = np.arange(host.n, dtype=np.uint32) if host.perm is None else host.perm
             overlapped = self._write_s
-            self._unmap_records()
             self._upload_tables(host)
             self._build_views(host)
         except BaseException:
@@ -254,15 +249,14 @@ class GPUTraceScene:
                         "tasks": dict(host.task_s), "windows": dict(host.windows)}
 
     # -- upload ------------------------------------------------------------------
-    def _create(self, name, nbytes, mapped=False):
+    def _create(self, name, nbytes):
         size = max(4, -(-int(nbytes) // 4) * 4)
         limit = self.device.limits["max-buffer-size"]
         if size > limit:
             raise GraphValidationError(
                 f'GPUTraceScene "{self.label}" table "{name}" needs {size} bytes, over the device limit '
                 f"max-buffer-size {limit}")
-        buffer = self.device.create_buffer(label=f"{self.label}-{name}", size=size, usage=DEFAULT_USAGE,
-                                           mapped_at_creation=mapped)
+        buffer = self.device.create_buffer(label=f"{self.label}-{name}", size=size, usage=DEFAULT_USAGE)
         self._buffers[name] = buffer
         return buffer
 
@@ -285,25 +279,12 @@ class GPUTraceScene:
 
     def _create_record_chunks(self, n):
         """The record buffers (written block by block while the host builds them)."""
-        step, mapped = self.chunk_rows, _MAPPED_RECORDS and n > 0
+        step = self.chunk_rows
         if n <= step:
-            self.record_chunks = ((0, n, self._create("records", RECORD_BYTES * n, mapped)),)
+            self.record_chunks = ((0, n, self._create("records", RECORD_BYTES * n)),)
         else:  # several buffers: 100M spans
-            self.record_chunks = tuple((lo, min(step, n - lo), self._create(f"records-{k}", RECORD_BYTES * min(step, n - lo),
-                                                                            mapped))
+            self.record_chunks = tuple((lo, min(step, n - lo), self._create(f"records-{k}", RECORD_BYTES * min(step, n - lo)))
                                        for k, lo in enumerate(range(0, n, step)))
-        self._record_targets = None
-        if mapped:  # (first row, rows, writable uint32 view of the mapped buffer)
-            self._record_targets = [
-                (first, rows, np.frombuffer(buffer._experimental_get_mapped_range(0, RECORD_BYTES * rows), np.uint32)
-                 .reshape(rows, RECORD_WORDS)) for first, rows, buffer in self.record_chunks]
-
-    def _unmap_records(self):
-        """Hand mapped record buffers to the GPU (the views die first: using one after unmap would crash)."""
-        if self._record_targets is not None:
-            self._record_targets = None
-            for _, _, buffer in self.record_chunks:
-                buffer.unmap()
 
     def _write_records(self, lo, hi, block):
         """The host records of rows lo..hi (``block``) into the chunks holding them."""

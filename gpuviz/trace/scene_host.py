@@ -257,16 +257,13 @@ def starts_at(inclusive, bounds):
 class SceneHost:
     """The scene's tables as numpy arrays, built with vectorised numpy only."""
 
-    def __init__(self, trace, label, sink=None, record_targets=None):
+    def __init__(self, trace, label, sink=None):
         """``sink``: None (keep the arrays only) or ``(upload, upload_csr,
         write_records)`` callbacks receiving each table as soon as it is ready
         (``upload(name, array)``, ``upload_csr(name, csr)``,
         ``write_records(lo, hi, block)``: the records of rows lo..hi, in a buffer
         reused once the call returns), so the GPU writes overlap the rest of
-        the preparation. Without a sink, ``records`` holds the whole table.
-        ``record_targets``: None or ``(first row, rows, uint32 array)`` per
-        record buffer to build the records straight into (mapped memory; then
-        ``write_records`` is never called)."""
+        the preparation. Without a sink, ``records`` holds the whole table."""
         self._t0 = time.perf_counter()
         upload, upload_csr, write_records = sink if sink is not None else (None, None, None)
         who = f'GPUTraceScene "{label}"'
@@ -347,12 +344,7 @@ class SceneHost:
             self._window("main-wait-inputs", mark, time.perf_counter())
             chunks = [(lo, min(n, lo + CHUNK_ROWS)) for lo in range(0, n, CHUNK_ROWS)]
             fill = timed("records", record_rows)
-            if record_targets is not None:  # straight into the buffers' mapped memory, chunks never straddling two
-                self.records = None
-                pending = {pool.submit(fill, out[lo - first:hi - first], columns, self.origin, lo, hi): ("built",)
-                           for first, rows, out in record_targets
-                           for lo, hi in ((a, min(first + rows, a + CHUNK_ROWS)) for a in range(first, first + rows, CHUNK_ROWS))}
-            elif write_records is None:  # keep the whole table (no GPU to write it to)
+            if write_records is None:  # keep the whole table (no GPU to write it to)
                 self.records = np.empty((n, RECORD_WORDS), np.uint32)
                 pending = {pool.submit(fill, self.records[lo:hi], columns, self.origin, lo, hi): ("records", lo, hi)
                            for lo, hi in chunks}
@@ -384,7 +376,7 @@ class SceneHost:
             except BaseException:  # let no worker wait for a buffer forever (the pools join on exit)
                 for job in pending:
                     job.cancel()
-                if write_records is not None and record_targets is None:
+                if write_records is not None:
                     for _ in range(WORKERS):
                         free.put(np.empty((CHUNK_ROWS, RECORD_WORDS), np.uint32))
                 raise

@@ -557,22 +557,14 @@ def test_records_split_into_chunks(device):
         split.destroy()
 
 
-def test_records_built_in_mapped_buffers(device, monkeypatch):
-    """The mapped-records path (records written straight into the buffers'
-    mapped memory, then unmapped) gives the same tables, in one buffer and split."""
-    from gpuviz.trace.scene import RECORD_BYTES, RECORD_CHUNK_ALIGN
-
-    monkeypatch.setattr("gpuviz.trace.scene._MAPPED_RECORDS", True)
-    monkeypatch.setattr("gpuviz.trace.scene_host.CHUNK_ROWS", 1000)  # chunks end inside and at buffer ends
-    trace = synthetic(spans=7000, processes=3, threads_per_process=2, links=300, seed=4)
-    for chunk in (None, 2 * RECORD_CHUNK_ALIGN * RECORD_BYTES):
-        scene = GPUTraceScene(device, trace, max_chunk_bytes=chunk)
-        try:
-            assert len(scene.record_chunks) == (1 if chunk is None else 2)
-            if chunk is None:
-                check_scene(device, trace, scene)
-            got = np.concatenate([np.frombuffer(device.queue.read_buffer(b), np.uint32)[:rows * RECORD_WORDS]
-                                  for _, rows, b in scene.record_chunks])
-            np.testing.assert_array_equal(got.reshape(-1, RECORD_WORDS), _expected(trace)["records"])
-        finally:
-            scene.destroy()
+def test_writes_flushed_by_empty_submits(device, monkeypatch):
+    """An empty submit every few KiB of queued writes (and small write pieces)
+    leaves every table as one final flush does."""
+    monkeypatch.setattr("gpuviz.trace.scene._SUBMIT_BYTES", 4096)
+    monkeypatch.setattr("gpuviz.trace.scene._WRITE_PIECE", 1000)
+    trace = synthetic(spans=5000, processes=3, threads_per_process=2, links=300, seed=11)
+    scene = GPUTraceScene(device, trace)
+    try:
+        check_scene(device, trace, scene)
+    finally:
+        scene.destroy()
