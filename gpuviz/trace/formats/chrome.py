@@ -74,9 +74,10 @@ def read_chrome(path, *, strict=False, partition=0, data=None, progress=None):
     with import_memory_pool():
         reporter = Reporter(str(path), strict)
         data = take_bytes(path, data)
+        nbytes = len(data)
         cols = decode_events(data, str(path), reporter, progress=progress)
         del data                 # the columns hold copies: the file's bytes can go now
-        release_free_memory()
+        release_free_memory(nbytes)
         return build_trace(cols, reporter, partition=partition, source=str(path))
 
 

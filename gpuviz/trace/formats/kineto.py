@@ -78,9 +78,10 @@ def read_json_trace(path, *, strict=False, partition=None, data=None, kineto=Non
 def _read_json_trace(path, strict, partition, data, kineto, progress):
     reporter = Reporter(str(path), strict)
     data = take_bytes(path, data)
+    nbytes = len(data)
     cols = decode_events(data, str(path), reporter, progress=progress)
     del data                     # the columns hold copies: the file's bytes can go now
-    release_free_memory()
+    release_free_memory(nbytes)
     if kineto is None:
         kineto = looks_like_kineto(cols)
     if not kineto:
