@@ -134,6 +134,32 @@ def test_times_from_bare_and_quoted_numbers_are_exact(values):
             assert got == want, raw
 
 
+fixed_width = st.integers(1, 15).flatmap(lambda digits: st.integers(0, 4).flatmap(
+    lambda decimals: st.lists(st.tuples(st.integers(0, 10 ** digits - 1), st.integers(0, 10 ** decimals - 1)),
+                              min_size=1, max_size=20).map(
+        lambda pairs: [f"{a:0{digits}d}" + (f".{b:0{decimals}d}" if decimals else "") for a, b in pairs])))
+
+
+@settings(max_examples=300, deadline=None)
+@given(fixed_width, st.sampled_from(["as is", "one odd", "one short", "one missing"]))
+def test_fixed_width_times_equal_the_decimal_cast(texts, change):
+    """raws_to_ns (its numpy path for one layout) == raw_to_ns of the same text, exact."""
+    raws = [t.encode() for t in texts]
+    if change == "one odd":
+        raws[-1] = raws[-1][:-1] + b"e"
+    elif change == "one short":
+        raws[0] = raws[0][1:] or b"7"
+    elif change == "one missing":
+        raws[-1] = b""
+    ns, ok, present = rawtext.raws_to_ns([msgspec.Raw(r) for r in raws])
+    want_ns, want_ok = rawtext.raw_to_ns(rawtext.raw_to_binary(raws))
+    assert ok.tolist() == want_ok.tolist() and present.tolist() == [len(r) > 0 for r in raws]
+    assert ns[ok].tolist() == want_ns[want_ok].tolist()
+    for raw, got, good in zip(raws, ns.tolist(), ok.tolist()):
+        want = exact_ns(raw.decode()) if raw else None
+        assert good == (want is not None) and (not good or got == want), raw
+
+
 def test_blocks_without_args_give_nulls():
     out = rawtext.args_text([msgspec.Raw(b"")] * 3)
     assert out.type == pa.string() and out.null_count == 3
@@ -253,12 +279,20 @@ def test_flow_v2_key_text_inside_strings_only(tmp_path):
     assert tables[1].num_rows == 0 and not report
 
 
-@pytest.mark.parametrize("damage", ["none", "members", "nul_padding", "garbage", "truncated", "crc"])
-def test_gunzip_equals_gzip_decompress(damage):
+@pytest.mark.parametrize("size", ["small", "large"])      # large: written into one buffer of the trailer's size
+@pytest.mark.parametrize("damage", ["none", "members", "nul_padding", "garbage", "truncated", "crc", "size_low",
+                                    "size_high"])
+def test_gunzip_equals_gzip_decompress(damage, size):
     import gzip
+    import random
     import zlib
-    text = b'[{"ph":"X","ts":1,"dur":2}]' * 50
+    rnd = random.Random(5)
+    text = b"".join(b'{"ph":"X","ts":%d,"dur":2},' % rnd.randrange(10 ** 12)
+                    for _ in range(50 if size == "small" else 60_000))
     data = gzip.compress(text)
+    if damage in ("size_low", "size_high"):
+        forged = len(text) // 3 if damage == "size_low" else (1 << 32) - 1
+        data = data[:-4] + forged.to_bytes(4, "little")
     if damage == "members":
         data += gzip.compress(b"more")
     elif damage == "nul_padding":

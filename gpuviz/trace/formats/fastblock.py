@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gpuviz.trace.formats.rawtext import args_text, id_values, raw_text, raw_to_binary, raw_to_ns
+from gpuviz.trace.formats.rawtext import args_text, id_values, raw_text, raw_to_binary, raws_to_ns
 
 __all__ = ["block_columns"]
 
@@ -79,11 +79,8 @@ def block_columns(events, first_index, block, *, flow_v2=True):
     del flow_events
     idx = idx[~is_flow]
     rare = (idx + first_index, _ENCODER.encode([events[k] for k in idx.tolist()]))
-    ts_ns, ts_ok = raw_to_ns(raw_to_binary(list(map(_TS, events))))
-    dur = raw_to_binary(list(map(_DUR, events)))
-    dur_ns, dur_ok = raw_to_ns(dur)
-    has_dur = pc.binary_length(dur).to_numpy(zero_copy_only=False) > 0 if n else np.zeros(0, bool)
-    del dur
+    ts_ns, ts_ok, _ = raws_to_ns(list(map(_TS, events)))
+    dur_ns, dur_ok, has_dur = raws_to_ns(list(map(_DUR, events)))
     name = pa.array(list(map(_NAME, events)), pa.string())
     cat = pa.array(list(map(_CAT, events)), pa.string())
     pid = id_values(list(map(_PID, events)))

