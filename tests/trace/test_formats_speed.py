@@ -341,3 +341,12 @@ def test_scatter_io_moves_every_byte_through_a_pipe():
     sender.join()
     os.close(read)
     assert [bytes(p) for p in pieces] == data
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([b"12", b"", b'"a"', b'"x\\"y"', b"{}", b"[1]", b'"\xc3\xa9"', b"-3", b"true",
+                                 b'""', b"0.5"]), max_size=8))
+def test_raw_ids_as_text_equal_the_trimmed_cast(raws):
+    got = rawtext.raws_to_text([msgspec.Raw(r) for r in raws])
+    want = rawtext.raw_text(rawtext.raw_to_binary(raws)).cast(pa.string())
+    assert got.type == want.type == pa.string() and got.to_pylist() == want.to_pylist()

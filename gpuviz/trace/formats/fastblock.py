@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gpuviz.trace.formats.rawtext import args_text, id_values, raw_text, raw_to_binary, raws_to_ns
+from gpuviz.trace.formats.rawtext import args_text, id_values, raws_to_ns, raws_to_text
 
 __all__ = ["block_columns"]
 
@@ -74,7 +74,7 @@ def block_columns(events, first_index, block, *, flow_v2=True):
         is_flow = np.zeros(len(idx), bool)        # every event here is X
     fidx = idx[is_flow]
     flow_events = [events[k] for k in fidx.tolist()]
-    flows = (fidx + first_index, raw_text(raw_to_binary(list(map(_ID, flow_events)))).cast(pa.string()),
+    flows = (fidx + first_index, raws_to_text(list(map(_ID, flow_events))),
              np.array([bp == "e" for bp in map(_BP, flow_events)], bool))
     del flow_events
     idx = idx[~is_flow]
