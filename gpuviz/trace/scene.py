@@ -56,7 +56,6 @@ with ``view.origin = GPUTraceScene.time_words(absolute_ns)`` written by the CPU.
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import dataclass
 
@@ -95,10 +94,6 @@ _WRITE_PIECE = 16 << 20  # bytes per queue.write_buffer call: bounds wgpu's stag
 #: Bytes queued between empty submits: the GPU copies while the host still prepares (and wgpu can
 #: recycle finished staging memory). H200, 25M spans: upload 1.10-1.14 s with it, 1.26-1.47 without.
 _SUBMIT_BYTES = 256 << 20
-#: The record workers write their chunks themselves (wgpu-native and wgpu-py's error capture are
-#: thread-safe) instead of handing every chunk to the main thread, whose writes bound the upload
-#: on the H200: an experiment (off by default).
-_WORKER_WRITES = False
 
 
 @dataclass(frozen=True)
@@ -234,12 +229,10 @@ class GPUTraceScene:
         self._buffers = {}
         self._write_s = 0.0
         self._queued = 0  # bytes written since the last submit
-        self._write_lock = threading.Lock()
         t0 = time.perf_counter()
         try:
             self._create_record_chunks(trace.spans.num_rows)
-            host = SceneHost(trace, label, sink=(self._upload, self._upload_csr, self._write_records),
-                             worker_writes=_WORKER_WRITES)
+            host = SceneHost(trace, label, sink=(self._upload, self._upload_csr, self._write_records))
             t1 = time.perf_counter()
             self.names, self.categories, self.link_kinds = host.names, host.categories, host.link_kinds
             self.time_origin_ns = host.origin
@@ -272,15 +265,11 @@ class GPUTraceScene:
         for k in range(0, raw.nbytes, _WRITE_PIECE):
             piece = raw[k: k + _WRITE_PIECE]
             self.device.queue.write_buffer(buffer, offset + k, piece)
-            with self._write_lock:  # record workers may write too
-                self._queued += piece.nbytes
-                flush = _SUBMIT_BYTES and self._queued >= _SUBMIT_BYTES
-                if flush:
-                    self._queued = 0
-            if flush:
+            self._queued += piece.nbytes
+            if _SUBMIT_BYTES and self._queued >= _SUBMIT_BYTES:
                 self.device.queue.submit([])  # flushes the queued copies
-        with self._write_lock:
-            self._write_s += time.perf_counter() - started
+                self._queued = 0
+        self._write_s += time.perf_counter() - started
 
     def _upload(self, name, array):
         raw = np.ascontiguousarray(array).reshape(-1).view(np.uint8)

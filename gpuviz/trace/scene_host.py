@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import queue
-import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, as_completed, wait
 
@@ -258,17 +257,14 @@ def starts_at(inclusive, bounds):
 class SceneHost:
     """The scene's tables as numpy arrays, built with vectorised numpy only."""
 
-    def __init__(self, trace, label, sink=None, worker_writes=False):
+    def __init__(self, trace, label, sink=None):
         """``sink``: None (keep the arrays only) or ``(upload, upload_csr,
         write_records)`` callbacks receiving each table as soon as it is ready
         (``upload(name, array)``, ``upload_csr(name, csr)``,
         ``write_records(lo, hi, block)``: the records of rows lo..hi, in a buffer
         reused once the call returns), so the GPU writes overlap the rest of
-        the preparation. Without a sink, ``records`` holds the whole table.
-        ``worker_writes``: the record workers call ``write_records``
-        themselves (else the main thread does, for every chunk)."""
+        the preparation. Without a sink, ``records`` holds the whole table."""
         self._t0 = time.perf_counter()
-        self._windows_lock = threading.Lock()
         upload, upload_csr, write_records = sink if sink is not None else (None, None, None)
         who = f'GPUTraceScene "{label}"'
         spans = trace.spans
@@ -362,17 +358,9 @@ class SceneHost:
 
                 def build(lo, hi):
                     buffer = free.get()
-                    block = fill(buffer[:hi - lo], columns, self.origin, lo, hi)
-                    if not worker_writes:
-                        return block, buffer
-                    started = time.perf_counter()
-                    write_records(lo, hi, block)
-                    free.put(buffer)
-                    self._window("worker-write-records", started, time.perf_counter())
-                    return None
+                    return fill(buffer[:hi - lo], columns, self.origin, lo, hi), buffer
 
-                pending = {pool.submit(build, lo, hi): ("written" if worker_writes else "records", lo, hi)
-                           for lo, hi in chunks}
+                pending = {pool.submit(build, lo, hi): ("records", lo, hi) for lo, hi in chunks}
             pending.update({job: ("csr", name) for name, job in csr.items() if name not in self.csr})
             try:
                 for job in as_completed(pending):  # each table goes to the GPU as soon as it is ready
@@ -409,8 +397,7 @@ class SceneHost:
                 return fn(*args)
             finally:
                 ended = time.perf_counter()
-                with self._windows_lock:
-                    self.task_s[name] = self.task_s.get(name, 0.0) + ended - started
+                self.task_s[name] = self.task_s.get(name, 0.0) + ended - started
                 self._window(name, started, ended)
         return run
 
@@ -423,9 +410,8 @@ class SceneHost:
             self._window(f"main-write-{name}", mark, time.perf_counter())
 
     def _window(self, name, started, ended):
-        with self._windows_lock:  # workers widen windows too
-            a, b = self.windows.get(name, (np.inf, 0.0))
-            self.windows[name] = (min(a, started - self._t0), max(b, ended - self._t0))
+        a, b = self.windows.get(name, (np.inf, 0.0))
+        self.windows[name] = (min(a, started - self._t0), max(b, ended - self._t0))
 
     def _link_csr(self, key, other):
         order, offsets, starts = group_keys(key, self.n, self.bounds)

@@ -557,16 +557,11 @@ def test_records_split_into_chunks(device):
         split.destroy()
 
 
-@pytest.mark.parametrize("worker_writes", [False, True])
-def test_writes_flushed_by_empty_submits(device, monkeypatch, worker_writes):
-    """An empty submit every few KiB of queued writes (and small write pieces),
-    with the record chunks written by the main thread or by 3 workers at once,
+def test_writes_flushed_by_empty_submits(device, monkeypatch):
+    """An empty submit every few KiB of queued writes (and small write pieces)
     leaves every table as one final flush does."""
     monkeypatch.setattr("gpuviz.trace.scene._SUBMIT_BYTES", 4096)
     monkeypatch.setattr("gpuviz.trace.scene._WRITE_PIECE", 1000)
-    monkeypatch.setattr("gpuviz.trace.scene._WORKER_WRITES", worker_writes)
-    monkeypatch.setattr("gpuviz.trace.scene_host.WORKERS", 3)
-    monkeypatch.setattr("gpuviz.trace.scene_host.CHUNK_ROWS", 256)
     trace = synthetic(spans=5000, processes=3, threads_per_process=2, links=300, seed=11)
     scene = GPUTraceScene(device, trace)
     try:
