@@ -319,12 +319,10 @@ class SceneHost:
                 parent = parent[self.perm]
             self.parents = parent.astype(np.uint32)  # -1 (root) wraps to NO_PARENT
             del parent
-            # the children flags (a record input) straight from the parents; the child rows (only the
-            # hierarchy CSRs need them) on a worker while this thread writes the parents
-            used.insert(0, pool.submit(timed("used-0", parent_rows_used), self.parents))
-            children = pool.submit(timed("child-rows", child_rows), self.parents)
-            csr["hierarchy_reverse"] = sorts.submit(timed("csr-hierarchy_reverse", self._children_csr), children)
-            csr["hierarchy_forward"] = sorts.submit(timed("csr-hierarchy_forward", self._parent_csr), children)
+            self.child_rows, self.parent_keys = child_rows(self.parents)
+            used.insert(0, pool.submit(timed("used-0", used_rows), self.parent_keys, n))
+            csr["hierarchy_reverse"] = sorts.submit(timed("csr-hierarchy_reverse", self._children_csr))
+            csr["hierarchy_forward"] = sorts.submit(timed("csr-hierarchy_forward", self._parent_csr))
             self._window("main-parents", mark, time.perf_counter())
             if upload is not None:
                 mark = time.perf_counter()
@@ -383,7 +381,6 @@ class SceneHost:
                         free.put(np.empty((CHUNK_ROWS, RECORD_WORDS), np.uint32))
                 raise
             self.csr = {name: self.csr[name] for name in csr}
-            self.child_rows, self.parent_keys = children.result()
             self.thread_lanes = lanes.result()
         self.links = np.stack([source, target, kinds, np.arange(len(source), dtype=np.uint32)], axis=1)
         self.thread_process = column_numpy(trace.threads, "process").astype(np.uint32)
@@ -417,23 +414,22 @@ class SceneHost:
         order, offsets, starts = group_keys(key, self.n, self.bounds)
         return offsets, gather(other, order), order, starts
 
-    def _children_csr(self, children):
-        rows, keys = children.result()
+    def _children_csr(self):
+        rows, keys = self.child_rows, self.parent_keys
         order, offsets, starts = group_keys(keys, self.n, self.bounds,
                                             edges=np.searchsorted(rows, self.bounds.astype(np.uint32)))
         return offsets, gather(rows, order), None, starts
 
-    def _parent_csr(self, children):
+    def _parent_csr(self):
         """Child -> parent: one neighbour per row that has a parent (a running count per partition)."""
-        rows, keys = children.result()
         bounds, parts = self.bounds, len(self.bounds) - 1
         offsets = np.empty(self.n + parts, np.uint32)
         for p in range(parts):
             a, b = int(bounds[p]), int(bounds[p + 1])
             offsets[a + p] = 0
             count_parented(self.parents[a:b], offsets[a + p + 1:b + p + 1])
-        starts = np.searchsorted(rows, bounds.astype(np.uint32)).astype(np.int64)
-        return offsets, keys, None, starts
+        starts = np.searchsorted(self.child_rows, bounds.astype(np.uint32)).astype(np.int64)
+        return offsets, self.parent_keys, None, starts
 
     def _record_columns(self, spans, start, args):
         """The per-row inputs of the records, in row order (no copies when rows
@@ -458,16 +454,6 @@ def used_rows(keys, n):
     for lo in range(0, len(keys), KEY_SLICE):
         used[keys[lo:lo + KEY_SLICE]] = True
     return used
-
-
-def parent_rows_used(parents):
-    """Which rows are some row's parent (a bool per row), scattered from
-    ``parents`` in slices (roots' NO_PARENT goes to a spare last slot)."""
-    n = len(parents)
-    used = np.zeros(n + 1, np.bool_)
-    for lo in range(0, n, KEY_SLICE):
-        used[np.minimum(parents[lo:lo + KEY_SLICE], np.uint32(n))] = True
-    return used[:n]
 
 
 def child_rows(parents):

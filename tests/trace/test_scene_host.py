@@ -175,9 +175,6 @@ def test_used_rows_matches_bincount(monkeypatch):
     assert got.dtype == np.bool_ and got.shape == (600,)
     np.testing.assert_array_equal(got, np.bincount(keys, minlength=600) > 0)
     assert not used_rows(np.zeros(0, np.uint32), 4).any()
-    parents = np.where(rng.random(600) < 0.3, scene_host.NO_PARENT, rng.integers(0, 600, 600)).astype(np.uint32)
-    want = np.bincount(parents[parents != scene_host.NO_PARENT], minlength=600) > 0
-    np.testing.assert_array_equal(scene_host.parent_rows_used(parents), want)
 
 
 @pytest.mark.parametrize("sink", [True, False])
