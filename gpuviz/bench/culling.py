@@ -46,7 +46,7 @@ ROUNDS = 3
 FRAME_SIZE = 1_000_000
 FRAME_PIXELS = (1920, 1080)
 
-CULL_COLUMNS = (Column("size", "size", 6, "size"), Column("tuning", "tuning", 10), Column("kept", "kept", 9),
+CULL_COLUMNS = (Column("size", "size", 6, "size"), Column("tuning", "tuning", 8), Column("kept", "kept", 9),
                 Column("gpu_s", "gpuviz µs", 10, "us"),
                 Column("ref_s", "copy µs", 9, "us"), Column("ref_gbs", "copy GB/s", 9),
                 Column("ratio", "÷copy", 6, "ratio"),

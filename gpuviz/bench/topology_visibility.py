@@ -47,16 +47,13 @@ COLUMNS = (Column("size", "size", 5, "size"), Column("case", "case", 40), Column
 #: first test in a full tile (0, or under two quads: the bounds-checked
 #: loop); pair: two tiles per workgroup (early: the second ticket right after
 #: the first tile's loads). The 03:23 H200 sweep also timed preload 24 and 48
-#: and staged ID writes: slower everywhere. lanes: lane_rows (one row per
-#: lane per load, keep bits by subgroup ballot).
-TUNINGS = {name: dict(tile_rows=tile, preload=preload, tiles_per_group=2 if kind in ("pair", "early") else 1,
-                      early_second=kind == "early", lane_rows=kind == "lanes")
-           for name, tile, preload, kind in (
-               ("auto-pre6", None, 6, ""), ("tile8K-pre6", 8192, 6, ""), ("tile8K", 8192, 0, ""),
-               ("tile8K-pre12", 8192, 12, ""),
-               ("tile16K-pre12", 16384, 12, ""), ("tile8K-pre6-pair", 8192, 6, "pair"),
-               ("tile8K-pre6-pair-early", 8192, 6, "early"), ("auto-lanes", None, 6, "lanes"),
-               ("tile8K-lanes", 8192, 6, "lanes"))}
+#: and staged ID writes: slower everywhere.
+TUNINGS = {name: dict(tile_rows=tile, preload=preload, tiles_per_group=min(pair, 2), early_second=pair == 3)
+           for name, tile, preload, pair in (
+               ("auto-pre6", None, 6, 1), ("tile8K-pre6", 8192, 6, 1), ("tile8K", 8192, 0, 1),
+               ("tile8K-pre12", 8192, 12, 1),
+               ("tile16K-pre12", 16384, 12, 1), ("tile8K-pre6-pair", 8192, 6, 2),
+               ("tile8K-pre6-pair-early", 8192, 6, 3))}
 #: The size sweep's tunings: tile sizes (rows per workgroup: 256 lanes x 1-8
 #: quads) with the load batches each allows (intervals + a mask load 3 vec4
 #: per quad, spheres 4: preload 6 batches two quads of intervals and leaves
@@ -64,12 +61,10 @@ TUNINGS = {name: dict(tile_rows=tile, preload=preload, tiles_per_group=2 if kind
 #: 6 (06:43, 07:00, 07:31) also timed 8K-pre8, 4K-pre8/9/12/16, 2K-pre8,
 #: 2K, 1K, pairs (4K and 2K) and the planes in workgroup memory: none beat
 #: the default (4096 rows, preload 6) beyond the noise (~2 µs between
-#: repeats of one tuning in a run). -lanes: lane_rows (one row per lane per load).
-TILE_TUNINGS = {name: dict(tile_rows=tile, preload=preload, tiles_per_group=1, early_second=False, lane_rows=lanes)
-                for name, tile, preload, lanes in (("auto", None, 6, False), ("8K-pre6", 8192, 6, False),
-                                                   ("4K", 4096, 0, False), ("2K-pre6", 2048, 6, False),
-                                                   ("auto-lanes", None, 6, True), ("8K-lanes", 8192, 6, True),
-                                                   ("2K-lanes", 2048, 6, True))}
+#: repeats of one tuning in a run).
+TILE_TUNINGS = {name: dict(tile_rows=tile, preload=preload, tiles_per_group=1, early_second=False)
+                for name, tile, preload in (("auto", None, 6), ("8K-pre6", 8192, 6), ("4K", 4096, 0),
+                                            ("2K-pre6", 2048, 6))}
 #: The size sweep's row counts: 1M-14M in steps of 1M (a staircase of
 #: "waves" of concurrently resident tiles would show at this resolution),
 #: the culling benchmark's 25M and the visibility issue's 25 x 2^20.
@@ -281,7 +276,7 @@ def bench_visibility_tunings(device, sizes, runs, *, report=None, tunings=None, 
     report = report or Report()
     tunings = tunings or TUNINGS
     table = report.table("topology-visibility-tunings", "GPUVisibilityWorkflow tunings (tile_rows, preload, "
-                         "tiles_per_group, early_second, lane_rows)", TUNING_COLUMNS,
+                         "tiles_per_group, early_second)", TUNING_COLUMNS,
                          reference="vec4 copy kernel of the bytes read + written, timed in every round, the fastest "
                          "round's; read = read kernel of the input bytes")
     rng = np.random.default_rng(14)

@@ -176,13 +176,6 @@ class GPUVisibilityWorkflow:
     #: first tile's scan, look-back and writes, but its count is published
     #: later: successors wait for it; slower still on the H200).
     early_second = False
-    #: True: full tiles load one row per lane per load (lane l of a 32-lane
-    #: run reads row 32 i + l of the run's 128 rows: each vec4 of spheres,
-    #: each word of the other roles, consecutive across lanes), and the keep
-    #: bits go in by subgroup ballot; False: four consecutive rows per lane
-    #: (a 64-byte quad of spheres). Full tiles then run the loop (preload
-    #: does not apply). Not with two tiles per workgroup.
-    lane_rows = False
 
     def __init__(self, *, id: str, output, count, length=None, source_ids=None, mask_output=None, masks=(),
                  spheres=None, planes=None, intervals=None, window=None, lod=None, lod_range=None):
@@ -314,20 +307,17 @@ class GPUVisibilityWorkflow:
         go out together; 0: the checked loop) from the class attributes
         (``rows``: the total row count, for a tile chosen by row count)."""
         tile, preload = (tile_for_rows(rows) if self.tile_rows is None else self.tile_rows), self.preload
-        pair, lanes = self.tiles_per_group, self.lane_rows
-        if (tile not in TILE_ROWS or not isinstance(preload, int) or preload < 0 or pair not in (1, 2)
-                or not isinstance(lanes, bool) or (lanes and pair == 2)):
+        pair = self.tiles_per_group
+        if tile not in TILE_ROWS or not isinstance(preload, int) or preload < 0 or pair not in (1, 2):
             raise GraphValidationError(f'{NAME} "{self.id}" tuning: tile_rows must be one of {TILE_ROWS} (got '
-                                       f"{tile!r}), preload an int >= 0 (got {preload!r}), tiles_per_group 1 or 2 "
-                                       f"(got {pair!r}) and lane_rows a bool, False with two tiles per group "
-                                       f"(got {lanes!r})")
+                                       f"{tile!r}), preload an int >= 0 (got {preload!r}) and tiles_per_group 1 or 2 "
+                                       f"(got {pair!r})")
         loads = (len(self.masks) + 4 * (self.spheres is not None) + 2 * (self.intervals is not None)
                  + (self.lod is not None))
         iters = tile // 1024
         batch = min(iters, preload // max(loads, 1))
         batch = batch if batch >= 2 else 0
-        return {"tile": tile, "batch": 0 if lanes else batch, "lanes": lanes,
-                "pair": (("early" if self.early_second else "late") if pair == 2 else "")}
+        return {"tile": tile, "batch": batch, "pair": (("early" if self.early_second else "late") if pair == 2 else "")}
 
     # ----------------------------------------------------------------- graph
     def add_to_graph(self, graph) -> list:
@@ -377,7 +367,7 @@ class GPUVisibilityWorkflow:
                 fixed[11 + masks] = (chunk_table, 0, chunk_table.size)
             template = dict(masks=masks, subgroups=use_subgroups(ctx, None), scatter=scatter,
                             iters=tuning["tile"] // 1024, wpl=max(1, tuning["tile"] // 8192), batch=tuning["batch"],
-                            pair=tuning["pair"], lanes=tuning["lanes"])
+                            pair=tuning["pair"])
             constants = {"SPIN_LIMIT": spin_limit, "TRUST_STATE": trust}
             dispatches = []
             for row, ch in enumerate(chunks):

@@ -200,14 +200,11 @@ def oracle_of(n, rows, prm, source_ids=None):
 
 
 # ------------------------------------------------------------------- tests
-@pytest.fixture(params=[(t, lanes) for lanes in (False, True) for t in TILE_ROWS],
-                ids=lambda p: f"tile{p[0]}" + ("-lanes" if p[1] else ""))
+@pytest.fixture(params=TILE_ROWS, ids=lambda t: f"tile{t}")
 def tile(request, monkeypatch):
-    """Each tile size the shader is written for, set as the workflows'
-    tile_rows, with four rows per lane and with lane rows (lane_rows)."""
-    monkeypatch.setattr(GPUVisibilityWorkflow, "tile_rows", request.param[0])
-    monkeypatch.setattr(GPUVisibilityWorkflow, "lane_rows", request.param[1])
-    return request.param[0]
+    """Each tile size the shader is written for, set as the workflows' tile_rows."""
+    monkeypatch.setattr(GPUVisibilityWorkflow, "tile_rows", request.param)
+    return request.param
 
 
 def rows_of(tile, spec):
@@ -271,19 +268,16 @@ def test_vectors_keep_chunks(device, tile, spec, output):
 # Tunings besides the default (class attributes; the benchmark's sweep times them): the
 # bounds-checked loop alone, one-quad batches (the loop too), larger tiles, batches of 4 and
 # 8 quads, two tiles per workgroup (late and early second ticket), small tiles unrolled whole
-# (2048: two quads per lane, 4096: four), in two batches and in batches of 3 + 1 quads, and
-# lane rows (one row per lane per load, bits by subgroup ballot or per-row atomics).
+# (2048: two quads per lane, 4096: four), in two batches and in batches of 3 + 1 quads.
 TUNED = [dict(tile_rows=8192, preload=0), dict(tile_rows=16384, preload=3), dict(tile_rows=16384, preload=12),
          dict(tile_rows=8192, preload=24), dict(tile_rows=8192, preload=6, tiles_per_group=2),
          dict(tile_rows=8192, preload=6, tiles_per_group=2, early_second=True),
          dict(tile_rows=2048, preload=48), dict(tile_rows=4096, preload=48), dict(tile_rows=4096, preload=18),
-         dict(tile_rows=2048, preload=6, tiles_per_group=2), dict(tile_rows=4096, preload=3),
-         dict(tile_rows=1024, lane_rows=True), dict(tile_rows=4096, preload=6, lane_rows=True),
-         dict(tile_rows=16384, lane_rows=True)]
+         dict(tile_rows=2048, preload=6, tiles_per_group=2), dict(tile_rows=4096, preload=3)]
 
 
 @pytest.mark.parametrize("tuning, subgroups", [(t, True) for t in TUNED] + [(TUNED[2], False), (TUNED[4], False),
-                                                                             (TUNED[7], False), (TUNED[-2], False)],
+                                                                             (TUNED[7], False)],
                          ids=lambda v: "-".join(f"{k}={x}" for k, x in v.items()) if isinstance(v, dict) else
                          ("subgroups" if v else "portable"))
 def test_tunings_match_numpy(device, monkeypatch, tuning, subgroups):
@@ -310,8 +304,7 @@ def test_tunings_match_numpy(device, monkeypatch, tuning, subgroups):
 
 
 @pytest.mark.parametrize("tuning", [dict(tile_rows=512), dict(tile_rows=12288), dict(preload=-1), dict(preload=2.5),
-                                    dict(tiles_per_group=3), dict(lane_rows=1),
-                                    dict(lane_rows=True, tiles_per_group=2)])
+                                    dict(tiles_per_group=3)])
 def test_bad_tunings_are_refused(device, tuning):
     graph = GPUCommandGraph(device, id="tuning")
     workflow = GPUVisibilityWorkflow(id="vis", output=graph.import_gpu_data("ids", upload(device, np.zeros(8, np.uint32))),

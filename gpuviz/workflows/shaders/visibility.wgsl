@@ -41,8 +41,7 @@
 // mask_out, spheres, planes, intervals, window, lod, lod_range, mask0..,
 // ids; "none" for a role not given), masks (how many), spheres/intervals/lod
 // (which predicates run), subgroups (which group primitives), the tuning
-// (iters, wpl = bit words per lane, batch, pair, lanes = full tiles
-// in lane rows: see lane_row) and scatter:
+// (iters, wpl = bit words per lane, batch, pair) and scatter:
 // dst (bindings of the output buffers) and table (several output chunks:
 // scatter_chunks holds per chunk its end in the compacted sequence, its
 // element offset in its binding minus its first position (wrapping), its dst
@@ -282,64 +281,6 @@ fn take(lt: u32, q: u32, m: vec4<u32>) -> u32 {
     return countOneBits(nibble);
 }
 
-{% if lanes %}
-// Lane rows (a full tile only): quad q holds rows 128 * (q >> 5) + 32 * i +
-// (q & 31), i = 0..3, so each load of 32 consecutive quads' lanes reads one
-// row per lane, consecutive rows; row i of the quad is bit q & 31 of bit
-// word 4 * (q >> 5) + i.
-fn lane_row(q: u32, i: u32) -> u32 { return 128u * (q >> 5u) + 32u * i + (q & 31u); }
-
-fn load_lanes(row0: u32, q: u32) -> Quad {
-    var d: Quad;
-    let e = vec4<u32>(row0) + vec4<u32>(lane_row(q, 0u), lane_row(q, 1u), lane_row(q, 2u), lane_row(q, 3u));
-{% for m in range(masks) %}
-    d.m{{ m }} = vec4<u32>(mask{{ m }}_get1(e.x), mask{{ m }}_get1(e.y), mask{{ m }}_get1(e.z), mask{{ m }}_get1(e.w));
-{% endfor %}
-{% if spheres %}
-{% for i, c in ((0, "x"), (1, "y"), (2, "z"), (3, "w")) %}
-    d.s{{ i }} = bitcast<vec4<f32>>(spheres_get4(4u * e.{{ c }}));
-{% endfor %}
-{% endif %}
-{% if intervals %}
-    d.a = bitcast<vec4<f32>>(vec4<u32>(intervals_get1(2u * e.x), intervals_get1(2u * e.x + 1u),
-                                       intervals_get1(2u * e.y), intervals_get1(2u * e.y + 1u)));
-    d.b = bitcast<vec4<f32>>(vec4<u32>(intervals_get1(2u * e.z), intervals_get1(2u * e.z + 1u),
-                                       intervals_get1(2u * e.w), intervals_get1(2u * e.w + 1u)));
-{% endif %}
-{% if lod %}
-    d.l = bitcast<vec4<f32>>(vec4<u32>(lod_get1(e.x), lod_get1(e.y), lod_get1(e.z), lod_get1(e.w)));
-{% endif %}
-    return d;
-}
-
-// take() for a lane-rows quad q (0/1 flags m); the bit words by subgroup
-// ballot where subgroups exist (one atomic per 32 lanes), else per row.
-fn take_lanes(g: Group, lt: u32, q: u32, m: vec4<u32>) -> u32 {
-{% if layouts.mask_out != "none" %}
-{% for i, c in ((0, "x"), (1, "y"), (2, "z"), (3, "w")) %}
-    mask_out_set1(lt * TILE + lane_row(q, {{ i }}u), m.{{ c }});
-{% endfor %}
-{% endif %}
-    let w = 4u * (q >> 5u);
-    let bit = q & 31u;
-{% for i, c in ((0, "x"), (1, "y"), (2, "z"), (3, "w")) %}
-{% if subgroups %}
-    // a run of 32 quads is 32 consecutive slots: a subgroup holds whole runs
-    // (its lanes 32k.. are one run, ballot word k) or a power-of-two part of
-    // one starting at bit q & 31 of its lane 0: each run's first lane ORs it in
-    let b{{ i }} = subgroupBallot(m.{{ c }} != 0u);
-    if ((g.lane & 31u) == 0u) {
-        let v = b{{ i }}[g.lane >> 5u] << bit;
-        if (v != 0u) { atomicOr(&s_bits[w + {{ i }}u], v); }
-    }
-{% else %}
-    if (m.{{ c }} != 0u) { atomicOr(&s_bits[w + {{ i }}u], 1u << bit); }
-{% endif %}
-{% endfor %}
-    return m.x + m.y + m.z + m.w;
-}
-{% endif %}
-
 // 0/1 of rows 4q..4q+3 of local tile lt.
 fn keep_quad(lt: u32, q: u32) -> vec4<u32> {
     return select(vec4<u32>(0u), vec4<u32>(1u), keep4(lt * TILE + 4u * q));
@@ -552,16 +493,7 @@ fn set_epoch(ticket: u32) { ep_tag = READY | select(0u, PARITY, ((ticket >> EPOC
 // The tile's rows into s_bits and lane_kept (prefetched: the first batch of
 // a full tile is already in p0.. : the second tile of a pair).
 {% macro evaluate(lt, prefetched) %}
-{% if lanes %}
-    if (({{ lt }} + 1u) * TILE <= P.n) {
-        // A full tile in lane rows: one row per lane per load
-        for (var r = 0u; r < ITER; r++) {
-            let q = r * WG + slot(g);
-            lane_kept += take_lanes(g, {{ lt }}, q, select(vec4<u32>(0u), vec4<u32>(1u),
-                                                         keep_loaded(load_lanes({{ lt }} * TILE, q))));
-        }
-    } else {
-{% elif batch %}
+{% if batch %}
     if (({{ lt }} + 1u) * TILE <= P.n) {
         // A full tile: unconditional loads, `batch` quads of them in flight
         // before the first test (the template unrolls the iterations).
@@ -584,7 +516,7 @@ fn set_epoch(ticket: u32) { ep_tag = READY | select(0u, PARITY, ((ticket >> EPOC
         let q = r * WG + g.lid;
         lane_kept += take({{ lt }}, q, keep_quad({{ lt }}, q));
     }
-{% if lanes or batch %}
+{% if batch %}
     }
 {% endif %}
 {% endmacro %}
