@@ -132,24 +132,26 @@ def raw_to_ns(binary):
         return np.zeros(0, np.int64), np.zeros(0, bool)
     if lengths.max() <= 32 and not _quoted(binary, lengths):
         # Bare JSON numbers: ASCII text as it is (no UTF-8 check, no quotes to trim).
-        try:
-            view = binary.view(pa.large_string())
-            filled = view if present.all() else pc.if_else(pa.array(present), view, "0")
-            dec = pc.cast(filled, pa.decimal128(38, 3), safe=False)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            dec = None
-        if dec is not None and dec.null_count == 0:
-            return _decimal_ns(dec, n, present)
+        got = _cast_ns(binary.view(pa.large_string()), n, present)
+        if got is not None:
+            return got
     text = raw_text(binary)
     if lengths.max() <= 32:
-        try:
-            filled = text if present.all() else pc.if_else(pa.array(present), text, "0")
-            dec = pc.cast(filled, pa.decimal128(38, 3), safe=False)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            dec = None
-        if dec is not None and dec.null_count == 0:
-            return _decimal_ns(dec, n, present)
+        got = _cast_ns(text, n, present)
+        if got is not None:
+            return got
     return _slow_ns(text.to_pylist(), present)
+
+
+def _cast_ns(strings, n, present):
+    """(ns, ok) of decimal strings in us by Arrow's decimal cast (missing
+    values read as "0"), or None when the cast refuses any of them."""
+    try:
+        filled = strings if present.all() else pc.if_else(pa.array(present), strings, "0")
+        dec = pc.cast(filled, pa.decimal128(38, 3), safe=False)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    return _decimal_ns(dec, n, present) if dec.null_count == 0 else None
 
 
 def _quoted(binary, lengths):
