@@ -233,3 +233,35 @@ def test_import_memory_pool_is_switched_only_during_an_import(tmp_path, monkeypa
     with pytest.raises(TraceFormatError):
         chrome.read_chrome(path)
     assert pa.default_memory_pool().backend_name == before
+
+
+@pytest.mark.parametrize("runnable, cpus, idle", [(1, 2, True), (2, 2, False), (3, 4, True), (4, 4, False),
+                                                  (1, 1, False)])
+def test_fork_gate_counts_runnable_tasks_now(monkeypatch, runnable, cpus, idle):
+    """The forked decode runs when fewer tasks than CPUs - 1/2 are runnable
+    right now (this one included), whatever the 1-minute load average says."""
+    import gpuviz.trace.formats.parallel as par
+    monkeypatch.setattr(par.os, "sched_getaffinity", lambda pid: set(range(cpus)))
+    monkeypatch.setattr(par.os, "getloadavg", lambda: (float(cpus), 0.0, 0.0))
+    monkeypatch.setattr(par, "_runnable_now", lambda: runnable)
+    assert par._idle_cpu() is idle
+
+
+def test_fork_gate_falls_back_to_load_average(monkeypatch):
+    import gpuviz.trace.formats.parallel as par
+    monkeypatch.setattr(par.os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(par, "_runnable_now", lambda: None)
+    monkeypatch.setattr(par.os, "getloadavg", lambda: (0.3, 0.0, 0.0))
+    assert par._idle_cpu()
+    monkeypatch.setattr(par.os, "getloadavg", lambda: (1.7, 0.0, 0.0))
+    assert not par._idle_cpu()
+
+
+def test_runnable_now_reads_proc_stat():
+    """On Linux: at least this thread is runnable while it reads."""
+    import os
+
+    import gpuviz.trace.formats.parallel as par
+    if not os.path.exists("/proc/stat"):
+        pytest.skip("no /proc/stat")
+    assert par._runnable_now() >= 1

@@ -16,6 +16,7 @@ while the parent decodes the first; only the child's columns travel back.
 
 import os
 import re
+import time
 
 
 __all__ = ["decode_parallel", "decode_forked", "FORK_ALWAYS", "FORK_TIMEOUT_S"]
@@ -144,7 +145,6 @@ def decode_forked(buf, path, reporter, progress=None, *, decode_parts, block):
     child = _fork_child(work)
     if child is None:
         return None
-    import time
     started = time.perf_counter()
     mine = type(reporter)(path, False)
     try:
@@ -170,19 +170,45 @@ def decode_forked(buf, path, reporter, progress=None, *, decode_parts, block):
 
 
 def _idle_cpu():
-    """Is a second CPU of this process likely idle (1-minute load average
-    below the CPU count minus one half: this process is the one)? On a
-    machine whose CPUs are all busy the second half would only add the
-    transfer's cost."""
+    """Is a second CPU of this process likely idle? Runnable tasks right now
+    (the fewest of a few samples of /proc/stat, this thread included; the
+    1-minute load average where there is none) below the CPU count minus one
+    half. On a machine whose CPUs are all busy the second half would only add
+    the transfer's cost. (The load average alone kept forks off for a minute
+    after this process's own earlier work, e.g. a previous import.)"""
     try:
         cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cpus = os.cpu_count() or 1
-    try:
-        load = os.getloadavg()[0]
-    except OSError:
-        load = 0.0
-    return cpus >= 2 and (FORK_ALWAYS or load < cpus - 0.5)
+    if cpus < 2:
+        return False
+    if FORK_ALWAYS:
+        return True
+    load = _runnable_now()
+    if load is None:
+        try:
+            load = os.getloadavg()[0]
+        except OSError:
+            load = 0.0
+    return load < cpus - 0.5
+
+
+def _runnable_now(samples=3, gap_s=0.001):
+    """The fewest runnable tasks (``procs_running``) in ``samples`` reads of
+    /proc/stat ``gap_s`` apart, or None without it."""
+    fewest = None
+    for k in range(samples):
+        if k:
+            time.sleep(gap_s)
+        try:
+            with open("/proc/stat", "rb") as f:
+                running = next((int(line.split()[1]) for line in f if line.startswith(b"procs_running ")), None)
+        except (OSError, ValueError, IndexError):
+            return None
+        if running is None:
+            return None
+        fewest = running if fewest is None else min(fewest, running)
+    return fewest
 
 
 #: Fork even when the load average says every CPU is busy (tests, benchmarks).
@@ -283,7 +309,6 @@ def _read_into(fd, pieces, deadline):
     """Fill every bytearray of ``pieces`` from ``fd``, many per call; False
     at EOF or the deadline."""
     import select
-    import time
     views = [memoryview(p) for p in pieces if len(p)]
     at = 0
     while at < len(views):
@@ -305,7 +330,6 @@ def _read_into(fd, pieces, deadline):
 def _read_exactly(fd, size, deadline):
     """``size`` bytes from ``fd`` (a bytearray), or None at EOF or the deadline."""
     import select
-    import time
     out = bytearray(size)
     view = memoryview(out)
     got = 0
@@ -323,7 +347,6 @@ def _read_exactly(fd, size, deadline):
 def _receive(child, timeout):
     """The child's result, or None when it failed or took longer than ``timeout``."""
     import pickle
-    import time
     pid, read = child
     deadline = time.monotonic() + timeout
     pieces = None
