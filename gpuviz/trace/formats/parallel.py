@@ -211,7 +211,7 @@ def _runnable_now(samples=3, gap_s=0.001):
     return fewest
 
 
-#: Fork even when the load average says every CPU is busy (tests, benchmarks).
+#: Fork even when every CPU looks busy (tests, benchmarks).
 FORK_ALWAYS = False
 
 
