@@ -176,6 +176,10 @@ class GPUVisibilityWorkflow:
     #: first tile's scan, look-back and writes, but its count is published
     #: later: successors wait for it; slower still on the H200).
     early_second = False
+    #: Benchmarks only: "unordered", "nowrite" or "bare" time the workflow
+    #: without its look-back, its ID writes or both (visibility.wgsl "probe";
+    #: the outputs are then not the workflow's). "" (the default): the workflow.
+    probe = ""
 
     def __init__(self, *, id: str, output, count, length=None, source_ids=None, mask_output=None, masks=(),
                  spheres=None, planes=None, intervals=None, window=None, lod=None, lod_range=None):
@@ -317,7 +321,11 @@ class GPUVisibilityWorkflow:
         iters = tile // 1024
         batch = min(iters, preload // max(loads, 1))
         batch = batch if batch >= 2 else 0
-        return {"tile": tile, "batch": batch, "pair": (("early" if self.early_second else "late") if pair == 2 else "")}
+        if self.probe not in ("", "unordered", "nowrite", "bare"):
+            raise GraphValidationError(f'{NAME} "{self.id}" tuning: probe must be "", "unordered", "nowrite" or "bare" '
+                                       f"(got {self.probe!r})")
+        return {"tile": tile, "batch": batch, "pair": (("early" if self.early_second else "late") if pair == 2 else ""),
+                "probe": self.probe}
 
     # ----------------------------------------------------------------- graph
     def add_to_graph(self, graph) -> list:
@@ -358,8 +366,8 @@ class GPUVisibilityWorkflow:
             nbytes = 4 * (len(HEADER) + len(ROLES) - 1 + masks)  # visibility.wgsl: VisParams
             slot = uniform_slot(ctx.device, max(16, -(-nbytes // 16) * 16))
             table = np.zeros((len(chunks), slot // 4), np.uint32)
-            state = ctx.own(ctx.device.create_buffer(label=f"{ctx.node_id}-tile-state", size=4 * (1 + 3 * total_tiles),
-                                                     usage=STORAGE))
+            words = 1 + 3 * total_tiles + 2 * bool(tuning["probe"])  # ticket, tile states, probe counters
+            state = ctx.own(ctx.device.create_buffer(label=f"{ctx.node_id}-tile-state", size=4 * words, usage=STORAGE))
             fixed = {1: (state, 0, state.size)}
             if out_rows is not None:
                 chunk_table = ctx.own(ctx.device.create_buffer_with_data(
@@ -367,7 +375,7 @@ class GPUVisibilityWorkflow:
                 fixed[11 + masks] = (chunk_table, 0, chunk_table.size)
             template = dict(masks=masks, subgroups=use_subgroups(ctx, None), scatter=scatter,
                             iters=tuning["tile"] // 1024, wpl=max(1, tuning["tile"] // 8192), batch=tuning["batch"],
-                            pair=tuning["pair"])
+                            pair=tuning["pair"], probe=tuning["probe"])
             constants = {"SPIN_LIMIT": spin_limit, "TRUST_STATE": trust}
             dispatches = []
             for row, ch in enumerate(chunks):

@@ -49,6 +49,13 @@
 // structure shares a pipeline; parameter contents (planes, window,
 // lod_range) are read from their buffers on every dispatch.
 //
+// probe (benchmarks only, never a default; outputs are not those of the
+// workflow): "unordered" takes each tile's base from one atomic counter
+// instead of the look-back (kept IDs in tile blocks of any order, count
+// wrong), "nowrite" skips the ID writes, "bare" both: what the look-back
+// and the writes cost. The counters are two state words past the tiles'
+// (per epoch parity; the last ticket of an epoch clears the next one's).
+//
 // Float tests go through the bits (WGSL lets compilers assume no NaN or
 // infinity): a row with a non-finite value it is tested on is culled, a NaN
 // parameter keeps nothing, infinite window and LOD bounds compare as IEEE.
@@ -484,11 +491,25 @@ fn take_ticket() -> u32 {
     if ((ticket & TICKET_MASK) == P.last_tile) {
         // every ticket of this encoding is taken: open the next epoch
         atomicStore(&state[0], ((ticket >> EPOCH_SHIFT) + 1u) << EPOCH_SHIFT);
+{% if probe in ("unordered", "bare") %}
+        atomicStore(&state[probe_counter(ticket + (1u << EPOCH_SHIFT))], 0u);
+{% endif %}
     }
     return ticket;
 }
 
-fn set_epoch(ticket: u32) { ep_tag = READY | select(0u, PARITY, ((ticket >> EPOCH_SHIFT) & 1u) != 0u); }
+{% if probe in ("unordered", "bare") %}
+// The probe's counter of the epoch of `ticket` (two words after the tile states).
+fn probe_counter(ticket: u32) -> u32 { return 1u + 3u * (P.last_tile + 1u) + ((ticket >> EPOCH_SHIFT) & 1u); }
+var<private> probe_ticket: u32;
+{% endif %}
+
+fn set_epoch(ticket: u32) {
+    ep_tag = READY | select(0u, PARITY, ((ticket >> EPOCH_SHIFT) & 1u) != 0u);
+{% if probe in ("unordered", "bare") %}
+    probe_ticket = ticket;
+{% endif %}
+}
 
 // The tile's rows into s_bits and lane_kept (prefetched: the first batch of
 // a full tile is already in p0.. : the second tile of a pair).
@@ -555,7 +576,13 @@ fn settle(g: Group, tile: u32, lane_kept_in: u32) -> vec2<u32> {
 {% endif %}
 {% endfor %}
     var base = 0u;
+{% if probe in ("unordered", "bare") %}
+    if (g.lid == 0u) { s_step.x = atomicAdd(&state[probe_counter(probe_ticket)], kept); }
+    base = workgroupUniformLoad(&s_step).x;
+    if (false) {
+{% else %}
     if (tile != 0u) {
+{% endif %}
         if (GROUP_COLLECTIVES) {
             base = look_back_group(g, tile, kept);  // publishes the inclusive prefix itself
         } else {
@@ -573,6 +600,9 @@ fn settle(g: Group, tile: u32, lane_kept_in: u32) -> vec2<u32> {
 
 // The kept IDs of local tile lt (kb: settle's (kept, base)).
 fn write_ids(g: Group, lt: u32, kb: vec2<u32>) {
+{% if probe in ("nowrite", "bare") %}
+    return;
+{% endif %}
     let kept = kb.x;
     let base = kb.y;
     if (kept == 0u) { return; }  // uniform
