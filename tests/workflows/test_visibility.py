@@ -304,7 +304,7 @@ def test_tunings_match_numpy(device, monkeypatch, tuning, subgroups):
 
 
 @pytest.mark.parametrize("tuning", [dict(tile_rows=512), dict(tile_rows=12288), dict(preload=-1), dict(preload=2.5),
-                                    dict(tiles_per_group=3)])
+                                    dict(tiles_per_group=3), dict(probe="fast")])
 def test_bad_tunings_are_refused(device, tuning):
     graph = GPUCommandGraph(device, id="tuning")
     workflow = GPUVisibilityWorkflow(id="vis", output=graph.import_gpu_data("ids", upload(device, np.zeros(8, np.uint32))),
@@ -313,6 +313,29 @@ def test_bad_tunings_are_refused(device, tuning):
         setattr(workflow, name, value)
     with pytest.raises(GraphValidationError, match='GPUVisibilityWorkflow "vis" tuning'):
         workflow.add_to_graph(graph)
+
+
+@pytest.mark.parametrize("probe", ["unordered", "nowrite", "bare"])
+def test_benchmark_probes(device, probe):
+    """The benchmarks' probes (visibility.wgsl "probe") keep the mask output;
+    "unordered" writes the oracle's IDs as whole tiles in some order, twice
+    in a row (its counter restarts every encoding); "nowrite" leaves the
+    IDs untouched."""
+    rng = np.random.default_rng(len(probe))
+    chunks = [3 * 1024 + 5, 0, 2 * 1024]
+    n = sum(chunks)
+    rows = {"masks": [(rng.random(n) < 0.4).astype(np.uint32)]}
+    compiled, buffers = run_workflow(device, n, rows, {}, chunks=chunks, tuning=dict(tile_rows=1024, probe=probe))
+    want_ids, want_mask = oracle_of(n, rows, {})
+    for _ in range(2):
+        ids = read_array(device, buffers["ids"])
+        if probe == "unordered":
+            np.testing.assert_array_equal(np.sort(ids[:want_ids.size]), want_ids)
+            assert (ids[want_ids.size:] == SENTINEL).all()
+        else:
+            assert (ids == SENTINEL).all()
+        np.testing.assert_array_equal(read_array(device, buffers["mask"]), want_mask)
+        submit(device, compiled)
 
 
 def test_tile_by_row_count(device, monkeypatch):
