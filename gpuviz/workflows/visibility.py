@@ -38,6 +38,8 @@ VISIBILITY_TILE = 4096
 #: quads of rows (a lane's bit word holds 8 quads; below 8192 rows the tile's
 #: bit words are fewer than the lanes, the rest scan as zero words).
 TILE_ROWS = (1024, 2048, 4096, 8192, 16384)
+#: GPUVisibilityWorkflow.probe values (benchmarks: the workflow without some of its work).
+PROBES = ("unordered", "nowrite", "bare", "coalesced")
 #: The tile for a row count when :attr:`GPUVisibilityWorkflow.tile_rows` is
 #: None: ``(most rows, tile)`` pairs in order, the first whose bound the
 #: workflow's total row count does not exceed (None: any count).
@@ -176,9 +178,16 @@ class GPUVisibilityWorkflow:
     #: first tile's scan, look-back and writes, but its count is published
     #: later: successors wait for it; slower still on the H200).
     early_second = False
-    #: Benchmarks only: "unordered", "nowrite" or "bare" time the workflow
-    #: without its look-back, its ID writes or both (visibility.wgsl "probe";
-    #: the outputs are then not the workflow's). "" (the default): the workflow.
+    #: True: a tile's IDs are written by consecutive lanes (lane l writes
+    #: output words base + l, base + l + 256, ...; each finds its row by a
+    #: binary search over the tile's bit words) instead of each lane writing
+    #: the kept rows among its own rows (a warp's stores then cover ~half of
+    #: 128 bytes at the default density).
+    dense_writes = False
+    #: Benchmarks only, one of :data:`PROBES`: "unordered", "nowrite" or
+    #: "bare" time the workflow without its look-back, its ID writes or both,
+    #: "coalesced" with its writes done by consecutive lanes (visibility.wgsl
+    #: "probe"; the outputs are then not the workflow's). "": the workflow.
     probe = ""
 
     def __init__(self, *, id: str, output, count, length=None, source_ids=None, mask_output=None, masks=(),
@@ -321,11 +330,11 @@ class GPUVisibilityWorkflow:
         iters = tile // 1024
         batch = min(iters, preload // max(loads, 1))
         batch = batch if batch >= 2 else 0
-        if self.probe not in ("", "unordered", "nowrite", "bare"):
-            raise GraphValidationError(f'{NAME} "{self.id}" tuning: probe must be "", "unordered", "nowrite" or "bare" '
+        if self.probe not in ("", *PROBES):
+            raise GraphValidationError(f'{NAME} "{self.id}" tuning: probe must be "" or one of {PROBES} '
                                        f"(got {self.probe!r})")
         return {"tile": tile, "batch": batch, "pair": (("early" if self.early_second else "late") if pair == 2 else ""),
-                "probe": self.probe}
+                "probe": self.probe, "dense": bool(self.dense_writes)}
 
     # ----------------------------------------------------------------- graph
     def add_to_graph(self, graph) -> list:
@@ -375,7 +384,8 @@ class GPUVisibilityWorkflow:
                 fixed[11 + masks] = (chunk_table, 0, chunk_table.size)
             template = dict(masks=masks, subgroups=use_subgroups(ctx, None), scatter=scatter,
                             iters=tuning["tile"] // 1024, wpl=max(1, tuning["tile"] // 8192), batch=tuning["batch"],
-                            pair=tuning["pair"], probe=tuning["probe"])
+                            pair=tuning["pair"], probe=tuning["probe"],
+                            dense=tuning["dense"])
             constants = {"SPIN_LIMIT": spin_limit, "TRUST_STATE": trust}
             dispatches = []
             for row, ch in enumerate(chunks):
