@@ -27,7 +27,7 @@ import heapq
 
 import numpy as np
 
-__all__ = ["pack_lanes", "pack_lanes_reference", "visit_order"]
+__all__ = ["pack_lanes", "pack_lanes_reference", "visit_order", "visiting"]
 
 
 def _sweep(start, end):
@@ -140,6 +140,15 @@ def visit_order(start, duration, thread):
     return np.lexsort((-duration, start, thread))
 
 
+def visiting(start, duration, thread):
+    """(:func:`visit_order`, start and thread in that order) as int64 arrays:
+    what :func:`pack_lanes` and the flow binding (chrome_phases) both need."""
+    start = np.asarray(start, np.int64)
+    thread = np.asarray(thread, np.int64)
+    order = visit_order(start, duration, thread)
+    return order, start[order], thread[order]
+
+
 def _thread_keys(s, e, th, new_thread):
     """Start and end keys made comparable across threads: (skey, ekey)."""
     first = np.flatnonzero(new_thread)
@@ -157,15 +166,19 @@ def _thread_keys(s, e, th, new_thread):
     return th * m + inverse[:n], th * m + inverse[n:]
 
 
-def _vector_depth(s, e, d, th, new_thread, pos_in_thread, thread_first):
-    """Open-span count at each start (positions in visiting order)."""
+def _vector_depth(s, e, zero, th, new_thread, pos_in_thread, thread_first):
+    """Open-span count at each start (positions in visiting order; ``zero``:
+    the zero-length spans)."""
     n = len(s)
     skey, ekey = _thread_keys(s, e, th, new_thread)
-    ekey.sort()                    # a fresh array: sorted in place
+    # A fresh array, sorted in place. The ends of spans in visiting order are
+    # nearly sorted already: timsort ("stable") is far cheaper on them than
+    # the default introsort (measured, 262K spans: 11 -> 2 ms); same values.
+    ekey.sort(kind="stable")
     ended = np.searchsorted(ekey, skey, side="right") - thread_first   # ends <= start in thread
+    del ekey
     # Spans at or after i in order that also end <= start_i: zero-length spans
     # at exactly start_i, which sort last in their start group.
-    zero = d == 0
     if not zero.any():
         return pos_in_thread - ended
     group_end = _run_ends(skey)
@@ -184,13 +197,14 @@ def _run_ends(sorted_keys):
     return np.repeat(ends, np.diff(ends, prepend=0))
 
 
-def pack_lanes(*, start, duration, thread):
+def pack_lanes(*, start, duration, thread, visit=None):
     """Pack the spans of every thread into lanes.
 
     Parameters
     ----------
     start, duration : array of int64 (ns; durations >= 0)
     thread : array of int (thread row of each span)
+    visit : :func:`visiting` of the same spans, when already made (read only)
 
     Returns
     -------
@@ -206,17 +220,22 @@ def pack_lanes(*, start, duration, thread):
     n = len(start)
     if n == 0:
         return np.zeros(0, np.uint32), np.zeros(0, np.uint32), np.zeros(0, np.int64), 0
-    order = visit_order(start, duration, thread)
-    s, d, th = start[order], duration[order], thread[order]
-    del start, duration, thread
+    order, s, th = visiting(start, duration, thread) if visit is None else visit
+    d = duration[order]
+    del start, duration, thread, visit
     e = s + d
     positions = np.arange(n, dtype=np.int64)
     new_thread = np.empty(n, bool)
     new_thread[0] = True
     new_thread[1:] = th[1:] != th[:-1]
     thread_first = np.maximum.accumulate(np.where(new_thread, positions, 0))
-    depth = _vector_depth(s, e, d, th, new_thread, positions - thread_first, thread_first)
-    del positions, thread_first, d          # peak memory: drop temporaries early
+    # Peak memory (this runs next to the flow binding): temporaries dropped early.
+    pos_in_thread = positions - thread_first
+    del positions
+    zero = d == 0
+    del d
+    depth = _vector_depth(s, e, zero, th, new_thread, pos_in_thread, thread_first)
+    del pos_in_thread, thread_first, zero
     parent_pos = _parent_positions(depth, n)
     has_parent = depth > 0
     pp = np.where(has_parent, parent_pos, 0)

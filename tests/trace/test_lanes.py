@@ -115,3 +115,21 @@ def test_large_input_matches_reference_on_a_sample_thread():
     np.testing.assert_array_equal(lane[keep], ref[0])
     np.testing.assert_array_equal(depth[keep], ref[1])
     np.testing.assert_array_equal(parent[keep], np.where(ref[2] >= 0, rows[np.maximum(ref[2], 0)], -1))
+
+
+@settings(max_examples=100, deadline=None)
+@given(intervals())
+def test_a_visit_made_once_packs_the_same_and_is_left_unchanged(spans):
+    """chrome.build_trace makes the visiting order once for the packing and
+    the flow binding, which read it at the same time (threads)."""
+    from gpuviz.trace.lanes import visiting
+    start, dur, thread = arrays(spans)
+    visit = visiting(start, dur, thread)
+    before = [a.copy() for a in visit]
+    got = pack_lanes(start=start, duration=dur, thread=thread, visit=visit)
+    want = pack_lanes(start=start, duration=dur, thread=thread)
+    for g, w in zip(got[:3], want[:3]):
+        np.testing.assert_array_equal(g, w)
+    assert got[3] == want[3]
+    for a, b in zip(visit, before):
+        np.testing.assert_array_equal(a, b)

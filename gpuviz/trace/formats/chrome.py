@@ -29,16 +29,17 @@ built independently):
 """
 
 import json
+import threading
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from gpuviz.trace.formats.chrome_phases import (async_spans, begin_end_spans, counters_table, flow_links,
-                                                flow_v2_links, instants_table, metadata)
+                                                flow_points, flow_v2_links, instants_table, metadata)
 from gpuviz.trace.formats.jsonevents import (Reporter, decode_events, import_memory_pool, release_free_memory,
                                               take_bytes)
-from gpuviz.trace.lanes import pack_lanes
+from gpuviz.trace.lanes import pack_lanes, visiting
 from gpuviz.trace.model import assemble, table
 
 __all__ = ["read_chrome", "build_trace", "PHASES"]
@@ -213,9 +214,20 @@ def build_trace(cols, reporter, *, partition=0, source="", thread_kind=None, flo
     merged = _merge_spans((x, be, async_parts))
     del x, be, async_parts
     event = merged["event"]
-    lane, depth, parent, added = pack_lanes(start=merged["start"], duration=merged["dur"], thread=merged["thread"])
+    # The flows need the packed parents only at the end: the lanes are packed
+    # on another thread meanwhile (numpy releases the GIL in its sorts and
+    # searches; measured on a 40 MB file, 262K spans, 125K flow points:
+    # 31 + 38 ms one after the other -> 40 ms). Neither reports anything, so
+    # the report stays in order. Both visit the spans in one order, made
+    # once (time, and memory while both run).
+    visit = visiting(merged["start"], merged["dur"], merged["thread"])
+    packing = _Background(_pack_and_trim, start=merged["start"], duration=merged["dur"], thread=merged["thread"],
+                          visit=visit)
+    points = flow_points(cols, code, ts, ident, merged, visit)
+    del visit
+    lane, depth, parent, added = packing.result()
     reporter.note("lanes_added", added)
-    links = [flow_links(cols, code, ts, ident, reporter, merged, parent, flow_kind),
+    links = [flow_links(cols, code, ts, ident, reporter, merged, parent, flow_kind, points),
              flow_v2_links(cols, event, code, ts),
              _step_links(step_pairs, event, n)]
     instants = instants_table(cols, code, ts, ident, reporter)
@@ -232,6 +244,38 @@ def build_trace(cols, reporter, *, partition=0, source="", thread_kind=None, flo
                     report={**reporter.counts}, sources=_sources(partition, source), lanes=(lane, depth),
                     metadata={"format": "chrome", **({"display_time_unit": cols.header["displayTimeUnit"]}
                                                      if "displayTimeUnit" in cols.header else {})})
+
+
+def _pack_and_trim(**spans):
+    """pack_lanes, then the free pages of its temporaries handed back: they
+    were allocated on another thread, in a malloc arena of its own that the
+    rest of the import does not reuse (measured on a 40 MB file: peak RSS
+    +5 MB without)."""
+    packed = pack_lanes(**spans)
+    release_free_memory()
+    return packed
+
+
+class _Background:
+    """``function(**kwargs)`` run on a thread of its own; ``result()`` waits
+    for it and returns its value or raises its exception."""
+
+    def __init__(self, function, **kwargs):
+        self._value = self._error = None
+
+        def run():
+            try:
+                self._value = function(**kwargs)
+            except BaseException as exc:  # noqa: BLE001 - handed to result()
+                self._error = exc
+        self._thread = threading.Thread(target=run, name="gpuviz-" + function.__name__, daemon=True)
+        self._thread.start()
+
+    def result(self):
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value
 
 
 #: Span events in at most this many runs of consecutive events: their
