@@ -177,6 +177,75 @@ def test_forked_fallbacks(monkeypatch, tmp_path):
     assert_tables_equal(trace, serial)
 
 
+def test_forked_child_hands_back_through_shared_memory():
+    """numpy and Arrow columns (nulls, slices, empty ones) come back from
+    the child equal: the Arrow buffers asked for read in place (aligned),
+    the rest copied out (numpy's writable)."""
+    import os
+
+    import numpy as np
+    import pyarrow as pa
+
+    import gpuviz.trace.formats.parallel as par
+    if not hasattr(os, "fork") or not hasattr(os, "memfd_create"):
+        pytest.skip("no fork/memfd here")
+    value = {"ints": np.arange(100001, dtype=np.int64), "flags": np.array([True, False, True]),
+             "empty": np.zeros(0, np.int64), "text": pa.array(["a", None, "é" * 1000]),
+             "sliced": pa.array(list(range(50))).slice(7, 9), "blob": b"x" * 70000, "small": [1, "two"]}
+    child = par._fork_child(lambda: value, in_place=lambda got: {b.address for b in got["text"].buffers() if b})
+    try:
+        got = par._receive(child, 30)
+    finally:
+        par._close_fds(child)
+    assert got.keys() == value.keys()
+    for key in ("ints", "flags", "empty"):
+        assert got[key].dtype == value[key].dtype and np.array_equal(got[key], value[key])
+    assert got["ints"].flags.writeable and got["flags"].flags.writeable        # copied out of the shared memory
+    assert all(b is None or b.address % 64 == 0 for b in got["text"].buffers())  # read in place, aligned
+    assert got["text"].equals(value["text"]) and got["sliced"].equals(value["sliced"])
+    assert got["blob"] == value["blob"] and got["small"] == value["small"]
+
+
+def _bad_halves_file(tmp_path):
+    """A file of many blocks with problems counted in both halves."""
+    events = [{"ph": "X", "name": "a", "ts": i if i % 97 else "soon", "dur": 1 if i % 89 else -1, "pid": 1,
+               "tid": i % 3} for i in range(3000)]
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(events))
+    return path
+
+
+def test_a_hung_or_dead_child_falls_back_to_the_serial_report(monkeypatch, tmp_path):
+    """A child that never answers is killed after the timeout, one that dies
+    before its header is noticed at once: both end in exactly the serial
+    tables and report."""
+    import os
+    import time
+
+    import gpuviz.trace.formats.parallel as par
+    if not hasattr(os, "fork"):
+        pytest.skip("no os.fork here")
+    path = _bad_halves_file(tmp_path)
+    real = par._fork_child
+    for name, work in (("hung", lambda work: lambda: (time.sleep(120), work())[1]),
+                       ("dead", lambda work: lambda: os._exit(3))):
+        monkeypatch.setattr(par, "FORK_TIMEOUT_S", 0.5)
+        monkeypatch.setattr(par, "_fork_child", lambda w, **kw: real(work(w), **kw))
+        started = time.monotonic()
+        serial, trace, ran = serial_and_forked(monkeypatch, path)
+        assert ran == [False], name
+        assert time.monotonic() - started < 30, name
+        assert_tables_equal(trace, serial)
+        assert serial.report.get("bad_timestamp") == 31 and serial.report.get("negative_duration"), name
+
+
+def test_forked_report_joins_both_halves(monkeypatch, tmp_path):
+    path = _bad_halves_file(tmp_path)
+    serial, trace, ran = serial_and_forked(monkeypatch, path)
+    assert ran == [True]
+    assert_tables_equal(trace, serial)
+
+
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.data())
 def test_flow_binding_in_one_search_equals_thread_by_thread(monkeypatch, data):
@@ -265,3 +334,13 @@ def test_runnable_now_reads_proc_stat():
     if not os.path.exists("/proc/stat"):
         pytest.skip("no /proc/stat")
     assert par._runnable_now() >= 1
+
+
+def test_background_work_hands_back_its_value_or_its_error():
+    from gpuviz.trace.formats.chrome import _Background
+
+    def fail(value):
+        raise ValueError(value)
+    assert _Background(lambda value: value * 2, value=21).result() == 42
+    with pytest.raises(ValueError, match="boom"):
+        _Background(fail, value="boom").result()

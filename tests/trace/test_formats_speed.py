@@ -329,22 +329,36 @@ def test_pinned_event_objects_do_not_change_the_trace(tmp_path, monkeypatch, str
         assert getattr(got, name).equals(getattr(want, name)), name
 
 
-def test_scatter_io_moves_every_byte_through_a_pipe():
+def test_scatter_io_moves_every_byte_through_a_pipe_and_into_a_file():
     import os
     import threading
-    import time
     from gpuviz.trace.formats import parallel
     rng = np.random.default_rng(2)
-    sizes = [int(s) for s in rng.integers(0, 70000, 2500)] + [0, 1, 1 << 20]      # > one readv/writev batch
+    sizes = [int(s) for s in rng.integers(0, 70000, 2500)] + [0, 1, 1 << 20]      # > one writev batch
     data = [rng.integers(0, 256, s, dtype=np.uint8).tobytes() for s in sizes]
     read, write = os.pipe()
-    sender = threading.Thread(target=lambda: (parallel._write_all(write, [memoryview(d) for d in data]), os.close(write)))
+    sender = threading.Thread(target=lambda: (parallel._write_all(write, [memoryview(d) for d in data]), os.close(write)),
+                              daemon=True)
     sender.start()
-    pieces = [bytearray(s) for s in sizes]
-    assert parallel._read_into(read, pieces, time.monotonic() + 60)
+    with os.fdopen(read, "rb") as f:
+        assert f.read() == b"".join(data)
     sender.join()
-    os.close(read)
-    assert [bytes(p) for p in pieces] == data
+    if hasattr(os, "memfd_create"):
+        fd = os.memfd_create("test")
+        try:
+            parallel._write_all(fd, [memoryview(d) for d in data], at=0)
+            assert os.pread(fd, sum(sizes) + 1, 0) == b"".join(data)
+        finally:
+            os.close(fd)
+
+
+def test_shared_memory_layout_is_aligned():
+    from gpuviz.trace.formats import parallel
+    offsets, split, total = parallel._layout([0, 1, 64, 65, 0, 3], [0, 1, 0, 0, 1, 1])
+    assert offsets == [0, 4096, 0, 64, 4160, 4160] and split == 4096 and total == 4224
+    assert parallel._layout([], b"") == ([], 0, 0)
+    assert parallel._layout([5], [0]) == ([0], 4096, 4096)
+    assert parallel._layout([5], [1]) == ([0], 0, 64)
 
 
 @settings(max_examples=300, deadline=None)
