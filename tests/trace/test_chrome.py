@@ -183,6 +183,36 @@ def test_flows_bind_by_the_rules(tmp_path):
     assert pairs == {("inner", "next"), ("outer", "enclosing"), ("v2src", "v2dst")}
 
 
+@pytest.mark.parametrize("ids", [(1, 2, 3), ('"0x1"', '"0x2"', '"01"'), (5, 10 ** 15, 3)])
+def test_flow_keys_keep_their_fields_apart(tmp_path, ids):
+    """Flows are keyed by (cat, name, id) as three fields: ("a\\0b", "c")
+    and ("a", "b\\0c") are two flows (their texts joined with NUL were one);
+    the id is its text ("1" and 1 agree, "01" and 1 do not), whether ids are
+    small numbers, text, or numbers far apart (each a way of its own to
+    make the keys)."""
+    a, b, c = ids
+    slices = ['{"ph":"X","pid":1,"tid":1,"ts":%d,"dur":5,"name":"%s"}' % (t, n)
+              for t, n in [(0, "s1"), (10, "s2"), (40, "s3"), (50, "s4"), (60, "s5")]]
+    slices += ['{"ph":"X","pid":1,"tid":2,"ts":%d,"dur":5,"name":"%s"}' % (t, n)
+               for t, n in [(20, "d1"), (30, "d2"), (70, "d3"), (80, "d4"), (90, "d5")]]
+
+    def flow(ph, ts, cat, name, id_):
+        return '{"ph":"%s","pid":1,"tid":%d,"ts":%d,"cat":"%s","name":"%s","id":%s,"bp":"e"}' % (
+            ph, 1 if ph == "s" else 2, ts, cat, name, id_)
+    one = '"%s"' % a if isinstance(a, int) else a           # a quoted number: the same id text
+    events = slices + [flow("s", 1, "a\\u0000b", "c", a), flow("s", 11, "a", "b\\u0000c", a),
+                       flow("f", 21, "a\\u0000b", "c", one), flow("f", 31, "a", "b\\u0000c", a),
+                       flow("s", 41, "k", "k", b), flow("f", 71, "k", "k", b),
+                       flow("s", 51, "k", "k", c), flow("f", 81, "k", "k", c),
+                       flow("s", 61, "k", "k", 1), flow("f", 91, "k", "k", 1)]
+    t = read_chrome(write(tmp_path, "[" + ",".join(events) + "]"))
+    names = t.spans.column("name").to_pylist()
+    pairs = [(names[s], names[d]) for s, d in zip(t.links.column("source").to_pylist(),
+                                                  t.links.column("target").to_pylist())]
+    assert pairs == [("s1", "d1"), ("s2", "d2"), ("s3", "d3"), ("s4", "d4"), ("s5", "d5")]
+    assert t.report == {}
+
+
 def test_async_counters_instants_metadata(tmp_path):
     events = [
         '{"ph":"M","pid":1,"tid":0,"name":"process_name","args":{"name":"proc"}}',

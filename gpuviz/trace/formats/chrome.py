@@ -35,8 +35,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gpuviz.trace.formats.chrome_phases import (async_spans, begin_end_spans, counters_table, flow_links,
-                                                flow_points, flow_v2_links, instants_table, metadata)
+from gpuviz.trace.formats.chrome_phases import (_first_seen, async_spans, begin_end_spans, counters_table,
+                                                flow_links, flow_points, flow_v2_links, instants_table, metadata)
 from gpuviz.trace.formats.jsonevents import (Reporter, decode_events, import_memory_pool, release_free_memory,
                                               take_bytes)
 from gpuviz.trace.lanes import pack_lanes, visiting
@@ -83,6 +83,26 @@ def read_chrome(path, *, strict=False, partition=0, data=None, progress=None):
 
 
 def _codes(ph):
+    """Phase code per event (uint8), chunk by chunk."""
+    chunks = ph.chunks if isinstance(ph, pa.ChunkedArray) else [ph]
+    return np.concatenate([_chunk_codes(c) for c in chunks]) if chunks else np.zeros(0, np.uint8)
+
+
+#: Phase code of each byte as a one-letter phase (0: not a phase).
+_LETTER_CODES = np.zeros(256, np.uint8)
+for _letter, _code in PHASES.items():
+    if len(_letter) == 1:
+        _LETTER_CODES[ord(_letter)] = _code
+
+
+def _chunk_codes(ph):
+    """A chunk of only one-letter phases (nearly all are) is looked up by
+    its bytes, the letters themselves (1.5M events: 22 -> 4 ms); others are
+    dictionary encoded."""
+    if len(ph) and ph.null_count == 0 and pa.types.is_string(ph.type):
+        offsets = np.frombuffer(ph.buffers()[1], np.int32)[ph.offset:ph.offset + len(ph) + 1]
+        if offsets[-1] - offsets[0] == len(ph) and (np.diff(offsets) == 1).all():
+            return _LETTER_CODES[np.frombuffer(ph.buffers()[2], np.uint8)[offsets[0]:offsets[-1]]]
     index, distinct = _encoded(ph)
     lookup = np.array([PHASES.get(p, 0) for p in distinct.to_pylist()] or [0], np.uint8)
     return lookup[index] if len(ph) else np.zeros(0, np.uint8)
@@ -99,14 +119,6 @@ def _encoded(values):
         return np.zeros(0, np.int64), pa.array([], values.type)
     index = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in enc.chunks]).astype(np.int64)
     return index, enc.chunk(enc.num_chunks - 1).dictionary
-
-
-def _first_seen(values):
-    """(distinct int64 values in order of first appearance, index of each
-    value in them): a hash pass, not a sort."""
-    enc = pc.dictionary_encode(pa.array(np.asarray(values, np.int64)))
-    return (enc.dictionary.to_numpy(zero_copy_only=False).astype(np.int64),
-            enc.indices.to_numpy(zero_copy_only=False).astype(np.int64))
 
 
 def _texts(values):
@@ -236,7 +248,7 @@ def build_trace(cols, reporter, *, partition=0, source="", thread_kind=None, flo
     pick = _span_rows(event, n)
     link_table = table("links", {"source": np.concatenate([x[0] for x in links]).astype(np.uint32),
                                  "target": np.concatenate([x[1] for x in links]).astype(np.uint32),
-                                 "kind": [k for x in links for k in x[2]]})
+                                 "kind": pa.concat_arrays([pa.array(x[2], pa.string()) for x in links])})
     return assemble(name=pick(cols.name), category=pick(cols.cat),
                     start_ns=merged["start"], duration_ns=merged["dur"], thread=merged["thread"],
                     threads=threads, processes=processes, parent=parent, args=pick(cols.args),
