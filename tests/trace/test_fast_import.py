@@ -341,6 +341,24 @@ def test_background_work_hands_back_its_value_or_its_error():
 
     def fail(value):
         raise ValueError(value)
-    assert _Background(lambda value: value * 2, value=21).result() == 42
-    with pytest.raises(ValueError, match="boom"):
-        _Background(fail, value="boom").result()
+    for threaded in (True, False):
+        assert _Background(lambda value: value * 2, value=21, threaded=threaded).result() == 42
+        with pytest.raises(ValueError, match="boom"):
+            _Background(fail, value="boom", threaded=threaded).result()
+
+
+def test_lanes_packed_on_a_thread_or_inline_give_one_trace(monkeypatch, tmp_path):
+    """BACKGROUND_PACKING_SPANS only chooses where pack_lanes runs: the
+    trace is the same either way."""
+    from gpuviz.trace import load, synthetic
+    from gpuviz.trace.formats import chrome
+    from gpuviz.trace.synthetic import to_chrome_json
+
+    path = tmp_path / "t.json"
+    to_chrome_json(synthetic(spans=3000, seed=4), path)
+    traces = []
+    for spans in (1, 1 << 40):
+        monkeypatch.setattr(chrome, "BACKGROUND_PACKING_SPANS", spans)
+        traces.append(load(str(path), progress=False))
+    assert traces[0].spans.equals(traces[1].spans) and traces[0].links.equals(traces[1].links)
+    assert traces[0].report == traces[1].report
