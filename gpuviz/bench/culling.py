@@ -40,7 +40,6 @@ FRAME_CPU_TARGET = 0.5e-3
 #: ``--probes``: the default tuning without its look-back (tile bases from one atomic counter), without
 #: its ID writes, without both, or writing by consecutive lanes (GPUVisibilityWorkflow.probe).
 PROBE_TUNINGS = {f"probe-{p}": dict(probe=p) for p in ("unordered", "nowrite", "bare", "coalesced")}
-PROBE_TUNINGS["probe-unordered-dense"] = dict(probe="unordered", dense_writes=True)
 CULL_SIZE = 10_000_000
 #: Also timed by default: the topology benchmark's sphere case is 25M rows (same workflow, other layout).
 CULL_SIZES = (CULL_SIZE, 25_000_000)

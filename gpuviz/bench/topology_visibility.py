@@ -54,7 +54,6 @@ TUNINGS = {name: dict(tile_rows=tile, preload=preload, tiles_per_group=min(pair,
                ("tile8K-pre12", 8192, 12, 1),
                ("tile16K-pre12", 16384, 12, 1), ("tile8K-pre6-pair", 8192, 6, 2),
                ("tile8K-pre6-pair-early", 8192, 6, 3))}
-TUNINGS.update({f"{name}-dense": {**TUNINGS[name], "dense_writes": True} for name in ("auto-pre6", "tile8K-pre6")})
 #: The size sweep's tunings: tile sizes (rows per workgroup: 256 lanes x 1-8
 #: quads) with the load batches each allows (intervals + a mask load 3 vec4
 #: per quad, spheres 4: preload 6 batches two quads of intervals and leaves
@@ -66,7 +65,6 @@ TUNINGS.update({f"{name}-dense": {**TUNINGS[name], "dense_writes": True} for nam
 TILE_TUNINGS = {name: dict(tile_rows=tile, preload=preload, tiles_per_group=1, early_second=False)
                 for name, tile, preload in (("auto", None, 6), ("8K-pre6", 8192, 6), ("4K", 4096, 0),
                                             ("2K-pre6", 2048, 6))}
-TILE_TUNINGS.update({f"{name}-dense": {**TILE_TUNINGS[name], "dense_writes": True} for name in ("auto", "8K-pre6")})
 #: The size sweep's row counts: 1M-14M in steps of 1M (a staircase of
 #: "waves" of concurrently resident tiles would show at this resolution),
 #: the culling benchmark's 25M and the visibility issue's 25 x 2^20.

@@ -178,12 +178,6 @@ class GPUVisibilityWorkflow:
     #: first tile's scan, look-back and writes, but its count is published
     #: later: successors wait for it; slower still on the H200).
     early_second = False
-    #: True: a tile's IDs are written by consecutive lanes (lane l writes
-    #: output words base + l, base + l + 256, ...; each finds its row by a
-    #: binary search over the tile's bit words) instead of each lane writing
-    #: the kept rows among its own rows (a warp's stores then cover ~half of
-    #: 128 bytes at the default density).
-    dense_writes = False
     #: Benchmarks only, one of :data:`PROBES`: "unordered", "nowrite" or
     #: "bare" time the workflow without its look-back, its ID writes or both,
     #: "coalesced" with its writes done by consecutive lanes (visibility.wgsl
@@ -334,7 +328,7 @@ class GPUVisibilityWorkflow:
             raise GraphValidationError(f'{NAME} "{self.id}" tuning: probe must be "" or one of {PROBES} '
                                        f"(got {self.probe!r})")
         return {"tile": tile, "batch": batch, "pair": (("early" if self.early_second else "late") if pair == 2 else ""),
-                "probe": self.probe, "dense": bool(self.dense_writes)}
+                "probe": self.probe}
 
     # ----------------------------------------------------------------- graph
     def add_to_graph(self, graph) -> list:
@@ -384,8 +378,7 @@ class GPUVisibilityWorkflow:
                 fixed[11 + masks] = (chunk_table, 0, chunk_table.size)
             template = dict(masks=masks, subgroups=use_subgroups(ctx, None), scatter=scatter,
                             iters=tuning["tile"] // 1024, wpl=max(1, tuning["tile"] // 8192), batch=tuning["batch"],
-                            pair=tuning["pair"], probe=tuning["probe"],
-                            dense=tuning["dense"])
+                            pair=tuning["pair"], probe=tuning["probe"])
             constants = {"SPIN_LIMIT": spin_limit, "TRUST_STATE": trust}
             dispatches = []
             for row, ch in enumerate(chunks):

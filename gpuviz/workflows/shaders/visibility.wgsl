@@ -54,8 +54,9 @@
 // instead of the look-back (kept IDs in tile blocks of any order, count
 // wrong), "nowrite" skips the ID writes, "bare" both, "coalesced" writes
 // as many words to the same places but by consecutive lanes (wrong IDs):
-// what the look-back, the writes and their pattern cost. The counters are two state words past the tiles'
-// (per epoch parity; the last ticket of an epoch clears the next one's).
+// what the look-back, the writes and their pattern cost. The counters are
+// two state words past the tiles' (per epoch parity; the last ticket of an
+// epoch clears the next one's).
 //
 // Float tests go through the bits (WGSL lets compilers assume no NaN or
 // infinity): a row with a non-finite value it is tested on is culled, a NaN
@@ -599,64 +600,6 @@ fn settle(g: Group, tile: u32, lane_kept_in: u32) -> vec2<u32> {
     return workgroupUniformLoad(&s_kept);
 }
 
-{% if dense %}
-// Position (0..31) of the set bit of m that has r set bits below it (r < countOneBits(m)).
-fn nth_set_bit(m: u32, r: u32) -> u32 {
-    var w = m;
-    var rest = r;
-    var pos = 0u;
-{% for half, low in ((16, "0xffffu"), (8, "0xffu"), (4, "0xfu"), (2, "0x3u"), (1, "0x1u")) %}
-    let c{{ half }} = countOneBits(w & {{ low }});
-    if (rest >= c{{ half }}) {
-        rest -= c{{ half }};
-        w >>= {{ half }}u;
-        pos += {{ half }}u;
-    }
-{% endfor %}
-    return pos;
-}
-
-// The kept IDs of local tile lt in aligned blocks (dense): the 32 lanes of
-// warp v (lid / 32) take TILE / 256 consecutive bit words, whose kept rows
-// fill a contiguous run of output words; lane L holds the value of the run's
-// word whose global index is L mod 32 in the current 32-word block and the
-// warp stores a block once it is complete (one 128-byte store instead of one
-// partial store per bit word). A bit word has at most 32 kept rows, so it
-// gives a lane at most one value: in the current block or in the next.
-const WARP: u32 = 32u;
-fn write_ids(g: Group, lt: u32, kb: vec2<u32>) {
-    let kept = kb.x;
-    if (kept == 0u) { return; }  // uniform
-    let per_warp = TILE / 32u / (WG / WARP);  // bit words per warp
-    let v = g.lid / WARP;
-    let lane = g.lid % WARP;
-    let row0 = lt * TILE;
-    var cursor = kb.y + s_before[v * per_warp];  // global index of the warp's next output word
-    var val = 0u;
-    var pending = false;
-    for (var i = 0u; i < per_warp; i++) {
-        let j = v * per_warp + i;
-        let m = s_words[j];
-        let c = countOneBits(m);
-        let a = cursor + ((lane - cursor) & (WARP - 1u));  // this lane's output word from this bit word, if < cursor + c
-        let has = a < cursor + c;
-        var mine = 0u;
-        if (has) { mine = row_id(row0 + 32u * j + nth_set_bit(m, a - cursor)); }
-        let block_end = (cursor | (WARP - 1u)) + 1u;
-        if (has && a < block_end) {
-            val = mine;
-            pending = true;
-        }
-        if (cursor + c >= block_end) {  // the current block is complete (warp-uniform)
-            if (pending) { scatter(block_end - WARP + lane, val); }
-            pending = has && a >= block_end;
-            val = mine;
-        }
-        cursor += c;
-    }
-    if (pending) { scatter((cursor & ~(WARP - 1u)) + lane, val); }
-}
-{% else %}
 // The kept IDs of local tile lt (kb: settle's (kept, base)).
 fn write_ids(g: Group, lt: u32, kb: vec2<u32>) {
 {% if probe in ("nowrite", "bare") %}
@@ -680,7 +623,6 @@ fn write_ids(g: Group, lt: u32, kb: vec2<u32>) {
         }
     }
 }
-{% endif %}
 
 fn kernel_main(g: Group, wg: u32) {
 {% if pair %}
