@@ -35,7 +35,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gpuviz.trace.formats.chrome_phases import (_first_seen, async_spans, begin_end_spans, counters_table,
+from gpuviz.trace.formats.chrome_phases import (async_spans, begin_end_spans, counters_table, first_seen,
                                                 flow_links, flow_points, flow_v2_links, instants_table, metadata)
 from gpuviz.trace.formats.jsonevents import (Reporter, decode_events, import_memory_pool, release_free_memory,
                                               take_bytes)
@@ -134,7 +134,7 @@ class Identity:
         texts = _texts(distinct)
         # Processes: pids of the events that count, in order of first appearance.
         remap = np.full(len(texts) + 1, -1, np.int64)
-        keep = _first_seen(raw_index[used])[0]
+        keep = first_seen(raw_index[used])[0]
         remap[keep] = np.arange(len(keep))
         self.pid_index = remap[raw_index] if len(raw_index) else raw_index
         self.pid_text = [texts[k] for k in keep.tolist()]
@@ -156,7 +156,7 @@ class Identity:
         if len(idx) == 0:
             return
         width = len(self.tid_text) + 1
-        uniq, inverse = _first_seen(self.pid_index[idx] * width + self.tid_index[idx])
+        uniq, inverse = first_seen(self.pid_index[idx] * width + self.tid_index[idx])
         rows = np.empty(len(uniq), np.int64)
         for u, value in enumerate(uniq.tolist()):
             k = (value // width, self.tid_text[value % width])

@@ -15,7 +15,7 @@ from gpuviz.trace.lanes import visiting
 
 from gpuviz.trace.model import table
 
-__all__ = ["metadata", "begin_end_spans", "async_spans", "flow_points", "flow_links", "flow_v2_links",
+__all__ = ["metadata", "begin_end_spans", "async_spans", "flow_points", "flow_links", "flow_v2_links", "first_seen",
            "counters_table", "instants_table"]
 
 _EMPTY_SPANS = {"event": np.zeros(0, np.int64), "start": np.zeros(0, np.int64), "dur": np.zeros(0, np.int64),
@@ -403,9 +403,9 @@ def _flow_keys(cols, idx, ids, span):
     if npairs * span <= 4 * len(idx) + 1024:
         return pair * span + ids, npairs * span, cat, cats.to_pylist()
     if npairs * span >= 1 << 62:
-        distinct, pair = _first_seen(pair)
+        distinct, pair = first_seen(pair)
         npairs = len(distinct)
-    distinct, key = _first_seen(pair * span + ids)
+    distinct, key = first_seen(pair * span + ids)
     return key, len(distinct), cat, cats.to_pylist()
 
 
@@ -415,7 +415,7 @@ def _dense(values):
     return enc.indices.to_numpy(zero_copy_only=False).astype(np.int64), enc.dictionary
 
 
-def _first_seen(values):
+def first_seen(values):
     """(distinct int64 values in order of first appearance, index of each
     value in them): a hash pass, not a sort."""
     enc = pc.dictionary_encode(pa.array(np.asarray(values, np.int64)))
