@@ -213,6 +213,29 @@ def test_flow_keys_keep_their_fields_apart(tmp_path, ids):
     assert t.report == {}
 
 
+def test_flow_keys_of_many_categories_and_far_apart_ids(tmp_path):
+    """Five (cat, name) pairs and ids 2^62 - 1 apart: the combined keys
+    (pair x id range) do not fit in int64 even with the pairs renumbered,
+    so the ids are renumbered too; no two flows share a key (pair 4 x 2^62
+    wrapped to pair 0's keys)."""
+    slices, flows = [], []
+    for k in range(5):
+        slices += ['{"ph":"X","pid":1,"tid":1,"ts":%d,"dur":5,"name":"s%d"}' % (10 * k, k),
+                   '{"ph":"X","pid":1,"tid":2,"ts":%d,"dur":5,"name":"d%d"}' % (100 + 10 * k, k)]
+        flows += ['{"ph":"%s","pid":1,"tid":%d,"ts":%d,"cat":"c%d","name":"f","id":0,"bp":"e"}'
+                  % (ph, tid, ts + 10 * k, k) for ph, tid, ts in (("s", 1, 1), ("f", 2, 101))]
+    slices += ['{"ph":"X","pid":1,"tid":1,"ts":60,"dur":5,"name":"s5"}',
+               '{"ph":"X","pid":1,"tid":2,"ts":160,"dur":5,"name":"d5"}']
+    flows += ['{"ph":"%s","pid":1,"tid":%d,"ts":%d,"cat":"c0","name":"f","id":4611686018427387903,"bp":"e"}'
+              % (ph, tid, ts) for ph, tid, ts in (("s", 1, 61), ("f", 2, 161))]
+    t = read_chrome(write(tmp_path, "[" + ",".join(slices + flows) + "]"))
+    names = t.spans.column("name").to_pylist()
+    pairs = sorted((names[s], names[d]) for s, d in zip(t.links.column("source").to_pylist(),
+                                                       t.links.column("target").to_pylist()))
+    assert pairs == [(f"s{k}", f"d{k}") for k in range(6)]
+    assert t.report == {}
+
+
 def test_async_counters_instants_metadata(tmp_path):
     events = [
         '{"ph":"M","pid":1,"tid":0,"name":"process_name","args":{"name":"proc"}}',

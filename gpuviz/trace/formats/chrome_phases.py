@@ -402,9 +402,14 @@ def _flow_keys(cols, idx, ids, span):
     pair, npairs = cat * len(names) + name, len(cats) * len(names)
     if npairs * span <= 4 * len(idx) + 1024:
         return pair * span + ids, npairs * span, cat, cats.to_pylist()
+    # pair * span + id must fit in int64 (a product that wraps makes two keys one):
+    # renumber the pairs densely, then if need be the ids (both < the event count).
     if npairs * span >= 1 << 62:
         distinct, pair = first_seen(pair)
         npairs = len(distinct)
+    if npairs * span >= 1 << 62:
+        distinct, ids = first_seen(ids)
+        span = len(distinct)
     distinct, key = first_seen(pair * span + ids)
     return key, len(distinct), cat, cats.to_pylist()
 
