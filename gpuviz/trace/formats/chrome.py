@@ -280,17 +280,13 @@ BACKGROUND_PACKING_SPANS = 1 << 20
 
 class _Background:
     """``function(**kwargs)`` run on a thread of its own (``threaded``; else
-    here and now); ``result()`` waits for it and returns its value or
-    raises its exception."""
+    here and now, raising at once); ``result()`` waits for it and returns
+    its value or raises its exception."""
 
     def __init__(self, function, *, threaded=True, **kwargs):
-        self._value = self._error = None
+        self._value = self._error = self._thread = None
         if not threaded:
-            self._thread = None
-            try:
-                self._value = function(**kwargs)
-            except Exception as exc:  # noqa: BLE001 - raised by result(), as from the thread
-                self._error = exc
+            self._value = function(**kwargs)
             return
 
         def run():
