@@ -117,6 +117,7 @@ const ITER: u32 = {{ iters }}u;      // quads of rows per lane (template: 1, 2, 
 const WPL: u32 = {{ wpl }}u;         // bit words per lane slot (32 rows each; max(1, ITER / 8): in a
                                      // tile under 8192 rows the slots past its TILE / 32 words scan zeros)
 const TILE: u32 = WG * ITER * 4u;
+const LOOK_BACK: bool = {{ "false" if probe in ("unordered", "bare") else "true" }};  // (probes)
 const READY: u32 = 0x80000000u;
 const PARITY: u32 = 0x40000000u;
 const TAG_MASK: u32 = READY | PARITY;
@@ -494,24 +495,18 @@ fn take_ticket() -> u32 {
         // every ticket of this encoding is taken: open the next epoch
         atomicStore(&state[0], ((ticket >> EPOCH_SHIFT) + 1u) << EPOCH_SHIFT);
 {% if probe in ("unordered", "bare") %}
-        atomicStore(&state[probe_counter(ticket + (1u << EPOCH_SHIFT))], 0u);
+        atomicStore(&state[probe_counter(((ticket >> EPOCH_SHIFT) & 1u) == 0u)], 0u);  // the next epoch's
 {% endif %}
     }
     return ticket;
 }
 
-{% if probe in ("unordered", "bare") %}
-// The probe's counter of the epoch of `ticket` (two words after the tile states).
-fn probe_counter(ticket: u32) -> u32 { return 1u + 3u * (P.last_tile + 1u) + ((ticket >> EPOCH_SHIFT) & 1u); }
-var<private> probe_ticket: u32;
-{% endif %}
+fn set_epoch(ticket: u32) { ep_tag = READY | select(0u, PARITY, ((ticket >> EPOCH_SHIFT) & 1u) != 0u); }
 
-fn set_epoch(ticket: u32) {
-    ep_tag = READY | select(0u, PARITY, ((ticket >> EPOCH_SHIFT) & 1u) != 0u);
 {% if probe in ("unordered", "bare") %}
-    probe_ticket = ticket;
+// The probe's counter of the epochs of one parity (two words after the tile states).
+fn probe_counter(odd: bool) -> u32 { return 1u + 3u * (P.last_tile + 1u) + select(0u, 1u, odd); }
 {% endif %}
-}
 
 // The tile's rows into s_bits and lane_kept (prefetched: the first batch of
 // a full tile is already in p0.. : the second tile of a pair).
@@ -579,12 +574,10 @@ fn settle(g: Group, tile: u32, lane_kept_in: u32) -> vec2<u32> {
 {% endfor %}
     var base = 0u;
 {% if probe in ("unordered", "bare") %}
-    if (g.lid == 0u) { s_step.x = atomicAdd(&state[probe_counter(probe_ticket)], kept); }
+    if (g.lid == 0u) { s_step.x = atomicAdd(&state[probe_counter((ep_tag & PARITY) != 0u)], kept); }
     base = workgroupUniformLoad(&s_step).x;
-    if (false) {
-{% else %}
-    if (tile != 0u) {
 {% endif %}
+    if (LOOK_BACK && tile != 0u) {
         if (GROUP_COLLECTIVES) {
             base = look_back_group(g, tile, kept);  // publishes the inclusive prefix itself
         } else {
