@@ -50,13 +50,22 @@ TUNINGS = {name: dict(tile_rows=tile, preload=preload)
            for name, tile, preload in (("auto-pre6", None, 6), ("tile8K-pre6", 8192, 6), ("tile8K", 8192, 0),
                                        ("tile8K-pre12", 8192, 12), ("tile16K-pre12", 16384, 12),
                                        ("tile2K-pre6", 2048, 6))}
+TUNINGS.update({"tile4K-q": dict(tile_rows=4096, preload=6, write_rows_per_lane=4),
+                "tile4K-w4K-q": dict(tile_rows=4096, preload=6, write_tile_rows=4096, write_rows_per_lane=4),
+                "tile8K-w8K-q": dict(tile_rows=8192, preload=0, write_tile_rows=8192, write_rows_per_lane=4),
+                "tile2K-w16K": dict(tile_rows=2048, preload=6, write_tile_rows=16384)})
 #: The size sweep's tunings: tile sizes (rows per workgroup: 256 lanes x 1-8
 #: quads) with the load batches each allows (intervals + a mask load 3 vec4
 #: per quad, spheres 4: preload 6 batches two quads of intervals and leaves
 #: spheres in the loop; 0 is the loop for both).
-TILE_TUNINGS = {name: dict(tile_rows=tile, preload=preload)
-                for name, tile, preload in (("auto", None, 6), ("8K-pre6", 8192, 6), ("4K", 4096, 0),
-                                            ("2K-pre6", 2048, 6), ("16K-pre6", 16384, 6))}
+#: "-wN": write tiles of N rows (GPUVisibilityWorkflow.write_tile_rows); "-gN": at most N workgroups a
+#: predicate dispatch (resident_groups).
+TILE_TUNINGS = {name: dict(tile_rows=tile, preload=6, write_tile_rows=write, resident_groups=groups,
+                          write_rows_per_lane=4 if name.endswith("-q") else 1)
+                for name, tile, write, groups in (
+                    ("auto", None, None, 2048), ("4K-w16K-q", 4096, 16384, 2048), ("4K-w4K-q", 4096, 4096, 2048),
+                    ("4K-w8K-q", 4096, 8192, 2048), ("2K-w8K-q", 2048, 8192, 2048), ("2K-w16K", 2048, 16384, 2048),
+                    ("4K-w4K", 4096, 4096, 2048))}
 #: The size sweep's row counts: 1M-14M in steps of 1M (a staircase of
 #: "waves" of concurrently resident tiles would show at this resolution),
 #: the culling benchmark's 25M and the visibility issue's 25 x 2^20.

@@ -1,15 +1,15 @@
 """GPUVisibilityWorkflow: fused visibility predicates, stable compaction of
 the kept IDs and a GPU-resident count.
 
-Three nodes, whatever the predicates. ``"{id}-predicate"``
+Two nodes, whatever the predicates. ``"{id}-predicate"``
 (shaders/visibility.wgsl) reads every per-row input once (coalesced vec4
 loads), writes the optional 0/1 mask, and leaves one bit per row and one
 kept-row count per tile (4096 rows by default) in graph transients.
-``"{id}-tile-scan-tiles"`` (GPUScan's chained scan) turns the counts into
-tile bases and writes the total into ``count``. ``"{id}-write"``
-(shaders/visibility_write.wgsl) writes the kept rows' IDs in source order
-from the bits. Traffic is the inputs once, the IDs once, and 1/32 of a word
-per row in bits (written once, read once); no workgroup waits on another.
+``"{id}-write"`` (shaders/visibility_write.wgsl) gives each tile its base
+(the sum of the counts before it, read from L2) and writes the kept rows'
+IDs in source order from the bits; the last tile writes the count. Traffic
+is the inputs once, the IDs once, and 1/32 of a word per row in bits
+(written once, read once); no workgroup waits on another.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ import wgpu
 
 from ..algorithms.compaction import add_count_clear
 from ..algorithms.dispatch import ceil_div, use_subgroups
-from ..algorithms.scan import ChainedScan
 from ..algorithms.validation import check_topology, chunks_of, refuse_overlaps, single_row
 from ..algorithms.views import StorageBinding, binding_range, storage_alignment, uniform_slot, view_binding
 from ..graph import ComputeKernel
@@ -29,7 +28,7 @@ from ..graph.checks import check_id
 from ..graph.errors import GraphValidationError
 from ..graph.shaders import wgsl
 
-__all__ = ["GPUVisibilityWorkflow", "VISIBILITY_TILE", "TILE_ROWS", "TILE_BY_ROWS", "tile_for_rows"]
+__all__ = ["GPUVisibilityWorkflow", "VISIBILITY_TILE", "WRITE_TILE", "TILE_ROWS", "TILE_BY_ROWS", "tile_for_rows"]
 
 #: Rows one workgroup handles by default (256 lanes x 4 quads; see
 #: :attr:`GPUVisibilityWorkflow.tile_rows`). On the H200 (06:43 sweep, 1M to
@@ -41,6 +40,9 @@ VISIBILITY_TILE = 4096
 #: quads of rows (a lane's bit word holds 8 quads; below 8192 rows the tile's
 #: bit words are fewer than the lanes, the rest scan as zero words).
 TILE_ROWS = (1024, 2048, 4096, 8192, 16384)
+#: Rows per workgroup of the ID writes by default (see
+#: :attr:`GPUVisibilityWorkflow.write_tile_rows`).
+WRITE_TILE = 16384
 #: The tile for a row count when :attr:`GPUVisibilityWorkflow.tile_rows` is
 #: None: ``(most rows, tile)`` pairs in order, the first whose bound the
 #: workflow's total row count does not exceed (None: any count).
@@ -53,13 +55,14 @@ TILE_BY_ROWS = ((None, VISIBILITY_TILE),)
 _TRUSTED = {"bounds_checks": False, "loop_bounding": False}
 STORAGE = wgpu.BufferUsage.STORAGE
 NAME = "GPUVisibilityWorkflow"
-# visibility.wgsl: bindings of the roles (masks follow at 10 + k); VisParams is (n, num_tiles), then the view
+# visibility.wgsl: bindings of the roles (masks follow at 10 + k, then the tickets); VisParams is (n, num_tiles,
+# ticket), then the view
 # offsets of ROLES and the masks in that order
 ROLES = {"bits": 1, "counts": 2, "mask_out": 3, "spheres": 4, "planes": 5, "intervals": 6, "window": 7, "lod": 8,
          "lod_range": 9}
-# visibility_write.wgsl: bindings of its roles (4: the output chunk table, 5 on: the output buffers); WriteParams
-# is (n, num_tiles, row_base, out_off), then the view offsets of WRITE_ROLES in that order
-WRITE_ROLES = {"bits": 1, "bases": 2, "ids": 3}
+# visibility_write.wgsl: bindings of its roles (4: the output chunk table, 6: the tickets, 7 on: the output
+# buffers); WriteParams is (n, num_tiles, row_base, out_off, tile_base, per, last, ticket), then the view offsets of WRITE_ROLES in that order
+WRITE_ROLES = {"bits": 1, "counts": 2, "ids": 3, "count": 5}
 PER_ROW = {"spheres": "float32x4", "intervals": "float32x2", "lod": "float32", "source_ids": "uint32"}
 PAIRS = (("spheres", "planes"), ("intervals", "window"), ("lod", "lod_range"))
 PARAMETERS = {"planes": ("float32x4", 6), "window": ("float32x4", 1), "lod_range": ("float32x2", 1)}
@@ -135,12 +138,12 @@ class GPUVisibilityWorkflow:
 
     Notes
     -----
-    One pass evaluates every predicate (not a pass per predicate), a chained
-    scan places the tiles (:func:`tile_for_rows`, 4096 rows by default) and a
-    third pass writes the IDs: nodes ``"{id}-predicate"``,
-    ``"{id}-tile-scan-tiles"`` and ``"{id}-write"``, with the per-row bits,
-    tile counts and tile bases in graph transients (``"{id}-bits"``,
-    ``"{id}-tile-counts"``, ``"{id}-tile-bases"``). Predicate parameters and
+    One pass evaluates every predicate (not a pass per predicate) and a
+    second writes the IDs: nodes ``"{id}-predicate"`` and ``"{id}-write"``,
+    with the per-row bits and the tile counts (:func:`tile_for_rows`, 4096
+    rows a tile by default) in graph transients (``"{id}-bits"``,
+    ``"{id}-tile-counts"``); each tile of the second pass sums the counts
+    before it. Predicate parameters and
     mask contents are read from their buffers at every encoding, so changing
     them is a buffer write, never a recompile; which predicates exist is
     structural. Vectors keep their chunks: one dispatch per non-empty chunk
@@ -163,6 +166,20 @@ class GPUVisibilityWorkflow:
     #: the one-pass design (sessions 5-6): 6, two quads of intervals + mask,
     #: beat the loop and batches of 3 or 4 quads; spheres stayed in the loop.
     preload = 6
+    #: Rows per workgroup of the second pass (the ID writes): one of
+    #: :data:`TILE_ROWS` and a whole number of predicate tiles, or None for
+    #: :data:`WRITE_TILE` (or the predicate tile, when that is larger). Its
+    #: fixed work (the bit words' and counts' loads, a group scan) is
+    #: latency; larger tiles spread it over more rows.
+    write_tile_rows = None
+    #: Most workgroups of a predicate dispatch (each takes tiles until the
+    #: chunk's are gone): at least as many as the device keeps resident
+    #: (an H200: 132 SMs x 8 workgroups of 256 lanes).
+    resident_groups = 2048
+    #: Rows a lane of the write pass takes at a time: 1 (lane l of iteration
+    #: r: row 256 r + l; a warp's kept rows are consecutive output words) or 4
+    #: (a quad: fewer iterations, each lane writing up to four IDs in a row).
+    write_rows_per_lane = 1
 
     def __init__(self, *, id: str, output, count, length=None, source_ids=None, mask_output=None, masks=(),
                  spheres=None, planes=None, intervals=None, window=None, lod=None, lod_range=None):
@@ -280,10 +297,10 @@ class GPUVisibilityWorkflow:
                         f"binding size ({most} bytes): split it into vector chunks")
         buffers = len({v.handle for v in outs if v.length})
         pairs = sum(getattr(self, row) is not None for row, _ in PAIRS)
-        # the predicate pass: bits, counts, masks, mask_output, predicate pairs; the write pass: bits, bases,
-        # source_ids, output buffers (+ their chunk table)
-        need = max(2 + len(self.masks) + (self.mask_output is not None) + 2 * pairs,
-                   2 + (self.source_ids is not None) + buffers + (buffers > 1))
+        # the predicate pass: bits, counts, tickets, masks, mask_output, predicate pairs; the write pass: bits,
+        # counts, tickets, count, source_ids, output buffers (+ their chunk table)
+        need = max(3 + len(self.masks) + (self.mask_output is not None) + 2 * pairs,
+                   4 + (self.source_ids is not None) + buffers + (buffers > 1))
         limit = int(limits["max-storage-buffers-per-shader-stage"])
         if need > limit:
             raise GraphValidationError(f'{NAME} "{self.id}" needs {need} storage bindings in one pass ({buffers} '
@@ -302,7 +319,19 @@ class GPUVisibilityWorkflow:
                  + (self.lod is not None))
         iters = tile // 1024
         batch = min(iters, preload // max(loads, 1))
-        return {"tile": tile, "batch": batch if batch >= 2 else 0}
+        write = max(WRITE_TILE, tile) if self.write_tile_rows is None else self.write_tile_rows
+        if write not in TILE_ROWS or write % tile:
+            raise GraphValidationError(f'{NAME} "{self.id}" tuning: write_tile_rows must be one of {TILE_ROWS} and a '
+                                       f"multiple of the predicate tile {tile} (got {write!r})")
+        groups = self.resident_groups
+        if not isinstance(groups, int) or groups < 1:
+            raise GraphValidationError(f'{NAME} "{self.id}" tuning: resident_groups must be an int >= 1 (got '
+                                       f"{groups!r})")
+        if self.write_rows_per_lane not in (1, 4):
+            raise GraphValidationError(f'{NAME} "{self.id}" tuning: write_rows_per_lane must be 1 or 4 (got '
+                                       f"{self.write_rows_per_lane!r})")
+        return {"tile": tile, "batch": batch if batch >= 2 else 0, "write_tile": write, "groups": groups,
+                "quads": self.write_rows_per_lane == 4}
 
     # ----------------------------------------------------------------- graph
     def add_to_graph(self, graph) -> list:
@@ -328,10 +357,9 @@ class GPUVisibilityWorkflow:
                                        f"of row bits in one binding, the device allows {most}")
         bits = graph.create_transient_buffer(id=f"{self.id}-bits", byte_length=tile // 8 * total_tiles,
                                              usage=STORAGE)
-        counts = graph.create_transient_buffer(id=f"{self.id}-tile-counts", byte_length=4 * total_tiles,
-                                               usage=STORAGE)
-        bases = graph.create_transient_buffer(id=f"{self.id}-tile-bases", byte_length=4 * total_tiles,
-                                              usage=STORAGE)
+        # the write pass reads the counts in steps of 4096 words (visibility_write.wgsl): padded to whole ones
+        padded = -(-total_tiles // 4096) * 4096
+        counts = graph.create_transient_buffer(id=f"{self.id}-tile-counts", byte_length=4 * padded, usage=STORAGE)
 
         def words(handle, per_tile, first, n):
             return graph.create_data_view(handle, format="uint32", length=per_tile * n,
@@ -342,24 +370,30 @@ class GPUVisibilityWorkflow:
             if not n:
                 continue
             first = sum(tiles[:c])
-            chunks.append(dict(n=n, tiles=t, row_base=sum(rows[:c]),
+            chunks.append(dict(n=n, tiles=t, row_base=sum(rows[:c]), tile_base=first, ticket=len(chunks),
+                               groups=min(t, tuning["groups"]),
+                               write_tiles=ceil_div(n, tuning["write_tile"]), last=c == max(np.nonzero(rows)[0]),
                                views={role: views[c] for role, views in roles.items()},
                                mask_out=masks_out[c] if masks_out is not None and kind == "vector" else
                                (masks_out[0] if masks_out is not None else None),
-                               bits=words(bits, tile // 32, first, t), counts=words(counts, 1, first, t),
-                               bases=words(bases, 1, first, t)))
-        scan = ChainedScan(id=f"{self.id}-tile-scan", data=[words(counts, 1, 0, total_tiles)],
-                           out=[words(bases, 1, 0, total_tiles)], total=count, owner=NAME, owner_id=self.id)
-        self.node_ids = [self._predicate_node(graph, chunks, params, tuning), *scan.add_to_graph(graph),
-                         self._write_node(graph, chunks, outs, tuning)]
+                               bits=words(bits, tile // 32, first, t), counts=words(counts, 1, first, t)))
+        all_counts = words(counts, 1, 0, padded)
+        # one word per chunk: the next tile a predicate workgroup takes; reset by the write pass (WebGPU
+        # creates buffers zeroed, so the first encoding starts at 0 too)
+        size = 16 * -(-len(chunks) // 4)
+        self.tickets = graph.device.create_buffer(label=f"{self.id}-tickets", size=size, usage=STORAGE)
+        tickets = graph.import_buffer(id=f"{self.id}-tickets", byte_length=size, usage=STORAGE, buffer=self.tickets)
+        self.node_ids = [self._predicate_node(graph, chunks, params, tickets, tuning),
+                         self._write_node(graph, chunks, outs, count, all_counts, tickets, tuning)]
         return self.node_ids
 
-    def _predicate_node(self, graph, chunks, params, tuning) -> str:
+    def _predicate_node(self, graph, chunks, params, tickets, tuning) -> str:
         masks = len(self.masks)
         resources = [(v, "storage-read") for ch in chunks for k, v in ch["views"].items() if k != "source_ids"]
         resources += [(v, "storage-read") for v in params.values()]
         resources += [(ch["mask_out"], "storage-write") for ch in chunks if ch["mask_out"] is not None]
         resources += [(ch[k], "storage-write") for ch in chunks for k in ("bits", "counts")]
+        resources.append((tickets, "storage-read-write"))
 
         def compile_predicate(ctx):
             align = storage_alignment(ctx.device)
@@ -376,27 +410,31 @@ class GPUVisibilityWorkflow:
                             intervals="intervals" in bound, lod="lod" in bound, **template)
                 return ComputeKernel(ctx.device, code=code, label=ctx.node_id, **_TRUSTED)
 
-            return _chunk_dispatches(ctx, chunks, views, numbers, align, kernel, lambda ch: [ch["n"], ch["tiles"]])
+            return _chunk_dispatches(ctx, chunks, views, numbers, align, kernel,
+                                     lambda ch: [ch["n"], ch["tiles"], ch["ticket"]],
+                                     [StorageBinding(10 + masks, tickets, 0, tickets.byte_length)], groups="groups")
 
         return graph.add_compute_node(id=f"{self.id}-predicate", resources=resources, compile=compile_predicate)
 
-    def _write_node(self, graph, chunks, outs, tuning) -> str:
+    def _write_node(self, graph, chunks, outs, count, all_counts, tickets, tuning) -> str:
         used = [v for v in outs if v.length]
-        resources = [(ch[k], "storage-read") for ch in chunks for k in ("bits", "bases")]
+        resources = [(ch["bits"], "storage-read") for ch in chunks] + [(all_counts, "storage-read")]
         resources += [(ch["views"]["source_ids"], "storage-read") for ch in chunks if "source_ids" in ch["views"]]
-        resources += [(v, "storage-write") for v in used]
+        resources += [(v, "storage-write") for v in used] + [(count, "storage-write"), (tickets, "storage-write")]
 
         def compile_write(ctx):
             align = storage_alignment(ctx.device)
-            dst, scatter, out_rows, out_off = _scatter_plan(used, align, 5)
+            dst, scatter, out_rows, out_off = _scatter_plan(used, align, 7)
             fixed = {}
             if out_rows is not None:
                 chunk_table = ctx.own(ctx.device.create_buffer_with_data(
                     label=f"{ctx.node_id}-output-chunks", data=out_rows.tobytes(), usage=STORAGE))
                 fixed[4] = (chunk_table, 0, chunk_table.size)
-            template = dict(subgroups=use_subgroups(ctx, None), scatter=scatter, iters=tuning["tile"] // 1024,
-                            wpl=max(1, tuning["tile"] // 8192))
-            views = [{"bits": ch["bits"], "bases": ch["bases"], "ids": ch["views"].get("source_ids")} for ch in chunks]
+            write = tuning["write_tile"]
+            template = dict(subgroups=use_subgroups(ctx, None), scatter=scatter, iters=write // 1024,
+                            wpl=max(1, write // 8192), quads=tuning["quads"])
+            views = [{"bits": ch["bits"], "counts": all_counts, "ids": ch["views"].get("source_ids"), "count": count}
+                     for ch in chunks]
 
             def kernel(bound):
                 layouts = {name: bound[name].layout if name in bound else "none" for name in WRITE_ROLES}
@@ -404,25 +442,29 @@ class GPUVisibilityWorkflow:
                 return ComputeKernel(ctx.device, code=code, label=ctx.node_id, **_TRUSTED)
 
             return _chunk_dispatches(ctx, chunks, views, WRITE_ROLES, align, kernel,
-                                     lambda ch: [ch["n"], ch["tiles"], ch["row_base"], out_off], dst, fixed)
+                                     lambda ch: [ch["n"], ch["write_tiles"], ch["row_base"], out_off, ch["tile_base"],
+                                                 write // tuning["tile"], int(ch["last"]), ch["ticket"]],
+                                     [*dst, StorageBinding(6, tickets, 0, tickets.byte_length)], fixed,
+                                     groups="write_tiles")
 
         return graph.add_compute_node(id=f"{self.id}-write", resources=resources, compile=compile_write)
 
 
-def _chunk_dispatches(ctx, chunks, views, numbers, align, make_kernel, header, extra=(), fixed=None):
+def _chunk_dispatches(ctx, chunks, views, numbers, align, make_kernel, header, extra=(), fixed=None, groups="tiles"):
     """The encode callback of one dispatch per chunk: chunk c's ``views[c]``
     bound at ``numbers`` (absent or None: the role's layout is "none"), a
     kernel from ``make_kernel({role: ViewBinding})``, and a uniform slot
     holding ``header(chunk)`` then the bound views' element offsets in
     ``numbers`` order (0 for absent roles). ``extra`` storage bindings and
-    ``fixed`` resolved bindings are the same for every chunk."""
+    ``fixed`` resolved bindings are the same for every chunk; the chunk's
+    ``groups`` entry is its workgroup count."""
     rows = []
     for ch, chunk_views in zip(chunks, views):
         bound = {name: view_binding(number, chunk_views[name], alignment=align)
                  for name, number in numbers.items() if chunk_views.get(name) is not None}
         offsets = [bound[name].offset if name in bound else 0 for name in numbers]
         rows.append((make_kernel(bound), [*extra, *(b.storage for b in bound.values())],
-                     [*header(ch), *offsets], ch["tiles"]))
+                     [*header(ch), *offsets], ch[groups]))
     slot = uniform_slot(ctx.device, max(16, -(-4 * len(rows[0][2]) // 16) * 16))
     table = np.zeros((len(rows), slot // 4), np.uint32)
     for row, (_, _, words, _) in enumerate(rows):

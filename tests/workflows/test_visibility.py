@@ -268,13 +268,19 @@ def test_vectors_keep_chunks(device, tile, spec, output):
 # Tunings besides the default (class attributes; the benchmark's sweep times them): the
 # bounds-checked loop alone, one-quad batches (the loop too), larger tiles, batches of 4 and
 # 8 quads, small tiles unrolled whole (2048: two quads per lane, 4096: four), in two batches
-# and in batches of 3 + 1 quads.
+# and in batches of 3 + 1 quads; write tiles of one, two, four and sixteen predicate tiles; a
+# few workgroups (one, three) taking every predicate tile in turn; writes by quads.
 TUNED = [dict(tile_rows=8192, preload=0), dict(tile_rows=16384, preload=3), dict(tile_rows=16384, preload=12),
          dict(tile_rows=8192, preload=24), dict(tile_rows=2048, preload=48), dict(tile_rows=4096, preload=48),
-         dict(tile_rows=4096, preload=18), dict(tile_rows=4096, preload=3)]
+         dict(tile_rows=4096, preload=18), dict(tile_rows=4096, preload=3),
+         dict(tile_rows=2048, write_tile_rows=2048), dict(tile_rows=4096, write_tile_rows=8192),
+         dict(tile_rows=1024, write_tile_rows=4096), dict(tile_rows=1024, write_tile_rows=16384),
+         dict(tile_rows=1024, resident_groups=3), dict(tile_rows=2048, resident_groups=1, write_tile_rows=8192),
+         dict(tile_rows=4096, write_rows_per_lane=4), dict(tile_rows=1024, write_tile_rows=2048, write_rows_per_lane=4)]
 
 
-@pytest.mark.parametrize("tuning, subgroups", [(t, True) for t in TUNED] + [(TUNED[2], False), (TUNED[5], False)],
+@pytest.mark.parametrize("tuning, subgroups", [(t, True) for t in TUNED] + [(TUNED[2], False), (TUNED[5], False),
+                                                                             (TUNED[9], False)],
                          ids=lambda v: "-".join(f"{k}={x}" for k, x in v.items()) if isinstance(v, dict) else
                          ("subgroups" if v else "portable"))
 def test_tunings_match_numpy(device, monkeypatch, tuning, subgroups):
@@ -287,7 +293,7 @@ def test_tunings_match_numpy(device, monkeypatch, tuning, subgroups):
     if not subgroups:
         monkeypatch.setattr(visibility, "use_subgroups", lambda ctx, subgroups: False)
     tile = tuning["tile_rows"]
-    rng = np.random.default_rng(tile + tuning.get("preload", 0))
+    rng = np.random.default_rng(tile + tuning.get("preload", 0) + tuning.get("write_tile_rows", 0))
     n = 2 * tile + 3
     rows = {"masks": [(rng.random(n) < 0.6).astype(np.uint32)]}
     source = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
@@ -300,7 +306,9 @@ def test_tunings_match_numpy(device, monkeypatch, tuning, subgroups):
     check(device, buffers, n, *oracle_of(n, rows, prm))
 
 
-@pytest.mark.parametrize("tuning", [dict(tile_rows=512), dict(tile_rows=12288), dict(preload=-1), dict(preload=2.5)])
+@pytest.mark.parametrize("tuning", [dict(tile_rows=512), dict(tile_rows=12288), dict(preload=-1), dict(preload=2.5),
+                                    dict(write_tile_rows=2048), dict(tile_rows=8192, write_tile_rows=12288),
+                                    dict(resident_groups=0), dict(resident_groups=2.0), dict(write_rows_per_lane=2)])
 def test_bad_tunings_are_refused(device, tuning):
     graph = GPUCommandGraph(device, id="tuning")
     workflow = GPUVisibilityWorkflow(id="vis", output=graph.import_gpu_data("ids", upload(device, np.zeros(8, np.uint32))),
@@ -324,7 +332,8 @@ def test_tile_by_row_count(device, monkeypatch):
     monkeypatch.setattr(GPUVisibilityWorkflow, "tile_rows", None)
     used = []
     real = visibility.wgsl
-    monkeypatch.setattr(visibility, "wgsl", lambda *a, **k: used.append(k["iters"] * 1024) or real(*a, **k))
+    monkeypatch.setattr(visibility, "wgsl", lambda path, **k: (path.endswith("visibility.wgsl")
+                                                               and used.append(k["iters"] * 1024)) or real(path, **k))
     rng = np.random.default_rng(11)
     for n, chunks, tuning, tile in ((3000, None, None, 1024), (3001, None, None, 2048), (3001, [1500, 0, 1501], None,
                                     2048), (2000, None, dict(tile_rows=4096), 4096)):
@@ -667,7 +676,7 @@ def encode_repeatedly(device, n, chunks, *, steps, rng, density, source_ids=Fals
                                      mask_output=graph.import_gpu_vector("keep", mask_out), **kwargs)
     for name, value in tuning.items():
         setattr(workflow, name, value)
-    assert workflow.add_to_graph(graph) == ["vis-predicate", "vis-tile-scan-tiles", "vis-write"]
+    assert workflow.add_to_graph(graph) == ["vis-predicate", "vis-write"]
     compiled = graph.compile()
     for step in range(steps):
         m = (rng.random(n) < density[step % len(density)]).astype(np.uint32) * 7
@@ -685,10 +694,11 @@ def encode_repeatedly(device, n, chunks, *, steps, rng, density, source_ids=Fals
 
 @pytest.mark.parametrize("subgroups", [True, False])
 def test_many_tiles_and_encodings(device, tile, monkeypatch, subgroups):
-    """Many tiles (over a hundred tile counts scanned), across uneven and
-    empty chunks, over several encodings of one compiled graph (the bits,
-    counts and bases transients rewritten each time: nothing stale from
-    the previous encoding), densities from nothing kept to everything."""
+    """Many tiles (over a hundred tile counts summed), across uneven and
+    empty chunks, over several encodings of one compiled graph (the bits and
+    counts transients rewritten and the tickets reset each time: nothing
+    stale from the previous encoding), densities from nothing kept to
+    everything."""
     from gpuviz.workflows import visibility
 
     if not subgroups:
@@ -696,3 +706,13 @@ def test_many_tiles_and_encodings(device, tile, monkeypatch, subgroups):
     chunks = [70 * tile + 5, 0, 3, 2 * tile, 75 * tile - 1]
     encode_repeatedly(device, sum(chunks), chunks, steps=4, rng=np.random.default_rng(21),
                       density=[0.002, 1.0, 0.0, 0.5])
+
+
+@pytest.mark.parametrize("groups", [1, 7])
+def test_few_workgroups_take_every_tile_over_encodings(device, groups):
+    """Predicate dispatches of one or seven workgroups take all of a chunk's
+    tiles from its ticket word, and the write pass resets the words: every
+    encoding of one compiled graph equals the oracle."""
+    chunks = [40 * 1024 + 5, 0, 3, 9 * 1024]
+    encode_repeatedly(device, sum(chunks), chunks, steps=3, rng=np.random.default_rng(groups),
+                      density=[0.3, 0.0, 0.9], tile_rows=1024, resident_groups=groups)

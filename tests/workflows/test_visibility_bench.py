@@ -16,7 +16,7 @@ def test_bench_visibility_tiny(device, capsys):
                      "all of them", "intervals + mask, with mask_output"]
     for row in table.rows:
         assert row["gpu_s"] > 0 and row["ref_s"] > 0 and 0 < row["kept"] < 20000
-        assert set(row["nodes_s"]) == {"visible-predicate", "visible-tile-scan-tiles", "visible-write"}
+        assert set(row["nodes_s"]) == {"visible-predicate", "visible-write"}
 
 
 def test_bench_oracle_is_the_contract_on_finite_data():

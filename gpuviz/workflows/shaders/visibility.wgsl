@@ -1,9 +1,14 @@
 // GPUVisibilityWorkflow, pass 1 of 3: every predicate of a row fused into
 // one read of its inputs; the tile's kept rows as bit words and a count.
 //
-// One workgroup handles one tile of TILE = 1024 * iters rows (1024 to
-// 16384) of one chunk; tile `lt` of the chunk is workgroup `lt` (a 2-D grid
-// past 65535 tiles). In iteration r (0..ITER-1) lane l evaluates rows
+// A workgroup handles tiles of TILE = 1024 * iters rows (1024 to 16384)
+// of one chunk, one after another, taking each tile's index from the
+// chunk's ticket word (the next ticket is taken while the current tile
+// loads): the dispatch has at most as many workgroups as the workflow's
+// resident_groups, and whichever runs out of work last is at most one tile
+// behind the others (a grid of one workgroup per tile ends with a partial
+// wave of whole tiles). visibility_write.wgsl resets the tickets for the
+// next encoding. Within a tile, in iteration r (0..ITER-1) lane l evaluates rows
 // (r * 256 + l) * 4 .. + 3, so every load is a coalesced vec4 (two for
 // intervals, four for spheres); a full tile's loop is unrolled into batches
 // of `batch` quads whose loads all go out before the first test (batch 0:
@@ -34,7 +39,8 @@ override SEGMENTED: bool = false;  // knob of the group primitives; nothing here
 
 struct VisParams {
     n: u32,           // rows of this chunk
-    num_tiles: u32,   // tiles of this chunk (= workgroups)
+    num_tiles: u32,   // tiles of this chunk
+    ticket: u32,      // this chunk's word in `tickets`
     bits_off: u32,    // element (uint32 word) offsets of the views in their bound ranges
     counts_off: u32,
     mask_out_off: u32,
@@ -62,6 +68,7 @@ struct VisParams {
 {% for k in range(masks) %}
 {{ views.view("mask" ~ k, 10 + k, "read", layouts["mask" ~ k], "P.mask" ~ k ~ "_off") }}
 {% endfor %}
+@group(0) @binding({{ 10 + masks }}) var<storage, read_write> tickets: array<atomic<u32>>;
 
 const WG: u32 = 256u;
 const ITER: u32 = {{ iters }}u;  // quads of rows per lane (template: 1, 2, 4, 8 or 16)
@@ -70,6 +77,7 @@ const WORDS: u32 = TILE / 32u;   // bit words per tile (32 to 512)
 
 var<workgroup> s_bits: array<atomic<u32>, WORDS>;  // the tile's kept rows, one bit each
 var<workgroup> s_count: atomic<u32>;
+var<workgroup> s_next: u32;  // the next tile's ticket
 
 fn finite(x: f32) -> bool { return (bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u; }
 fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
@@ -252,10 +260,6 @@ fn evaluate(g: Group, lt: u32) -> u32 {
 }
 
 fn kernel_main(g: Group, wg: u32) {
-    if (wg >= P.num_tiles) { return; }  // uniform per workgroup: the 2-D grid's spare groups
-    let lt = wg;
-    for (var w = g.lid; w < WORDS; w += WG) { atomicStore(&s_bits[w], 0u); }
-    if (g.lid == 0u) { atomicStore(&s_count, 0u); }
 {% if spheres %}
     load_planes();
 {% endif %}
@@ -269,11 +273,22 @@ fn kernel_main(g: Group, wg: u32) {
     lod_hi = lr.y;
     lod_ok = !(is_nan(lr.x) || is_nan(lr.y));
 {% endif %}
-    workgroupBarrier();  // s_bits and s_count cleared
-    var lane_kept = evaluate(g, lt);
-    if (GROUP_COLLECTIVES) { lane_kept = grp_add(lane_kept); }  // one atomic per subgroup
-    if (lane_kept != 0u && (!GROUP_COLLECTIVES || g.lane == 0u)) { atomicAdd(&s_count, lane_kept); }
-    workgroupBarrier();
-    for (var w = g.lid; w < WORDS; w += WG) { bits_set1(lt * WORDS + w, atomicLoad(&s_bits[w])); }
-    if (g.lid == 0u) { counts_set1(lt, atomicLoad(&s_count)); }
+    if (g.lid == 0u) { s_next = atomicAdd(&tickets[P.ticket], 1u); }
+    var lt = workgroupUniformLoad(&s_next);
+    loop {
+        if (lt >= P.num_tiles) { break; }
+        for (var w = g.lid; w < WORDS; w += WG) { atomicStore(&s_bits[w], 0u); }
+        if (g.lid == 0u) {
+            atomicStore(&s_count, 0u);
+            s_next = atomicAdd(&tickets[P.ticket], 1u);
+        }
+        workgroupBarrier();  // s_bits and s_count cleared
+        var lane_kept = evaluate(g, lt);
+        if (GROUP_COLLECTIVES) { lane_kept = grp_add(lane_kept); }  // one atomic per subgroup
+        if (lane_kept != 0u && (!GROUP_COLLECTIVES || g.lane == 0u)) { atomicAdd(&s_count, lane_kept); }
+        workgroupBarrier();
+        for (var w = g.lid; w < WORDS; w += WG) { bits_set1(lt * WORDS + w, atomicLoad(&s_bits[w])); }
+        if (g.lid == 0u) { counts_set1(lt, atomicLoad(&s_count)); }
+        lt = workgroupUniformLoad(&s_next);  // (a barrier too: s_bits read before the next clear)
+    }
 }
