@@ -37,6 +37,9 @@ CULL_TARGET = 1.3
 #: a whole 1M-instance frame: GPU seconds and CPU encode seconds.
 FRAME_GPU_TARGET = 2e-3
 FRAME_CPU_TARGET = 0.5e-3
+#: ``--probes``: the default tuning without its look-back (tile bases from one atomic counter), without
+#: its ID writes, without both, or writing by consecutive lanes (GPUVisibilityWorkflow.probe).
+PROBE_TUNINGS = {f"probe-{p}": dict(probe=p) for p in ("unordered", "nowrite", "bare", "coalesced")}
 CULL_SIZE = 10_000_000
 #: Also timed by default: the topology benchmark's sphere case is 25M rows (same workflow, other layout).
 CULL_SIZES = (CULL_SIZE, 25_000_000)
@@ -184,7 +187,13 @@ def _bench_cull(device, table, n, runs, peers, tunings=None):
         for name in (list(graphs) if r % 2 == 0 else list(graphs)[::-1]):
             compiled = graphs[name]
             ourses[name].append(timer.median(lambda encoder: compiled.encode(encoder)))
-            if name != "default":  # a variant's IDs must be the default's, row for row
+            probe = (tunings or {}).get(name, {}).get("probe", "")
+            if probe:  # a probe's output is not the workflow's: unordered IDs are the same set
+                if probe == "unordered" and r == 0:
+                    got = np.sort(read(device, bufs["ids"], np.uint32, default_ids.size))
+                    if not np.array_equal(got, np.sort(default_ids)):
+                        raise Mismatch(f"culling {n} rows ({name}): not the default's IDs in another order")
+            elif name != "default":  # a variant's IDs must be the default's, row for row
                 got = read(device, bufs["ids"], np.uint32, int(read(device, bufs["count"], np.uint32, 1)[0]))
                 if not np.array_equal(got, default_ids):
                     raise Mismatch(f"culling {n} rows ({name}): IDs differ from the default tuning's")
@@ -359,6 +368,8 @@ def main(argv=None) -> int:
                         "as 10,000,000 and 25,000,000)")
     parser.add_argument("--runs", type=int, default=20, help="timed runs per measurement (median)")
     parser.add_argument("--tiles", action="store_true", help="also every tile tuning (TILE_TUNINGS)")
+    parser.add_argument("--probes", action="store_true", help="also the workflow without its look-back and/or its "
+                        "ID writes (PROBE_TUNINGS: what they cost; not the workflow's outputs)")
     parser.add_argument("--json", metavar="PATH", help="write the header and the table's rows to PATH")
     args = parser.parse_args(argv)
     from . import run_benchmarks
@@ -366,7 +377,7 @@ def main(argv=None) -> int:
     from .topology_visibility import TILE_TUNINGS
 
     sizes = parse_sizes(args.sizes) if args.sizes else None
-    tunings = TILE_TUNINGS if args.tiles else None
+    tunings = {**(TILE_TUNINGS if args.tiles else {}), **(PROBE_TUNINGS if args.probes else {})} or None
     return run_benchmarks([("culling", lambda device, peers, report: bench_culling(
         device, sizes, args.runs, peers=peers, report=report, tunings=tunings, frames=False))],
         prog="gpuviz.bench.culling", argv=argv, json_path=args.json, warm_seconds=1.5)

@@ -43,29 +43,28 @@ COLUMNS = (Column("size", "size", 5, "size"), Column("case", "case", 40), Column
            Column("torch_s", "torch µs (×gpuviz)", 18, "us_ratio", of="gpu_s"),
            Column("verdict", "target", 16))
 #: The sweep's tunings: GPUVisibilityWorkflow class attributes (the first is
-#: the class's default: the tile by row count, tile_for_rows). preload: vec4
-#: loads a lane puts in flight before its first test in a full tile (0, or
-#: under two quads: the bounds-checked loop).
-TUNINGS = {name: dict(tile_rows=tile, preload=preload)
-           for name, tile, preload in (("auto-pre6", None, 6), ("tile8K-pre6", 8192, 6), ("tile8K", 8192, 0),
-                                       ("tile8K-pre12", 8192, 12), ("tile16K-pre12", 16384, 12),
-                                       ("tile2K-pre6", 2048, 6))}
-TUNINGS.update({"tile4K-q": dict(tile_rows=4096, preload=6, write_rows_per_lane=4),
-                "tile4K-w4K-q": dict(tile_rows=4096, preload=6, write_tile_rows=4096, write_rows_per_lane=4),
-                "tile8K-w8K-q": dict(tile_rows=8192, preload=0, write_tile_rows=8192, write_rows_per_lane=4),
-                "tile2K-w16K": dict(tile_rows=2048, preload=6, write_tile_rows=16384)})
+#: the class's default: the tile by row count, tile_for_rows). preload: vec4 loads a lane puts in flight before its
+#: first test in a full tile (0, or under two quads: the bounds-checked
+#: loop); pair: two tiles per workgroup (early: the second ticket right after
+#: the first tile's loads). The 03:23 H200 sweep also timed preload 24 and 48
+#: and staged ID writes: slower everywhere.
+TUNINGS = {name: dict(tile_rows=tile, preload=preload, tiles_per_group=min(pair, 2), early_second=pair == 3)
+           for name, tile, preload, pair in (
+               ("auto-pre6", None, 6, 1), ("tile8K-pre6", 8192, 6, 1), ("tile8K", 8192, 0, 1),
+               ("tile8K-pre12", 8192, 12, 1),
+               ("tile16K-pre12", 16384, 12, 1), ("tile8K-pre6-pair", 8192, 6, 2),
+               ("tile8K-pre6-pair-early", 8192, 6, 3))}
 #: The size sweep's tunings: tile sizes (rows per workgroup: 256 lanes x 1-8
 #: quads) with the load batches each allows (intervals + a mask load 3 vec4
 #: per quad, spheres 4: preload 6 batches two quads of intervals and leaves
-#: spheres in the loop; 0 is the loop for both).
-#: "-wN": write tiles of N rows (GPUVisibilityWorkflow.write_tile_rows); "-gN": at most N workgroups a
-#: predicate dispatch (resident_groups).
-TILE_TUNINGS = {name: dict(tile_rows=tile, preload=6, write_tile_rows=write, resident_groups=groups,
-                          write_rows_per_lane=4 if name.endswith("-q") else 1)
-                for name, tile, write, groups in (
-                    ("auto", None, None, 2048), ("4K-w16K-q", 4096, 16384, 2048), ("4K-w4K-q", 4096, 4096, 2048),
-                    ("4K-w8K-q", 4096, 8192, 2048), ("2K-w8K-q", 2048, 8192, 2048), ("2K-w16K", 2048, 16384, 2048),
-                    ("4K-w4K", 4096, 4096, 2048))}
+#: spheres in the loop; 0 is the loop for both). The H200 sweeps of session
+#: 6 (06:43, 07:00, 07:31) also timed 8K-pre8, 4K-pre8/9/12/16, 2K-pre8,
+#: 2K, 1K, pairs (4K and 2K) and the planes in workgroup memory: none beat
+#: the default (4096 rows, preload 6) beyond the noise (~2 µs between
+#: repeats of one tuning in a run).
+TILE_TUNINGS = {name: dict(tile_rows=tile, preload=preload, tiles_per_group=1, early_second=False)
+                for name, tile, preload in (("auto", None, 6), ("8K-pre6", 8192, 6), ("4K", 4096, 0),
+                                            ("2K-pre6", 2048, 6))}
 #: The size sweep's row counts: 1M-14M in steps of 1M (a staircase of
 #: "waves" of concurrently resident tiles would show at this resolution),
 #: the culling benchmark's 25M and the visibility issue's 25 x 2^20.
@@ -276,7 +275,8 @@ def bench_visibility_tunings(device, sizes, runs, *, report=None, tunings=None, 
     output. Does not time peers."""
     report = report or Report()
     tunings = tunings or TUNINGS
-    table = report.table("topology-visibility-tunings", "GPUVisibilityWorkflow tunings (tile_rows, preload)", TUNING_COLUMNS,
+    table = report.table("topology-visibility-tunings", "GPUVisibilityWorkflow tunings (tile_rows, preload, "
+                         "tiles_per_group, early_second)", TUNING_COLUMNS,
                          reference="vec4 copy kernel of the bytes read + written, timed in every round, the fastest "
                          "round's; read = read kernel of the input bytes")
     rng = np.random.default_rng(14)

@@ -1,15 +1,13 @@
 """GPUVisibilityWorkflow: fused visibility predicates, stable compaction of
-the kept IDs and a GPU-resident count.
+the kept IDs and a GPU-resident count, in one pass.
 
-Two nodes, whatever the predicates. ``"{id}-predicate"``
-(shaders/visibility.wgsl) reads every per-row input once (coalesced vec4
-loads), writes the optional 0/1 mask, and leaves one bit per row and one
-kept-row count per tile (4096 rows by default) in graph transients.
-``"{id}-write"`` (shaders/visibility_write.wgsl) gives each tile its base
-(the sum of the counts before it, read from L2) and writes the kept rows'
-IDs in source order from the bits; the last tile writes the count. Traffic
-is the inputs once, the IDs once, and 1/32 of a word per row in bits
-(written once, read once); no workgroup waits on another.
+One node, whatever the predicates: ``"{id}-predicate"`` reads every per-row
+input once (coalesced vec4 loads), keeps one bit per row of its tile
+(4096 rows by default) in workgroup memory (and writes the optional 0/1 mask), finds the
+tile's place in the output by a decoupled look-back over the tiles before
+it, and writes the kept rows' IDs in source order straight from workgroup
+memory; the last tile writes the count. Traffic is the inputs once, the IDs
+once and a few words of tile state per tile.
 """
 
 from __future__ import annotations
@@ -28,7 +26,7 @@ from ..graph.checks import check_id
 from ..graph.errors import GraphValidationError
 from ..graph.shaders import wgsl
 
-__all__ = ["GPUVisibilityWorkflow", "VISIBILITY_TILE", "WRITE_TILE", "TILE_ROWS", "TILE_BY_ROWS", "tile_for_rows"]
+__all__ = ["GPUVisibilityWorkflow", "VISIBILITY_TILE", "TILE_ROWS", "TILE_BY_ROWS", "tile_for_rows"]
 
 #: Rows one workgroup handles by default (256 lanes x 4 quads; see
 #: :attr:`GPUVisibilityWorkflow.tile_rows`). On the H200 (06:43 sweep, 1M to
@@ -40,29 +38,24 @@ VISIBILITY_TILE = 4096
 #: quads of rows (a lane's bit word holds 8 quads; below 8192 rows the tile's
 #: bit words are fewer than the lanes, the rest scan as zero words).
 TILE_ROWS = (1024, 2048, 4096, 8192, 16384)
-#: Rows per workgroup of the ID writes by default (see
-#: :attr:`GPUVisibilityWorkflow.write_tile_rows`).
-WRITE_TILE = 16384
+#: GPUVisibilityWorkflow.probe values (benchmarks: the workflow without some of its work).
+PROBES = ("unordered", "nowrite", "bare", "coalesced")
 #: The tile for a row count when :attr:`GPUVisibilityWorkflow.tile_rows` is
 #: None: ``(most rows, tile)`` pairs in order, the first whose bound the
 #: workflow's total row count does not exceed (None: any count).
 TILE_BY_ROWS = ((None, VISIBILITY_TILE),)
-# The kernels run without wgpu's bounds checks and loop bounding: every loop
-# has a constant bound and every index is in range by construction (the bits
-# and counts are sized by the tile count, IDs land below the kept count,
-# which never exceeds the rows the output was checked to hold).
+# The kernel runs without wgpu's bounds checks and loop bounding: every loop
+# has a constant or small uniform bound and every index is in range by
+# construction (the tile state is sized by the tile count, IDs land below the
+# kept count, which never exceeds the rows the output was checked to hold).
 # GPUVIZ_RUNTIME_CHECKS=1 restores both.
 _TRUSTED = {"bounds_checks": False, "loop_bounding": False}
 STORAGE = wgpu.BufferUsage.STORAGE
 NAME = "GPUVisibilityWorkflow"
-# visibility.wgsl: bindings of the roles (masks follow at 10 + k, then the tickets); VisParams is (n, num_tiles,
-# ticket), then the view
-# offsets of ROLES and the masks in that order
-ROLES = {"bits": 1, "counts": 2, "mask_out": 3, "spheres": 4, "planes": 5, "intervals": 6, "window": 7, "lod": 8,
-         "lod_range": 9}
-# visibility_write.wgsl: bindings of its roles (4: the output chunk table, 6: the tickets, 7 on: the output
-# buffers); WriteParams is (n, num_tiles, row_base, out_off, tile_base, per, last, ticket), then the view offsets of WRITE_ROLES in that order
-WRITE_ROLES = {"bits": 1, "counts": 2, "ids": 3, "count": 5}
+# visibility.wgsl: bindings of the roles (masks follow at 10 + k, then source_ids, the output chunk table and the
+# output buffers) and the VisParams word order (HEADER, then the view offsets of ROLES[1:] and the masks)
+ROLES = {"count": 2, "mask_out": 3, "spheres": 4, "planes": 5, "intervals": 6, "window": 7, "lod": 8, "lod_range": 9}
+HEADER = ("n", "tile_base", "num_tiles", "row_base", "last_tile", "out_off", "count_off", "ids_off")
 PER_ROW = {"spheres": "float32x4", "intervals": "float32x2", "lod": "float32", "source_ids": "uint32"}
 PAIRS = (("spheres", "planes"), ("intervals", "window"), ("lod", "lod_range"))
 PARAMETERS = {"planes": ("float32x4", 6), "window": ("float32x4", 1), "lod_range": ("float32x2", 1)}
@@ -138,48 +131,58 @@ class GPUVisibilityWorkflow:
 
     Notes
     -----
-    One pass evaluates every predicate (not a pass per predicate) and a
-    second writes the IDs: nodes ``"{id}-predicate"`` and ``"{id}-write"``,
-    with the per-row bits and the tile counts (:func:`tile_for_rows`, 4096
-    rows a tile by default) in graph transients (``"{id}-bits"``,
-    ``"{id}-tile-counts"``); each tile of the second pass sums the counts
-    before it. Predicate parameters and
-    mask contents are read from their buffers at every encoding, so changing
-    them is a buffer write, never a recompile; which predicates exist is
-    structural. Vectors keep their chunks: one dispatch per non-empty chunk
-    in each pass, nothing concatenated. Zero rows add only a node that writes
-    count = 0. Float32 intervals cannot hold 64-bit nanosecond times
-    precisely: give times relative to a view origin. Does not evaluate
+    One pass evaluates every predicate (not a pass per predicate) and
+    writes the IDs: one node, ``"{id}-predicate"``, whose tiles
+    (:func:`tile_for_rows`, 4096 rows by default) find their output offsets by a decoupled
+    look-back; a tile left waiting on a predecessor evaluates that tile
+    itself, so it finishes whatever the scheduler does. Predicate
+    parameters and mask contents are read from their buffers at every
+    encoding, so changing them is a buffer write, never a recompile; which
+    predicates exist is structural. Vectors keep their chunks: one dispatch
+    per non-empty chunk, nothing concatenated. Zero rows add only a node
+    that writes count = 0. Float32 intervals cannot hold 64-bit nanosecond
+    times precisely: give times relative to a view origin. Does not evaluate
     application predicates, draw, submit, or read back.
     """
 
+    #: Fruitless polls of an unpublished predecessor tile before a workgroup
+    #: evaluates that tile itself (the look-back's forward-progress fallback).
+    spin_limit = 512
+    #: False makes every tile ignore its own chunk's published states and
+    #: evaluate each predecessor itself: the fallback alone, for tests.
+    trust_published = True
     #: Rows per workgroup tile: one of :data:`TILE_ROWS`, or None (the
     #: default) for :func:`tile_for_rows` of the row count. Larger tiles
-    #: spread each tile's fixed work (clearing, count, scan) over more rows;
-    #: smaller ones shorten the tail the last tiles leave (see
+    #: spread each tile's fixed work (ticket, scan, look-back) over more
+    #: rows; smaller ones shorten the tail the last tiles leave (see
     #: :data:`VISIBILITY_TILE` for what the H200 measured).
     tile_rows = None
     #: vec4 loads a lane may have in flight in a full tile before it tests
     #: the first of them: the loop is unrolled into batches of whole quads
     #: (intervals + a mask load 3 vec4 per quad, spheres 4). Below two quads
-    #: per batch (or 0) every tile keeps the bounds-checked loop. Measured on
-    #: the one-pass design (sessions 5-6): 6, two quads of intervals + mask,
-    #: beat the loop and batches of 3 or 4 quads; spheres stayed in the loop.
+    #: per batch (or 0) every tile keeps the bounds-checked loop. In one H200
+    #: sweep (a cold machine: rankings only) 6, two quads of intervals + mask,
+    #: was the fastest of 0-48 (10 % under the loop); one-quad batches
+    #: (spheres at 6) and batches of 8 or more quads were slower than the loop.
+    #: With 4096-row tiles (session 6) 6 stayed best: intervals + mask in two
+    #: batches of two quads beat the loop and batches of 3 or 4 quads; spheres
+    #: stay in the loop (batches of 2-4 quads were 6-16 µs slower at 10M).
     preload = 6
-    #: Rows per workgroup of the second pass (the ID writes): one of
-    #: :data:`TILE_ROWS` and a whole number of predicate tiles, or None for
-    #: :data:`WRITE_TILE` (or the predicate tile, when that is larger). Its
-    #: fixed work (the bit words' and counts' loads, a group scan) is
-    #: latency; larger tiles spread it over more rows.
-    write_tile_rows = None
-    #: Most workgroups of a predicate dispatch (each takes tiles until the
-    #: chunk's are gone): at least as many as the device keeps resident
-    #: (an H200: 132 SMs x 8 workgroups of 256 lanes).
-    resident_groups = 2048
-    #: Rows a lane of the write pass takes at a time: 1 (lane l of iteration
-    #: r: row 256 r + l; a warp's kept rows are consecutive output words) or 4
-    #: (a quad: fewer iterations, each lane writing up to four IDs in a row).
-    write_rows_per_lane = 1
+    #: Tiles per workgroup, 1 or 2: with 2, a workgroup takes its second
+    #: ticket after its first tile's look-back and loads that tile's first
+    #: batch while it writes the first tile's IDs. On the H200 pairs were
+    #: 2-23 µs slower than single tiles at 8K, 4K and 2K rows.
+    tiles_per_group = 1
+    #: With two tiles per workgroup: True takes the second ticket right after
+    #: the first tile's loads (its first batch then loads through the whole
+    #: first tile's scan, look-back and writes, but its count is published
+    #: later: successors wait for it; slower still on the H200).
+    early_second = False
+    #: Benchmarks only, one of :data:`PROBES`: "unordered", "nowrite" or
+    #: "bare" time the workflow without its look-back, its ID writes or both,
+    #: "coalesced" with its writes done by consecutive lanes (visibility.wgsl
+    #: "probe"; the outputs are then not the workflow's). "": the workflow.
+    probe = ""
 
     def __init__(self, *, id: str, output, count, length=None, source_ids=None, mask_output=None, masks=(),
                  spheres=None, planes=None, intervals=None, window=None, lod=None, lod_range=None):
@@ -296,11 +299,10 @@ class GPUVisibilityWorkflow:
                         f'{NAME} "{self.id}" {role} chunk of {view.byte_length} bytes exceeds the device\'s storage '
                         f"binding size ({most} bytes): split it into vector chunks")
         buffers = len({v.handle for v in outs if v.length})
+        # tile state, count, masks, mask_output, predicate pairs, source_ids, output buffers (+ their chunk table)
         pairs = sum(getattr(self, row) is not None for row, _ in PAIRS)
-        # the predicate pass: bits, counts, tickets, masks, mask_output, predicate pairs; the write pass: bits,
-        # counts, tickets, count, source_ids, output buffers (+ their chunk table)
-        need = max(3 + len(self.masks) + (self.mask_output is not None) + 2 * pairs,
-                   4 + (self.source_ids is not None) + buffers + (buffers > 1))
+        need = (2 + len(self.masks) + (self.mask_output is not None) + 2 * pairs + (self.source_ids is not None)
+                + buffers + (buffers > 1))
         limit = int(limits["max-storage-buffers-per-shader-stage"])
         if need > limit:
             raise GraphValidationError(f'{NAME} "{self.id}" needs {need} storage bindings in one pass ({buffers} '
@@ -312,26 +314,21 @@ class GPUVisibilityWorkflow:
         go out together; 0: the checked loop) from the class attributes
         (``rows``: the total row count, for a tile chosen by row count)."""
         tile, preload = (tile_for_rows(rows) if self.tile_rows is None else self.tile_rows), self.preload
-        if tile not in TILE_ROWS or not isinstance(preload, int) or preload < 0:
+        pair = self.tiles_per_group
+        if tile not in TILE_ROWS or not isinstance(preload, int) or preload < 0 or pair not in (1, 2):
             raise GraphValidationError(f'{NAME} "{self.id}" tuning: tile_rows must be one of {TILE_ROWS} (got '
-                                       f"{tile!r}) and preload an int >= 0 (got {preload!r})")
+                                       f"{tile!r}), preload an int >= 0 (got {preload!r}) and tiles_per_group 1 or 2 "
+                                       f"(got {pair!r})")
         loads = (len(self.masks) + 4 * (self.spheres is not None) + 2 * (self.intervals is not None)
                  + (self.lod is not None))
         iters = tile // 1024
         batch = min(iters, preload // max(loads, 1))
-        write = max(WRITE_TILE, tile) if self.write_tile_rows is None else self.write_tile_rows
-        if write not in TILE_ROWS or write % tile:
-            raise GraphValidationError(f'{NAME} "{self.id}" tuning: write_tile_rows must be one of {TILE_ROWS} and a '
-                                       f"multiple of the predicate tile {tile} (got {write!r})")
-        groups = self.resident_groups
-        if not isinstance(groups, int) or groups < 1:
-            raise GraphValidationError(f'{NAME} "{self.id}" tuning: resident_groups must be an int >= 1 (got '
-                                       f"{groups!r})")
-        if self.write_rows_per_lane not in (1, 4):
-            raise GraphValidationError(f'{NAME} "{self.id}" tuning: write_rows_per_lane must be 1 or 4 (got '
-                                       f"{self.write_rows_per_lane!r})")
-        return {"tile": tile, "batch": batch if batch >= 2 else 0, "write_tile": write, "groups": groups,
-                "quads": self.write_rows_per_lane == 4}
+        batch = batch if batch >= 2 else 0
+        if self.probe not in ("", *PROBES):
+            raise GraphValidationError(f'{NAME} "{self.id}" tuning: probe must be "" or one of {PROBES} '
+                                       f"(got {self.probe!r})")
+        return {"tile": tile, "batch": batch, "pair": (("early" if self.early_second else "late") if pair == 2 else ""),
+                "probe": self.probe}
 
     # ----------------------------------------------------------------- graph
     def add_to_graph(self, graph) -> list:
@@ -348,138 +345,78 @@ class GPUVisibilityWorkflow:
         if sum(rows) == 0:
             self.node_ids = [add_count_clear(graph, f"{self.id}-count-clear", count)]
             return self.node_ids
-        tile = tuning["tile"]
-        tiles = [ceil_div(n, tile) for n in rows]
-        total_tiles = sum(tiles)
-        most = int(graph.device.limits["max-storage-buffer-binding-size"])
-        if max(tiles) * tile // 8 > most:  # only a huge length= without per-row inputs gets here
-            raise GraphValidationError(f'{NAME} "{self.id}" length {max(rows)} needs {max(tiles) * tile // 8} bytes '
-                                       f"of row bits in one binding, the device allows {most}")
-        bits = graph.create_transient_buffer(id=f"{self.id}-bits", byte_length=tile // 8 * total_tiles,
-                                             usage=STORAGE)
-        # the write pass reads the counts in steps of 4096 words (visibility_write.wgsl): padded to whole ones
-        padded = -(-total_tiles // 4096) * 4096
-        counts = graph.create_transient_buffer(id=f"{self.id}-tile-counts", byte_length=4 * padded, usage=STORAGE)
-
-        def words(handle, per_tile, first, n):
-            return graph.create_data_view(handle, format="uint32", length=per_tile * n,
-                                          byte_offset=4 * per_tile * first)
-
-        chunks = []
-        for c, (n, t) in enumerate(zip(rows, tiles)):
-            if not n:
-                continue
-            first = sum(tiles[:c])
-            chunks.append(dict(n=n, tiles=t, row_base=sum(rows[:c]), tile_base=first, ticket=len(chunks),
-                               groups=min(t, tuning["groups"]),
-                               write_tiles=ceil_div(n, tuning["write_tile"]), last=c == max(np.nonzero(rows)[0]),
-                               views={role: views[c] for role, views in roles.items()},
-                               mask_out=masks_out[c] if masks_out is not None and kind == "vector" else
-                               (masks_out[0] if masks_out is not None else None),
-                               bits=words(bits, tile // 32, first, t), counts=words(counts, 1, first, t)))
-        all_counts = words(counts, 1, 0, padded)
-        # one word per chunk: the next tile a predicate workgroup takes; reset by the write pass (WebGPU
-        # creates buffers zeroed, so the first encoding starts at 0 too)
-        size = 16 * -(-len(chunks) // 4)
-        self.tickets = graph.device.create_buffer(label=f"{self.id}-tickets", size=size, usage=STORAGE)
-        tickets = graph.import_buffer(id=f"{self.id}-tickets", byte_length=size, usage=STORAGE, buffer=self.tickets)
-        self.node_ids = [self._predicate_node(graph, chunks, params, tickets, tuning),
-                         self._write_node(graph, chunks, outs, count, all_counts, tickets, tuning)]
+        tiles = [ceil_div(n, tuning["tile"]) for n in rows]
+        chunks = [dict(n=n, tiles=t, tile_base=sum(tiles[:c]), row_base=sum(rows[:c]),
+                       views={role: views[c] for role, views in roles.items()},
+                       mask_out=masks_out[c] if masks_out is not None and kind == "vector" else
+                       (masks_out[0] if masks_out is not None else None))
+                  for c, (n, t) in enumerate(zip(rows, tiles)) if n]
+        self.node_ids = [self._node(graph, chunks, params, outs, count, sum(tiles), tuning)]
         return self.node_ids
 
-    def _predicate_node(self, graph, chunks, params, tickets, tuning) -> str:
+    def _node(self, graph, chunks, params, outs, count, total_tiles, tuning) -> str:
         masks = len(self.masks)
-        resources = [(v, "storage-read") for ch in chunks for k, v in ch["views"].items() if k != "source_ids"]
+        used = [v for v in outs if v.length]
+        resources = [(v, "storage-read") for ch in chunks for v in ch["views"].values()]
         resources += [(v, "storage-read") for v in params.values()]
         resources += [(ch["mask_out"], "storage-write") for ch in chunks if ch["mask_out"] is not None]
-        resources += [(ch[k], "storage-write") for ch in chunks for k in ("bits", "counts")]
-        resources.append((tickets, "storage-read-write"))
+        resources += [(v, "storage-write") for v in used] + [(count, "storage-write")]
+        spin_limit, trust = int(self.spin_limit), int(bool(self.trust_published))
 
-        def compile_predicate(ctx):
+        def compile_visibility(ctx):
             align = storage_alignment(ctx.device)
-            template = dict(masks=masks, subgroups=use_subgroups(ctx, None), iters=tuning["tile"] // 1024,
-                            batch=tuning["batch"])
-            views = [{**ch["views"], **params, "mask_out": ch["mask_out"], "bits": ch["bits"],
-                      "counts": ch["counts"], **{f"mask{k}": ch["views"][f"masks[{k}]"] for k in range(masks)}}
-                     for ch in chunks]
-            numbers = {**ROLES, **{f"mask{k}": 10 + k for k in range(masks)}}
-
-            def kernel(bound):
-                layouts = {name: bound[name].layout if name in bound else "none" for name in numbers}
-                code = wgsl("workflows/shaders/visibility.wgsl", layouts=layouts, spheres="spheres" in bound,
-                            intervals="intervals" in bound, lod="lod" in bound, **template)
-                return ComputeKernel(ctx.device, code=code, label=ctx.node_id, **_TRUSTED)
-
-            return _chunk_dispatches(ctx, chunks, views, numbers, align, kernel,
-                                     lambda ch: [ch["n"], ch["tiles"], ch["ticket"]],
-                                     [StorageBinding(10 + masks, tickets, 0, tickets.byte_length)], groups="groups")
-
-        return graph.add_compute_node(id=f"{self.id}-predicate", resources=resources, compile=compile_predicate)
-
-    def _write_node(self, graph, chunks, outs, count, all_counts, tickets, tuning) -> str:
-        used = [v for v in outs if v.length]
-        resources = [(ch["bits"], "storage-read") for ch in chunks] + [(all_counts, "storage-read")]
-        resources += [(ch["views"]["source_ids"], "storage-read") for ch in chunks if "source_ids" in ch["views"]]
-        resources += [(v, "storage-write") for v in used] + [(count, "storage-write"), (tickets, "storage-write")]
-
-        def compile_write(ctx):
-            align = storage_alignment(ctx.device)
-            dst, scatter, out_rows, out_off = _scatter_plan(used, align, 7)
-            fixed = {}
+            dst, scatter, out_rows, out_off = _scatter_plan(used, align, 12 + masks)
+            nbytes = 4 * (len(HEADER) + len(ROLES) - 1 + masks)  # visibility.wgsl: VisParams
+            slot = uniform_slot(ctx.device, max(16, -(-nbytes // 16) * 16))
+            table = np.zeros((len(chunks), slot // 4), np.uint32)
+            words = 1 + 3 * total_tiles + 2 * bool(tuning["probe"])  # ticket, tile states, probe counters
+            state = ctx.own(ctx.device.create_buffer(label=f"{ctx.node_id}-tile-state", size=4 * words, usage=STORAGE))
+            fixed = {1: (state, 0, state.size)}
             if out_rows is not None:
                 chunk_table = ctx.own(ctx.device.create_buffer_with_data(
                     label=f"{ctx.node_id}-output-chunks", data=out_rows.tobytes(), usage=STORAGE))
-                fixed[4] = (chunk_table, 0, chunk_table.size)
-            write = tuning["write_tile"]
-            template = dict(subgroups=use_subgroups(ctx, None), scatter=scatter, iters=write // 1024,
-                            wpl=max(1, write // 8192), quads=tuning["quads"])
-            views = [{"bits": ch["bits"], "counts": all_counts, "ids": ch["views"].get("source_ids"), "count": count}
-                     for ch in chunks]
+                fixed[11 + masks] = (chunk_table, 0, chunk_table.size)
+            template = dict(masks=masks, subgroups=use_subgroups(ctx, None), scatter=scatter,
+                            iters=tuning["tile"] // 1024, wpl=max(1, tuning["tile"] // 8192), batch=tuning["batch"],
+                            pair=tuning["pair"], probe=tuning["probe"])
+            constants = {"SPIN_LIMIT": spin_limit, "TRUST_STATE": trust}
+            dispatches = []
+            for row, ch in enumerate(chunks):
+                views = {**ch["views"], **params, "mask_out": ch["mask_out"], "count": count,
+                         "ids": ch["views"].get("source_ids")}
+                kernel, bound, offsets = _chunk_kernel(ctx, views, masks, align, template, constants)
+                words = [ch["n"], ch["tile_base"], ch["tiles"], ch["row_base"], total_tiles - 1, out_off, *offsets]
+                table[row, :len(words)] = words
+                groups = -(-ch["tiles"] // 2) if tuning["pair"] else ch["tiles"]
+                dispatches.append((kernel, [*dst, *(b.storage for b in bound.values())], row, groups))
+            uniform = ctx.own(ctx.device.create_buffer_with_data(label=f"{ctx.node_id}-params", data=table.tobytes(),
+                                                                 usage=wgpu.BufferUsage.UNIFORM))
 
-            def kernel(bound):
-                layouts = {name: bound[name].layout if name in bound else "none" for name in WRITE_ROLES}
-                code = wgsl("workflows/shaders/visibility_write.wgsl", layouts=layouts, **template)
-                return ComputeKernel(ctx.device, code=code, label=ctx.node_id, **_TRUSTED)
+            def encode(compute_pass, frame):
+                for kernel, bindings, row, groups in dispatches:
+                    resolved = {b.binding: b.resolve(frame) for b in bindings}
+                    resolved.update(fixed)
+                    resolved[0] = (uniform, row * slot, slot)
+                    kernel.dispatch(compute_pass, frame, bindings=resolved, workgroups=groups)
+            return encode
 
-            return _chunk_dispatches(ctx, chunks, views, WRITE_ROLES, align, kernel,
-                                     lambda ch: [ch["n"], ch["write_tiles"], ch["row_base"], out_off, ch["tile_base"],
-                                                 write // tuning["tile"], int(ch["last"]), ch["ticket"]],
-                                     [*dst, StorageBinding(6, tickets, 0, tickets.byte_length)], fixed,
-                                     groups="write_tiles")
-
-        return graph.add_compute_node(id=f"{self.id}-write", resources=resources, compile=compile_write)
+        return graph.add_compute_node(id=f"{self.id}-predicate", resources=resources, compile=compile_visibility)
 
 
-def _chunk_dispatches(ctx, chunks, views, numbers, align, make_kernel, header, extra=(), fixed=None, groups="tiles"):
-    """The encode callback of one dispatch per chunk: chunk c's ``views[c]``
-    bound at ``numbers`` (absent or None: the role's layout is "none"), a
-    kernel from ``make_kernel({role: ViewBinding})``, and a uniform slot
-    holding ``header(chunk)`` then the bound views' element offsets in
-    ``numbers`` order (0 for absent roles). ``extra`` storage bindings and
-    ``fixed`` resolved bindings are the same for every chunk; the chunk's
-    ``groups`` entry is its workgroup count."""
-    rows = []
-    for ch, chunk_views in zip(chunks, views):
-        bound = {name: view_binding(number, chunk_views[name], alignment=align)
-                 for name, number in numbers.items() if chunk_views.get(name) is not None}
-        offsets = [bound[name].offset if name in bound else 0 for name in numbers]
-        rows.append((make_kernel(bound), [*extra, *(b.storage for b in bound.values())],
-                     [*header(ch), *offsets], ch[groups]))
-    slot = uniform_slot(ctx.device, max(16, -(-4 * len(rows[0][2]) // 16) * 16))
-    table = np.zeros((len(rows), slot // 4), np.uint32)
-    for row, (_, _, words, _) in enumerate(rows):
-        table[row, :len(words)] = words
-    uniform = ctx.own(ctx.device.create_buffer_with_data(label=f"{ctx.node_id}-params", data=table.tobytes(),
-                                                         usage=wgpu.BufferUsage.UNIFORM))
-    fixed = dict(fixed or {})
+def _chunk_kernel(ctx, views, masks, align, template, constants) -> tuple:
+    """``(kernel, {role: ViewBinding}, offsets)`` of one chunk's dispatch;
+    offsets are the VisParams words from ``count_off`` on."""
+    views = {**views, **{f"mask{k}": views[f"masks[{k}]"] for k in range(masks)}}
+    numbers = {**ROLES, **{f"mask{k}": 10 + k for k in range(masks)}, "ids": 10 + masks}
+    bound = {name: view_binding(number, views[name], alignment=align)
+             for name, number in numbers.items() if views.get(name) is not None}
+    layouts = {name: bound[name].layout if name in bound else "none" for name in numbers}
+    code = wgsl("workflows/shaders/visibility.wgsl", layouts=layouts, spheres="spheres" in bound,
+                intervals="intervals" in bound, lod="lod" in bound, **template)
+    kernel = ComputeKernel(ctx.device, code=code, label=ctx.node_id, constants=constants, **_TRUSTED)
+    order = ["count", "ids", *list(ROLES)[1:], *(f"mask{k}" for k in range(masks))]
+    return kernel, bound, [bound[name].offset if name in bound else 0 for name in order]
 
-    def encode(compute_pass, frame):
-        for row, (kernel, bindings, _, groups) in enumerate(rows):
-            resolved = {b.binding: b.resolve(frame) for b in bindings}
-            resolved.update(fixed)
-            resolved[0] = (uniform, row * slot, slot)
-            kernel.dispatch(compute_pass, frame, bindings=resolved, workgroups=groups)
-    return encode
 
 def _scatter_plan(used, align, first) -> tuple:
     """``(dst bindings, template value, chunk table or None, offset)`` of the

@@ -267,20 +267,17 @@ def test_vectors_keep_chunks(device, tile, spec, output):
 
 # Tunings besides the default (class attributes; the benchmark's sweep times them): the
 # bounds-checked loop alone, one-quad batches (the loop too), larger tiles, batches of 4 and
-# 8 quads, small tiles unrolled whole (2048: two quads per lane, 4096: four), in two batches
-# and in batches of 3 + 1 quads; write tiles of one, two, four and sixteen predicate tiles; a
-# few workgroups (one, three) taking every predicate tile in turn; writes by quads.
+# 8 quads, two tiles per workgroup (late and early second ticket), small tiles unrolled whole
+# (2048: two quads per lane, 4096: four), in two batches and in batches of 3 + 1 quads.
 TUNED = [dict(tile_rows=8192, preload=0), dict(tile_rows=16384, preload=3), dict(tile_rows=16384, preload=12),
-         dict(tile_rows=8192, preload=24), dict(tile_rows=2048, preload=48), dict(tile_rows=4096, preload=48),
-         dict(tile_rows=4096, preload=18), dict(tile_rows=4096, preload=3),
-         dict(tile_rows=2048, write_tile_rows=2048), dict(tile_rows=4096, write_tile_rows=8192),
-         dict(tile_rows=1024, write_tile_rows=4096), dict(tile_rows=1024, write_tile_rows=16384),
-         dict(tile_rows=1024, resident_groups=3), dict(tile_rows=2048, resident_groups=1, write_tile_rows=8192),
-         dict(tile_rows=4096, write_rows_per_lane=4), dict(tile_rows=1024, write_tile_rows=2048, write_rows_per_lane=4)]
+         dict(tile_rows=8192, preload=24), dict(tile_rows=8192, preload=6, tiles_per_group=2),
+         dict(tile_rows=8192, preload=6, tiles_per_group=2, early_second=True),
+         dict(tile_rows=2048, preload=48), dict(tile_rows=4096, preload=48), dict(tile_rows=4096, preload=18),
+         dict(tile_rows=2048, preload=6, tiles_per_group=2), dict(tile_rows=4096, preload=3)]
 
 
-@pytest.mark.parametrize("tuning, subgroups", [(t, True) for t in TUNED] + [(TUNED[2], False), (TUNED[5], False),
-                                                                             (TUNED[9], False)],
+@pytest.mark.parametrize("tuning, subgroups", [(t, True) for t in TUNED] + [(TUNED[2], False), (TUNED[4], False),
+                                                                             (TUNED[7], False)],
                          ids=lambda v: "-".join(f"{k}={x}" for k, x in v.items()) if isinstance(v, dict) else
                          ("subgroups" if v else "portable"))
 def test_tunings_match_numpy(device, monkeypatch, tuning, subgroups):
@@ -293,7 +290,7 @@ def test_tunings_match_numpy(device, monkeypatch, tuning, subgroups):
     if not subgroups:
         monkeypatch.setattr(visibility, "use_subgroups", lambda ctx, subgroups: False)
     tile = tuning["tile_rows"]
-    rng = np.random.default_rng(tile + tuning.get("preload", 0) + tuning.get("write_tile_rows", 0))
+    rng = np.random.default_rng(tile + tuning.get("preload", 0))
     n = 2 * tile + 3
     rows = {"masks": [(rng.random(n) < 0.6).astype(np.uint32)]}
     source = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
@@ -307,8 +304,7 @@ def test_tunings_match_numpy(device, monkeypatch, tuning, subgroups):
 
 
 @pytest.mark.parametrize("tuning", [dict(tile_rows=512), dict(tile_rows=12288), dict(preload=-1), dict(preload=2.5),
-                                    dict(write_tile_rows=2048), dict(tile_rows=8192, write_tile_rows=12288),
-                                    dict(resident_groups=0), dict(resident_groups=2.0), dict(write_rows_per_lane=2)])
+                                    dict(tiles_per_group=3), dict(probe="fast")])
 def test_bad_tunings_are_refused(device, tuning):
     graph = GPUCommandGraph(device, id="tuning")
     workflow = GPUVisibilityWorkflow(id="vis", output=graph.import_gpu_data("ids", upload(device, np.zeros(8, np.uint32))),
@@ -317,6 +313,31 @@ def test_bad_tunings_are_refused(device, tuning):
         setattr(workflow, name, value)
     with pytest.raises(GraphValidationError, match='GPUVisibilityWorkflow "vis" tuning'):
         workflow.add_to_graph(graph)
+
+
+@pytest.mark.parametrize("probe", ["unordered", "nowrite", "bare", "coalesced"])
+def test_benchmark_probes(device, probe):
+    """The benchmarks' probes (visibility.wgsl "probe") keep the mask output;
+    "unordered" writes the oracle's IDs as whole tiles in some order, twice
+    in a row (its counter restarts every encoding); "coalesced" writes the
+    words the workflow writes, no others; "nowrite" leaves the IDs untouched."""
+    rng = np.random.default_rng(len(probe))
+    chunks = [3 * 1024 + 5, 0, 2 * 1024]
+    n = sum(chunks)
+    rows = {"masks": [(rng.random(n) < 0.4).astype(np.uint32)]}
+    compiled, buffers = run_workflow(device, n, rows, {}, chunks=chunks, tuning=dict(tile_rows=1024, probe=probe))
+    want_ids, want_mask = oracle_of(n, rows, {})
+    for _ in range(2):
+        ids = read_array(device, buffers["ids"])
+        if probe == "unordered":
+            np.testing.assert_array_equal(np.sort(ids[:want_ids.size]), want_ids)
+            assert (ids[want_ids.size:] == SENTINEL).all()
+        elif probe == "coalesced":
+            assert (ids[:want_ids.size] != SENTINEL).all() and (ids[want_ids.size:] == SENTINEL).all()
+        else:
+            assert (ids == SENTINEL).all()
+        np.testing.assert_array_equal(read_array(device, buffers["mask"]), want_mask)
+        submit(device, compiled)
 
 
 def test_tile_by_row_count(device, monkeypatch):
@@ -332,8 +353,7 @@ def test_tile_by_row_count(device, monkeypatch):
     monkeypatch.setattr(GPUVisibilityWorkflow, "tile_rows", None)
     used = []
     real = visibility.wgsl
-    monkeypatch.setattr(visibility, "wgsl", lambda path, **k: (path.endswith("visibility.wgsl")
-                                                               and used.append(k["iters"] * 1024)) or real(path, **k))
+    monkeypatch.setattr(visibility, "wgsl", lambda *a, **k: used.append(k["iters"] * 1024) or real(*a, **k))
     rng = np.random.default_rng(11)
     for n, chunks, tuning, tile in ((3000, None, None, 1024), (3001, None, None, 2048), (3001, [1500, 0, 1501], None,
                                     2048), (2000, None, dict(tile_rows=4096), 4096)):
@@ -475,7 +495,7 @@ def test_parameters_and_masks_change_without_recompiling(device, monkeypatch):
 
 
 def test_portable_group_scans(device, tile, monkeypatch):
-    """The pass without subgroups (workgroup-memory scans),
+    """The pass without subgroups (workgroup-memory scans and look-back),
     as on devices that lack the feature."""
     from gpuviz.workflows import visibility
 
@@ -654,7 +674,7 @@ def test_frustum_planes_refuse_bad_matrices():
         frustum_planes(np.eye(4), depth_range="reversed")
 
 
-# ------------------------------------------------------- many encodings
+# -------------------------------------------------------------- look-back
 def encode_repeatedly(device, n, chunks, *, steps, rng, density, source_ids=False, **tuning):
     """One compiled graph (mask vector with ``chunks`` and optional source
     IDs, output and mask_output vectors), encoded ``steps`` times with a new
@@ -676,7 +696,7 @@ def encode_repeatedly(device, n, chunks, *, steps, rng, density, source_ids=Fals
                                      mask_output=graph.import_gpu_vector("keep", mask_out), **kwargs)
     for name, value in tuning.items():
         setattr(workflow, name, value)
-    assert workflow.add_to_graph(graph) == ["vis-predicate", "vis-write"]
+    assert workflow.add_to_graph(graph) == ["vis-predicate"]
     compiled = graph.compile()
     for step in range(steps):
         m = (rng.random(n) < density[step % len(density)]).astype(np.uint32) * 7
@@ -693,12 +713,12 @@ def encode_repeatedly(device, n, chunks, *, steps, rng, density, source_ids=Fals
 
 
 @pytest.mark.parametrize("subgroups", [True, False])
-def test_many_tiles_and_encodings(device, tile, monkeypatch, subgroups):
-    """Many tiles (over a hundred tile counts summed), across uneven and
-    empty chunks, over several encodings of one compiled graph (the bits and
-    counts transients rewritten and the tickets reset each time: nothing
-    stale from the previous encoding), densities from nothing kept to
-    everything."""
+def test_look_back_over_many_tiles_and_encodings(device, tile, monkeypatch, subgroups):
+    """More tiles than one look-back step reads (a subgroup, or 64 in the
+    workgroup walk without subgroups), across uneven and empty chunks, over
+    several encodings of one compiled graph (the tile state's epoch parity:
+    no stale state from the previous encoding is taken for this one's),
+    densities from nothing kept to everything."""
     from gpuviz.workflows import visibility
 
     if not subgroups:
@@ -708,11 +728,32 @@ def test_many_tiles_and_encodings(device, tile, monkeypatch, subgroups):
                       density=[0.002, 1.0, 0.0, 0.5])
 
 
-@pytest.mark.parametrize("groups", [1, 7])
-def test_few_workgroups_take_every_tile_over_encodings(device, groups):
-    """Predicate dispatches of one or seven workgroups take all of a chunk's
-    tiles from its ticket word, and the write pass resets the words: every
-    encoding of one compiled graph equals the oracle."""
-    chunks = [40 * 1024 + 5, 0, 3, 9 * 1024]
-    encode_repeatedly(device, sum(chunks), chunks, steps=3, rng=np.random.default_rng(groups),
-                      density=[0.3, 0.0, 0.9], tile_rows=1024, resident_groups=groups)
+@pytest.mark.parametrize("spec", [[(5, 3)], [(2, 3), 0, (1, 0), (2, -1)]])
+def test_look_back_fallback_alone(device, tile, spec):
+    """Every tile ignores its own chunk's published states, so each offset
+    comes from the fallback (the waiting tile evaluating its predecessors
+    itself) after a zero spin limit; tiles of earlier chunks are read as
+    published."""
+    chunks = rows_of(tile, spec)
+    encode_repeatedly(device, sum(chunks), chunks, steps=2, rng=np.random.default_rng(len(chunks)),
+                      density=[0.3, 0.9], source_ids=True, trust_published=False, spin_limit=0)
+
+
+@pytest.mark.parametrize("tuning", [dict(tiles_per_group=2), dict(tile_rows=16384, preload=0),
+                                    dict(tiles_per_group=2, early_second=True, preload=12),
+                                    dict(tile_rows=2048, tiles_per_group=2, early_second=True, preload=6)])
+def test_fallback_with_tunings(device, tuning):
+    """The fallback alone (as above) with two tiles per workgroup (odd and
+    even tile counts) and with 16K tiles, over several encodings."""
+    tile = tuning.get("tile_rows", VISIBILITY_TILE)
+    chunks = [5 * tile + 3, 0, 4 * tile]
+    encode_repeatedly(device, sum(chunks), chunks, steps=2, rng=np.random.default_rng(8), density=[0.6, 0.01],
+                      source_ids=True, trust_published=False, spin_limit=0, **tuning)
+
+
+def test_zero_spin_limit(device, tile):
+    """A zero spin limit: any predecessor not yet published is evaluated by
+    the waiting tile at once, whatever order the driver runs tiles in."""
+    chunks = [3 * tile + 1, 4 * tile]
+    encode_repeatedly(device, sum(chunks), chunks, steps=2, rng=np.random.default_rng(5), density=[0.4, 0.05],
+                      spin_limit=0)

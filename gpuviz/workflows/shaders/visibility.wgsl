@@ -1,32 +1,62 @@
-// GPUVisibilityWorkflow, pass 1 of 3: every predicate of a row fused into
-// one read of its inputs; the tile's kept rows as bit words and a count.
+// GPUVisibilityWorkflow in one pass: every predicate of a row fused into one
+// read of its inputs, then the kept rows' IDs written in source order.
 //
-// A workgroup handles tiles of TILE = 1024 * iters rows (1024 to 16384)
-// of one chunk, one after another, taking each tile's index from the
-// chunk's ticket word (the next ticket is taken while the current tile
-// loads): the dispatch has at most as many workgroups as the workflow's
-// resident_groups, and whichever runs out of work last is at most one tile
-// behind the others (a grid of one workgroup per tile ends with a partial
-// wave of whole tiles). visibility_write.wgsl resets the tickets for the
-// next encoding. Within a tile, in iteration r (0..ITER-1) lane l evaluates rows
+// One workgroup handles one tile of TILE = 1024 * iters rows (1024 to
+// 16384) of one chunk. In iteration r (0..ITER-1) lane l evaluates rows
 // (r * 256 + l) * 4 .. + 3, so every load is a coalesced vec4 (two for
 // intervals, four for spheres); a full tile's loop is unrolled into batches
 // of `batch` quads whose loads all go out before the first test (batch 0:
 // the bounds-checked loop only). The kept rows become one bit each in
-// workgroup memory (and canonical 0/1 words in the optional mask_output),
-// then the tile's TILE / 32 bit words go to `bits` and its kept-row count to
-// `counts`. The workflow then scans the counts into tile bases (GPUScan's
-// chained scan, which also writes the total into `count`) and
-// visibility_write.wgsl writes the IDs. Nothing here waits on another
-// workgroup.
+// workgroup memory (and canonical 0/1 words in the optional mask_output). A
+// group scan of the bit words' popcounts places each word inside the tile;
+// the tile's place in the output comes from a decoupled look-back over the
+// predecessor tiles' published states; then lane l writes the IDs of rows
+// r * 256 + l, so a warp's kept rows land on consecutive output words. (A
+// staged variant, each 2048-row segment's IDs gathered in workgroup memory
+// and written by consecutive lanes, measured 15-25 % slower on the H200.)
+// The sequence's last tile writes the total into `count`. `pair` ("late" / "early"): a workgroup handles two tiles,
+// loading the second's first batch while it finishes the first.
 //
-// Template values: layouts (views.view layout of each role: bits, counts,
-// mask_out, spheres, planes, intervals, window, lod, lod_range, mask0..;
-// "none" for a role not given), masks (how many), spheres/intervals/lod
+// Tiles take their index from an atomic ticket, so every tile a workgroup
+// waits for has started. WebGPU promises no forward progress between
+// workgroups: a predecessor that stays unpublished for SPIN_LIMIT polls is
+// evaluated by the waiting workgroup itself (same bindings: the chunks of a
+// vector are separate dispatches that run in order, so a tile only ever
+// waits for tiles of its own chunk), and the walk goes on past it. One
+// subgroup walks where subgroups exist (look_back_group), else the whole
+// workgroup (look_back).
+//
+// State words (node-owned buffer, zero when created; no clear between
+// encodings):
+//   [0]            ticket counter, shared by the chunk dispatches of a vector:
+//                  epoch << EPOCH_SHIFT | tiles taken in this epoch; the tile
+//                  taking the sequence's last ticket opens the next epoch.
+//   [1 + 3t]       tile t's kept rows
+//   [1 + 3t + 1/2] tile t's inclusive prefix, low/high 16 bits
+// Each word is READY | PARITY (epoch & 1) | value bits, self-consistent under
+// relaxed atomics; every encoding rewrites every tile's words, so a word of
+// the other parity is the previous encoding's and reads as unpublished.
+//
+// Template values: layouts (views.view layout of each role: count,
+// mask_out, spheres, planes, intervals, window, lod, lod_range, mask0..,
+// ids; "none" for a role not given), masks (how many), spheres/intervals/lod
 // (which predicates run), subgroups (which group primitives), the tuning
-// (iters, batch). Sizes and view offsets are VisParams fields, so every
-// chunk of one structure shares a pipeline; parameter contents (planes,
-// window, lod_range) are read from their buffers on every dispatch.
+// (iters, wpl = bit words per lane, batch, pair) and scatter:
+// dst (bindings of the output buffers) and table (several output chunks:
+// scatter_chunks holds per chunk its end in the compacted sequence, its
+// element offset in its binding minus its first position (wrapping), its dst
+// slot). Sizes and view offsets are VisParams fields, so every chunk of one
+// structure shares a pipeline; parameter contents (planes, window,
+// lod_range) are read from their buffers on every dispatch.
+//
+// probe (benchmarks only, never a default; outputs are not those of the
+// workflow): "unordered" takes each tile's base from one atomic counter
+// instead of the look-back (kept IDs in tile blocks of any order, count
+// wrong), "nowrite" skips the ID writes, "bare" both, "coalesced" writes
+// as many words to the same places but by consecutive lanes (wrong IDs):
+// what the look-back, the writes and their pattern cost. The counters are
+// two state words past the tiles' (per epoch parity; the last ticket of an
+// epoch clears the next one's).
 //
 // Float tests go through the bits (WGSL lets compilers assume no NaN or
 // infinity): a row with a non-finite value it is tested on is culled, a NaN
@@ -35,14 +65,20 @@
 {% import "algorithms/shaders/views.wgsl" as views %}
 {% include "algorithms/shaders/group_subgroup.wgsl" if subgroups else "algorithms/shaders/group_portable.wgsl" %}
 
-override SEGMENTED: bool = false;  // knob of the group primitives; nothing here is segmented
+override SEGMENTED: bool = false;     // knob of the group primitives; nothing here is segmented
+override SPIN_LIMIT: u32 = 512u;      // fruitless polls before evaluating a predecessor itself
+override TRUST_STATE: bool = true;    // false (tests): this chunk's published states are ignored,
+                                      // every predecessor is evaluated by the fallback
 
 struct VisParams {
     n: u32,           // rows of this chunk
-    num_tiles: u32,   // tiles of this chunk
-    ticket: u32,      // this chunk's word in `tickets`
-    bits_off: u32,    // element (uint32 word) offsets of the views in their bound ranges
-    counts_off: u32,
+    tile_base: u32,   // global index of this chunk's first tile
+    num_tiles: u32,   // tiles of this chunk (= workgroups)
+    row_base: u32,    // global row index of this chunk's first row
+    last_tile: u32,   // global index of the sequence's last tile (writes count)
+    out_off: u32,     // one output chunk: its element offset in its binding
+    count_off: u32,   // element (uint32 word) offsets of the views in their bound ranges
+    ids_off: u32,
     mask_out_off: u32,
     spheres_off: u32,
     planes_off: u32,
@@ -56,8 +92,8 @@ struct VisParams {
 }
 
 @group(0) @binding(0) var<uniform> P: VisParams;
-{{ views.view("bits", 1, "read_write", layouts.bits, "P.bits_off") }}
-{{ views.view("counts", 2, "read_write", layouts.counts, "P.counts_off") }}
+@group(0) @binding(1) var<storage, read_write> state: array<atomic<u32>>;
+{{ views.view("count", 2, "read_write", layouts.count, "P.count_off") }}
 {{ views.view("mask_out", 3, "read_write", layouts.mask_out, "P.mask_out_off") }}
 {{ views.view("spheres", 4, "read", layouts.spheres, "P.spheres_off") }}
 {{ views.view("planes", 5, "read", layouts.planes, "P.planes_off") }}
@@ -68,16 +104,44 @@ struct VisParams {
 {% for k in range(masks) %}
 {{ views.view("mask" ~ k, 10 + k, "read", layouts["mask" ~ k], "P.mask" ~ k ~ "_off") }}
 {% endfor %}
-@group(0) @binding({{ 10 + masks }}) var<storage, read_write> tickets: array<atomic<u32>>;
+{{ views.view("ids", 10 + masks, "read", layouts.ids, "P.ids_off") }}
+{% for b in scatter.dst %}
+@group(0) @binding({{ b }}) var<storage, read_write> dst{{ b }}: array<u32>;
+{% endfor %}
+{% if scatter.table %}
+@group(0) @binding({{ 11 + masks }}) var<storage, read> scatter_chunks: array<vec4<u32>>;
+{% endif %}
 
 const WG: u32 = 256u;
-const ITER: u32 = {{ iters }}u;  // quads of rows per lane (template: 1, 2, 4, 8 or 16)
+const ITER: u32 = {{ iters }}u;      // quads of rows per lane (template: 1, 2, 4, 8 or 16)
+const WPL: u32 = {{ wpl }}u;         // bit words per lane slot (32 rows each; max(1, ITER / 8): in a
+                                     // tile under 8192 rows the slots past its TILE / 32 words scan zeros)
 const TILE: u32 = WG * ITER * 4u;
-const WORDS: u32 = TILE / 32u;   // bit words per tile (32 to 512)
+const LOOK_BACK: bool = {{ "false" if probe in ("unordered", "bare") else "true" }};  // (probes)
+const READY: u32 = 0x80000000u;
+const PARITY: u32 = 0x40000000u;
+const TAG_MASK: u32 = READY | PARITY;
+const VALUE: u32 = 0xffffu;          // a tile's count (<= TILE) or half a prefix
+const EPOCH_SHIFT: u32 = 22u;        // tiles of a sequence <= 2^22 (2^32 rows / 1024-row tiles)
+const TICKET_MASK: u32 = (1u << EPOCH_SHIFT) - 1u;
+const LOOKBACK: u32 = 64u;           // workgroup walk: predecessor states read per step (<= 256)
+const SPIN_WINDOW: u32 = 4u;         // states read per step while the nearest is unpublished
 
-var<workgroup> s_bits: array<atomic<u32>, WORDS>;  // the tile's kept rows, one bit each
+var<workgroup> s_ticket: u32;
+var<workgroup> s_ticket2: u32;  // a pair's second tile
+var<workgroup> s_bits: array<atomic<u32>, WG * WPL>;  // the tile's kept rows, one bit each
+var<workgroup> s_words: array<u32, WG * WPL>;         // the same words, read back by the writes
+var<workgroup> s_before: array<u32, WG * WPL>;        // kept rows of the tile before each word
+var<workgroup> s_part: array<u32, WG>;          // kept rows per scan group
+var<workgroup> s_nr: array<atomic<u32>, 2>;     // look-back step: nearest unpublished,
+var<workgroup> s_term: array<atomic<u32>, 2>;   // nearest terminal (inclusive prefix),
+var<workgroup> s_sum: array<atomic<u32>, 2>;    // sum up to it (double-buffered by step parity)
+var<workgroup> s_step: vec3<u32>;
 var<workgroup> s_count: atomic<u32>;
-var<workgroup> s_next: u32;  // the next tile's ticket
+var<workgroup> s_kept: vec2<u32>;               // (kept, base), for a uniform read
+var<workgroup> s_fb: atomic<u32>;
+var<workgroup> s_fb_res: u32;
+var<private> ep_tag: u32;  // READY | this encoding's parity
 
 fn finite(x: f32) -> bool { return (bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u; }
 fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
@@ -232,34 +296,340 @@ fn keep_quad(lt: u32, q: u32) -> vec4<u32> {
     return select(vec4<u32>(0u), vec4<u32>(1u), keep4(lt * TILE + 4u * q));
 }
 
+fn scatter(k: u32, v: u32) {
+{% if not scatter.table %}
+    dst{{ scatter.dst[0] }}[P.out_off + k] = v;
+{% else %}
+    var lo = 0u;
+    var hi = arrayLength(&scatter_chunks) - 1u;
+    while (lo < hi) {
+        let mid = (lo + hi) / 2u;
+        if (k < scatter_chunks[mid].x) { hi = mid; } else { lo = mid + 1u; }
+    }
+    let c = scatter_chunks[lo];
+    switch (c.z) {
+{% for b in scatter.dst %}
+        {{ "default" if loop.last else "case %du" % loop.index0 }}: { dst{{ b }}[c.y + k] = v; }
+{% endfor %}
+    }
+{% endif %}
+}
 
-// The tile's rows into s_bits; returns how many of this lane's rows are kept.
-fn evaluate(g: Group, lt: u32) -> u32 {
-    var lane_kept = 0u;
+// The ID of row `row` of this chunk (its global index or its source ID).
+fn row_id(row: u32) -> u32 {
+{% if layouts.ids == "none" %}
+    return P.row_base + row;
+{% else %}
+    return ids_get1(row);
+{% endif %}
+}
+
+fn publish_count(t: u32, c: u32) { atomicStore(&state[1u + 3u * t], ep_tag | c); }
+
+fn publish_prefix(t: u32, p: u32) {
+    atomicStore(&state[2u + 3u * t], ep_tag | (p & VALUE));
+    atomicStore(&state[3u + 3u * t], ep_tag | (p >> 16u));
+}
+
+// Predecessor tile j's state: kind 0 unpublished, 1 count, 2 inclusive prefix; and its value.
+fn inspect(j: u32) -> vec2<u32> {
+    if (!TRUST_STATE && j >= P.tile_base) { return vec2<u32>(0u, 0u); }
+    let w = 1u + 3u * j;
+    let c = atomicLoad(&state[w]);
+    let p0 = atomicLoad(&state[w + 1u]);
+    let p1 = atomicLoad(&state[w + 2u]);
+    if ((p0 & TAG_MASK) == ep_tag && (p1 & TAG_MASK) == ep_tag) {
+        return vec2<u32>(2u, (p0 & VALUE) | ((p1 & VALUE) << 16u));
+    }
+    if ((c & TAG_MASK) == ep_tag) { return vec2<u32>(1u, c & VALUE); }
+    return vec2<u32>(0u, 0u);
+}
+
+// Kept rows of global tile j of this chunk, evaluated from its inputs (no
+// mask_output write: tile j does that itself); published for other waiters.
+fn reduce_tile(g: Group, j: u32) -> u32 {
+    if (g.lid == 0u) { atomicStore(&s_fb, 0u); }
+    workgroupBarrier();
+    var kept = 0u;
+    for (var r = 0u; r < ITER; r++) {
+        let m = keep_quad(j - P.tile_base, r * WG + g.lid);
+        kept += m.x + m.y + m.z + m.w;
+    }
+    if (kept != 0u) { atomicAdd(&s_fb, kept); }
+    workgroupBarrier();
+    if (g.lid == 0u) {
+        s_fb_res = atomicLoad(&s_fb);
+        publish_count(j, s_fb_res);
+    }
+    return workgroupUniformLoad(&s_fb_res);
+}
+
+// Kept rows before global tile `tile` (> 0), walked by the whole workgroup
+// (devices without subgroups). Workgroup-uniform. A step reads
+// LOOKBACK predecessor states, only SPIN_WINDOW while the nearest one is
+// still unpublished (waiting tiles do not flood the lines publishers write).
+fn look_back(g: Group, tile: u32) -> u32 {
+    var look = tile;  // tiles look..tile-1 are summed into acc
+    var acc = 0u;
+    var spins = 0u;
+    var it = 0u;
+    var window = LOOKBACK;
+    if (g.lid < 2u) {
+        atomicStore(&s_nr[g.lid], LOOKBACK);
+        atomicStore(&s_term[g.lid], LOOKBACK);
+        atomicStore(&s_sum[g.lid], 0u);
+    }
+    workgroupBarrier();
+    loop {
+        let par = it & 1u;
+        var val = 0u;
+        if (g.lid < window) {
+            var kind = 2u;  // before the first tile: the empty prefix
+            if (g.lid < look) {
+                let st = inspect(look - 1u - g.lid);
+                kind = st.x;
+                val = st.y;
+            }
+            if (kind == 0u) { atomicMin(&s_nr[par], g.lid); }
+            if (kind == 2u) { atomicMin(&s_term[par], g.lid); }
+        }
+        workgroupBarrier();
+        if (g.lid < window) {
+            let nr = atomicLoad(&s_nr[par]);
+            let term = atomicLoad(&s_term[par]);
+            if (g.lid < select(nr, term + 1u, term < nr)) { atomicAdd(&s_sum[par], val); }
+        }
+        workgroupBarrier();
+        if (g.lid == 0u) {
+            let nr = atomicLoad(&s_nr[par]);
+            s_step = vec3<u32>(nr, atomicLoad(&s_term[par]), atomicLoad(&s_sum[par]));
+            let next = select(LOOKBACK, SPIN_WINDOW, nr == 0u);  // the next step's window
+            atomicStore(&s_nr[1u - par], next);
+            atomicStore(&s_term[1u - par], next);
+            atomicStore(&s_sum[1u - par], 0u);
+        }
+        let step = workgroupUniformLoad(&s_step);
+        acc += step.z;
+        if (step.y < step.x) { break; }
+        look -= step.x;
+        spins = select(0u, spins + 1u, step.x == 0u);
+        window = select(LOOKBACK, SPIN_WINDOW, step.x == 0u);
+        if (spins > SPIN_LIMIT) {
+            acc += reduce_tile(g, look - 1u);
+            look -= 1u;
+            spins = 0u;
+            window = LOOKBACK;
+            if (g.lid == 0u) {  // the slots were sized for a spin window
+                atomicStore(&s_nr[1u - par], LOOKBACK);
+                atomicStore(&s_term[1u - par], LOOKBACK);
+            }
+            workgroupBarrier();
+        }
+        it += 1u;
+    }
+    return acc;
+}
+
+// look_back with the walk run by subgroup 0 alone (where subgroups exist),
+// no workgroup barrier per step: lane i inspects predecessor look-1-i,
+// subgroup minima find the nearest unpublished and the nearest inclusive
+// prefix, a subgroup sum adds the states up to it. (On an H200 this beats
+// the workgroup walk by ~3 us at 25M rows; two or four states per lane and
+// step, unrolled, were 2-10 us slower: the walk's depth is not what costs.) After SPIN_LIMIT fruitless polls the whole workgroup
+// evaluates the stalled predecessor (reduce_tile), then the walk resumes.
+fn look_back_group(g: Group, tile: u32, kept: u32) -> u32 {
+    var look = tile;
+    var acc = 0u;
+    loop {
+        if (g.id == 0u) {
+            var window = g.size;
+            var spins = 0u;
+            var done = 0u;
+            loop {
+                var st = vec2<u32>(1u, 0u);  // lanes past the window: neutral
+                if (g.lane < window) {
+                    st = vec2<u32>(2u, 0u);  // before the first tile: the empty prefix
+                    if (g.lane < look) { st = inspect(look - 1u - g.lane); }
+                }
+                let nr = min(window, grp_min(select(g.size, g.lane, st.x == 0u)));
+                let term = grp_min(select(g.size, g.lane, st.x == 2u));
+                let used = select(nr, term + 1u, term < nr);
+                acc += grp_add(select(0u, st.y, g.lane < used));
+                if (term < nr) {
+                    done = 1u;
+                    break;
+                }
+                look -= nr;
+                if (nr == 0u) {
+                    spins += 1u;
+                    window = min(SPIN_WINDOW, g.size);
+                    if (spins > SPIN_LIMIT) { break; }
+                } else {
+                    spins = 0u;
+                    window = g.size;
+                }
+            }
+            if (g.lane == 0u) {
+                s_step = vec3<u32>(look, acc, done);
+                // the tile's inclusive prefix, the moment it is known (successors wait on it)
+                if (done != 0u) { publish_prefix(tile, acc + kept); }
+            }
+        }
+        let r = workgroupUniformLoad(&s_step);
+        look = r.x;
+        acc = r.y;
+        if (r.z != 0u) { break; }
+        acc += reduce_tile(g, look - 1u);
+        look -= 1u;
+    }
+    return acc;
+}
+
+// Lane slot p (the order the group scans use) owns bit word p of the tile.
+fn slot(g: Group) -> u32 { return g.id * g.size + g.lane; }
+
+// Lane 0: this workgroup's next tile ticket.
+fn take_ticket() -> u32 {
+    let ticket = atomicAdd(&state[0], 1u);
+    if ((ticket & TICKET_MASK) == P.last_tile) {
+        // every ticket of this encoding is taken: open the next epoch
+        atomicStore(&state[0], ((ticket >> EPOCH_SHIFT) + 1u) << EPOCH_SHIFT);
+{% if probe in ("unordered", "bare") %}
+        atomicStore(&state[probe_counter(((ticket >> EPOCH_SHIFT) & 1u) == 0u)], 0u);  // the next epoch's
+{% endif %}
+    }
+    return ticket;
+}
+
+fn set_epoch(ticket: u32) { ep_tag = READY | select(0u, PARITY, ((ticket >> EPOCH_SHIFT) & 1u) != 0u); }
+
+{% if probe in ("unordered", "bare") %}
+// The probe's counter of the epochs of one parity (two words after the tile states).
+fn probe_counter(odd: bool) -> u32 { return 1u + 3u * (P.last_tile + 1u) + select(0u, 1u, odd); }
+{% endif %}
+
+// The tile's rows into s_bits and lane_kept (prefetched: the first batch of
+// a full tile is already in p0.. : the second tile of a pair).
+{% macro evaluate(lt, prefetched) %}
 {% if batch %}
-    if ((lt + 1u) * TILE <= P.n) {
+    if (({{ lt }} + 1u) * TILE <= P.n) {
         // A full tile: unconditional loads, `batch` quads of them in flight
         // before the first test (the template unrolls the iterations).
 {% for first in range(0, iters, batch) %}
 {% set last = [first + batch, iters] | min %}
 {% for r in range(first, last) %}
-        let d{{ r }} = load_quad(lt * TILE + 4u * ({{ r }}u * WG + g.lid));
+{% if prefetched and first == 0 %}
+        let d{{ r }} = p{{ r }};
+{% else %}
+        let d{{ r }} = load_quad({{ lt }} * TILE + 4u * ({{ r }}u * WG + g.lid));
+{% endif %}
 {% endfor %}
 {% for r in range(first, last) %}
-        lane_kept += take(lt, {{ r }}u * WG + g.lid, select(vec4<u32>(0u), vec4<u32>(1u), keep_loaded(d{{ r }})));
+        lane_kept += take({{ lt }}, {{ r }}u * WG + g.lid, select(vec4<u32>(0u), vec4<u32>(1u), keep_loaded(d{{ r }})));
 {% endfor %}
 {% endfor %}
-        return lane_kept;
-    }
+    } else {
 {% endif %}
     for (var r = 0u; r < ITER; r++) {
         let q = r * WG + g.lid;
-        lane_kept += take(lt, q, keep_quad(lt, q));
+        lane_kept += take({{ lt }}, q, keep_quad({{ lt }}, q));
     }
-    return lane_kept;
+{% if batch %}
+    }
+{% endif %}
+{% endmacro %}
+
+// After a tile's rows are in s_bits: its count (published at once), the
+// in-tile scan into s_words / s_before (s_bits cleared behind it), the
+// look-back and the inclusive prefix; the sequence's last tile writes the
+// count. Returns (kept, base), workgroup-uniform.
+fn settle(g: Group, tile: u32, lane_kept_in: u32) -> vec2<u32> {
+    var lane_kept = lane_kept_in;
+    if (GROUP_COLLECTIVES) { lane_kept = grp_add(lane_kept); }  // one atomic per subgroup
+    if (lane_kept != 0u && (!GROUP_COLLECTIVES || g.lane == 0u)) { atomicAdd(&s_count, lane_kept); }
+    workgroupBarrier();
+    let kept = atomicLoad(&s_count);
+    if (g.lid == 0u) {  // published before the in-tile scan: successors may sum it sooner
+        publish_count(tile, kept);
+        if (tile == 0u) { publish_prefix(tile, kept); }
+    }
+    // Kept rows of the tile before each bit word: one group scan of the
+    // popcounts of the WPL consecutive words each lane slot owns.
+    let q = WPL * slot(g);
+{% for j in range(wpl) %}
+    let w{{ j }} = atomicLoad(&s_bits[q + {{ j }}u]);
+    s_words[q + {{ j }}u] = w{{ j }};
+    atomicStore(&s_bits[q + {{ j }}u], 0u);  // for the next tile of a pair (read by this lane alone)
+{% endfor %}
+    let sc = grp_scan4(g, vec4<u32>(0u), vec4<u32>({% for j in range(wpl) %}{{ " + " if j }}countOneBits(w{{ j }}){% endfor %}, 0u, 0u, 0u));
+    if (g.lane == 0u) { s_part[g.id] = sc.tot_v.x; }
+    workgroupBarrier();
+    var before = sc.ex_v.x;
+    for (var k = 0u; k < g.id; k++) { before += s_part[k]; }
+{% for j in range(wpl) %}
+    s_before[q + {{ j }}u] = before;
+{% if not loop.last %}
+    before += countOneBits(w{{ j }});
+{% endif %}
+{% endfor %}
+    var base = 0u;
+{% if probe in ("unordered", "bare") %}
+    if (g.lid == 0u) { s_step.x = atomicAdd(&state[probe_counter((ep_tag & PARITY) != 0u)], kept); }
+    base = workgroupUniformLoad(&s_step).x;
+{% endif %}
+    if (LOOK_BACK && tile != 0u) {
+        if (GROUP_COLLECTIVES) {
+            base = look_back_group(g, tile, kept);  // publishes the inclusive prefix itself
+        } else {
+            base = look_back(g, tile);
+            if (g.lid == 0u) { publish_prefix(tile, base + kept); }
+        }
+    }
+    if (g.lid == 0u) {
+        if (tile == P.last_tile) { count_set1(0u, base + kept); }
+        s_kept = vec2<u32>(kept, base);
+    }
+    // (a barrier too: s_words and s_before are complete, every lane has read s_count)
+    return workgroupUniformLoad(&s_kept);
+}
+
+// The kept IDs of local tile lt (kb: settle's (kept, base)).
+fn write_ids(g: Group, lt: u32, kb: vec2<u32>) {
+{% if probe in ("nowrite", "bare") %}
+    return;
+{% endif %}
+{% if probe == "coalesced" %}
+    // the same number of words at the same places, written by consecutive lanes (wrong values)
+    for (var k = g.lid; k < kb.x; k += WG) { scatter(kb.y + k, row_id(lt * TILE + k)); }
+    return;
+{% endif %}
+    let kept = kb.x;
+    let base = kb.y;
+    if (kept == 0u) { return; }  // uniform
+    let row0 = lt * TILE;
+    for (var r = 0u; r < TILE / WG; r++) {
+        let t = r * WG + g.lid;
+        let w = s_words[t >> 5u];
+        let b = t & 31u;
+        if (((w >> b) & 1u) != 0u) {
+            scatter(base + s_before[t >> 5u] + countOneBits(w & ((1u << b) - 1u)), row_id(row0 + t));
+        }
+    }
 }
 
 fn kernel_main(g: Group, wg: u32) {
+{% if pair %}
+    // Pairs: ceil(tiles / 2) workgroups, the first tiles - groups of them
+    // take a second ticket once their first tile's look-back is done and
+    // load its first batch while writing the first tile's IDs.
+    let groups = (P.num_tiles + 1u) / 2u;
+    if (wg >= groups) { return; }  // uniform per workgroup: the 2-D grid's spare groups
+    let second = wg < P.num_tiles - groups;
+{% else %}
+    if (wg >= P.num_tiles) { return; }  // uniform per workgroup: the 2-D grid's spare groups
+{% endif %}
+    if (g.lid == 0u) { s_ticket = take_ticket(); }
+    for (var j = 0u; j < WPL; j++) { atomicStore(&s_bits[WPL * slot(g) + j], 0u); }
 {% if spheres %}
     load_planes();
 {% endif %}
@@ -273,22 +643,62 @@ fn kernel_main(g: Group, wg: u32) {
     lod_hi = lr.y;
     lod_ok = !(is_nan(lr.x) || is_nan(lr.y));
 {% endif %}
-    if (g.lid == 0u) { s_next = atomicAdd(&tickets[P.ticket], 1u); }
-    var lt = workgroupUniformLoad(&s_next);
-    loop {
-        if (lt >= P.num_tiles) { break; }
-        for (var w = g.lid; w < WORDS; w += WG) { atomicStore(&s_bits[w], 0u); }
-        if (g.lid == 0u) {
-            atomicStore(&s_count, 0u);
-            s_next = atomicAdd(&tickets[P.ticket], 1u);
+    if (g.lid == 0u) { atomicStore(&s_count, 0u); }
+    let ticket = workgroupUniformLoad(&s_ticket);  // also: s_bits and s_count cleared
+    let tile = ticket & TICKET_MASK;
+    set_epoch(ticket);
+    let lt = tile - P.tile_base;
+    // In iteration r the lane takes quad r * WG + lid of the tile.
+    var lane_kept = 0u;
+{{ evaluate("lt", false) }}
+{% macro prefetch() %}
+        let tile2 = ticket2 & TICKET_MASK;
+        let lt2 = tile2 - P.tile_base;
+{% if batch %}
+{% for r in range([batch, iters] | min) %}
+        var p{{ r }}: Quad;
+{% endfor %}
+        if ((lt2 + 1u) * TILE <= P.n) {
+{% for r in range([batch, iters] | min) %}
+            p{{ r }} = load_quad(lt2 * TILE + 4u * ({{ r }}u * WG + g.lid));
+{% endfor %}
         }
-        workgroupBarrier();  // s_bits and s_count cleared
-        var lane_kept = evaluate(g, lt);
-        if (GROUP_COLLECTIVES) { lane_kept = grp_add(lane_kept); }  // one atomic per subgroup
-        if (lane_kept != 0u && (!GROUP_COLLECTIVES || g.lane == 0u)) { atomicAdd(&s_count, lane_kept); }
-        workgroupBarrier();
-        for (var w = g.lid; w < WORDS; w += WG) { bits_set1(lt * WORDS + w, atomicLoad(&s_bits[w])); }
-        if (g.lid == 0u) { counts_set1(lt, atomicLoad(&s_count)); }
-        lt = workgroupUniformLoad(&s_next);  // (a barrier too: s_bits read before the next clear)
+{% endif %}
+{% endmacro %}
+{% if pair == "early" %}
+    // early: the second ticket right after the first tile's loads, its
+    // first batch in flight through the first tile's scan, look-back and writes
+    if (second) {
+        if (g.lid == 0u) { s_ticket2 = take_ticket(); }
+        let ticket2 = workgroupUniformLoad(&s_ticket2);
+{{ prefetch() }}
+        let kb = settle(g, tile, lane_kept);
+        if (g.lid == 0u) { atomicStore(&s_count, 0u); }
+        write_ids(g, lt, kb);
+        workgroupBarrier();  // s_count cleared before the second tile adds to it
+{% else %}
+    let kb = settle(g, tile, lane_kept);
+{% endif %}
+{% if pair == "late" %}
+    if (second) {
+        if (g.lid == 0u) {
+            s_ticket2 = take_ticket();
+            atomicStore(&s_count, 0u);
+        }
+        let ticket2 = workgroupUniformLoad(&s_ticket2);
+{{ prefetch() }}
+        write_ids(g, lt, kb);
+{% endif %}
+{% if pair %}
+        set_epoch(ticket2);
+        lane_kept = 0u;
+{{ evaluate("lt2", true) }}
+        write_ids(g, lt2, settle(g, tile2, lane_kept));
+        return;
     }
+{% endif %}
+{% if pair == "early" %}
+    let kb = settle(g, tile, lane_kept);
+{% endif %}
+    write_ids(g, lt, kb);
 }
