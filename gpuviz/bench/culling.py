@@ -38,8 +38,9 @@ CULL_TARGET = 1.3
 FRAME_GPU_TARGET = 2e-3
 FRAME_CPU_TARGET = 0.5e-3
 #: ``--probes``: the default tuning without its look-back (tile bases from one atomic counter), without
-#: its ID writes, without both, or writing by consecutive lanes (GPUVisibilityWorkflow.probe).
-PROBE_TUNINGS = {f"probe-{p}": dict(probe=p) for p in ("unordered", "nowrite", "bare", "coalesced")}
+#: its ID writes, without both, or writing by consecutive lanes, and the workflow reporting its most
+#: concurrently running workgroups in place of the count (GPUVisibilityWorkflow.probe).
+PROBE_TUNINGS = {f"probe-{p}": dict(probe=p) for p in ("unordered", "nowrite", "bare", "coalesced", "resident")}
 CULL_SIZE = 10_000_000
 #: Also timed by default: the topology benchmark's sphere case is 25M rows (same workflow, other layout).
 CULL_SIZES = (CULL_SIZE, 25_000_000)
@@ -181,7 +182,7 @@ def _bench_cull(device, table, n, runs, peers, tunings=None):
     # copy and cull alternately: the session's first 10M run timed its copy at 1.4 TB/s against the
     # 3.7-3.8 TB/s of the same kernel minutes later (clocks still rising), which skews the ratio
     warm_up(device, 1.0)
-    refs, ourses = [], {name: [] for name in graphs}
+    refs, ourses, resident = [], {name: [] for name in graphs}, {}
     for r in range(ROUNDS):
         refs.append(timer.median(copy.record))
         for name in (list(graphs) if r % 2 == 0 else list(graphs)[::-1]):
@@ -193,6 +194,10 @@ def _bench_cull(device, table, n, runs, peers, tunings=None):
                     got = np.sort(read(device, bufs["ids"], np.uint32, default_ids.size))
                     if not np.array_equal(got, np.sort(default_ids)):
                         raise Mismatch(f"culling {n} rows ({name}): not the default's IDs in another order")
+                if probe == "resident" and r == 0:  # the workflow's IDs; the count is the occupancy
+                    if not np.array_equal(read(device, bufs["ids"], np.uint32, default_ids.size), default_ids):
+                        raise Mismatch(f"culling {n} rows ({name}): IDs differ from the default tuning's")
+                    resident[name] = int(read(device, bufs["count"], np.uint32, 1)[0])
             elif name != "default":  # a variant's IDs must be the default's, row for row
                 got = read(device, bufs["ids"], np.uint32, int(read(device, bufs["count"], np.uint32, 1)[0]))
                 if not np.array_equal(got, default_ids):
@@ -224,6 +229,8 @@ def _bench_cull(device, table, n, runs, peers, tunings=None):
                        + " / ".join(f"{t * 1e6:.1f}" for t in ourses[name]) + " µs, copy "
                        + " / ".join(f"{t * 1e6:.1f}" for t in refs) + " µs; "
                        + ", ".join(f"{k} {t * 1e6:.1f} µs" for k, t in nodes.items()) + " (each node in its own pass)")
+    for name, most in resident.items():
+        table.note(f"  {n:,} ({name}): at most {most} workgroups ran at once")
     if differ:
         table.note(f"  {n:,}: {differ} IDs of spheres touching a plane differ from float64 numpy (float32 on the GPU)")
     for b in bufs.values():

@@ -39,7 +39,7 @@ VISIBILITY_TILE = 4096
 #: bit words are fewer than the lanes, the rest scan as zero words).
 TILE_ROWS = (1024, 2048, 4096, 8192, 16384)
 #: GPUVisibilityWorkflow.probe values (benchmarks: the workflow without some of its work).
-PROBES = ("unordered", "nowrite", "bare", "coalesced")
+PROBES = ("unordered", "nowrite", "bare", "coalesced", "resident")
 #: The tile for a row count when :attr:`GPUVisibilityWorkflow.tile_rows` is
 #: None: ``(most rows, tile)`` pairs in order, the first whose bound the
 #: workflow's total row count does not exceed (None: any count).
@@ -181,7 +181,9 @@ class GPUVisibilityWorkflow:
     #: Benchmarks only, one of :data:`PROBES`: "unordered", "nowrite" or
     #: "bare" time the workflow without its look-back, its ID writes or both,
     #: "coalesced" with its writes done by consecutive lanes (visibility.wgsl
-    #: "probe"; the outputs are then not the workflow's). "": the workflow.
+    #: "probe"; the outputs are then not the workflow's); "resident" is the
+    #: workflow writing its most concurrently running workgroups into count.
+    #: "": the workflow.
     probe = ""
 
     def __init__(self, *, id: str, output, count, length=None, source_ids=None, mask_output=None, masks=(),

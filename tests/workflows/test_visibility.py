@@ -315,12 +315,14 @@ def test_bad_tunings_are_refused(device, tuning):
         workflow.add_to_graph(graph)
 
 
-@pytest.mark.parametrize("probe", ["unordered", "nowrite", "bare", "coalesced"])
+@pytest.mark.parametrize("probe", ["unordered", "nowrite", "bare", "coalesced", "resident"])
 def test_benchmark_probes(device, probe):
     """The benchmarks' probes (visibility.wgsl "probe") keep the mask output;
     "unordered" writes the oracle's IDs as whole tiles in some order, twice
     in a row (its counter restarts every encoding); "coalesced" writes the
-    words the workflow writes, no others; "nowrite" leaves the IDs untouched."""
+    words the workflow writes, no others; "nowrite" leaves the IDs untouched;
+    "resident" writes the workflow's IDs and, as the count, how many of the
+    six tiles' workgroups ran at once at most."""
     rng = np.random.default_rng(len(probe))
     chunks = [3 * 1024 + 5, 0, 2 * 1024]
     n = sum(chunks)
@@ -334,6 +336,9 @@ def test_benchmark_probes(device, probe):
             assert (ids[want_ids.size:] == SENTINEL).all()
         elif probe == "coalesced":
             assert (ids[:want_ids.size] != SENTINEL).all() and (ids[want_ids.size:] == SENTINEL).all()
+        elif probe == "resident":
+            np.testing.assert_array_equal(ids[:want_ids.size], want_ids)
+            assert 1 <= read_array(device, buffers["count"])[1] <= 6  # the count view is word 1
         else:
             assert (ids == SENTINEL).all()
         np.testing.assert_array_equal(read_array(device, buffers["mask"]), want_mask)

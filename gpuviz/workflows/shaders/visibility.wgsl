@@ -54,9 +54,11 @@
 // instead of the look-back (kept IDs in tile blocks of any order, count
 // wrong), "nowrite" skips the ID writes, "bare" both, "coalesced" writes
 // as many words to the same places but by consecutive lanes (wrong IDs):
-// what the look-back, the writes and their pattern cost. The counters are
-// two state words past the tiles' (per epoch parity; the last ticket of an
-// epoch clears the next one's).
+// what the look-back, the writes and their pattern cost; "resident" is the
+// workflow, except that `count` receives the most workgroups ever running
+// at once (occupancy: a running count and its high-water mark). The counters
+// are two state words past the tiles' (unordered, bare: per epoch parity;
+// the last ticket of an epoch clears the next one's).
 //
 // Float tests go through the bits (WGSL lets compilers assume no NaN or
 // infinity): a row with a non-finite value it is tested on is culled, a NaN
@@ -503,7 +505,7 @@ fn take_ticket() -> u32 {
 
 fn set_epoch(ticket: u32) { ep_tag = READY | select(0u, PARITY, ((ticket >> EPOCH_SHIFT) & 1u) != 0u); }
 
-{% if probe in ("unordered", "bare") %}
+{% if probe in ("unordered", "bare", "resident") %}
 // The probe's counter of the epochs of one parity (two words after the tile states).
 fn probe_counter(odd: bool) -> u32 { return 1u + 3u * (P.last_tile + 1u) + select(0u, 1u, odd); }
 {% endif %}
@@ -628,6 +630,9 @@ fn kernel_main(g: Group, wg: u32) {
 {% else %}
     if (wg >= P.num_tiles) { return; }  // uniform per workgroup: the 2-D grid's spare groups
 {% endif %}
+{% if probe == "resident" %}
+    if (g.lid == 0u) { atomicMax(&state[probe_counter(true)], atomicAdd(&state[probe_counter(false)], 1u) + 1u); }
+{% endif %}
     if (g.lid == 0u) { s_ticket = take_ticket(); }
     for (var j = 0u; j < WPL; j++) { atomicStore(&s_bits[WPL * slot(g) + j], 0u); }
 {% if spheres %}
@@ -701,4 +706,10 @@ fn kernel_main(g: Group, wg: u32) {
     let kb = settle(g, tile, lane_kept);
 {% endif %}
     write_ids(g, lt, kb);
+{% if probe == "resident" %}
+    if (g.lid == 0u) {
+        atomicSub(&state[probe_counter(false)], 1u);
+        if (tile == P.last_tile) { count_set1(0u, atomicLoad(&state[probe_counter(true)])); }
+    }
+{% endif %}
 }
