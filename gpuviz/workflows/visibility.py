@@ -325,7 +325,8 @@ class GPUVisibilityWorkflow:
                  + (self.lod is not None))
         iters = tile // 1024
         batch = min(iters, preload // max(loads, 1))
-        batch = batch if batch >= 2 else 0
+        # one-quad batches only for pairs (their second tile's first quad loads during the first tile's tail)
+        batch = batch if batch >= 2 or (batch == 1 and pair == 2) else 0
         if self.probe not in ("", *PROBES):
             raise GraphValidationError(f'{NAME} "{self.id}" tuning: probe must be "" or one of {PROBES} '
                                        f"(got {self.probe!r})")

@@ -273,7 +273,10 @@ TUNED = [dict(tile_rows=8192, preload=0), dict(tile_rows=16384, preload=3), dict
          dict(tile_rows=8192, preload=24), dict(tile_rows=8192, preload=6, tiles_per_group=2),
          dict(tile_rows=8192, preload=6, tiles_per_group=2, early_second=True),
          dict(tile_rows=2048, preload=48), dict(tile_rows=4096, preload=48), dict(tile_rows=4096, preload=18),
-         dict(tile_rows=2048, preload=6, tiles_per_group=2), dict(tile_rows=4096, preload=3)]
+         dict(tile_rows=2048, preload=6, tiles_per_group=2), dict(tile_rows=4096, preload=3),
+         dict(tile_rows=4096, preload=4, tiles_per_group=2), dict(tile_rows=8192, preload=4, tiles_per_group=2,
+                                                                  early_second=True),
+         dict(tile_rows=4096, preload=8, tiles_per_group=2, early_second=True)]
 
 
 @pytest.mark.parametrize("tuning, subgroups", [(t, True) for t in TUNED] + [(TUNED[2], False), (TUNED[4], False),
