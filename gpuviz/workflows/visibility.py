@@ -325,11 +325,12 @@ class GPUVisibilityWorkflow:
                  + (self.lod is not None))
         iters = tile // 1024
         batch = min(iters, preload // max(loads, 1))
-        # one-quad batches only for pairs (their second tile's first quad loads during the first tile's tail)
-        batch = batch if batch >= 2 or (batch == 1 and pair == 2) else 0
+        batch = batch if batch >= 2 else 0
         if self.probe not in ("", *PROBES):
             raise GraphValidationError(f'{NAME} "{self.id}" tuning: probe must be "" or one of {PROBES} '
                                        f"(got {self.probe!r})")
+        if self.probe == "resident" and pair == 2:  # a pair's workgroup leaves before the probe's decrement
+            raise GraphValidationError(f'{NAME} "{self.id}" tuning: probe "resident" needs tiles_per_group 1')
         return {"tile": tile, "batch": batch, "pair": (("early" if self.early_second else "late") if pair == 2 else ""),
                 "probe": self.probe}
 

@@ -273,10 +273,7 @@ TUNED = [dict(tile_rows=8192, preload=0), dict(tile_rows=16384, preload=3), dict
          dict(tile_rows=8192, preload=24), dict(tile_rows=8192, preload=6, tiles_per_group=2),
          dict(tile_rows=8192, preload=6, tiles_per_group=2, early_second=True),
          dict(tile_rows=2048, preload=48), dict(tile_rows=4096, preload=48), dict(tile_rows=4096, preload=18),
-         dict(tile_rows=2048, preload=6, tiles_per_group=2), dict(tile_rows=4096, preload=3),
-         dict(tile_rows=4096, preload=4, tiles_per_group=2), dict(tile_rows=8192, preload=4, tiles_per_group=2,
-                                                                  early_second=True),
-         dict(tile_rows=4096, preload=8, tiles_per_group=2, early_second=True)]
+         dict(tile_rows=2048, preload=6, tiles_per_group=2), dict(tile_rows=4096, preload=3)]
 
 
 @pytest.mark.parametrize("tuning, subgroups", [(t, True) for t in TUNED] + [(TUNED[2], False), (TUNED[4], False),
@@ -307,7 +304,8 @@ def test_tunings_match_numpy(device, monkeypatch, tuning, subgroups):
 
 
 @pytest.mark.parametrize("tuning", [dict(tile_rows=512), dict(tile_rows=12288), dict(preload=-1), dict(preload=2.5),
-                                    dict(tiles_per_group=3), dict(probe="fast")])
+                                    dict(tiles_per_group=3), dict(probe="fast"),
+                                    dict(probe="resident", tiles_per_group=2)])
 def test_bad_tunings_are_refused(device, tuning):
     graph = GPUCommandGraph(device, id="tuning")
     workflow = GPUVisibilityWorkflow(id="vis", output=graph.import_gpu_data("ids", upload(device, np.zeros(8, np.uint32))),

@@ -1,4 +1,4 @@
-"""Pairs of tiles whose second tile's first quad loads during the first
+"""(Needs docs/results/visibility-pair-one-quad-experiment.patch applied.) Pairs of tiles whose second tile's first quad loads during the first
 tile's scan, look-back and writes (one-quad prefetch; docs/benchmarks.md,
 Session 9). Run on the H200 from the repository root after a warm-up."""
 import sys
