@@ -482,7 +482,10 @@ PARALLEL_WORKERS = None
 #: Event arrays this large (non-strict; below PARALLEL_BYTES or where worker
 #: pools are not used) are split in two halves, the second decoded by a
 #: forked child on another CPU (see :func:`gpuviz.trace.formats.parallel.decode_forked`).
-FORK_BYTES = 24 << 20
+#: On the 2-core machine (session 9, medians of 7 warm loads) the fork cost
+#: 2 ms at 2.5 MB, broke even at 5 MB and saved 23-28 % at 10 and 20 MB
+#: (0.130 -> 0.100 s, 0.25 -> 0.188 s) and 7 % on the 9.8 MB ResNet Kineto trace.
+FORK_BYTES = 6 << 20
 #: Block columns by :func:`gpuviz.trace.formats.fastblock.block_columns`
 #: (True) or by the reference :func:`_block_columns` (False: tests compare them).
 FAST_COLUMNS = True
