@@ -133,13 +133,13 @@ def warm_up(device, seconds: float = 0.5) -> None:
     dst.destroy()
 
 
-def rewarm(device, n: int) -> None:
+def rewarm(device, n: int, seconds: float = 0.3) -> None:
     """Clocks drop while the host prepares large inputs (a numpy oracle can
     take seconds), and the first timing after that pays for it (H200 runs
-    timed a 16M copy at 80-185 µs, not 43-74): keep the GPU busy again before
-    timing large sizes."""
+    timed a 16M copy at 80-185 µs, not 43-74): keep the GPU busy again for
+    ``seconds`` before timing large sizes."""
     if n >= 1 << 20:
-        warm_up(device, 0.3)
+        warm_up(device, seconds)
 
 
 def import_graph(device, buffers: dict, id: str = "bench"):
