@@ -82,3 +82,15 @@ def test_culling_tile_variants_tiny(device):
     assert [row["tuning"] for row in cull.rows] == ["default", "2K", "4K"]
     assert len({row["kept"] for row in cull.rows}) == 1 and len({row["ref_s"] for row in cull.rows}) == 1
     assert all(row["gpu_s"] > 0 and len(row["rounds_gpu_s"]) == 3 for row in cull.rows)
+
+
+def test_bench_write_patterns_tiny(device):
+    """Both store patterns write numpy's IDs (checked inside the bench; a
+    wrong one raises Mismatch) at a size that is not a multiple of 32 rows,
+    with a row per density and kernel."""
+    from gpuviz.bench.write_patterns import bench_write_patterns
+
+    table = bench_write_patterns(device, [70_001], 2, densities=(0.5, 0.0, 1.0))
+    assert [(row["density"], row["kernel"]) for row in table.rows] == [
+        (d, k) for d in (0.5, 0.0, 1.0) for k in ("rows", "dense")]
+    assert all(row["gpu_s"] > 0 and row["ref_s"] > 0 for row in table.rows)
