@@ -236,7 +236,7 @@ def test_forked_cut_halves_the_events_not_the_bytes():
     small = [json.dumps({"ph": "s", "ts": i, "id": i}) for i in range(9000)]
     doc = ("[" + ",".join(big + small) + "]").encode()
     buf = memoryview(doc)
-    pos, end = parallel._event_span(buf)
+    pos, end = parallel.event_span(buf)
     cut, rest = parallel._middle_block_boundary(buf, pos, end, 8192)
     before = doc[pos:cut].count(b'"ph"')
     assert abs(before - 5000) < 400              # half the 10000 events, within a block

@@ -31,6 +31,7 @@ import pyarrow.compute as pc
 
 from gpuviz.trace.errors import TraceFormatError
 from gpuviz.trace.formats.fastblock import block_columns
+from gpuviz.trace.formats.parallel import event_span
 from gpuviz.trace.formats.rawtext import args_text, id_text, ids_as_text, raw_text, raw_to_binary, raw_to_ns
 
 __all__ = ["read_bytes", "take_bytes", "decode_events", "decode_parts", "event_span", "EventColumns", "Reporter", "Event",
@@ -489,18 +490,6 @@ FORK_BYTES = 6 << 20
 #: Block columns by :func:`gpuviz.trace.formats.fastblock.block_columns`
 #: (True) or by the reference :func:`_block_columns` (False: tests compare them).
 FAST_COLUMNS = True
-
-
-def event_span(buf):
-    """(first byte after '[' and whitespace, index of the closing ']')."""
-    n = len(buf)
-    pos = 1
-    while pos < n and buf[pos] in b" \t\r\n":
-        pos += 1
-    end = n - 1
-    while end > pos and buf[end] != ord("]"):
-        end -= 1
-    return pos, end
 
 
 def decode_parts(buf, path, reporter, base_offset=0, progress=None, *, span=None, first_index=0, exact_blocks=False):

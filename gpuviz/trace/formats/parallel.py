@@ -21,7 +21,7 @@ import threading
 import time
 
 
-__all__ = ["decode_parallel", "decode_forked", "FORK_ALWAYS", "FORK_TIMEOUT_S"]
+__all__ = ["decode_parallel", "decode_forked", "event_span", "FORK_ALWAYS", "FORK_TIMEOUT_S"]
 
 _BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 _MIN_CHUNK = 24 << 20
@@ -38,8 +38,9 @@ def _worker(args):
     return parts, reporter.counts
 
 
-def _event_span(buf):
-    """(first byte after '[' and whitespace, index of the closing ']')."""
+def event_span(buf):
+    """(first byte after '[' and whitespace, index of the closing ']') of a
+    JSON event array (also :mod:`~gpuviz.trace.formats.jsonevents`' reader)."""
     n = len(buf)
     pos = 1
     while pos < n and buf[pos] in b" \t\r\n":
@@ -51,7 +52,7 @@ def _event_span(buf):
 
 
 def _chunks(buf, count):
-    pos, end = _event_span(buf)
+    pos, end = event_span(buf)
     cuts = [pos]
     for j in range(1, count):
         target = pos + (end - pos) * j // count
@@ -141,7 +142,7 @@ def decode_forked(buf, path, reporter, progress=None, *, decode_parts, block):
     """
     if not hasattr(os, "fork") or not _idle_cpu():
         return None
-    pos, end = _event_span(buf)
+    pos, end = event_span(buf)
     halves = _middle_block_boundary(buf, pos, end, block, PARENT_SHARE)
     if halves is None:
         return None
