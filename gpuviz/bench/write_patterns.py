@@ -62,10 +62,8 @@ def bench_write_patterns(device, sizes=None, runs=20, *, report=None, densities=
         for density in densities:
             keep = rng.random(-(-n // 32) * 32) < density
             keep[n:] = False
-            words = np.packbits(keep.reshape(-1, 32)[:, ::-1], axis=1, bitorder="big").view(">u4").ravel()
-            words = words.astype(np.uint32)
-            counts = np.bitwise_count(words) if hasattr(np, "bitwise_count") else \
-                np.unpackbits(words.view(np.uint8)).reshape(-1, 32).sum(1)
+            words = np.packbits(keep, bitorder="little").view("<u4").astype(np.uint32)  # bit b of word w: row 32w+b
+            counts = keep.reshape(-1, 32).sum(1)
             before = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.uint32)
             expected = np.flatnonzero(keep).astype(np.uint32)
             kept = expected.size
