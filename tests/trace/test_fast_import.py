@@ -312,14 +312,14 @@ def test_fork_gate_counts_runnable_tasks_now(monkeypatch, runnable, cpus, idle):
     import gpuviz.trace.formats.parallel as par
     monkeypatch.setattr(par.os, "sched_getaffinity", lambda pid: set(range(cpus)))
     monkeypatch.setattr(par.os, "getloadavg", lambda: (float(cpus), 0.0, 0.0))
-    monkeypatch.setattr(par, "_runnable_now", lambda: runnable)
+    monkeypatch.setattr(par, "_runnable_now", lambda **_: runnable)
     assert par._idle_cpu() is idle
 
 
 def test_fork_gate_falls_back_to_load_average(monkeypatch):
     import gpuviz.trace.formats.parallel as par
     monkeypatch.setattr(par.os, "sched_getaffinity", lambda pid: {0, 1})
-    monkeypatch.setattr(par, "_runnable_now", lambda: None)
+    monkeypatch.setattr(par, "_runnable_now", lambda **_: None)
     monkeypatch.setattr(par.os, "getloadavg", lambda: (0.3, 0.0, 0.0))
     assert par._idle_cpu()
     monkeypatch.setattr(par.os, "getloadavg", lambda: (1.7, 0.0, 0.0))
@@ -334,6 +334,25 @@ def test_runnable_now_reads_proc_stat():
     if not os.path.exists("/proc/stat"):
         pytest.skip("no /proc/stat")
     assert par._runnable_now() >= 1
+
+
+@pytest.mark.parametrize("counts, idle_below, reads", [((1, 1, 1), 1.5, 1), ((3, 1, 2), 1.5, 2), ((3, 3, 2), 1.5, 3),
+                                                       ((1, 1, 1), 0.0, 3)])
+def test_runnable_now_stops_at_the_first_idle_read(monkeypatch, counts, idle_below, reads):
+    """Sampling ends once a read is already below the gate's threshold (the
+    fewest can only be lower); the fewest read is returned either way."""
+    import io
+
+    import gpuviz.trace.formats.parallel as par
+    seen = []
+
+    def fake_open(path, mode="r"):
+        seen.append(path)
+        return io.BytesIO(b"cpu  1 2 3\nprocs_running %d\nprocs_blocked 0\n" % counts[len(seen) - 1])
+    monkeypatch.setattr(par, "open", fake_open, raising=False)
+    monkeypatch.setattr(par.time, "sleep", lambda s: None)
+    assert par._runnable_now(idle_below=idle_below) == min(counts[:reads])
+    assert len(seen) == reads
 
 
 def test_background_work_hands_back_its_value_or_its_error():

