@@ -207,13 +207,16 @@ def test_span_rows_pick_what_a_take_picks(is_span, chunk):
     values = [f"v{i}" for i in range(n)]
     column = pa.chunked_array([pa.array(values[i:i + chunk], pa.string()) for i in range(0, n, chunk)] or [[]],
                               pa.string())
+    # the same rows with empty chunks among them, and as one plain array
+    gappy = pa.chunked_array([c for piece in column.chunks for c in (piece, pa.array([], pa.string()))], pa.string())
     want = [values[i] for i in event.tolist()]
     old = chrome.MAX_SLICES
     try:
-        for limit in (old, 1):                      # slices, and the take beyond the limit
+        for limit in (old, 1):                      # slices, and the take (chunk by chunk) beyond the limit
             chrome.MAX_SLICES = limit
-            got = chrome._span_rows(event, n)(column)
-            assert got.to_pylist() == want
+            for form in (column, gappy, pa.array(values, pa.string())):
+                got = chrome._span_rows(event, n)(form)
+                assert got.to_pylist() == want
     finally:
         chrome.MAX_SLICES = old
 
