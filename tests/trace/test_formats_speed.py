@@ -377,3 +377,97 @@ def test_raw_ids_as_text_equal_the_trimmed_cast(raws):
     got = rawtext.raws_to_text([msgspec.Raw(r) for r in raws])
     want = rawtext.raw_text(rawtext.raw_to_binary(raws)).cast(pa.string())
     assert got.type == want.type == pa.string() and got.to_pylist() == want.to_pylist()
+
+
+def _decoded_both_ways(data, monkeypatch):
+    """decode_events with the located events array and with the full header pass."""
+    def run():
+        reporter = je.Reporter("doc", False)
+        cols = je.decode_events(data, "doc", reporter)
+        return cols, dict(reporter.counts)
+    fast = run()
+    with monkeypatch.context() as m:
+        m.setattr(je, "_locate_events", lambda data, start: None)
+        full = run()
+    return fast, full
+
+
+def _same_columns(a, b):
+    for name in ("ph", "name", "cat", "pid", "tid", "args"):
+        assert getattr(a, name).to_pylist() == getattr(b, name).to_pylist(), name
+    for name in ("ts_ns", "ts_ok", "dur_ns", "dur_ok", "has_dur"):
+        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+    assert a.header == b.header and a.rare.keys() == b.rare.keys()
+
+
+_EVENTS = '[{"ph":"X","pid":1,"tid":2,"ts":1.5,"dur":2,"name":"a]","args":{"v":[1,2]}},{"ph":"i","pid":1,"ts":3,"name":"b"}]'
+
+
+@pytest.mark.parametrize("doc, located", [
+    ('{"traceEvents": %s}' % _EVENTS, True),
+    ('{"schemaVersion": 1, "traceEvents": %s, "INFO": ["x.cpp:12] done", "y]"], "n": 2}' % _EVENTS, True),
+    ('{"a": {"b": [1]}, "traceEvents": %s, "note": "}]"}' % _EVENTS, True),
+    ('{"traceEvents": %s, "z": [{}]}' % _EVENTS, False),                       # a later array of objects
+    ('{"traceEvents": %s, "samples": [{"a": 1}, {"b": "]"}]}' % _EVENTS, False),
+    ('{"traceEvents": [], "x": 1}', True),
+    ('{"traceEvents" :\n [ ] }', True),
+    ('{"meta": {"traceEvents": [1]}, "traceEvents": %s}' % _EVENTS, False),   # a nested key first
+    ('{"traceEvents": %s, "traceEvents": []}' % _EVENTS, False),             # a duplicate key: the last counts
+    ('{"traceEvents": %s, "tail": "\\"traceEvents\\": []"}' % _EVENTS, True),   # the key text escaped in a string
+    ('{"traceEvents": %s, "cut": ' % _EVENTS, False),                         # broken: the full pass reports
+    ('{"traceEvents": %s "x": 1}' % _EVENTS, False),
+    # a later array of objects longer than the end check's window: a wrong guess, the events' decode fails
+    ('{"traceEvents": %s, "samples": [%s]}' % (_EVENTS, ",".join('{"a": %d}' % i for i in range(9000))), True),
+])
+def test_located_events_array_decodes_as_the_full_pass(doc, located, monkeypatch):
+    """The events array found without the header pass (or not found: then
+    the full pass) gives the same columns, header and report as the full
+    pass, for the array anywhere among the keys, ']' in later strings,
+    nested and duplicate keys and broken documents."""
+    data = doc.encode()
+    _, start = je._find_array(data, "doc")
+    found = je._locate_events(data, start)
+    assert (found is not None) is located
+    if found is not None and len(data) < je._END_CHECK_BYTES:
+        top = je._HEADER.decode(data)
+        assert data[found[1]:found[2]] == bytes(top["traceEvents"])
+    (fast, fast_counts), (full, full_counts) = _decoded_both_ways(data, monkeypatch)
+    _same_columns(fast, full)
+    assert fast_counts == full_counts
+
+
+def test_located_events_array_on_the_real_object_traces(monkeypatch):
+    import gzip
+    from pathlib import Path
+    folder = Path(__file__).resolve().parents[2] / "../shared/data/traces"
+    paths = [p for p in sorted(folder.glob("*.json*")) if not p.name.startswith("otlp")]
+    if not paths:
+        pytest.skip("no shared traces")
+    objects = 0
+    for path in paths:
+        data = path.read_bytes()
+        data = gzip.decompress(data) if path.suffix == ".gz" else data
+        is_object, start = je._find_array(data, str(path))
+        if not is_object:
+            continue
+        found = je._locate_events(data, start)
+        if found is not None:
+            objects += 1
+            assert data[found[1]:found[2]] == bytes(je._HEADER.decode(data)["traceEvents"]), path.name
+        (fast, fast_counts), (full, full_counts) = _decoded_both_ways(data, monkeypatch)
+        _same_columns(fast, full)
+        assert fast_counts == full_counts, path.name
+    assert objects >= 3      # the Kineto traces at least
+
+
+@pytest.mark.parametrize("locate", [True, False])
+def test_object_document_after_a_byte_order_mark(locate, monkeypatch):
+    """A UTF-8 BOM before '{' is skipped, as before '[' (the full header
+    pass used to reject it as malformed JSON at byte 0)."""
+    if not locate:
+        monkeypatch.setattr(je, "_locate_events", lambda data, start: None)
+    doc = ('{"traceEvents": %s, "meta": 1}' % _EVENTS).encode()
+    plain = je.decode_events(doc, "doc", je.Reporter("doc", True))
+    marked = je.decode_events(b"\xef\xbb\xbf" + doc, "doc", je.Reporter("doc", True))
+    _same_columns(marked, plain)
+    assert marked.header == {"meta": 1}
