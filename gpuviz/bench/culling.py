@@ -385,7 +385,9 @@ def main(argv=None) -> int:
     from .topology_visibility import LOOK_BACK_TUNINGS, TILE_TUNINGS
 
     sizes = parse_sizes(args.sizes) if args.sizes else None
-    tunings = {**(TILE_TUNINGS if args.tiles else {}), **(LOOK_BACK_TUNINGS if args.look_back else {}),
+    # with the look-back variants, the occupancy of the deferring one (its IDs are the workflow's)
+    look_back = {**LOOK_BACK_TUNINGS, "groups-defer-resident": dict(LOOK_BACK_TUNINGS["groups-defer"], probe="resident")}
+    tunings = {**(TILE_TUNINGS if args.tiles else {}), **(look_back if args.look_back else {}),
                **(PROBE_TUNINGS if args.probes else {})} or None
     return run_benchmarks([("culling", lambda device, peers, report: bench_culling(
         device, sizes, args.runs, peers=peers, report=report, tunings=tunings, frames=False))],

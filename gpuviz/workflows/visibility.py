@@ -151,6 +151,9 @@ class GPUVisibilityWorkflow:
     #: False makes every tile ignore its own chunk's published states and
     #: evaluate each predecessor itself: the fallback alone, for tests.
     trust_published = True
+    #: False makes no tile publish its inclusive prefix, so every look-back
+    #: walks the counts back to tile 0 (the long walks, for tests).
+    publish_prefixes = True
     #: Rows per workgroup tile: one of :data:`TILE_ROWS`, or None (the
     #: default) for :func:`tile_for_rows` of the row count. Larger tiles
     #: spread each tile's fixed work (ticket, scan, look-back) over more
@@ -381,6 +384,7 @@ class GPUVisibilityWorkflow:
         resources += [(ch["mask_out"], "storage-write") for ch in chunks if ch["mask_out"] is not None]
         resources += [(v, "storage-write") for v in used] + [(count, "storage-write")]
         spin_limit, trust = int(self.spin_limit), int(bool(self.trust_published))
+        prefixes = int(bool(self.publish_prefixes))
 
         def compile_visibility(ctx):
             align = storage_alignment(ctx.device)
@@ -401,7 +405,8 @@ class GPUVisibilityWorkflow:
                             groups=tuning["groups"] and subgroups, defer=tuning["defer"] and subgroups,
                             iters=tuning["tile"] // 1024, wpl=max(1, tuning["tile"] // 8192), batch=tuning["batch"],
                             pair=tuning["pair"], probe=tuning["probe"])
-            constants = {"SPIN_LIMIT": spin_limit, "TRUST_STATE": trust, "DEFER_POLLS": tuning["defer_polls"]}
+            constants = {"SPIN_LIMIT": spin_limit, "TRUST_STATE": trust, "PUBLISH_PREFIXES": prefixes,
+                         "DEFER_POLLS": tuning["defer_polls"]}
             dispatches = []
             for row, ch in enumerate(chunks):
                 views = {**ch["views"], **params, "mask_out": ch["mask_out"], "count": count,

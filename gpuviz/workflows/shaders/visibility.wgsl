@@ -86,6 +86,7 @@
 override SEGMENTED: bool = false;     // knob of the group primitives; nothing here is segmented
 override SPIN_LIMIT: u32 = 512u;      // fruitless polls before evaluating a predecessor itself
 override DEFER_POLLS: u32 = 0u;      // `defer`: fruitless polls before a tile defers its look-back
+override PUBLISH_PREFIXES: bool = true;  // false (tests): no inclusive prefixes, every walk goes to tile 0
 override TRUST_STATE: bool = true;    // false (tests): this chunk's published states are ignored,
                                       // every predecessor is evaluated by the fallback
 
@@ -377,6 +378,7 @@ fn publish_own_count(t: u32, c: u32) {
 
 // Tile t's inclusive prefix p, and its group's when t ends a group.
 fn publish_inclusive(t: u32, p: u32) {
+    if (!PUBLISH_PREFIXES) { return; }
     publish_prefix(t, p);
     if (GROUPS && t % GROUP_TILES == GROUP_TILES - 1u) {
         let w = group_prefix_word(t / GROUP_TILES);
