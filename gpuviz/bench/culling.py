@@ -375,20 +375,16 @@ def main(argv=None) -> int:
                         "as 10,000,000 and 25,000,000)")
     parser.add_argument("--runs", type=int, default=20, help="timed runs per measurement (median)")
     parser.add_argument("--tiles", action="store_true", help="also every tile tuning (TILE_TUNINGS)")
-    parser.add_argument("--look-back", action="store_true", help="also the look-back variants (LOOK_BACK_TUNINGS)")
     parser.add_argument("--probes", action="store_true", help="also the workflow without its look-back and/or its "
                         "ID writes (PROBE_TUNINGS: what they cost; not the workflow's outputs)")
     parser.add_argument("--json", metavar="PATH", help="write the header and the table's rows to PATH")
     args = parser.parse_args(argv)
     from . import run_benchmarks
     from .harness import parse_sizes
-    from .topology_visibility import LOOK_BACK_TUNINGS, TILE_TUNINGS
+    from .topology_visibility import TILE_TUNINGS
 
     sizes = parse_sizes(args.sizes) if args.sizes else None
-    # with the look-back variants, the occupancy of the deferring one (its IDs are the workflow's)
-    look_back = {**LOOK_BACK_TUNINGS, "groups-defer-resident": dict(LOOK_BACK_TUNINGS["groups-defer"], probe="resident")}
-    tunings = {**(TILE_TUNINGS if args.tiles else {}), **(look_back if args.look_back else {}),
-               **(PROBE_TUNINGS if args.probes else {})} or None
+    tunings = {**(TILE_TUNINGS if args.tiles else {}), **(PROBE_TUNINGS if args.probes else {})} or None
     return run_benchmarks([("culling", lambda device, peers, report: bench_culling(
         device, sizes, args.runs, peers=peers, report=report, tunings=tunings, frames=False))],
         prog="gpuviz.bench.culling", argv=argv, json_path=args.json, warm_seconds=1.5)

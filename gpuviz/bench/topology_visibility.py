@@ -30,7 +30,7 @@ from .harness import (BU, GPUTimer, Mismatch, ReferenceKernel, check_equal, copy
 from .tables import Column, Report
 
 __all__ = ["bench_visibility", "bench_visibility_tunings", "bench_visibility_sizes", "visibility_oracle",
-           "VISIBILITY_SIZE", "VISIBILITY_TARGET", "TUNINGS", "TILE_TUNINGS", "LOOK_BACK_TUNINGS", "SWEEP_SIZES", "main"]
+           "VISIBILITY_SIZE", "VISIBILITY_TARGET", "TUNINGS", "TILE_TUNINGS", "SWEEP_SIZES", "main"]
 
 #: Default size (the issue's): 25M rows.
 VISIBILITY_SIZE = 25 << 20
@@ -65,14 +65,6 @@ TUNINGS = {name: dict(tile_rows=tile, preload=preload, tiles_per_group=min(pair,
 TILE_TUNINGS = {name: dict(tile_rows=tile, preload=preload, tiles_per_group=1, early_second=False)
                 for name, tile, preload in (("auto", None, 6), ("8K-pre6", 8192, 6), ("4K", 4096, 0),
                                             ("2K-pre6", 2048, 6))}
-#: The look-back's variants (``--look-back``): tiles walked one subgroup
-#: step (32 tiles) at a time or over group sums (1024 tiles a step), and a
-#: stalled walk waited out or deferred behind another tile's loads (after 0
-#: or 4 fruitless polls).
-LOOK_BACK_TUNINGS = {name: dict(group_walk=groups, defer_stalled=defer, defer_polls=polls)
-                     for name, groups, defer, polls in (
-                         ("one-by-one", False, False, 0), ("groups", True, False, 0), ("defer", False, True, 0),
-                         ("groups-defer", True, True, 0), ("groups-defer-p4", True, True, 4))}
 #: The size sweep's row counts: 1M-14M in steps of 1M (a staircase of
 #: "waves" of concurrently resident tiles would show at this resolution),
 #: the culling benchmark's 25M and the visibility issue's 25 x 2^20.
@@ -423,8 +415,6 @@ def main(argv=None) -> int:
     parser.add_argument("--runs", type=int, default=20, help="timed runs per measurement (median)")
     parser.add_argument("--variants", action="store_true", help="also the tuning sweep (TUNINGS)")
     parser.add_argument("--sweep-only", action="store_true", help="only the tuning sweep")
-    parser.add_argument("--look-back", action="store_true",
-                        help="the tuning sweep over the look-back variants (LOOK_BACK_TUNINGS) instead of TUNINGS")
     parser.add_argument("--size-sweep", action="store_true",
                         help="only time against size per tile tuning (TILE_TUNINGS at SWEEP_SIZES, or --sizes)")
     parser.add_argument("--json", metavar="PATH", help="write the header and the tables' rows to PATH")
@@ -441,9 +431,7 @@ def main(argv=None) -> int:
                      lambda device, peers, report: bench_visibility(device, sizes, args.runs, peers=peers, report=report)))
     if (args.variants or args.sweep_only) and not args.size_sweep:
         jobs.append(("topology visibility tunings",
-                     lambda device, peers, report: bench_visibility_tunings(
-                         device, sizes, args.runs, report=report,
-                         tunings=LOOK_BACK_TUNINGS if args.look_back else None)))
+                     lambda device, peers, report: bench_visibility_tunings(device, sizes, args.runs, report=report)))
     # a fresh machine's clocks rise for a while (the 03:23 sweep ran cold)
     return run_benchmarks(jobs, prog="gpuviz.bench.topology_visibility", argv=argv, json_path=args.json,
                           warm_seconds=1.5)

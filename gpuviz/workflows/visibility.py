@@ -151,9 +151,6 @@ class GPUVisibilityWorkflow:
     #: False makes every tile ignore its own chunk's published states and
     #: evaluate each predecessor itself: the fallback alone, for tests.
     trust_published = True
-    #: False makes no tile publish its inclusive prefix, so every look-back
-    #: walks the counts back to tile 0 (the long walks, for tests).
-    publish_prefixes = True
     #: Rows per workgroup tile: one of :data:`TILE_ROWS`, or None (the
     #: default) for :func:`tile_for_rows` of the row count. Larger tiles
     #: spread each tile's fixed work (ticket, scan, look-back) over more
@@ -181,17 +178,6 @@ class GPUVisibilityWorkflow:
     #: first tile's scan, look-back and writes, but its count is published
     #: later: successors wait for it; slower still on the H200).
     early_second = False
-    #: Group sums in the look-back (where subgroups exist): every tile also
-    #: adds its count to its group of 32 tiles and a group's last tile
-    #: publishes the group's inclusive prefix, so a walk over published
-    #: predecessors steps over 1024 tiles at a time instead of 32.
-    group_walk = False
-    #: Deferred look-backs (where subgroups exist, single tiles, probes that
-    #: look back): a tile whose walk stalls on a predecessor still loading
-    #: (``defer_polls`` fruitless polls in a row) parks its walk in workgroup
-    #: memory and evaluates another tile first, so its slot keeps loading.
-    defer_stalled = False
-    defer_polls = 0
     #: Benchmarks only, one of :data:`PROBES`: "unordered", "nowrite" or
     #: "bare" time the workflow without its look-back, its ID writes or both,
     #: "coalesced" with its writes done by consecutive lanes (visibility.wgsl
@@ -345,12 +331,8 @@ class GPUVisibilityWorkflow:
                                        f"(got {self.probe!r})")
         if self.probe == "resident" and pair == 2:  # a pair's workgroup leaves before the probe's decrement
             raise GraphValidationError(f'{NAME} "{self.id}" tuning: probe "resident" needs tiles_per_group 1')
-        polls = self.defer_polls
-        if not isinstance(polls, int) or polls < 0:
-            raise GraphValidationError(f'{NAME} "{self.id}" tuning: defer_polls must be an int >= 0 (got {polls!r})')
-        defer = bool(self.defer_stalled) and pair == 1 and self.probe not in ("unordered", "bare")
         return {"tile": tile, "batch": batch, "pair": (("early" if self.early_second else "late") if pair == 2 else ""),
-                "probe": self.probe, "groups": bool(self.group_walk), "defer": defer, "defer_polls": polls}
+                "probe": self.probe}
 
     # ----------------------------------------------------------------- graph
     def add_to_graph(self, graph) -> list:
@@ -384,7 +366,6 @@ class GPUVisibilityWorkflow:
         resources += [(ch["mask_out"], "storage-write") for ch in chunks if ch["mask_out"] is not None]
         resources += [(v, "storage-write") for v in used] + [(count, "storage-write")]
         spin_limit, trust = int(self.spin_limit), int(bool(self.trust_published))
-        prefixes = int(bool(self.publish_prefixes))
 
         def compile_visibility(ctx):
             align = storage_alignment(ctx.device)
@@ -392,21 +373,17 @@ class GPUVisibilityWorkflow:
             nbytes = 4 * (len(HEADER) + len(ROLES) - 1 + masks)  # visibility.wgsl: VisParams
             slot = uniform_slot(ctx.device, max(16, -(-nbytes // 16) * 16))
             table = np.zeros((len(chunks), slot // 4), np.uint32)
-            # ticket, tile states, probe counters, group sums (two epoch parities) and prefixes, exit counter
-            words = 1 + 3 * total_tiles + 2 + 4 * ceil_div(total_tiles, 32) + 1
+            words = 1 + 3 * total_tiles + 2 * bool(tuning["probe"])  # ticket, tile states, probe counters
             state = ctx.own(ctx.device.create_buffer(label=f"{ctx.node_id}-tile-state", size=4 * words, usage=STORAGE))
             fixed = {1: (state, 0, state.size)}
             if out_rows is not None:
                 chunk_table = ctx.own(ctx.device.create_buffer_with_data(
                     label=f"{ctx.node_id}-output-chunks", data=out_rows.tobytes(), usage=STORAGE))
                 fixed[11 + masks] = (chunk_table, 0, chunk_table.size)
-            subgroups = use_subgroups(ctx, None)
-            template = dict(masks=masks, subgroups=subgroups, scatter=scatter,
-                            groups=tuning["groups"] and subgroups, defer=tuning["defer"] and subgroups,
+            template = dict(masks=masks, subgroups=use_subgroups(ctx, None), scatter=scatter,
                             iters=tuning["tile"] // 1024, wpl=max(1, tuning["tile"] // 8192), batch=tuning["batch"],
                             pair=tuning["pair"], probe=tuning["probe"])
-            constants = {"SPIN_LIMIT": spin_limit, "TRUST_STATE": trust, "PUBLISH_PREFIXES": prefixes,
-                         "DEFER_POLLS": tuning["defer_polls"]}
+            constants = {"SPIN_LIMIT": spin_limit, "TRUST_STATE": trust}
             dispatches = []
             for row, ch in enumerate(chunks):
                 views = {**ch["views"], **params, "mask_out": ch["mask_out"], "count": count,

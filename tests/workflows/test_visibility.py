@@ -304,7 +304,7 @@ def test_tunings_match_numpy(device, monkeypatch, tuning, subgroups):
 
 
 @pytest.mark.parametrize("tuning", [dict(tile_rows=512), dict(tile_rows=12288), dict(preload=-1), dict(preload=2.5),
-                                    dict(tiles_per_group=3), dict(probe="fast"), dict(defer_polls=-1),
+                                    dict(tiles_per_group=3), dict(probe="fast"),
                                     dict(probe="resident", tiles_per_group=2)])
 def test_bad_tunings_are_refused(device, tuning):
     graph = GPUCommandGraph(device, id="tuning")
@@ -732,35 +732,6 @@ def test_look_back_over_many_tiles_and_encodings(device, tile, monkeypatch, subg
     chunks = [70 * tile + 5, 0, 3, 2 * tile, 75 * tile - 1]
     encode_repeatedly(device, sum(chunks), chunks, steps=4, rng=np.random.default_rng(21),
                       density=[0.002, 1.0, 0.0, 0.5])
-
-
-#: The look-back's options: group sums, deferred walks, both (deferring after four polls).
-LOOK_BACKS = [dict(group_walk=True), dict(defer_stalled=True), dict(group_walk=True, defer_stalled=True, defer_polls=4)]
-
-
-@pytest.mark.parametrize("look_back", LOOK_BACKS, ids=lambda v: "-".join(f"{k}={x}" for k, x in v.items()))
-@pytest.mark.parametrize("prefixes", [True, False], ids=["prefixes", "counts-only"])
-def test_look_back_options(device, look_back, prefixes):
-    """Group sums and deferred walks against the oracle over more than 32
-    groups of tiles (1024-row tiles), uneven and empty chunks and several
-    encodings (the group sums' epoch parity, the exit counter moving the
-    ticket counter across chunks); with no inclusive prefix published every
-    walk sums counts (or whole groups) back to tile 0."""
-    tile = 1024
-    chunks = [700 * tile + 5, 0, 3, 2 * tile, 400 * tile - 1]
-    encode_repeatedly(device, sum(chunks), chunks, steps=3, rng=np.random.default_rng(31),
-                      density=[0.5, 1.0, 0.003], tile_rows=tile, publish_prefixes=prefixes, **look_back)
-
-
-@pytest.mark.parametrize("look_back", LOOK_BACKS, ids=lambda v: "-".join(f"{k}={x}" for k, x in v.items()))
-def test_look_back_options_fallback_alone(device, look_back):
-    """The fallback alone (no state of a tile's own chunk trusted, zero spin
-    limit) with each option: every deferring tile defers, takes a second
-    tile and evaluates the predecessors of both itself."""
-    tile = 1024
-    chunks = [5 * tile + 3, 0, 40 * tile]
-    encode_repeatedly(device, sum(chunks), chunks, steps=2, rng=np.random.default_rng(9), density=[0.6, 0.01],
-                      source_ids=True, trust_published=False, spin_limit=0, tile_rows=tile, **look_back)
 
 
 @pytest.mark.parametrize("spec", [[(5, 3)], [(2, 3), 0, (1, 0), (2, -1)]])

@@ -26,18 +26,6 @@
 // subgroup walks where subgroups exist (look_back_group), else the whole
 // workgroup (look_back).
 //
-// `groups`: every tile also adds its count to its group of GROUP_TILES
-// tiles (one atomic word per group and epoch parity, count | 1 << DONE_SHIFT
-// per tile), and a group's last tile publishes the group's inclusive prefix:
-// a walk that reaches a group boundary steps over 32 whole groups at a time
-// (1024 tiles) instead of 32 tiles. `defer`: a tile whose look-back stalls
-// (a predecessor still loading) after DEFER_POLLS polls keeps its state in
-// workgroup memory, takes another ticket and evaluates that tile first, then
-// finishes the stalled one (whose predecessors have by then published) and
-// the new one: the slot loads instead of waiting. With `defer` tickets past
-// the chunk's tiles mean "none left", and the chunk's last workgroup to exit
-// (an exit counter) moves the ticket counter on.
-//
 // State words (node-owned buffer, zero when created; no clear between
 // encodings):
 //   [0]            ticket counter, shared by the chunk dispatches of a vector:
@@ -45,10 +33,6 @@
 //                  taking the sequence's last ticket opens the next epoch.
 //   [1 + 3t]       tile t's kept rows
 //   [1 + 3t + 1/2] tile t's inclusive prefix, low/high 16 bits
-//   then 2 probe words, and with `groups` / `defer` (G = groups of tiles):
-//   G + G words        group sums of the even / odd epochs (kept | tiles << DONE_SHIFT)
-//   2G words           group g's inclusive prefix, low/high 16 bits (tagged as a tile's)
-//   1 word             exit counter of the running chunk dispatch (`defer`)
 // Each word is READY | PARITY (epoch & 1) | value bits, self-consistent under
 // relaxed atomics; every encoding rewrites every tile's words, so a word of
 // the other parity is the previous encoding's and reads as unpublished.
@@ -85,8 +69,6 @@
 
 override SEGMENTED: bool = false;     // knob of the group primitives; nothing here is segmented
 override SPIN_LIMIT: u32 = 512u;      // fruitless polls before evaluating a predecessor itself
-override DEFER_POLLS: u32 = 0u;      // `defer`: fruitless polls before a tile defers its look-back
-override PUBLISH_PREFIXES: bool = true;  // false (tests): no inclusive prefixes, every walk goes to tile 0
 override TRUST_STATE: bool = true;    // false (tests): this chunk's published states are ignored,
                                       // every predecessor is evaluated by the fallback
 
@@ -146,9 +128,6 @@ const EPOCH_SHIFT: u32 = 22u;        // tiles of a sequence <= 2^22 (2^32 rows /
 const TICKET_MASK: u32 = (1u << EPOCH_SHIFT) - 1u;
 const LOOKBACK: u32 = 64u;           // workgroup walk: predecessor states read per step (<= 256)
 const SPIN_WINDOW: u32 = 4u;         // states read per step while the nearest is unpublished
-const GROUPS: bool = {{ "true" if groups else "false" }};
-const GROUP_TILES: u32 = 32u;        // tiles per group of the group sums
-const DONE_SHIFT: u32 = 24u;         // group sum word: kept rows (< 2^20) | tiles added << DONE_SHIFT
 
 var<workgroup> s_ticket: u32;
 var<workgroup> s_ticket2: u32;  // a pair's second tile
@@ -165,8 +144,6 @@ var<workgroup> s_kept: vec2<u32>;               // (kept, base), for a uniform r
 var<workgroup> s_fb: atomic<u32>;
 var<workgroup> s_fb_res: u32;
 var<private> ep_tag: u32;  // READY | this encoding's parity
-var<private> ep_num: u32;  // this encoding's epoch
-var<workgroup> s_defer: vec4<u32>;  // a deferred tile: (tile, kept, look, acc) of its walk
 
 fn finite(x: f32) -> bool { return (bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u; }
 fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
@@ -356,52 +333,6 @@ fn publish_prefix(t: u32, p: u32) {
     atomicStore(&state[3u + 3u * t], ep_tag | (p >> 16u));
 }
 
-// Group words (after the tile states and the two probe words).
-fn group_total() -> u32 { return P.last_tile / GROUP_TILES + 1u; }
-fn group_sum_word(gi: u32, odd: bool) -> u32 {
-    return 3u + 3u * (P.last_tile + 1u) + select(0u, group_total(), odd) + gi;
-}
-fn group_prefix_word(gi: u32) -> u32 { return 3u + 3u * (P.last_tile + 1u) + 2u * group_total() + 2u * gi; }
-fn exit_word() -> u32 { return 3u + 3u * (P.last_tile + 1u) + 4u * group_total(); }
-fn odd_epoch() -> bool { return (ep_tag & PARITY) != 0u; }
-
-// Tile t's own count, published once by its owner (the fallback's
-// reduce_tile publishes the tile's state only, never into its group).
-fn publish_own_count(t: u32, c: u32) {
-    publish_count(t, c);
-    if (GROUPS) {
-        atomicAdd(&state[group_sum_word(t / GROUP_TILES, odd_epoch())], c | (1u << DONE_SHIFT));
-        // the next encoding (other parity) adds into a cleared word; its previous user is done
-        if (t % GROUP_TILES == 0u) { atomicStore(&state[group_sum_word(t / GROUP_TILES, !odd_epoch())], 0u); }
-    }
-}
-
-// Tile t's inclusive prefix p, and its group's when t ends a group.
-fn publish_inclusive(t: u32, p: u32) {
-    if (!PUBLISH_PREFIXES) { return; }
-    publish_prefix(t, p);
-    if (GROUPS && t % GROUP_TILES == GROUP_TILES - 1u) {
-        let w = group_prefix_word(t / GROUP_TILES);
-        atomicStore(&state[w], ep_tag | (p & VALUE));
-        atomicStore(&state[w + 1u], ep_tag | (p >> 16u));
-    }
-}
-
-// Group gi's state, as inspect's: 2 its inclusive prefix, 1 the sum of its
-// GROUP_TILES counts (all added), 0 not yet.
-fn inspect_group(gi: u32) -> vec2<u32> {
-    if (!TRUST_STATE && GROUP_TILES * gi + GROUP_TILES - 1u >= P.tile_base) { return vec2<u32>(0u, 0u); }
-    let w = group_prefix_word(gi);
-    let p0 = atomicLoad(&state[w]);
-    let p1 = atomicLoad(&state[w + 1u]);
-    if ((p0 & TAG_MASK) == ep_tag && (p1 & TAG_MASK) == ep_tag) {
-        return vec2<u32>(2u, (p0 & VALUE) | ((p1 & VALUE) << 16u));
-    }
-    let a = atomicLoad(&state[group_sum_word(gi, odd_epoch())]);
-    if ((a >> DONE_SHIFT) == GROUP_TILES) { return vec2<u32>(1u, a & ((1u << DONE_SHIFT) - 1u)); }
-    return vec2<u32>(0u, 0u);
-}
-
 // Predecessor tile j's state: kind 0 unpublished, 1 count, 2 inclusive prefix; and its value.
 fn inspect(j: u32) -> vec2<u32> {
     if (!TRUST_STATE && j >= P.tile_base) { return vec2<u32>(0u, 0u); }
@@ -501,89 +432,59 @@ fn look_back(g: Group, tile: u32) -> u32 {
     return acc;
 }
 
-// The subgroup walk (subgroup 0 alone, where subgroups exist; no
-// workgroup barrier per step) from `look` (tiles look..tile-1 summed into
-// `acc`): lane i inspects predecessor look-1-i, subgroup minima find the
-// nearest unpublished and the nearest inclusive prefix, a subgroup sum adds
-// the states up to it. With GROUPS, a walk at a group boundary inspects whole
-// groups instead (GROUP_TILES tiles a lane) until it meets an incomplete one,
-// whose tiles it then walks one by one. (On an H200 the subgroup walk beats
+// look_back with the walk run by subgroup 0 alone (where subgroups exist),
+// no workgroup barrier per step: lane i inspects predecessor look-1-i,
+// subgroup minima find the nearest unpublished and the nearest inclusive
+// prefix, a subgroup sum adds the states up to it. (On an H200 this beats
 // the workgroup walk by ~3 us at 25M rows; two or four states per lane and
-// step, unrolled, were 2-10 us slower.) Returns (look, acc, done): done 0
-// after more than `limit` fruitless polls in a row.
-fn walk(g: Group, look_in: u32, acc_in: u32, limit: u32) -> vec3<u32> {
-    var look = look_in;
-    var acc = acc_in;
-    var window = g.size;
-    var spins = 0u;
-    var by_group = GROUPS;
-    loop {
-        if (look == 0u) { return vec3<u32>(0u, acc, 1u); }
-        var st = vec2<u32>(1u, 0u);  // lanes past the window: neutral
-        var wnd = window;
-        let whole = by_group && look % GROUP_TILES == 0u;
-        if (whole) {
-            let groups = look / GROUP_TILES;
-            wnd = g.size;
-            st = vec2<u32>(2u, 0u);  // before the first group: the empty prefix
-            if (g.lane < groups) { st = inspect_group(groups - 1u - g.lane); }
-        } else {
-            // a tile step ends at the group boundary, where group steps resume
-            if (GROUPS) { wnd = min(wnd, look - ((look - 1u) / GROUP_TILES) * GROUP_TILES); }
-            if (g.lane < wnd) {
-                st = vec2<u32>(2u, 0u);  // before the first tile: the empty prefix
-                if (g.lane < look) { st = inspect(look - 1u - g.lane); }
-            }
-        }
-        let nr = min(wnd, grp_min(select(g.size, g.lane, st.x == 0u)));
-        let term = grp_min(select(g.size, g.lane, st.x == 2u));
-        let used = select(nr, term + 1u, term < nr);
-        acc += grp_add(select(0u, st.y, g.lane < used));
-        if (term < nr) { return vec3<u32>(look, acc, 1u); }
-        if (whole) {
-            look -= GROUP_TILES * nr;
-            by_group = nr != 0u;  // an incomplete group: its tiles one by one
-            continue;
-        }
-        look -= nr;
-        if (nr == 0u) {
-            spins += 1u;
-            window = min(SPIN_WINDOW, g.size);
-            if (spins > limit) { return vec3<u32>(look, acc, 0u); }
-        } else {
-            spins = 0u;
-            window = g.size;
-            by_group = GROUPS;
-        }
-    }
-    return vec3<u32>(look, acc, 0u);  // (not reached: naga wants a return after the loop)
-}
-
-// Kept rows before global tile `tile` (> 0) of `kept` rows, walked from
-// (look, acc) by subgroup 0; the inclusive prefix is published the moment
-// it is known (successors wait on it). After SPIN_LIMIT fruitless polls the
-// whole workgroup evaluates the stalled predecessor (reduce_tile), then the
-// walk resumes; with `stall` a walk stalled DEFER_POLLS polls returns
-// instead. Returns (look, acc, done), workgroup-uniform: acc is the base
-// when done.
-fn look_back_group(g: Group, tile: u32, kept: u32, look_in: u32, acc_in: u32, stall: bool) -> vec3<u32> {
-    var look = look_in;
-    var acc = acc_in;
+// step, unrolled, were 2-10 us slower: the walk's depth is not what costs.) After SPIN_LIMIT fruitless polls the whole workgroup
+// evaluates the stalled predecessor (reduce_tile), then the walk resumes.
+fn look_back_group(g: Group, tile: u32, kept: u32) -> u32 {
+    var look = tile;
+    var acc = 0u;
     loop {
         if (g.id == 0u) {
-            let r = walk(g, look, acc, select(SPIN_LIMIT, DEFER_POLLS, stall));
+            var window = g.size;
+            var spins = 0u;
+            var done = 0u;
+            loop {
+                var st = vec2<u32>(1u, 0u);  // lanes past the window: neutral
+                if (g.lane < window) {
+                    st = vec2<u32>(2u, 0u);  // before the first tile: the empty prefix
+                    if (g.lane < look) { st = inspect(look - 1u - g.lane); }
+                }
+                let nr = min(window, grp_min(select(g.size, g.lane, st.x == 0u)));
+                let term = grp_min(select(g.size, g.lane, st.x == 2u));
+                let used = select(nr, term + 1u, term < nr);
+                acc += grp_add(select(0u, st.y, g.lane < used));
+                if (term < nr) {
+                    done = 1u;
+                    break;
+                }
+                look -= nr;
+                if (nr == 0u) {
+                    spins += 1u;
+                    window = min(SPIN_WINDOW, g.size);
+                    if (spins > SPIN_LIMIT) { break; }
+                } else {
+                    spins = 0u;
+                    window = g.size;
+                }
+            }
             if (g.lane == 0u) {
-                s_step = r;
-                if (r.z != 0u) { publish_inclusive(tile, r.y + kept); }
+                s_step = vec3<u32>(look, acc, done);
+                // the tile's inclusive prefix, the moment it is known (successors wait on it)
+                if (done != 0u) { publish_prefix(tile, acc + kept); }
             }
         }
         let r = workgroupUniformLoad(&s_step);
-        if (r.z != 0u || stall) { return r; }
         look = r.x;
-        acc = r.y + reduce_tile(g, look - 1u);
+        acc = r.y;
+        if (r.z != 0u) { break; }
+        acc += reduce_tile(g, look - 1u);
         look -= 1u;
     }
-    return vec3<u32>(look, acc, 0u);  // (not reached)
+    return acc;
 }
 
 // Lane slot p (the order the group scans use) owns bit word p of the tile.
@@ -592,7 +493,7 @@ fn slot(g: Group) -> u32 { return g.id * g.size + g.lane; }
 // Lane 0: this workgroup's next tile ticket.
 fn take_ticket() -> u32 {
     let ticket = atomicAdd(&state[0], 1u);
-    if (!{{ "true" if defer else "false" }} && (ticket & TICKET_MASK) == P.last_tile) {
+    if ((ticket & TICKET_MASK) == P.last_tile) {
         // every ticket of this encoding is taken: open the next epoch
         atomicStore(&state[0], ((ticket >> EPOCH_SHIFT) + 1u) << EPOCH_SHIFT);
 {% if probe in ("unordered", "bare") %}
@@ -602,38 +503,7 @@ fn take_ticket() -> u32 {
     return ticket;
 }
 
-fn set_epoch(ticket: u32) {
-    ep_num = ticket >> EPOCH_SHIFT;
-    ep_tag = READY | select(0u, PARITY, (ep_num & 1u) != 0u);
-}
-
-{% if defer %}
-// `defer`: every workgroup of the chunk's dispatch counts its exit; the last
-// one moves the ticket counter to the next chunk's first tile, or to the
-// next epoch after the sequence's last chunk (no workgroup of this dispatch
-// takes a ticket after it).
-fn leave_dispatch(g: Group) {
-    if (g.lid == 0u) {
-        let w = exit_word();
-        if (atomicAdd(&state[w], 1u) == P.num_tiles - 1u) {
-            let end = P.tile_base + P.num_tiles;
-            atomicStore(&state[0], select((ep_num << EPOCH_SHIFT) | end, (ep_num + 1u) << EPOCH_SHIFT,
-                                          end == P.last_tile + 1u));
-            atomicStore(&state[w], 0u);
-{% if probe == "resident" %}
-            if (end == P.last_tile + 1u) { count_set1(0u, atomicLoad(&state[probe_counter(true)])); }
-{% endif %}
-        }
-    }
-}
-
-fn leave_workgroup(g: Group) {
-{% if probe == "resident" %}
-    if (g.lid == 0u) { atomicSub(&state[probe_counter(false)], 1u); }
-{% endif %}
-    leave_dispatch(g);
-}
-{% endif %}
+fn set_epoch(ticket: u32) { ep_tag = READY | select(0u, PARITY, ((ticket >> EPOCH_SHIFT) & 1u) != 0u); }
 
 {% if probe in ("unordered", "bare", "resident") %}
 // The probe's counter of the epochs of one parity (two words after the tile states).
@@ -671,19 +541,19 @@ fn probe_counter(odd: bool) -> u32 { return 1u + 3u * (P.last_tile + 1u) + selec
 {% endif %}
 {% endmacro %}
 
-// After a tile's rows are in s_bits: its count (published at once) and the
-// in-tile scan into s_words / s_before (s_bits cleared behind it). Returns
-// the tile's kept rows, workgroup-uniform.
-fn settle_local(g: Group, tile: u32, lane_kept_in: u32) -> u32 {
+// After a tile's rows are in s_bits: its count (published at once), the
+// in-tile scan into s_words / s_before (s_bits cleared behind it), the
+// look-back and the inclusive prefix; the sequence's last tile writes the
+// count. Returns (kept, base), workgroup-uniform.
+fn settle(g: Group, tile: u32, lane_kept_in: u32) -> vec2<u32> {
     var lane_kept = lane_kept_in;
     if (GROUP_COLLECTIVES) { lane_kept = grp_add(lane_kept); }  // one atomic per subgroup
     if (lane_kept != 0u && (!GROUP_COLLECTIVES || g.lane == 0u)) { atomicAdd(&s_count, lane_kept); }
     workgroupBarrier();
     let kept = atomicLoad(&s_count);
     if (g.lid == 0u) {  // published before the in-tile scan: successors may sum it sooner
-        publish_own_count(tile, kept);
-        if (tile == 0u) { publish_inclusive(tile, kept); }
-        s_kept = vec2<u32>(kept, 0u);
+        publish_count(tile, kept);
+        if (tile == 0u) { publish_prefix(tile, kept); }
     }
     // Kept rows of the tile before each bit word: one group scan of the
     // popcounts of the WPL consecutive words each lane slot owns.
@@ -691,7 +561,7 @@ fn settle_local(g: Group, tile: u32, lane_kept_in: u32) -> u32 {
 {% for j in range(wpl) %}
     let w{{ j }} = atomicLoad(&s_bits[q + {{ j }}u]);
     s_words[q + {{ j }}u] = w{{ j }};
-    atomicStore(&s_bits[q + {{ j }}u], 0u);  // for a next tile (read by this lane alone)
+    atomicStore(&s_bits[q + {{ j }}u], 0u);  // for the next tile of a pair (read by this lane alone)
 {% endfor %}
     let sc = grp_scan4(g, vec4<u32>(0u), vec4<u32>({% for j in range(wpl) %}{{ " + " if j }}countOneBits(w{{ j }}){% endfor %}, 0u, 0u, 0u));
     if (g.lane == 0u) { s_part[g.id] = sc.tot_v.x; }
@@ -704,22 +574,6 @@ fn settle_local(g: Group, tile: u32, lane_kept_in: u32) -> u32 {
     before += countOneBits(w{{ j }});
 {% endif %}
 {% endfor %}
-    return workgroupUniformLoad(&s_kept).x;
-}
-
-// The tile's (kept, base), workgroup-uniform; the sequence's last tile
-// writes the count. (A barrier too: s_words and s_before are complete.)
-fn settle_done(g: Group, tile: u32, kept: u32, base: u32) -> vec2<u32> {
-    if (g.lid == 0u) {
-        if (tile == P.last_tile) { count_set1(0u, base + kept); }
-        s_kept = vec2<u32>(kept, base);
-    }
-    return workgroupUniformLoad(&s_kept);
-}
-
-// settle_local, the look-back (or a probe's base) and settle_done: (kept, base).
-fn settle(g: Group, tile: u32, lane_kept: u32) -> vec2<u32> {
-    let kept = settle_local(g, tile, lane_kept);
     var base = 0u;
 {% if probe in ("unordered", "bare") %}
     if (g.lid == 0u) { s_step.x = atomicAdd(&state[probe_counter((ep_tag & PARITY) != 0u)], kept); }
@@ -727,13 +581,18 @@ fn settle(g: Group, tile: u32, lane_kept: u32) -> vec2<u32> {
 {% endif %}
     if (LOOK_BACK && tile != 0u) {
         if (GROUP_COLLECTIVES) {
-            base = look_back_group(g, tile, kept, tile, 0u, false).y;  // publishes the inclusive prefix itself
+            base = look_back_group(g, tile, kept);  // publishes the inclusive prefix itself
         } else {
             base = look_back(g, tile);
-            if (g.lid == 0u) { publish_inclusive(tile, base + kept); }
+            if (g.lid == 0u) { publish_prefix(tile, base + kept); }
         }
     }
-    return settle_done(g, tile, kept, base);
+    if (g.lid == 0u) {
+        if (tile == P.last_tile) { count_set1(0u, base + kept); }
+        s_kept = vec2<u32>(kept, base);
+    }
+    // (a barrier too: s_words and s_before are complete, every lane has read s_count)
+    return workgroupUniformLoad(&s_kept);
 }
 
 // The kept IDs of local tile lt (kb: settle's (kept, base)).
@@ -793,52 +652,10 @@ fn kernel_main(g: Group, wg: u32) {
     let ticket = workgroupUniformLoad(&s_ticket);  // also: s_bits and s_count cleared
     let tile = ticket & TICKET_MASK;
     set_epoch(ticket);
-{% if defer %}
-    if (tile >= P.tile_base + P.num_tiles) {  // deferring workgroups took the chunk's last tickets
-        leave_workgroup(g);
-        return;
-    }
-{% endif %}
     let lt = tile - P.tile_base;
     // In iteration r the lane takes quad r * WG + lid of the tile.
     var lane_kept = 0u;
 {{ evaluate("lt", false) }}
-{% if defer %}
-    let kept = settle_local(g, tile, lane_kept);
-    var r = vec3<u32>(0u, 0u, 1u);  // tile 0: base 0
-    if (tile != 0u) { r = look_back_group(g, tile, kept, tile, 0u, true); }
-    if (r.z != 0u) {
-        write_ids(g, lt, settle_done(g, tile, kept, r.y));
-        leave_workgroup(g);
-        return;
-    }
-    // Stalled on a predecessor still loading: this tile's walk waits in
-    // workgroup memory (not in registers: the loads below need them) while
-    // the workgroup evaluates another tile.
-    if (g.lid == 0u) {
-        s_defer = vec4<u32>(tile, kept, r.x, r.y);
-        s_ticket2 = take_ticket();
-        atomicStore(&s_count, 0u);
-    }
-    let tile2 = workgroupUniformLoad(&s_ticket2) & TICKET_MASK;
-    let more = tile2 < P.tile_base + P.num_tiles;
-    lane_kept = 0u;
-    if (more) {
-        let lt2 = tile2 - P.tile_base;
-{{ evaluate("lt2", false) }}
-    }
-    let a = workgroupUniformLoad(&s_defer);
-    let ra = look_back_group(g, a.x, a.y, a.z, a.w, false);
-    write_ids(g, a.x - P.tile_base, settle_done(g, a.x, a.y, ra.y));
-    if (more) {
-        workgroupBarrier();  // s_words / s_before are free for the second tile
-        let kept2 = settle_local(g, tile2, lane_kept);
-        let r2 = look_back_group(g, tile2, kept2, tile2, 0u, false);  // tile2 > tile > 0
-        write_ids(g, tile2 - P.tile_base, settle_done(g, tile2, kept2, r2.y));
-    }
-    leave_workgroup(g);
-}
-{% else %}
 {% macro prefetch() %}
         let tile2 = ticket2 & TICKET_MASK;
         let lt2 = tile2 - P.tile_base;
@@ -896,4 +713,3 @@ fn kernel_main(g: Group, wg: u32) {
     }
 {% endif %}
 }
-{% endif %}
