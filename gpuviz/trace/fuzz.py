@@ -15,7 +15,10 @@ raises :class:`~gpuviz.trace.errors.TraceFormatError`; anything else is a
 Inputs run in a worker subprocess watched by the parent (a hang or a dying
 worker costs one restart, never the run); ``python -m gpuviz.trace.fuzz
 --count 100000`` runs the full campaign and writes reproducers of every
-failure into ``--out``.
+failure into ``--out``. ``--differential`` fuzzes
+:func:`differential_load` instead: every input is loaded with the events
+array of an object document located without the header pass and again
+with the full pass, and any difference is a crash.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ import sys
 import time
 from pathlib import Path
 
-__all__ = ["case", "check", "run", "seed_inputs", "MUTATIONS", "DATA"]
+__all__ = ["case", "check", "run", "seed_inputs", "differential_load", "DifferentialMismatch", "MUTATIONS", "DATA"]
 
 #: The shared real trace files (seeds), when present.
 DATA = Path(os.environ.get("GPUVIZ_TRACE_DATA", Path(__file__).resolve().parents[3] / "shared/data/traces"))
@@ -467,6 +470,46 @@ def check(item, folder, *, target="gpuviz.trace:load"):
     return ("crash", f"{overlaps} pairs of spans overlap in one lane") if overlaps else ("loaded", None)
 
 
+class DifferentialMismatch(AssertionError):
+    """:func:`differential_load` found the two decodes of one input differ."""
+
+
+#: The Trace tables :func:`differential_load` compares.
+_TABLES = ("spans", "links", "threads", "processes", "counters", "instants")
+
+
+def differential_load(path, format="auto", strict=False, progress=False):
+    """Load ``path`` with and without the located events array
+    (``jsonevents.LOCATE_EVENTS``): returns the Trace when both give the
+    same tables, report and metadata, re-raises the TraceFormatError when
+    both raise the same message, and raises :class:`DifferentialMismatch`
+    otherwise. ``progress`` is passed on to both loads."""
+    from . import load
+    from .errors import TraceFormatError
+    from .formats import jsonevents
+
+    def outcome(locate):
+        jsonevents.LOCATE_EVENTS = locate
+        try:
+            return load(path, format=format, strict=strict, progress=progress), None
+        except TraceFormatError as exc:
+            return None, exc
+        finally:
+            jsonevents.LOCATE_EVENTS = True
+
+    (located, located_error), (full, full_error) = outcome(True), outcome(False)
+    if located_error is not None or full_error is not None:
+        if str(located_error) != str(full_error):
+            raise DifferentialMismatch(f"located: {located_error!r}; full pass: {full_error!r}")
+        raise located_error
+    for name in _TABLES:
+        if not getattr(located, name).equals(getattr(full, name)):
+            raise DifferentialMismatch(f"the {name} tables differ")
+    if located.report != full.report or located.metadata != full.metadata:
+        raise DifferentialMismatch(f"reports or metadata differ: {located.report} / {full.report}")
+    return located
+
+
 # ------------------------------------------------------------------ running
 def _worker(seed, start, stop, target, memory_gb):
     """Worker loop: ``S i`` before input ``i``, ``D i outcome`` after it (and
@@ -635,9 +678,13 @@ def main(argv=None):
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds per input before it is a hang")
     parser.add_argument("--memory-gb", type=float, default=4, help="address-space cap of a worker (0: none)")
     parser.add_argument("--target", default="gpuviz.trace:load", help="module:function to fuzz")
+    parser.add_argument("--differential", action="store_true",
+                        help="fuzz differential_load: the located events array against the full header pass")
     parser.add_argument("--out", default=None, help="folder for reproducers, the worker log and summary.json")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.differential:
+        args.target = "gpuviz.trace.fuzz:differential_load"
     if args.worker:
         _worker(args.seed, args.start, args.stop, args.target, args.memory_gb)
         return 0

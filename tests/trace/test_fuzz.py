@@ -14,6 +14,7 @@ import zlib
 import pytest
 
 from gpuviz.trace import fuzz
+from gpuviz.trace.errors import TraceFormatError
 
 PROBE = textwrap.dedent('''
     """A stand-in for gpuviz.trace.load that misbehaves on purpose, chosen
@@ -105,6 +106,49 @@ def test_campaign():
     assert summary["crash"] == 0 and summary["hang"] == 0, report
     assert summary["loaded"] + summary["format_error"] == count
     assert summary["loaded"] > count // 20 and summary["format_error"] > count // 20, summary
+
+
+def test_differential_campaign():
+    """A couple of hundred inputs through fuzz.differential_load: the events
+    array of an object document located without the header pass decodes
+    to the same trace, report and error as the full pass (the full count by
+    ``python -m gpuviz.trace.fuzz --differential --count N``)."""
+    count = int(os.environ.get("GPUVIZ_FUZZ_COUNT", "200"))
+    summary = fuzz.run(count, seed=int(os.environ.get("GPUVIZ_FUZZ_SEED", "0")) + 1, timeout=20.0,
+                       target="gpuviz.trace.fuzz:differential_load")
+    report = "\n".join(f"{f['outcome']} seed {f['seed']} index {f['index']}: {f['what']}\n{f['detail']}"
+                       for f in summary["failures"][:5])
+    assert summary["crash"] == 0 and summary["hang"] == 0, report
+    assert summary["loaded"] > count // 20 and summary["format_error"] > count // 20, summary
+
+
+def test_differential_load_reports_a_difference(tmp_path, monkeypatch):
+    """Two decodes that differ (here: a load that drops the last span when
+    the events array is located) are a DifferentialMismatch, and equal
+    errors are re-raised as the TraceFormatError."""
+    import gpuviz.trace as trace_pkg
+    from gpuviz.trace.formats import jsonevents
+
+    path = tmp_path / "t.json"
+    path.write_text('{"traceEvents": [{"ph":"X","name":"a","ts":1,"dur":1,"pid":1,"tid":1},'
+                    '{"ph":"X","name":"b","ts":3,"dur":1,"pid":1,"tid":1}]}')
+    assert fuzz.differential_load(str(path)).spans.num_rows == 2
+    real = trace_pkg.load
+
+    def lossy(*args, **kwargs):
+        loaded = real(*args, **kwargs)
+        if not jsonevents.LOCATE_EVENTS:
+            return loaded
+        return trace_pkg.Trace.from_arrow(spans=loaded.spans.slice(0, 1).select(["name", "start_ns", "duration_ns"]))
+
+    monkeypatch.setattr(trace_pkg, "load", lossy)
+    with pytest.raises(fuzz.DifferentialMismatch, match="spans"):
+        fuzz.differential_load(str(path))
+    monkeypatch.setattr(trace_pkg, "load", real)
+    path.write_bytes(b"\x00garbage")
+    with pytest.raises(TraceFormatError):
+        fuzz.differential_load(str(path))
+    assert jsonevents.LOCATE_EVENTS is True
 
 
 def _gzip_flipped():
