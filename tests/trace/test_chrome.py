@@ -236,6 +236,19 @@ def test_flow_keys_of_many_categories_and_far_apart_ids(tmp_path):
     assert t.report == {}
 
 
+@pytest.mark.parametrize("value", ['"2"', "1" + "0" * 400, "null", "[1]"])
+def test_unusable_sort_index_is_reported(tmp_path, value):
+    """A thread_sort_index that is not a number within int64 leaves the
+    thread's default order and is reported; strict raises."""
+    events = ['{"ph":"M","pid":1,"tid":5,"name":"thread_sort_index","args":{"sort_index":%s}}' % value,
+              '{"ph":"X","pid":1,"tid":5,"ts":1,"dur":1,"name":"a"}']
+    path = write(tmp_path, "[" + ",".join(events) + "]")
+    t = read_chrome(path)
+    assert t.report == {"bad_sort_index": 1} and t.threads.column("sort_index").to_pylist() == [0]
+    with pytest.raises(TraceFormatError, match="bad_sort_index"):
+        read_chrome(path, strict=True)
+
+
 def test_async_counters_instants_metadata(tmp_path):
     events = [
         '{"ph":"M","pid":1,"tid":0,"name":"process_name","args":{"name":"proc"}}',

@@ -171,7 +171,28 @@ REGRESSIONS = {
     "bad_utf8_args": (b'[{"ph":"X","name":"a","ts":1,"dur":1,"pid":1,"tid":1,"args":{"k":"\xc3"}}]', ".json"),
     # a corrupt gzip stream (zlib.error)
     "corrupt_gzip": (_gzip_flipped(), ".json.gz"),
+    # an integer counter value beyond float64 (OverflowError; differential campaign seed 12, input 94299)
+    "huge_counter": (b'[{"ph":"C","name":"mem","ts":1,"pid":1,"args":{"used":1' + b"0" * 400 + b',"free":2.5}}]',
+                     ".json"),
 }
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_counter_value_beyond_float_range_is_reported(tmp_path, strict):
+    """An integer counter value no float64 holds is skipped and reported as
+    bad_counter_value (its event's other series are kept); strict raises."""
+    from gpuviz.trace import load
+
+    path = tmp_path / "c.json"
+    path.write_bytes(REGRESSIONS["huge_counter"][0])
+    if strict:
+        with pytest.raises(TraceFormatError, match="bad_counter_value"):
+            load(str(path), strict=True)
+        return
+    trace = load(str(path))
+    assert trace.report.get("bad_counter_value") == 1
+    assert trace.counters.column("series").to_pylist() == ["free"]
+    assert trace.counters.column("value").to_pylist() == [2.5]
 
 
 @pytest.mark.parametrize("strict", [False, True])

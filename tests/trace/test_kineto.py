@@ -5,6 +5,9 @@ import gzip
 import json
 from collections import Counter
 
+import pytest
+
+from gpuviz.trace.errors import TraceFormatError
 from gpuviz.trace.formats.kineto import read_kineto
 from gpuviz.trace.load import load
 
@@ -76,3 +79,34 @@ def test_2021_layout(tmp_path):
 def test_plain_chrome_is_not_kineto(traces_dir):
     assert load(traces_dir / "catapult_flow_simple.json").metadata["format"] == "chrome"
     assert load(traces_dir / "kineto_alexnet_cuda.json.gz", format="chrome").metadata["format"] == "chrome"
+
+_KINETO_EVENTS = [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 2, "pid": 1, "tid": 1},
+                  {"ph": "X", "cat": "kernel", "name": "gemm", "ts": 2, "dur": 1, "pid": 0, "tid": 7}]
+
+
+@pytest.mark.parametrize("header, reason", [
+    ({"baseTimeNanoseconds": 10 ** 400}, "bad_base_time"),      # beyond int64: ranks could not be aligned by it
+    ({"baseTimeNanoseconds": -5}, "bad_base_time"),
+    ({"baseTimeNanoseconds": 1.7e18}, "bad_base_time"),          # a float: not exact nanoseconds
+    ({"distributedInfo": {"rank": 10 ** 30}}, "bad_rank"),
+    ({"distributedInfo": {"rank": "3"}}, "bad_rank"),
+])
+def test_unusable_base_time_and_rank_are_reported(tmp_path, header, reason):
+    """A base time or rank the importer cannot use is left out (no base
+    time, partition 0) and reported; strict raises naming the reason."""
+    path = tmp_path / "k.json"
+    path.write_text(json.dumps({"schemaVersion": 1, **header, "traceEvents": _KINETO_EVENTS}))
+    t = load(path, format="kineto")
+    assert t.report.get(reason) == 1
+    assert t.metadata["base_time_ns"] is None and t.processes.column("partition").to_pylist() == [0, 0]
+    with pytest.raises(TraceFormatError, match=reason):
+        load(path, format="kineto", strict=True)
+
+
+def test_usable_base_time_and_rank_are_kept(tmp_path):
+    path = tmp_path / "k.json"
+    path.write_text(json.dumps({"baseTimeNanoseconds": 1_700_000_000_000_000_000, "distributedInfo": {"rank": 3},
+                                "traceEvents": _KINETO_EVENTS}))
+    t = load(path, format="kineto", strict=True)
+    assert t.metadata["base_time_ns"] == 1_700_000_000_000_000_000 and not t.report
+    assert set(t.processes.column("partition").to_pylist()) == {3}

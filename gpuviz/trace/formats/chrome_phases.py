@@ -61,6 +61,8 @@ def metadata(cols, code, ident, reporter):
             value = args.get("sort_index")
             if isinstance(value, (int, float)) and abs(value) < 2 ** 62:
                 ident.thread_sort[int(ident.thread_of[i])] = int(value)
+            else:  # not a number (NaN included) or beyond int64: the thread keeps its default order
+                reporter.add("bad_sort_index", index=i)
         elif name != "process_sort_index":
             reporter.add("unknown_metadata", index=i)
 
@@ -613,15 +615,27 @@ def counters_table(cols, code, ts, ident, reporter):
         e = cols.rare[i]
         name = e.name + (" " + _raw_text(e.id) if len(e.id) else "")
         for key, value in _args(e).items():
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+            number = _counter_number(value)
+            if number is None:
                 reporter.add("bad_counter_value", index=i)
                 continue
             rows["process"].append(int(ident.pid_index[i]))
             rows["name"].append(name)
             rows["series"].append(str(key))
             rows["ts_ns"].append(int(ts[i]))
-            rows["value"].append(float(value))
+            rows["value"].append(number)
     return table("counters", rows)
+
+
+def _counter_number(value):
+    """A counter value as a float, or None for what is not a number (text,
+    booleans, NaN) or an integer beyond the float64 range."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        return None
+    try:
+        return float(value)
+    except OverflowError:
+        return None
 
 
 def instants_table(cols, code, ts, ident, reporter):

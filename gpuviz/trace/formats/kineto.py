@@ -30,6 +30,9 @@ GPU_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation", "
                   "cuda_sync")
 _HEADER_KEYS = ("schemaVersion", "deviceProperties", "distributedInfo", "baseTimeNanoseconds")
 _FLOW_KINDS = ("ac2g", "fwdbwd", "async")
+#: baseTimeNanoseconds must be below this (2^62 ns: year 2116) to be kept;
+#: a rank's times plus its base then stay inside int64 when ranks are aligned.
+BASE_TIME_LIMIT = 1 << 62
 
 
 def is_kineto_header(header):
@@ -89,16 +92,22 @@ def _read_json_trace(path, strict, partition, data, kineto, progress):
     header = cols.header
     info = header.get("distributedInfo") if isinstance(header.get("distributedInfo"), dict) else {}
     rank = info.get("rank")
+    rank_ok = isinstance(rank, int) and not isinstance(rank, bool) and 0 <= rank < 1 << 20
+    if rank is not None and not rank_ok:
+        reporter.add("bad_rank")        # the file is partition 0 (or the one load gives it)
     if partition is None:
-        partition = int(rank) if isinstance(rank, int) and 0 <= rank < 1 << 20 else 0
+        partition = int(rank) if rank_ok else 0
+    base = header.get("baseTimeNanoseconds")
+    if base is not None and not (isinstance(base, int) and not isinstance(base, bool) and 0 <= base < BASE_TIME_LIMIT):
+        reporter.add("bad_base_time")   # kept out of the metadata: ranks are not aligned by it
+        base = None
     trace = build_trace(cols, reporter, partition=partition, source=str(path),
                         thread_kind=lambda ident: _gpu_streams(cols, ident),
                         flow_kind=lambda cat: cat if cat in _FLOW_KINDS else "flow")
     devices = header.get("deviceProperties") if isinstance(header.get("deviceProperties"), list) else []
-    base = header.get("baseTimeNanoseconds")
     trace.metadata.update({
         "format": "kineto",
-        "base_time_ns": int(base) if isinstance(base, int) else None,
+        "base_time_ns": base,
         "distributed_info": info,
         "device_properties": devices,
         "schema_version": header.get("schemaVersion"),
