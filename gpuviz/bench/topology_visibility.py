@@ -29,7 +29,7 @@ from .harness import (BU, GPUTimer, Mismatch, ReferenceKernel, check_equal, copy
                       rewarm, upload, warm_up)
 from .tables import Column, Report
 
-__all__ = ["bench_visibility", "bench_visibility_tunings", "bench_visibility_sizes", "visibility_oracle",
+__all__ = ["bench_visibility", "bench_visibility_tunings", "bench_visibility_sizes", "bench_visibility_occupancy", "visibility_oracle",
            "VISIBILITY_SIZE", "VISIBILITY_TARGET", "TUNINGS", "TILE_TUNINGS", "SWEEP_SIZES", "main"]
 
 #: Default size (the issue's): 25M rows.
@@ -65,6 +65,13 @@ TUNINGS = {name: dict(tile_rows=tile, preload=preload, tiles_per_group=min(pair,
 TILE_TUNINGS = {name: dict(tile_rows=tile, preload=preload, tiles_per_group=1, early_second=False)
                 for name, tile, preload in (("auto", None, 6), ("8K-pre6", 8192, 6), ("4K", 4096, 0),
                                             ("2K-pre6", 2048, 6))}
+#: The occupancy table's load batches (``--occupancy``): vec4 loads a lane
+#: puts in flight per batch (0: the bounds-checked loop; intervals + a mask
+#: load 3 per quad, spheres 4), each timed with the "resident" probe.
+OCCUPANCY_PRELOADS = (0, 6, 9, 12)
+OCCUPANCY_COLUMNS = (Column("size", "size", 5, "size"), Column("case", "case", 32), Column("preload", "preload", 7),
+                     Column("resident", "resident workgroups", 19), Column("gpu_s", "µs (probe)", 10, "us"),
+                     Column("ref_s", "copy µs", 8, "us"), Column("ratio", "÷copy", 6, "ratio"))
 #: The size sweep's row counts: 1M-14M in steps of 1M (a staircase of
 #: "waves" of concurrently resident tiles would show at this resolution),
 #: the culling benchmark's 25M and the visibility issue's 25 x 2^20.
@@ -319,6 +326,38 @@ def bench_visibility_tunings(device, sizes, runs, *, report=None, tunings=None, 
     return table
 
 
+def bench_visibility_occupancy(device, sizes, runs, *, report=None, preloads=OCCUPANCY_PRELOADS):
+    """How many workgroups of each standard case run at once (the workflow's
+    "resident" probe: its count word receives the high-water mark of
+    running workgroups; 132 SMs x 8 is full occupancy on an H200) for each
+    load batch of ``preloads``, with the probe's time. The IDs are checked
+    against the oracle (the probe writes the workflow's)."""
+    report = report or Report()
+    table = report.table("topology-visibility-occupancy", "GPUVisibilityWorkflow occupancy (probe \"resident\")",
+                         OCCUPANCY_COLUMNS, reference="vec4 copy kernel of the bytes read + written")
+    rng = np.random.default_rng(14)
+    timer = GPUTimer(device, runs)
+    for n in sizes or [VISIBILITY_SIZE]:
+        for label, arrays, _ in _cases(rng, n, wide=True):
+            expected = visibility_oracle(**arrays)
+            bufs = _buffers(device, arrays, n)
+            moved = sum(a.nbytes for k, a in arrays.items() if k not in PARAMETERS) + 4 * expected.size + 4
+            rewarm(device, n, 1.0)
+            ref = copy_time(device, timer, -(-moved // 32) * 4)
+            for preload in preloads:
+                compiled = _compiled(device, bufs, arrays, n, dict(preload=preload, probe="resident"))
+                seconds = timer.median(lambda encoder: compiled.encode(encoder))
+                check_equal(f"visibility {label} (preload {preload}, resident probe)",
+                            read(device, bufs["ids"], np.uint32, expected.size), expected)
+                resident = int(read(device, bufs["count"], np.uint32, 1)[0])
+                compiled.destroy()
+                table.add(size=n, case=label, preload=preload, resident=resident, gpu_s=seconds, ref_s=ref,
+                          ratio=seconds / ref)
+            for b in bufs.values():
+                b.destroy()
+    return table
+
+
 def bench_visibility_sizes(device, sizes, runs, *, report=None, tunings=None, rounds=3):
     """Time against size: the intervals + mask (~35 % kept) and frustum
     spheres cases over the first n rows of inputs generated once at the
@@ -417,19 +456,24 @@ def main(argv=None) -> int:
     parser.add_argument("--sweep-only", action="store_true", help="only the tuning sweep")
     parser.add_argument("--size-sweep", action="store_true",
                         help="only time against size per tile tuning (TILE_TUNINGS at SWEEP_SIZES, or --sizes)")
+    parser.add_argument("--occupancy", action="store_true",
+                        help="only the resident workgroups per case and load batch (OCCUPANCY_PRELOADS)")
     parser.add_argument("--json", metavar="PATH", help="write the header and the tables' rows to PATH")
     args = parser.parse_args(argv)
     from . import run_benchmarks
     from .harness import parse_sizes
     sizes = parse_sizes(args.sizes) if args.sizes else None
     jobs = []
-    if args.size_sweep:
+    if args.occupancy:
+        jobs.append(("topology visibility occupancy",
+                     lambda device, peers, report: bench_visibility_occupancy(device, sizes, args.runs, report=report)))
+    elif args.size_sweep:
         jobs.append(("topology visibility sizes",
                      lambda device, peers, report: bench_visibility_sizes(device, sizes, args.runs, report=report)))
     elif not args.sweep_only:
         jobs.append(("topology visibility",
                      lambda device, peers, report: bench_visibility(device, sizes, args.runs, peers=peers, report=report)))
-    if (args.variants or args.sweep_only) and not args.size_sweep:
+    if (args.variants or args.sweep_only) and not (args.size_sweep or args.occupancy):
         jobs.append(("topology visibility tunings",
                      lambda device, peers, report: bench_visibility_tunings(device, sizes, args.runs, report=report)))
     # a fresh machine's clocks rise for a while (the 03:23 sweep ran cold)

@@ -25,7 +25,6 @@ import os
 import tempfile
 from pathlib import Path
 
-import nbformat
 import numpy as np
 
 from . import lab
@@ -193,16 +192,11 @@ def _drag(page, name: str, index: int, seconds: float, origin: float, tag: str) 
 def measure(width: int, height: int, seconds: float, rounds: int, workdir: Path, canvas_kwargs: str = "{}",
             trace: bool = False) -> list:
     """``rounds`` pairs of drags (plain, gpuviz; every other round gpuviz first) at one size."""
-    notebook = nbformat.v4.new_notebook()
-    notebook.cells = [nbformat.v4.new_code_cell(SETUP),
-                      nbformat.v4.new_code_cell(f"plain = Probe('plain', {width}, {height}, trace={trace})\n"
-                                                "plain.canvas"),
-                      nbformat.v4.new_code_cell(f"ours = Probe('gpuviz', {width}, {height}, {canvas_kwargs}, "
-                                                f"trace={trace})\nours.canvas"),
-                      # lab.run_code clicks the last cell: a text cell, not a canvas that would take the keys
-                      nbformat.v4.new_code_cell("print('both canvases made')")]
-    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(notebook, workdir / "fps.ipynb")
+    lab.write_notebook(workdir, "fps.ipynb", [
+        SETUP, f"plain = Probe('plain', {width}, {height}, trace={trace})\nplain.canvas",
+        f"ours = Probe('gpuviz', {width}, {height}, {canvas_kwargs}, trace={trace})\nours.canvas",
+        # lab.run_code clicks the last cell: a text cell, not a canvas that would take the keys
+        "print('both canvases made')"])
     results = []
     with lab.jupyterlab(workdir, log=workdir / f"lab-{width}x{height}.log") as url:
         with lab.notebook_page(url, "fps.ipynb") as page:

@@ -7,6 +7,7 @@ Used by the browser tests and by ``python -m tests.browser.fps``.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import socket
@@ -172,3 +173,23 @@ def copy_notebook(source: Path, root: Path) -> str:
     root.mkdir(parents=True, exist_ok=True)
     shutil.copy(source, root / source.name)
     return source.name
+
+
+def write_notebook(root: Path, name: str, cells) -> str:
+    """A notebook of the code ``cells`` (a python3 kernel) written to
+    ``root / name``; returns ``name`` for :func:`notebook_page`. End with a
+    small text cell when the test calls :func:`run_code`: it clicks the last
+    cell, which must not be a widget's."""
+    import nbformat
+
+    book = nbformat.v4.new_notebook()
+    book.cells = [nbformat.v4.new_code_cell(code) for code in cells]
+    book.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    root.mkdir(parents=True, exist_ok=True)
+    nbformat.write(book, root / name)
+    return name
+
+
+def marked_json(text: str, marker: str) -> dict:
+    """The JSON a cell printed after ``marker`` (the rest of that line), from :func:`run_code`'s output."""
+    return json.loads(text[text.index(marker) + len(marker):].strip().splitlines()[0])

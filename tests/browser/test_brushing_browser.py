@@ -5,7 +5,6 @@ its histogram must set the value range to the bins it covered, and a click
 on a group bar must hide that group, both without recompiling. Screenshots
 and the JupyterLab log go to ``tests/browser/output/``."""
 
-import json
 from pathlib import Path
 
 import pytest
@@ -49,25 +48,9 @@ print("STATE " + json.dumps({
 """
 
 
-def _notebook(path: Path) -> str:
-    import nbformat
-
-    book = nbformat.v4.new_notebook()
-    # a small last cell: lab.run_code clicks the last cell, which must not be the widget's
-    book.cells = [nbformat.v4.new_code_cell(_SETUP), nbformat.v4.new_code_cell('print("ready")')]
-    book.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    path.mkdir(parents=True, exist_ok=True)
-    nbformat.write(book, path / "brushing.ipynb")
-    return "brushing.ipynb"
-
-
-def _json(text: str, marker: str) -> dict:
-    return json.loads(text[text.index(marker) + len(marker):].strip().splitlines()[0])
-
-
 def test_dragging_the_histogram_and_clicking_a_bar_filter_in_the_browser(tmp_path):
     OUTPUT.mkdir(exist_ok=True)
-    name = _notebook(tmp_path)
+    name = lab.write_notebook(tmp_path, "brushing.ipynb", [_SETUP, 'print("ready")'])
     with (lab.jupyterlab(tmp_path, log=OUTPUT / "jupyterlab-brushing.log") as url,
           lab.notebook_page(url, name) as page):
         lab.run_all_cells(page)
@@ -75,7 +58,7 @@ def test_dragging_the_histogram_and_clicking_a_bar_filter_in_the_browser(tmp_pat
             canvas = page.locator(".jp-OutputArea-output img").first
             canvas.wait_for(timeout=300_000)
             page.wait_for_timeout(3000)  # the first frames and the resize from the page land
-            layout = _json(lab.run_code(page, _LAYOUT, "LAYOUT", timeout=120), "LAYOUT ")
+            layout = lab.marked_json(lab.run_code(page, _LAYOUT, "LAYOUT", timeout=120), "LAYOUT ")
             canvas.scroll_into_view_if_needed()  # run_code scrolled to the new cell
             page.wait_for_timeout(500)
             box = canvas.bounding_box()
@@ -93,7 +76,7 @@ def test_dragging_the_histogram_and_clicking_a_bar_filter_in_the_browser(tmp_pat
             page.mouse.up()
             page.mouse.click(*page_point(layout["rects"]["groups"], 2.5 / 4, 0.5))  # group "c"
             page.wait_for_timeout(3000)
-            state = _json(lab.run_code(page, _STATE, "STATE", timeout=120), "STATE ")
+            state = lab.marked_json(lab.run_code(page, _STATE, "STATE", timeout=120), "STATE ")
         except Exception:
             page.screenshot(path=str(OUTPUT / "failed-brushing.png"), full_page=True)
             raise

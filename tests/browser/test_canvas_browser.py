@@ -5,7 +5,6 @@ full-size frame once the pointer is released."""
 
 from pathlib import Path
 
-import nbformat
 import pytest
 
 from . import lab
@@ -46,13 +45,6 @@ _WATCH = """() => {
 }"""
 
 
-def _notebook(root: Path) -> None:
-    notebook = nbformat.v4.new_notebook()
-    notebook.cells = [nbformat.v4.new_code_cell(SCENE), nbformat.v4.new_code_cell(SLOW)]
-    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(notebook, root / "canvas.ipynb")
-
-
 def _run_all(page) -> None:
     """Run All, again if the kernel missed it (on a loaded machine the first click may come too early)."""
     for _ in range(3):
@@ -64,7 +56,7 @@ def _run_all(page) -> None:
 
 def test_placeholder_pending_and_reduced_frames(tmp_path):
     OUTPUT.mkdir(exist_ok=True)
-    _notebook(tmp_path)
+    lab.write_notebook(tmp_path, "canvas.ipynb", [SCENE, SLOW])
     env = {"FPS_KIND": "gpuviz", "FPS_W": "480", "FPS_H": "300", "FPS_CANVAS_KWARGS": "{'interaction_scale': 0.5}"}
     with lab.jupyterlab(tmp_path, env=env, log=OUTPUT / "jupyterlab-canvas.log") as url:
         with lab.notebook_page(url, "canvas.ipynb") as page:

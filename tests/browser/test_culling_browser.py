@@ -6,7 +6,6 @@ stays), the visible count must follow the new frustum (numpy oracle in the
 kernel), the canvas image must change, and nothing recompiles.
 Screenshots and the JupyterLab log go to ``tests/browser/output/``."""
 
-import json
 import math
 from pathlib import Path
 
@@ -48,21 +47,6 @@ print("STATE " + json.dumps({"size": list(culling.canvas.get_logical_size()), "e
 """
 
 
-def _notebook(path: Path) -> str:
-    import nbformat
-
-    book = nbformat.v4.new_notebook()
-    book.cells = [nbformat.v4.new_code_cell(_SETUP), nbformat.v4.new_code_cell('print("ready")')]
-    book.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    path.mkdir(parents=True, exist_ok=True)
-    nbformat.write(book, path / "culling.ipynb")
-    return "culling.ipynb"
-
-
-def _json(text: str, marker: str) -> dict:
-    return json.loads(text[text.index(marker) + len(marker):].strip().splitlines()[0])
-
-
 def culling_busy(state) -> bool:
     """A drag still being delivered: its last event is under a second old in the kernel's clock."""
     return state["now"] - state["last_event"] < 1.0
@@ -76,7 +60,7 @@ def _around(eye, target) -> tuple:
 
 def test_drag_orbits_the_camera_in_the_browser(tmp_path):
     OUTPUT.mkdir(exist_ok=True)
-    name = _notebook(tmp_path)
+    name = lab.write_notebook(tmp_path, "culling.ipynb", [_SETUP, 'print("ready")'])
     with (lab.jupyterlab(tmp_path, log=OUTPUT / "jupyterlab-culling.log") as url,
           lab.notebook_page(url, name) as page):
         lab.run_all_cells(page)
@@ -88,7 +72,7 @@ def test_drag_orbits_the_camera_in_the_browser(tmp_path):
                 " === 'none') && [...document.querySelectorAll('.gpuviz-canvas img')].every(i => i.naturalWidth"
                 " > 1)", timeout=300_000)
             page.wait_for_timeout(2000)
-            before = _json(lab.run_code(page, _STATE, "STATE", timeout=120), "STATE ")
+            before = lab.marked_json(lab.run_code(page, _STATE, "STATE", timeout=120), "STATE ")
             canvas.scroll_into_view_if_needed()
             page.wait_for_timeout(800)
             first_image = canvas.screenshot()
@@ -97,7 +81,7 @@ def test_drag_orbits_the_camera_in_the_browser(tmp_path):
             moves = lab.drag_in_page(page, canvas, 1.5)
             for _ in range(10):  # the events reach the kernel behind the frames it is drawing: wait for them
                 page.wait_for_timeout(2000)
-                dragged = _json(lab.run_code(page, _STATE, "STATE", timeout=120), "STATE ")
+                dragged = lab.marked_json(lab.run_code(page, _STATE, "STATE", timeout=120), "STATE ")
                 if dragged["eye"] != before["eye"] and not culling_busy(dragged):
                     break
             canvas.scroll_into_view_if_needed()

@@ -7,7 +7,6 @@ fits a 360 px panel without horizontal scrolling. Screenshots go to
 import re
 from pathlib import Path
 
-import nbformat
 import pytest
 
 from . import lab
@@ -80,10 +79,7 @@ def _wheel_until_updated(page, frames: int) -> int:
 
 def test_inspector_renders_updates_and_fits_a_360px_panel(tmp_path):
     OUTPUT.mkdir(exist_ok=True)
-    notebook = nbformat.v4.new_notebook()
-    notebook.cells = [nbformat.v4.new_code_cell(CELL)]
-    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(notebook, tmp_path / "inspector.ipynb")
+    lab.write_notebook(tmp_path, "inspector.ipynb", [CELL])
     with lab.jupyterlab(tmp_path, log=OUTPUT / "jupyterlab-inspector.log") as url:
         with lab.notebook_page(url, "inspector.ipynb") as page:
             lab.run_all_cells(page)

@@ -68,17 +68,6 @@ flat.compiled = graph.compile()
 RED, BLUE = (230, 51, 26), (26, 77, 230)
 
 
-def _notebook(root: Path, cells: list, name: str = "panel.ipynb") -> str:
-    import nbformat
-
-    book = nbformat.v4.new_notebook()
-    book.cells = [nbformat.v4.new_code_cell(code) for code in cells]
-    book.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    root.mkdir(parents=True, exist_ok=True)
-    nbformat.write(book, root / name)
-    return name
-
-
 @contextlib.contextmanager
 def _page(url: str, path: str):
     """A Chromium page on ``url + path`` once its notebook's kernel is idle."""
@@ -185,7 +174,7 @@ def server(tmp_path_factory):
 
 def test_split_right_panel_gets_frames_and_input_and_gpu_panel_lists_it(server):
     url, root = server
-    name = _notebook(root, [SETUP, GRAPH, 'show(canvas, where="split-right", title="flat canvas")'], "lab.ipynb")
+    name = lab.write_notebook(root, "lab.ipynb", [SETUP, GRAPH, 'show(canvas, where="split-right", title="flat canvas")'])
     with _page(url, f"/lab/tree/{name}") as page:
         _run_cells(page)
         panel = page.locator("#jp-main-dock-panel .gpuviz-ShowPanel")
@@ -247,7 +236,7 @@ def test_split_right_panel_gets_frames_and_input_and_gpu_panel_lists_it(server):
 
 def test_notebook7_falls_back_to_the_right_panel(server):
     url, root = server
-    name = _notebook(root, [SETUP, 'show(canvas, where="split-right", title="flat canvas")'], "notebook7.ipynb")
+    name = lab.write_notebook(root, "notebook7.ipynb", [SETUP, 'show(canvas, where="split-right", title="flat canvas")'])
     with _page(url, f"/notebooks/{name}") as page:
         assert page.locator("#main-panel, .jp-NotebookPanel").count()
         _run_cells(page)
@@ -272,7 +261,7 @@ def test_without_the_extension_show_displays_inline_with_a_note(tmp_path):
     listing = subprocess.run([str(jupyter), "labextension", "list"], env=env, capture_output=True, text=True)
     assert "gpuviz" in listing.stderr + listing.stdout and "disabled" in (listing.stderr + listing.stdout)
     root = tmp_path / "root"
-    name = _notebook(root, [SETUP, 'show(canvas, where="split-right", title="flat canvas")'])
+    name = lab.write_notebook(root, "panel.ipynb", [SETUP, 'show(canvas, where="split-right", title="flat canvas")'])
     with lab.jupyterlab(root, env={"JUPYTER_CONFIG_DIR": str(config)}, log=OUTPUT / "panel-fallback.log") as url:
         with _page(url, f"/lab/tree/{name}") as page:
             _run_cells(page)

@@ -55,24 +55,9 @@ print("STATE " + json.dumps({"size": list(size), "window": list(viewer.time_wind
 """
 
 
-def _notebook(path: Path) -> str:
-    import nbformat
-
-    book = nbformat.v4.new_notebook()
-    book.cells = [nbformat.v4.new_code_cell(_SETUP), nbformat.v4.new_code_cell('print("ready")')]
-    book.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    path.mkdir(parents=True, exist_ok=True)
-    nbformat.write(book, path / "trace_viewer.ipynb")
-    return "trace_viewer.ipynb"
-
-
-def _json(text: str, marker: str) -> dict:
-    return json.loads(text[text.index(marker) + len(marker):].strip().splitlines()[0])
-
-
 def test_drag_and_click_in_the_browser(tmp_path):
     OUTPUT.mkdir(exist_ok=True)
-    name = _notebook(tmp_path)
+    name = lab.write_notebook(tmp_path, "trace_viewer.ipynb", [_SETUP, 'print("ready")'])
     with (lab.jupyterlab(tmp_path, log=OUTPUT / "jupyterlab-trace-viewer.log") as url,
           lab.notebook_page(url, name) as page):
         lab.run_all_cells(page)
@@ -80,7 +65,7 @@ def test_drag_and_click_in_the_browser(tmp_path):
             canvas = page.locator(".jp-OutputArea-output img").first
             canvas.wait_for(timeout=300_000)
             page.wait_for_timeout(3000)
-            before = _json(lab.run_code(page, _STATE, "STATE", timeout=120), "STATE ")
+            before = lab.marked_json(lab.run_code(page, _STATE, "STATE", timeout=120), "STATE ")
             canvas.scroll_into_view_if_needed()
             page.wait_for_timeout(800)
             first_image = canvas.screenshot()
@@ -98,7 +83,7 @@ def test_drag_and_click_in_the_browser(tmp_path):
             page.mouse.move(box["x"] + 480 * sx, y, steps=5)
             page.mouse.up()
             page.wait_for_timeout(2500)
-            dragged = _json(lab.run_code(page, _STATE, "STATE", timeout=120), "STATE ")
+            dragged = lab.marked_json(lab.run_code(page, _STATE, "STATE", timeout=120), "STATE ")
             canvas.scroll_into_view_if_needed()
             page.wait_for_timeout(800)
             dragged_image = canvas.screenshot()
@@ -109,7 +94,7 @@ def test_drag_and_click_in_the_browser(tmp_path):
             s, (x0, y0, x1, y1) = zoomed["target"]
             page.mouse.click(box["x"] + (x0 + x1) / 2 * sx, box["y"] + (y0 + y1) / 2 * sy)
             page.wait_for_timeout(2500)
-            clicked = _json(lab.run_code(page, _STATE, "STATE", timeout=120), "STATE ")
+            clicked = lab.marked_json(lab.run_code(page, _STATE, "STATE", timeout=120), "STATE ")
             canvas.scroll_into_view_if_needed()
             page.wait_for_timeout(800)
             clicked_image = canvas.screenshot()
@@ -117,7 +102,7 @@ def test_drag_and_click_in_the_browser(tmp_path):
             page.mouse.move(box["x"] + ((x0 + x1) / 2 + 4) * sx, box["y"] + (y0 + y1) / 2 * sy, steps=3)
             page.wait_for_timeout(2500)
             hovered_image = canvas.screenshot()  # before running code: that moves the pointer away
-            hovered = _json(lab.run_code(page, _STATE, "STATE", timeout=120), "STATE ")
+            hovered = lab.marked_json(lab.run_code(page, _STATE, "STATE", timeout=120), "STATE ")
         except Exception:
             page.screenshot(path=str(OUTPUT / "failed-trace-viewer.png"), full_page=True)
             raise

@@ -71,6 +71,19 @@ def test_size_sweep_tiny(device, capsys):
     assert len(fits) == 2 and all(set(f) == {"copy", "8K", "2K"} for f in fits)
 
 
+def test_occupancy_table_tiny(device):
+    """One row per (case, load batch) with the resident probe's count: at
+    least one workgroup, at most the tiles of the case; the IDs are checked
+    against the oracle inside."""
+    from gpuviz.bench.topology_visibility import bench_visibility_occupancy
+
+    table = bench_visibility_occupancy(device, [9000], 2, preloads=(0, 6))
+    assert [(row["case"], row["preload"]) for row in table.rows][:2] == [("intervals + mask, ~35% kept", 0),
+                                                                        ("intervals + mask, ~35% kept", 6)]
+    assert len(table.rows) == 8
+    assert all(1 <= row["resident"] <= 3 and row["gpu_s"] > 0 and row["ref_s"] > 0 for row in table.rows)
+
+
 def test_culling_tile_variants_tiny(device):
     """The cull table with tile variants: every variant's IDs equal the
     default's (checked inside), one row each, the same copy reference."""
