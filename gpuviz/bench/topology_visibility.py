@@ -327,7 +327,8 @@ def bench_visibility_tunings(device, sizes, runs, *, report=None, tunings=None, 
 
 
 def bench_visibility_occupancy(device, sizes, runs, *, report=None, preloads=OCCUPANCY_PRELOADS):
-    """How many workgroups of each standard case run at once (the workflow's
+    """How many workgroups of each standard case (and of intervals alone,
+    a mask alone and spheres with a mask) run at once (the workflow's
     "resident" probe: its count word receives the high-water mark of
     running workgroups; 132 SMs x 8 is full occupancy on an H200) for each
     load batch of ``preloads``, with the probe's time. The IDs are checked
@@ -338,7 +339,13 @@ def bench_visibility_occupancy(device, sizes, runs, *, report=None, preloads=OCC
     rng = np.random.default_rng(14)
     timer = GPUTimer(device, runs)
     for n in sizes or [VISIBILITY_SIZE]:
-        for label, arrays, _ in _cases(rng, n, wide=True):
+        cases = _cases(rng, n, wide=True)
+        first, frustum = cases[0][1], cases[2][1]
+        # one input fewer or more than the standard cases: which role holds the registers
+        cases += [("intervals alone", {k: first[k] for k in ("intervals", "window")}, False),
+                  ("mask alone", {"mask": first["mask"]}, False),
+                  ("spheres + planes + mask", {**frustum, "mask": first["mask"]}, False)]
+        for label, arrays, _ in cases:
             expected = visibility_oracle(**arrays)
             bufs = _buffers(device, arrays, n)
             moved = sum(a.nbytes for k, a in arrays.items() if k not in PARAMETERS) + 4 * expected.size + 4

@@ -80,7 +80,7 @@ def test_occupancy_table_tiny(device):
     table = bench_visibility_occupancy(device, [9000], 2, preloads=(0, 6))
     assert [(row["case"], row["preload"]) for row in table.rows][:2] == [("intervals + mask, ~35% kept", 0),
                                                                         ("intervals + mask, ~35% kept", 6)]
-    assert len(table.rows) == 8
+    assert len(table.rows) == 14
     assert all(1 <= row["resident"] <= 3 and row["gpu_s"] > 0 and row["ref_s"] > 0 for row in table.rows)
 
 
