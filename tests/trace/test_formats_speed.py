@@ -388,9 +388,23 @@ def _decoded_both_ways(data, monkeypatch):
         return cols, dict(reporter.counts)
     fast = run()
     with monkeypatch.context() as m:
-        m.setattr(je, "_locate_events", lambda data, start: None)
+        m.setattr(je, "LOCATE_EVENTS", False)
         full = run()
     return fast, full
+
+
+def test_locate_events_switch_forces_the_full_pass(monkeypatch):
+    """LOCATE_EVENTS = False (the full pass of the comparisons here and of
+    the differential fuzz target) never looks for the events array."""
+    def refuse(data, start):
+        raise AssertionError("located path taken")
+    monkeypatch.setattr(je, "_locate_events", refuse)
+    monkeypatch.setattr(je, "LOCATE_EVENTS", False)
+    cols = je.decode_events(('{"traceEvents": %s}' % _EVENTS).encode(), "doc", je.Reporter("doc", False))
+    assert cols.name.to_pylist() == ["a]", "b"]
+    monkeypatch.setattr(je, "LOCATE_EVENTS", True)
+    with pytest.raises(AssertionError, match="located path taken"):
+        je.decode_events(('{"traceEvents": %s}' % _EVENTS).encode(), "doc", je.Reporter("doc", False))
 
 
 def _same_columns(a, b):
@@ -466,7 +480,7 @@ def test_object_document_after_a_byte_order_mark(locate, monkeypatch):
     """A UTF-8 BOM before '{' is skipped, as before '[' (the full header
     pass used to reject it as malformed JSON at byte 0)."""
     if not locate:
-        monkeypatch.setattr(je, "_locate_events", lambda data, start: None)
+        monkeypatch.setattr(je, "LOCATE_EVENTS", False)
     doc = ('{"traceEvents": %s, "meta": 1}' % _EVENTS).encode()
     plain = je.decode_events(doc, "doc", je.Reporter("doc", True))
     marked = je.decode_events(b"\xef\xbb\xbf" + doc, "doc", je.Reporter("doc", True))
