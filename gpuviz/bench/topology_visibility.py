@@ -29,7 +29,8 @@ from .harness import (BU, GPUTimer, Mismatch, ReferenceKernel, check_equal, copy
                       rewarm, upload, warm_up)
 from .tables import Column, Report
 
-__all__ = ["bench_visibility", "bench_visibility_tunings", "bench_visibility_sizes", "bench_visibility_occupancy", "visibility_oracle",
+__all__ = ["bench_visibility", "bench_visibility_tunings", "bench_visibility_sizes", "bench_visibility_occupancy",
+           "visibility_oracle",
            "VISIBILITY_SIZE", "VISIBILITY_TARGET", "TUNINGS", "TILE_TUNINGS", "SWEEP_SIZES", "main"]
 
 #: Default size (the issue's): 25M rows.
@@ -200,6 +201,11 @@ FORMATS = {"mask": "uint32", "intervals": "float32x2", "window": "float32x4", "s
            "planes": "float32x4"}
 
 
+def _read_bytes(arrays) -> int:
+    """Bytes of a case's per-row inputs (the parameters are not rows)."""
+    return sum(a.nbytes for k, a in arrays.items() if k not in PARAMETERS)
+
+
 def _buffers(device, arrays, n, mask_output=False) -> dict:
     bufs = {k: upload(device, v) for k, v in arrays.items()}
     bufs["ids"] = device.create_buffer(size=max(16, 4 * n), usage=BU.STORAGE | BU.COPY_SRC)
@@ -239,7 +245,7 @@ def _case(device, timer, table, n, label, arrays, targeted, peers, runs, mask_ou
     numpy_s = time.perf_counter() - started
     bufs = _buffers(device, arrays, n, mask_output)
     compiled = _compiled(device, bufs, arrays, n)
-    read_bytes = sum(a.nbytes for k, a in arrays.items() if k not in ("window", "planes"))
+    read_bytes = _read_bytes(arrays)
     written = 4 * expected.size + 4 + (4 * n if mask_output else 0)
     # a second, as the culling benchmark does: after 0.3 s the 25M rows' first case still timed its copy at
     # 1.5-1.6 TB/s in every session-9 run (warm: 3.7)
@@ -294,7 +300,7 @@ def bench_visibility_tunings(device, sizes, runs, *, report=None, tunings=None, 
         for label, arrays, targeted in _cases(rng, n, wide=True):
             expected = visibility_oracle(**arrays)
             bufs = _buffers(device, arrays, n)
-            read_bytes = sum(a.nbytes for k, a in arrays.items() if k not in ("window", "planes"))
+            read_bytes = _read_bytes(arrays)
             moved = read_bytes + 4 * expected.size + 4
             graphs = {name: _compiled(device, bufs, arrays, n, tuning) for name, tuning in tunings.items()}
             rewarm(device, n, 1.0)
@@ -348,7 +354,7 @@ def bench_visibility_occupancy(device, sizes, runs, *, report=None, preloads=OCC
         for label, arrays, _ in cases:
             expected = visibility_oracle(**arrays)
             bufs = _buffers(device, arrays, n)
-            moved = sum(a.nbytes for k, a in arrays.items() if k not in PARAMETERS) + 4 * expected.size + 4
+            moved = _read_bytes(arrays) + 4 * expected.size + 4
             rewarm(device, n, 1.0)
             ref = copy_time(device, timer, -(-moved // 32) * 4)
             for preload in preloads:

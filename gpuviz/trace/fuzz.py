@@ -488,6 +488,8 @@ def differential_load(path, format="auto", strict=False, progress=False):
     from .errors import TraceFormatError
     from .formats import jsonevents
 
+    previous = jsonevents.LOCATE_EVENTS
+
     def outcome(locate):
         jsonevents.LOCATE_EVENTS = locate
         try:
@@ -495,7 +497,7 @@ def differential_load(path, format="auto", strict=False, progress=False):
         except TraceFormatError as exc:
             return None, exc
         finally:
-            jsonevents.LOCATE_EVENTS = True
+            jsonevents.LOCATE_EVENTS = previous
 
     (located, located_error), (full, full_error) = outcome(True), outcome(False)
     if located_error is not None or full_error is not None:
@@ -506,7 +508,8 @@ def differential_load(path, format="auto", strict=False, progress=False):
         if not getattr(located, name).equals(getattr(full, name)):
             raise DifferentialMismatch(f"the {name} tables differ")
     if located.report != full.report or located.metadata != full.metadata:
-        raise DifferentialMismatch(f"reports or metadata differ: {located.report} / {full.report}")
+        raise DifferentialMismatch(f"reports or metadata differ: {located.report} {located.metadata} / "
+                                   f"{full.report} {full.metadata}")
     return located
 
 

@@ -174,7 +174,8 @@ def server(tmp_path_factory):
 
 def test_split_right_panel_gets_frames_and_input_and_gpu_panel_lists_it(server):
     url, root = server
-    name = lab.write_notebook(root, "lab.ipynb", [SETUP, GRAPH, 'show(canvas, where="split-right", title="flat canvas")'])
+    name = lab.write_notebook(root, "lab.ipynb",
+                              [SETUP, GRAPH, 'show(canvas, where="split-right", title="flat canvas")'])
     with _page(url, f"/lab/tree/{name}") as page:
         _run_cells(page)
         panel = page.locator("#jp-main-dock-panel .gpuviz-ShowPanel")
@@ -236,7 +237,8 @@ def test_split_right_panel_gets_frames_and_input_and_gpu_panel_lists_it(server):
 
 def test_notebook7_falls_back_to_the_right_panel(server):
     url, root = server
-    name = lab.write_notebook(root, "notebook7.ipynb", [SETUP, 'show(canvas, where="split-right", title="flat canvas")'])
+    name = lab.write_notebook(root, "notebook7.ipynb",
+                              [SETUP, 'show(canvas, where="split-right", title="flat canvas")'])
     with _page(url, f"/notebooks/{name}") as page:
         assert page.locator("#main-panel, .jp-NotebookPanel").count()
         _run_cells(page)

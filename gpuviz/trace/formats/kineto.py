@@ -35,6 +35,11 @@ _FLOW_KINDS = ("ac2g", "fwdbwd", "async")
 BASE_TIME_LIMIT = 1 << 62
 
 
+def _integer_below(value, limit):
+    """Whether a header value is an integer (not a bool) in [0, limit)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < limit
+
+
 def is_kineto_header(header):
     """True when the top-level keys of a trace object are Kineto's."""
     return any(k in header for k in _HEADER_KEYS)
@@ -92,13 +97,13 @@ def _read_json_trace(path, strict, partition, data, kineto, progress):
     header = cols.header
     info = header.get("distributedInfo") if isinstance(header.get("distributedInfo"), dict) else {}
     rank = info.get("rank")
-    rank_ok = isinstance(rank, int) and not isinstance(rank, bool) and 0 <= rank < 1 << 20
+    rank_ok = _integer_below(rank, 1 << 20)
     if rank is not None and not rank_ok:
         reporter.add("bad_rank")        # the file is partition 0 (or the one load gives it)
     if partition is None:
         partition = int(rank) if rank_ok else 0
     base = header.get("baseTimeNanoseconds")
-    if base is not None and not (isinstance(base, int) and not isinstance(base, bool) and 0 <= base < BASE_TIME_LIMIT):
+    if base is not None and not _integer_below(base, BASE_TIME_LIMIT):
         reporter.add("bad_base_time")   # kept out of the metadata: ranks are not aligned by it
         base = None
     trace = build_trace(cols, reporter, partition=partition, source=str(path),
