@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -102,17 +103,24 @@ def run_all_cells(page, timeout: float = 600) -> None:
 
 
 def run_code(page, code: str, marker: str, timeout: float = 60) -> str:
-    """Append a cell with ``code`` at the end, run it and return the text of the
-    output that contains ``marker``."""
-    page.locator(".jp-Notebook .jp-Cell").last.click()
+    """Append a cell with ``code`` at the end, run it and return the text of
+    its output that contains ``marker`` (case-sensitive).
+
+    Only the new cell's outputs count: an earlier cell's (a previous run's
+    marker, a widget's text) would answer before this cell has run."""
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    cells.last.click()
     page.keyboard.press("Escape")
+    before = cells.count()
     page.keyboard.press("b")  # new cell below, in command mode
+    page.wait_for_function("n => document.querySelectorAll('.jp-Notebook .jp-Cell').length > n", arg=before)
+    cell = cells.nth(cells.count() - 1)  # by index: Shift+Enter appends another cell below it
     page.keyboard.press("Enter")
     page.keyboard.insert_text(code)
     page.keyboard.press("Shift+Enter")
-    output = page.locator(f".jp-OutputArea-output:has-text('{marker}')").last
-    output.wait_for(timeout=timeout * 1000)
-    return output.inner_text()
+    output = cell.locator(".jp-OutputArea-output").filter(has_text=re.compile(re.escape(marker)))
+    output.last.wait_for(timeout=timeout * 1000)
+    return output.last.inner_text()
 
 
 def drag(page, element, seconds: float, *, steps: int = 12, at=(0.5, 0.5), reach: float = 0.3) -> int:
