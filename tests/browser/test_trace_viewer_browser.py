@@ -126,13 +126,13 @@ def test_drag_and_click_in_the_browser(tmp_path):
             # hover: the frame's picking pass at the pointer, read back by the event loop's trailing poll
             hover_at = ((x0 + x1) / 2 + 4, (y0 + y1) / 2)
             attempts, states = [], []
-            for _ in range(2):
+            for attempt in range(2):
                 canvas.scroll_into_view_if_needed()
                 page.wait_for_timeout(800)
                 box = canvas.bounding_box()
-                # from the header row (no span: the hover clears) onto the span
-                page.mouse.move(box["x"] + hover_at[0] * sx, box["y"] + 10 * sy)
-                page.wait_for_timeout(600)
+                if attempt:  # the retry comes from the header row (no span: the hover clears)
+                    page.mouse.move(box["x"] + hover_at[0] * sx, box["y"] + 10 * sy)
+                    page.wait_for_timeout(600)
                 page.mouse.move(box["x"] + hover_at[0] * sx, box["y"] + hover_at[1] * sy, steps=3)
                 page.wait_for_timeout(2500)
                 hovered_image = canvas.screenshot()  # before running code: that moves the pointer away
@@ -154,8 +154,9 @@ def test_drag_and_click_in_the_browser(tmp_path):
     assert clicked["compile_count"] == 1, clicked
     (OUTPUT / "trace-viewer-hover-attempts.json").write_text(json.dumps({"span": s, "attempts": attempts, "states": states}))
     if len(attempts) > 1:
-        # Seen in about one run in ten here, never offline: the sample drawn for the pointer's
-        # position came back with the previous position's span. Kept visible, not hidden.
+        # Seen in about one run in ten here, never offline: moving from the clicked span across
+        # another one onto the target, the sample drawn for the target came back with the
+        # crossed span. A known bug (see docs/jupyter.md), kept visible here, not hidden.
         warnings.warn(f"first hover read {attempts[0]} for span {s} (samples {states[0]['samples'][-4:]}, "
                       f"log {states[0]['logged']}); the second attempt read {attempts[1]}")
     assert attempts[-1] and attempts[-1][-1] == s, (hover_at, attempts, hovered["samples"], hovered["events"][-4:])
