@@ -114,7 +114,7 @@ def run_code(page, code: str, marker: str, timeout: float = 60) -> str:
     before = cells.count()
     page.keyboard.press("b")  # new cell below, in command mode
     page.wait_for_function("n => document.querySelectorAll('.jp-Notebook .jp-Cell').length > n", arg=before)
-    cell = cells.nth(cells.count() - 1)  # by index: Shift+Enter appends another cell below it
+    cell = cells.nth(before)  # the new last cell, by index: Shift+Enter appends another below it
     page.keyboard.press("Enter")
     page.keyboard.insert_text(code)
     page.keyboard.press("Shift+Enter")
