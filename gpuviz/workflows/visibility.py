@@ -55,7 +55,8 @@ NAME = "GPUVisibilityWorkflow"
 # visibility.wgsl: bindings of the roles (masks follow at 10 + k, then source_ids, the output chunk table and the
 # output buffers) and the VisParams word order (HEADER, then the view offsets of ROLES[1:] and the masks)
 ROLES = {"count": 2, "mask_out": 3, "spheres": 4, "planes": 5, "intervals": 6, "window": 7, "lod": 8, "lod_range": 9}
-HEADER = ("n", "tile_base", "num_tiles", "row_base", "last_tile", "out_off", "count_off", "ids_off")
+HEADER = ("n", "tile_base", "num_tiles", "row_base", "last_tile", "out_off", "ticket_base", "last_ticket", "lag",
+          "count_off", "ids_off")
 PER_ROW = {"spheres": "float32x4", "intervals": "float32x2", "lod": "float32", "source_ids": "uint32"}
 PAIRS = (("spheres", "planes"), ("intervals", "window"), ("lod", "lod_range"))
 PARAMETERS = {"planes": ("float32x4", 6), "window": ("float32x4", 1), "lod_range": ("float32x2", 1)}
@@ -178,6 +179,16 @@ class GPUVisibilityWorkflow:
     #: first tile's scan, look-back and writes, but its count is published
     #: later: successors wait for it; slower still on the H200).
     early_second = False
+    #: Lagged placement: 0, or the tickets between a tile's evaluation and
+    #: its placement. With lag L the workgroup of a chunk's ticket s
+    #: evaluates tile s, publishes its count and kept bits (16 bytes per
+    #: 128 rows, in the node's state buffer), then places and writes tile
+    #: s - L, whose predecessors started their evaluations at least L tickets
+    #: earlier: its look-back sums published states instead of waiting for
+    #: tiles still loading. A chunk runs tiles + L workgroups (the last L
+    #: only place). Needs tiles_per_group 1; probes other than "resident"
+    #: are refused.
+    write_lag = 0
     #: Benchmarks only, one of :data:`PROBES`: "unordered", "nowrite" or
     #: "bare" time the workflow without its look-back, its ID writes or both,
     #: "coalesced" with its writes done by consecutive lanes (visibility.wgsl
@@ -329,10 +340,15 @@ class GPUVisibilityWorkflow:
         if self.probe not in ("", *PROBES):
             raise GraphValidationError(f'{NAME} "{self.id}" tuning: probe must be "" or one of {PROBES} '
                                        f"(got {self.probe!r})")
+        lag = self.write_lag
+        if not isinstance(lag, int) or isinstance(lag, bool) or lag < 0 or (lag and (pair == 2 or self.probe not in
+                                                                                      ("", "resident"))):
+            raise GraphValidationError(f'{NAME} "{self.id}" tuning: write_lag must be an int >= 0 (got {lag!r}); '
+                                       'a lag needs tiles_per_group 1 and no probe but "resident"')
         if self.probe == "resident" and pair == 2:  # a pair's workgroup leaves before the probe's decrement
             raise GraphValidationError(f'{NAME} "{self.id}" tuning: probe "resident" needs tiles_per_group 1')
         return {"tile": tile, "batch": batch, "pair": (("early" if self.early_second else "late") if pair == 2 else ""),
-                "probe": self.probe}
+                "probe": self.probe, "lag": lag}
 
     # ----------------------------------------------------------------- graph
     def add_to_graph(self, graph) -> list:
@@ -373,7 +389,10 @@ class GPUVisibilityWorkflow:
             nbytes = 4 * (len(HEADER) + len(ROLES) - 1 + masks)  # visibility.wgsl: VisParams
             slot = uniform_slot(ctx.device, max(16, -(-nbytes // 16) * 16))
             table = np.zeros((len(chunks), slot // 4), np.uint32)
-            words = 1 + 3 * total_tiles + 2 * bool(tuning["probe"])  # ticket, tile states, probe counters
+            lag = tuning["lag"]
+            lags = [min(lag, ch["tiles"]) for ch in chunks]
+            # ticket, tile states, probe counters, lagged placement's bits (16-bit halves, visibility.wgsl HALVES)
+            words = 1 + 3 * total_tiles + 2 * bool(tuning["probe"]) + bool(lag) * total_tiles * tuning["tile"] // 16
             state = ctx.own(ctx.device.create_buffer(label=f"{ctx.node_id}-tile-state", size=4 * words, usage=STORAGE))
             fixed = {1: (state, 0, state.size)}
             if out_rows is not None:
@@ -382,16 +401,18 @@ class GPUVisibilityWorkflow:
                 fixed[11 + masks] = (chunk_table, 0, chunk_table.size)
             template = dict(masks=masks, subgroups=use_subgroups(ctx, None), scatter=scatter,
                             iters=tuning["tile"] // 1024, wpl=max(1, tuning["tile"] // 8192), batch=tuning["batch"],
-                            pair=tuning["pair"], probe=tuning["probe"])
+                            pair=tuning["pair"], probe=tuning["probe"], lag=bool(lag))
             constants = {"SPIN_LIMIT": spin_limit, "TRUST_STATE": trust}
             dispatches = []
             for row, ch in enumerate(chunks):
                 views = {**ch["views"], **params, "mask_out": ch["mask_out"], "count": count,
                          "ids": ch["views"].get("source_ids")}
                 kernel, bound, offsets = _chunk_kernel(ctx, views, masks, align, template, constants)
-                words = [ch["n"], ch["tile_base"], ch["tiles"], ch["row_base"], total_tiles - 1, out_off, *offsets]
+                ticket_base = ch["tile_base"] + sum(lags[:row])
+                words = [ch["n"], ch["tile_base"], ch["tiles"], ch["row_base"], total_tiles - 1, out_off, ticket_base,
+                         total_tiles + sum(lags) - 1, lags[row], *offsets]
                 table[row, :len(words)] = words
-                groups = -(-ch["tiles"] // 2) if tuning["pair"] else ch["tiles"]
+                groups = -(-ch["tiles"] // 2) if tuning["pair"] else ch["tiles"] + lags[row]
                 dispatches.append((kernel, [*dst, *(b.storage for b in bound.values())], row, groups))
             uniform = ctx.own(ctx.device.create_buffer_with_data(label=f"{ctx.node_id}-params", data=table.tobytes(),
                                                                  usage=wgpu.BufferUsage.UNIFORM))
