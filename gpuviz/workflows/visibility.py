@@ -44,19 +44,23 @@ PROBES = ("unordered", "nowrite", "bare", "coalesced", "resident")
 #: None: ``(most rows, tile)`` pairs in order, the first whose bound the
 #: workflow's total row count does not exceed (None: any count).
 TILE_BY_ROWS = ((None, VISIBILITY_TILE),)
-# The kernel runs without wgpu's bounds checks and loop bounding: every loop
-# has a constant or small uniform bound and every index is in range by
+# The kernel runs without wgpu's bounds checks: every index is in range by
 # construction (the tile state is sized by the tile count, IDs land below the
 # kept count, which never exceeds the rows the output was checked to hold).
-# GPUVIZ_RUNTIME_CHECKS=1 restores both.
-_TRUSTED = {"bounds_checks": False, "loop_bounding": False}
+# Naga's forced loop bounding (a hidden counter in every loop) is dropped too,
+# except for two tiles per workgroup (GPUVisibilityWorkflow.loop_bounding):
+# compiled without it, that variant wrote wrong IDs and counts on the H200
+# for multi-chunk outputs with every predicate given, although every loop
+# ends; with it the single-tile kernel loses a quarter of its occupancy
+# (1,057 resident workgroups fall to 792) and 2.5 µs at 10M, 7-23 µs at
+# 25M rows.
+# GPUVIZ_RUNTIME_CHECKS=1 restores both checks.
 STORAGE = wgpu.BufferUsage.STORAGE
 NAME = "GPUVisibilityWorkflow"
 # visibility.wgsl: bindings of the roles (masks follow at 10 + k, then source_ids, the output chunk table and the
 # output buffers) and the VisParams word order (HEADER, then the view offsets of ROLES[1:] and the masks)
 ROLES = {"count": 2, "mask_out": 3, "spheres": 4, "planes": 5, "intervals": 6, "window": 7, "lod": 8, "lod_range": 9}
-HEADER = ("n", "tile_base", "num_tiles", "row_base", "last_tile", "out_off", "ticket_base", "last_ticket", "lag",
-          "count_off", "ids_off")
+HEADER = ("n", "tile_base", "num_tiles", "row_base", "last_tile", "out_off", "count_off", "ids_off")
 PER_ROW = {"spheres": "float32x4", "intervals": "float32x2", "lod": "float32", "source_ids": "uint32"}
 PAIRS = (("spheres", "planes"), ("intervals", "window"), ("lod", "lod_range"))
 PARAMETERS = {"planes": ("float32x4", 6), "window": ("float32x4", 1), "lod_range": ("float32x2", 1)}
@@ -179,16 +183,10 @@ class GPUVisibilityWorkflow:
     #: first tile's scan, look-back and writes, but its count is published
     #: later: successors wait for it; slower still on the H200).
     early_second = False
-    #: Lagged placement: 0, or the tickets between a tile's evaluation and
-    #: its placement. With lag L the workgroup of a chunk's ticket s
-    #: evaluates tile s, publishes its count and kept bits (16 bytes per
-    #: 128 rows, in the node's state buffer), then places and writes tile
-    #: s - L, whose predecessors started their evaluations at least L tickets
-    #: earlier: its look-back sums published states instead of waiting for
-    #: tiles still loading. A chunk runs tiles + L workgroups (the last L
-    #: only place). Needs tiles_per_group 1; probes other than "resident"
-    #: are refused.
-    write_lag = 0
+    #: Naga's forced loop bounding: None (the default) for two tiles per
+    #: workgroup only, where the H200's driver needs it to be correct (see
+    #: the module's note on wgpu's runtime checks); True or False forces it.
+    loop_bounding = None
     #: Benchmarks only, one of :data:`PROBES`: "unordered", "nowrite" or
     #: "bare" time the workflow without its look-back, its ID writes or both,
     #: "coalesced" with its writes done by consecutive lanes (visibility.wgsl
@@ -340,15 +338,14 @@ class GPUVisibilityWorkflow:
         if self.probe not in ("", *PROBES):
             raise GraphValidationError(f'{NAME} "{self.id}" tuning: probe must be "" or one of {PROBES} '
                                        f"(got {self.probe!r})")
-        lag = self.write_lag
-        if not isinstance(lag, int) or isinstance(lag, bool) or lag < 0 or (lag and (pair == 2 or self.probe not in
-                                                                                      ("", "resident"))):
-            raise GraphValidationError(f'{NAME} "{self.id}" tuning: write_lag must be an int >= 0 (got {lag!r}); '
-                                       'a lag needs tiles_per_group 1 and no probe but "resident"')
         if self.probe == "resident" and pair == 2:  # a pair's workgroup leaves before the probe's decrement
             raise GraphValidationError(f'{NAME} "{self.id}" tuning: probe "resident" needs tiles_per_group 1')
+        if self.loop_bounding not in (None, True, False):
+            raise GraphValidationError(f'{NAME} "{self.id}" tuning: loop_bounding must be None, True or False '
+                                       f"(got {self.loop_bounding!r})")
+        bounded = pair == 2 if self.loop_bounding is None else self.loop_bounding
         return {"tile": tile, "batch": batch, "pair": (("early" if self.early_second else "late") if pair == 2 else ""),
-                "probe": self.probe, "lag": lag}
+                "probe": self.probe, "loop_bounding": bounded}
 
     # ----------------------------------------------------------------- graph
     def add_to_graph(self, graph) -> list:
@@ -389,10 +386,7 @@ class GPUVisibilityWorkflow:
             nbytes = 4 * (len(HEADER) + len(ROLES) - 1 + masks)  # visibility.wgsl: VisParams
             slot = uniform_slot(ctx.device, max(16, -(-nbytes // 16) * 16))
             table = np.zeros((len(chunks), slot // 4), np.uint32)
-            lag = tuning["lag"]
-            lags = [min(lag, ch["tiles"]) for ch in chunks]
-            # ticket, tile states, probe counters, lagged placement's bits (16-bit halves, visibility.wgsl HALVES)
-            words = 1 + 3 * total_tiles + 2 * bool(tuning["probe"]) + bool(lag) * total_tiles * tuning["tile"] // 16
+            words = 1 + 3 * total_tiles + 2 * bool(tuning["probe"])  # ticket, tile states, probe counters
             state = ctx.own(ctx.device.create_buffer(label=f"{ctx.node_id}-tile-state", size=4 * words, usage=STORAGE))
             fixed = {1: (state, 0, state.size)}
             if out_rows is not None:
@@ -401,18 +395,17 @@ class GPUVisibilityWorkflow:
                 fixed[11 + masks] = (chunk_table, 0, chunk_table.size)
             template = dict(masks=masks, subgroups=use_subgroups(ctx, None), scatter=scatter,
                             iters=tuning["tile"] // 1024, wpl=max(1, tuning["tile"] // 8192), batch=tuning["batch"],
-                            pair=tuning["pair"], probe=tuning["probe"], lag=bool(lag))
+                            pair=tuning["pair"], probe=tuning["probe"])
             constants = {"SPIN_LIMIT": spin_limit, "TRUST_STATE": trust}
             dispatches = []
             for row, ch in enumerate(chunks):
                 views = {**ch["views"], **params, "mask_out": ch["mask_out"], "count": count,
                          "ids": ch["views"].get("source_ids")}
-                kernel, bound, offsets = _chunk_kernel(ctx, views, masks, align, template, constants)
-                ticket_base = ch["tile_base"] + sum(lags[:row])
-                words = [ch["n"], ch["tile_base"], ch["tiles"], ch["row_base"], total_tiles - 1, out_off, ticket_base,
-                         total_tiles + sum(lags) - 1, lags[row], *offsets]
+                kernel, bound, offsets = _chunk_kernel(ctx, views, masks, align, template, constants,
+                                                       loop_bounding=tuning["loop_bounding"])
+                words = [ch["n"], ch["tile_base"], ch["tiles"], ch["row_base"], total_tiles - 1, out_off, *offsets]
                 table[row, :len(words)] = words
-                groups = -(-ch["tiles"] // 2) if tuning["pair"] else ch["tiles"] + lags[row]
+                groups = -(-ch["tiles"] // 2) if tuning["pair"] else ch["tiles"]
                 dispatches.append((kernel, [*dst, *(b.storage for b in bound.values())], row, groups))
             uniform = ctx.own(ctx.device.create_buffer_with_data(label=f"{ctx.node_id}-params", data=table.tobytes(),
                                                                  usage=wgpu.BufferUsage.UNIFORM))
@@ -428,7 +421,7 @@ class GPUVisibilityWorkflow:
         return graph.add_compute_node(id=f"{self.id}-predicate", resources=resources, compile=compile_visibility)
 
 
-def _chunk_kernel(ctx, views, masks, align, template, constants) -> tuple:
+def _chunk_kernel(ctx, views, masks, align, template, constants, *, loop_bounding) -> tuple:
     """``(kernel, {role: ViewBinding}, offsets)`` of one chunk's dispatch;
     offsets are the VisParams words from ``count_off`` on."""
     views = {**views, **{f"mask{k}": views[f"masks[{k}]"] for k in range(masks)}}
@@ -438,7 +431,8 @@ def _chunk_kernel(ctx, views, masks, align, template, constants) -> tuple:
     layouts = {name: bound[name].layout if name in bound else "none" for name in numbers}
     code = wgsl("workflows/shaders/visibility.wgsl", layouts=layouts, spheres="spheres" in bound,
                 intervals="intervals" in bound, lod="lod" in bound, **template)
-    kernel = ComputeKernel(ctx.device, code=code, label=ctx.node_id, constants=constants, **_TRUSTED)
+    kernel = ComputeKernel(ctx.device, code=code, label=ctx.node_id, constants=constants, bounds_checks=False,
+                           loop_bounding=loop_bounding)
     order = ["count", "ids", *list(ROLES)[1:], *(f"mask{k}" for k in range(masks))]
     return kernel, bound, [bound[name].offset if name in bound else 0 for name in order]
 
@@ -455,7 +449,7 @@ def _scatter_plan(used, align, first) -> tuple:
         slots.setdefault(view.handle, len(slots))
     dst = [StorageBinding(first + j, h, *binding_range([v for v in used if v.handle is h], align))
            for h, j in slots.items()]
-    value = {"dst": [b.binding for b in dst], "table": len(used) > 1}
+    value = {"dst": [b.binding for b in dst], "table": len(used) > 1, "rows": len(used)}
     if len(used) == 1:
         return dst, value, None, (used[0].byte_offset - dst[0].start) // 4
     rows, end = np.zeros((len(used), 4), np.uint32), 0

@@ -79,9 +79,6 @@ struct VisParams {
     row_base: u32,    // global row index of this chunk's first row
     last_tile: u32,   // global index of the sequence's last tile (writes count)
     out_off: u32,     // one output chunk: its element offset in its binding
-    ticket_base: u32, // global index of this chunk's first ticket (tile_base + lag of the chunks before)
-    last_ticket: u32, // global index of the sequence's last ticket (last_tile when lag is 0)
-    lag: u32,         // lagged placement: tickets between a tile's evaluation and its placement (0: none)
     count_off: u32,   // element (uint32 word) offsets of the views in their bound ranges
     ids_off: u32,
     mask_out_off: u32,
@@ -306,11 +303,17 @@ fn scatter(k: u32, v: u32) {
     dst{{ scatter.dst[0] }}[P.out_off + k] = v;
 {% else %}
     var lo = 0u;
-    var hi = arrayLength(&scatter_chunks) - 1u;
-    while (lo < hi) {
+    var hi = {{ scatter.rows - 1 }}u;
+    // The binary search unrolled into its ceil(log2(rows)) steps. Written as
+    // a `while` and compiled without loop bounding, it made the H200's
+    // driver write wrong IDs and counts for multi-chunk outputs when every
+    // predicate was given (session 13).
+{% for _ in range((scatter.rows - 1).bit_length()) %}
+    if (lo < hi) {
         let mid = (lo + hi) / 2u;
         if (k < scatter_chunks[mid].x) { hi = mid; } else { lo = mid + 1u; }
     }
+{% endfor %}
     let c = scatter_chunks[lo];
     switch (c.z) {
 {% for b in scatter.dst %}
@@ -496,7 +499,7 @@ fn slot(g: Group) -> u32 { return g.id * g.size + g.lane; }
 // Lane 0: this workgroup's next tile ticket.
 fn take_ticket() -> u32 {
     let ticket = atomicAdd(&state[0], 1u);
-    if ((ticket & TICKET_MASK) == P.last_ticket) {
+    if ((ticket & TICKET_MASK) == P.last_tile) {
         // every ticket of this encoding is taken: open the next epoch
         atomicStore(&state[0], ((ticket >> EPOCH_SHIFT) + 1u) << EPOCH_SHIFT);
 {% if probe in ("unordered", "bare") %}
@@ -544,11 +547,22 @@ fn probe_counter(odd: bool) -> u32 { return 1u + 3u * (P.last_tile + 1u) + selec
 {% endif %}
 {% endmacro %}
 
-// The in-tile scan: s_bits (cleared behind it) into s_words, and into
-// s_before the kept rows of the tile before each bit word: one group scan of
-// the popcounts of the WPL consecutive words each lane slot owns; s_part
-// holds each scan group's total.
-{% macro scan_bits() %}
+// After a tile's rows are in s_bits: its count (published at once), the
+// in-tile scan into s_words / s_before (s_bits cleared behind it), the
+// look-back and the inclusive prefix; the sequence's last tile writes the
+// count. Returns (kept, base), workgroup-uniform.
+fn settle(g: Group, tile: u32, lane_kept_in: u32) -> vec2<u32> {
+    var lane_kept = lane_kept_in;
+    if (GROUP_COLLECTIVES) { lane_kept = grp_add(lane_kept); }  // one atomic per subgroup
+    if (lane_kept != 0u && (!GROUP_COLLECTIVES || g.lane == 0u)) { atomicAdd(&s_count, lane_kept); }
+    workgroupBarrier();
+    let kept = atomicLoad(&s_count);
+    if (g.lid == 0u) {  // published before the in-tile scan: successors may sum it sooner
+        publish_count(tile, kept);
+        if (tile == 0u) { publish_prefix(tile, kept); }
+    }
+    // Kept rows of the tile before each bit word: one group scan of the
+    // popcounts of the WPL consecutive words each lane slot owns.
     let q = WPL * slot(g);
 {% for j in range(wpl) %}
     let w{{ j }} = atomicLoad(&s_bits[q + {{ j }}u]);
@@ -566,24 +580,6 @@ fn probe_counter(odd: bool) -> u32 { return 1u + 3u * (P.last_tile + 1u) + selec
     before += countOneBits(w{{ j }});
 {% endif %}
 {% endfor %}
-{% endmacro %}
-
-// After a tile's rows are in s_bits: its count (published at once), the
-// in-tile scan into s_words / s_before (s_bits cleared behind it), the
-// look-back and the inclusive prefix; the sequence's last tile writes the
-// count. Returns (kept, base), workgroup-uniform.
-fn settle(g: Group, tile: u32, lane_kept_in: u32) -> vec2<u32> {
-    var lane_kept = lane_kept_in;
-    if (GROUP_COLLECTIVES) { lane_kept = grp_add(lane_kept); }  // one atomic per subgroup
-    if (lane_kept != 0u && (!GROUP_COLLECTIVES || g.lane == 0u)) { atomicAdd(&s_count, lane_kept); }
-    workgroupBarrier();
-    let kept = atomicLoad(&s_count);
-    if (g.lid == 0u) {  // published before the in-tile scan: successors may sum it sooner
-        publish_count(tile, kept);
-        if (tile == 0u) { publish_prefix(tile, kept); }
-    }
-    // Kept rows of the tile before each bit word.
-{{ scan_bits() }}
     var base = 0u;
 {% if probe in ("unordered", "bare") %}
     if (g.lid == 0u) { s_step.x = atomicAdd(&state[probe_counter((ep_tag & PARITY) != 0u)], kept); }
@@ -629,106 +625,6 @@ fn write_ids(g: Group, lt: u32, kb: vec2<u32>) {
     }
 }
 
-{% if lag %}
-// Lagged placement (write_lag > 0). The workgroup taking a chunk's ticket s
-// evaluates tile s (when s < its tiles) and publishes the tile's count and
-// kept bits, then places and writes tile s - lag (when s >= lag). That
-// tile's predecessors began their evaluations at least lag tickets earlier,
-// so its look-back sums published states instead of waiting for tiles still
-// loading; the last lag tickets of a chunk only place. A tile's bits travel
-// as HALVES 16-bit halves tagged like the states, after them in `state`.
-const HALVES: u32 = TILE / 16u;
-
-fn halves_at(t: u32) -> u32 { return 1u + 3u * (P.last_tile + 1u) + {{ 2 if probe else 0 }}u + t * HALVES; }
-
-// After tile `tile`'s evaluation: its count and its bits published, s_bits cleared.
-fn publish_evaluated(g: Group, tile: u32, lane_kept_in: u32) {
-    var lane_kept = lane_kept_in;
-    if (GROUP_COLLECTIVES) { lane_kept = grp_add(lane_kept); }  // one atomic per subgroup
-    if (lane_kept != 0u && (!GROUP_COLLECTIVES || g.lane == 0u)) { atomicAdd(&s_count, lane_kept); }
-    workgroupBarrier();
-    if (g.lid == 0u) {
-        let kept = atomicLoad(&s_count);
-        publish_count(tile, kept);
-        if (tile == 0u) { publish_prefix(tile, kept); }
-    }
-    let at = halves_at(tile);
-    for (var h = g.lid; h < HALVES; h += WG) {
-        atomicStore(&state[at + h], ep_tag | ((atomicLoad(&s_bits[h >> 1u]) >> ((h & 1u) << 4u)) & VALUE));
-    }
-    workgroupBarrier();
-    for (var j = g.lid; j < TILE / 32u; j += WG) { atomicStore(&s_bits[j], 0u); }
-}
-
-// Tile lt's kept bits into s_bits from its inputs (the fallback of load_bits;
-// no mask_output writes: the tile's own workgroup makes them).
-fn evaluate_bits(g: Group, lt: u32) {
-    for (var r = 0u; r < ITER; r++) {
-        let q = r * WG + g.lid;
-        let m = keep_quad(lt, q);
-        let nibble = m.x | (m.y << 1u) | (m.z << 2u) | (m.w << 3u);
-        if (nibble != 0u) { atomicOr(&s_bits[q >> 3u], nibble << ((q & 7u) * 4u)); }
-    }
-    workgroupBarrier();
-}
-
-// Global tile w's kept bits into s_bits (cleared before): its published
-// halves, or the tile evaluated again here when some stay unpublished for
-// SPIN_LIMIT polls (at once when TRUST_STATE is false: tests of that path).
-fn load_bits(g: Group, w: u32) {
-    let at = halves_at(w);
-    var polls = 0u;
-    if (g.lid == 0u) { atomicStore(&s_fb, 0u); }
-    workgroupBarrier();  // s_bits cleared, s_fb zero
-    loop {
-        var missing = false;
-        for (var h = g.lid; h < HALVES; h += WG) {
-            let v = atomicLoad(&state[at + h]);
-            if (!TRUST_STATE || (v & TAG_MASK) != ep_tag) {
-                missing = true;
-            } else if ((v & VALUE) != 0u) {  // (again on a later poll: the same bits)
-                atomicOr(&s_bits[h >> 1u], (v & VALUE) << ((h & 1u) << 4u));
-            }
-        }
-        if (missing) { atomicStore(&s_fb, 1u); }
-        workgroupBarrier();
-        if (g.lid == 0u) {
-            s_fb_res = atomicLoad(&s_fb);
-            atomicStore(&s_fb, 0u);
-        }
-        if (workgroupUniformLoad(&s_fb_res) == 0u) { return; }
-        polls += 1u;
-        if (polls > SPIN_LIMIT || !TRUST_STATE) {
-            evaluate_bits(g, w - P.tile_base);
-            return;
-        }
-    }
-}
-
-// Global tile w, its bits in s_bits: the in-tile scan, its base from the
-// look-back (its inclusive prefix published), the count when it is the
-// sequence's last tile. Returns (kept, base), workgroup-uniform.
-fn place(g: Group, w: u32) -> vec2<u32> {
-{{ scan_bits() }}
-    var kept = 0u;  // (the scan's barrier: every group's total is in s_part)
-    for (var k = 0u; k < g.count; k++) { kept += s_part[k]; }
-    var base = 0u;
-    if (w != 0u) {
-        if (GROUP_COLLECTIVES) {
-            base = look_back_group(g, w, kept);  // publishes the inclusive prefix itself
-        } else {
-            base = look_back(g, w);
-            if (g.lid == 0u) { publish_prefix(w, base + kept); }
-        }
-    }
-    if (g.lid == 0u) {
-        if (w == P.last_tile) { count_set1(0u, base + kept); }
-        s_kept = vec2<u32>(kept, base);
-    }
-    return workgroupUniformLoad(&s_kept);
-}
-{% endif %}
-
 fn kernel_main(g: Group, wg: u32) {
 {% if pair %}
     // Pairs: ceil(tiles / 2) workgroups, the first tiles - groups of them
@@ -738,7 +634,7 @@ fn kernel_main(g: Group, wg: u32) {
     if (wg >= groups) { return; }  // uniform per workgroup: the 2-D grid's spare groups
     let second = wg < P.num_tiles - groups;
 {% else %}
-    if (wg >= P.num_tiles{{ " + P.lag" if lag }}) { return; }  // uniform per workgroup: the 2-D grid's spare groups
+    if (wg >= P.num_tiles) { return; }  // uniform per workgroup: the 2-D grid's spare groups
 {% endif %}
 {% if probe == "resident" %}
     if (g.lid == 0u) { atomicMax(&state[probe_counter(true)], atomicAdd(&state[probe_counter(false)], 1u) + 1u); }
@@ -760,29 +656,6 @@ fn kernel_main(g: Group, wg: u32) {
 {% endif %}
     if (g.lid == 0u) { atomicStore(&s_count, 0u); }
     let ticket = workgroupUniformLoad(&s_ticket);  // also: s_bits and s_count cleared
-{% if lag %}
-    set_epoch(ticket);
-    let slot = (ticket & TICKET_MASK) - P.ticket_base;
-    if (slot < P.num_tiles) {
-        let lt = slot;
-        var lane_kept = 0u;
-{{ evaluate("lt", false) }}
-        publish_evaluated(g, P.tile_base + lt, lane_kept);
-    }
-    if (slot >= P.lag) {
-        let lw = slot - P.lag;
-        load_bits(g, P.tile_base + lw);
-        write_ids(g, lw, place(g, P.tile_base + lw));
-    }
-{% if probe == "resident" %}
-    if (g.lid == 0u) {
-        atomicSub(&state[probe_counter(false)], 1u);
-        if (slot == P.num_tiles + P.lag - 1u && P.tile_base + P.num_tiles - 1u == P.last_tile) {
-            count_set1(0u, atomicLoad(&state[probe_counter(true)]));
-        }
-    }
-{% endif %}
-{% else %}
     let tile = ticket & TICKET_MASK;
     set_epoch(ticket);
     let lt = tile - P.tile_base;
@@ -844,6 +717,5 @@ fn kernel_main(g: Group, wg: u32) {
         atomicSub(&state[probe_counter(false)], 1u);
         if (tile == P.last_tile) { count_set1(0u, atomicLoad(&state[probe_counter(true)])); }
     }
-{% endif %}
 {% endif %}
 }
