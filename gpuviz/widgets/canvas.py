@@ -10,6 +10,10 @@ The owner of the canvas is a *drawable*: any object with
 ``handle_event(event) -> bool`` (optional)
     Receive pointer, wheel, key and resize events; return True when the
     frame must be redrawn.
+``frame_submitted()`` (optional)
+    Called right after the canvas submitted the frame ``draw`` recorded:
+    readbacks recorded in it may map from then on (a draw that raised is
+    never submitted, and this is not called for it).
 ``handle_device_lost(message)`` (optional)
     Called once when the canvas finds its device lost
     (``"GPU device lost: ..."``); the canvas draws nothing after that.
@@ -101,6 +105,9 @@ def _render_into(context, device, drawable) -> None:
     encoder = device.create_command_encoder(label="gpuviz-frame")
     drawable.draw(encoder, texture.create_view(), (texture.width, texture.height))
     device.queue.submit([encoder.finish()])
+    submitted = getattr(drawable, "frame_submitted", None)
+    if submitted is not None:
+        submitted()
 
 
 def check_offscreen_size(device, *, width, height) -> tuple:

@@ -96,11 +96,14 @@ class ViewSampler:
 
     Notes
     -----
-    :meth:`record` never waits; :meth:`poll` starts the maps of slots
-    recorded before the last submission and reads those already mapped
-    (``wait=True``: every one, waiting). It does NOT know whether an
-    encoder was submitted: call :meth:`poll` only after the frames it
-    recorded into were submitted (the next frame, or right after a submit).
+    :meth:`record` never waits. A recorded slot maps only once its frame's
+    host confirms the submission (:meth:`submitted`, which GPUCanvas's
+    ``frame_submitted`` hook calls); a slot still unconfirmed when the next
+    frame records belongs to an encoder that was dropped (a draw that
+    raised), so it is cancelled: its copies never ran, and mapping it would
+    return an older sample's bytes under the new key. :meth:`poll` starts
+    the maps of confirmed slots and reads those already mapped
+    (``wait=True``: every one, waiting).
     """
 
     def __init__(self, device, *, stats, pick_output, labels):
@@ -108,12 +111,14 @@ class ViewSampler:
         self.sources = ((stats, _STATS_BYTES), (pick_output, _PICK_BYTES), (labels, label_bytes()))
         self.ring = GPUReadbackRing(device, byte_length=sum(n for _, n in self.sources), slot_count=4,
                                     label="trace-viewer-samples")
-        self._pending = deque()  # (slot, key), oldest first
+        self._recorded = []  # (slot, key) recorded into the frame being built, its submission not yet confirmed
+        self._pending = deque()  # (slot, key) of submitted frames, oldest first
         self.sampled_key = None  # the key of the newest recorded sample
         self.latest = None
 
     def record(self, encoder, key) -> bool:
         """Copy this frame's words into a free slot (once per ``key``); False when none is free."""
+        self._drop_unsubmitted()
         if key == self.sampled_key:
             return False
         try:
@@ -126,9 +131,25 @@ class ViewSampler:
         for buffer, n in self.sources:
             slot.copy(encoder, buffer, source_offset=0, byte_length=n, destination_offset=offset)
             offset += n
-        self._pending.append((slot, key))
+        self._recorded.append((slot, key))
         self.sampled_key = key
         return True
+
+    def submitted(self) -> None:
+        """The encoder of the slots recorded since the last call was submitted: they may map now."""
+        self._pending.extend(self._recorded)
+        self._recorded.clear()
+
+    def _drop_unsubmitted(self) -> None:
+        if not self._recorded:
+            return
+        for slot, _ in self._recorded:
+            try:
+                slot.cancel()
+            except ReadbackMapError:  # a lost device: the widget reports it
+                pass
+        self._recorded.clear()
+        self.sampled_key = None  # the dropped frame's key is sampled again
 
     @property
     def pending(self) -> int:
@@ -171,6 +192,7 @@ class ViewSampler:
                       candidates=candidates)
 
     def destroy(self) -> None:
+        self._recorded.clear()
         self._pending.clear()
         self.ring.destroy()
 

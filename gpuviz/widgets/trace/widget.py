@@ -532,8 +532,17 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
             queue_band(self._overlay, self._band)
         self._overlay.upload(self.device.queue, target_size=(width, height))
         self._presenter.present(encoder, target_view, (width, height), self._overlay)
-        poll_later(self)
         self._encode_seconds = time.perf_counter() - t0
+
+    def frame_submitted(self) -> None:
+        """GPUCanvas drawable hook: the frame :meth:`draw` recorded was
+        submitted, so its readback sample may map; polls for it from the
+        event loop. A host that calls :meth:`draw` itself calls this after
+        its submit."""
+        if self._graph is None:
+            return
+        self._graph.sampler.submitted()
+        poll_later(self)
 
     def _sample_key(self, logical) -> tuple:
         return (self._version, tuple(logical), self._graph.render_size, self._pointer)

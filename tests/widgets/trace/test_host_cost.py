@@ -32,6 +32,7 @@ class Frames:
         encoder = self.device.create_command_encoder()
         self.v.draw(encoder, self.texture.create_view(), (W, H))
         self.device.queue.submit([encoder.finish()])
+        self.v.frame_submitted()
 
     def pan(self, dx):
         ev = self.v.handle_event
@@ -201,6 +202,7 @@ def test_device_loss_with_samples_in_flight():
             encoder = device.create_command_encoder()
             v.draw(encoder, tex.create_view(), (400, 200))
             device.queue.submit([encoder.finish()])
+            v.frame_submitted()
         v._graph.sampler.poll()  # maps start (pending)
         device.destroy()
         v.canvas.force_draw()

@@ -440,3 +440,38 @@ def test_time_axis_ticks_sit_where_their_times_are_drawn(viewer, monkeypatch):
         for text, x, _y, _anchor, _w in layout.labels:
             half = viewer._overlay.measure(text) / 2
             assert GUTTER - 0.5 <= x - half and x + half <= geometry.width + 0.5, (text, x)
+
+
+def test_a_dropped_frame_leaves_no_sample_under_a_later_pointer(viewer):
+    """A frame drawn into an encoder that is never submitted (a host's draw
+    that raised) must not yield a sample: its copies never ran, so its slot
+    holds an older sample's bytes. The slot is cancelled when the next frame
+    records, and the hover comes from the submitted frame."""
+    import wgpu
+
+    a, ra = wide_span(viewer)
+    b, rb = next((t, r) for t in range(viewer.host.n)
+                 if (r := viewer.span_rect(t)) is not None and r[2] - r[0] >= 60 and r[3] < H - 30
+                 and abs((r[1] + r[3]) / 2 - (ra[1] + ra[3]) / 2) > ROW_HEIGHT)
+    centre = {s: ((r[0] + r[2]) / 2, (r[1] + r[3]) / 2) for s, r in ((a, ra), (b, rb))}
+    draw(viewer)
+    sampler = viewer._graph.sampler
+    parsed = []
+
+    def parse(key, data, original=type(sampler)._parse):
+        parsed.append(key[3])
+        return original(key, data)
+
+    sampler._parse = parse
+    try:
+        texture = viewer.device.create_texture(size=(W, H, 1), format="rgba8unorm",
+                                               usage=wgpu.TextureUsage.RENDER_ATTACHMENT)
+        viewer.handle_event({"event_type": "pointer_move", "x": centre[a][0], "y": centre[a][1], "buttons": ()})
+        viewer.draw(viewer.device.create_command_encoder(), texture.create_view(), (W, H))  # never submitted
+        viewer.handle_event({"event_type": "pointer_move", "x": centre[b][0], "y": centre[b][1], "buttons": ()})
+        draw(viewer)
+    finally:
+        del sampler._parse
+    assert viewer._hover == b
+    assert parsed and all(p == viewer._pointer for p in parsed), parsed  # no sample of the dropped frame
+    assert sampler.pending == 0 and sampler.ring.free_count == sampler.ring.slot_count
