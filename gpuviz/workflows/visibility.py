@@ -340,7 +340,7 @@ class GPUVisibilityWorkflow:
                                        f"(got {self.probe!r})")
         if self.probe == "resident" and pair == 2:  # a pair's workgroup leaves before the probe's decrement
             raise GraphValidationError(f'{NAME} "{self.id}" tuning: probe "resident" needs tiles_per_group 1')
-        if self.loop_bounding not in (None, True, False):
+        if self.loop_bounding is not None and not isinstance(self.loop_bounding, bool):
             raise GraphValidationError(f'{NAME} "{self.id}" tuning: loop_bounding must be None, True or False '
                                        f"(got {self.loop_bounding!r})")
         bounded = pair == 2 if self.loop_bounding is None else self.loop_bounding

@@ -312,7 +312,8 @@ def test_tunings_match_numpy(device, monkeypatch, tuning, subgroups):
 
 @pytest.mark.parametrize("tuning", [dict(tile_rows=512), dict(tile_rows=12288), dict(preload=-1), dict(preload=2.5),
                                     dict(tiles_per_group=3), dict(probe="fast"),
-                                    dict(probe="resident", tiles_per_group=2), dict(loop_bounding="yes")])
+                                    dict(probe="resident", tiles_per_group=2), dict(loop_bounding="yes"),
+                                    dict(loop_bounding=1)])
 def test_bad_tunings_are_refused(device, tuning):
     graph = GPUCommandGraph(device, id="tuning")
     workflow = GPUVisibilityWorkflow(id="vis", output=graph.import_gpu_data("ids", upload(device, np.zeros(8, np.uint32))),
