@@ -41,6 +41,11 @@ FRAME_CPU_TARGET = 0.5e-3
 #: its ID writes, without both, or writing by consecutive lanes, and the workflow reporting its most
 #: concurrently running workgroups in place of the count (GPUVisibilityWorkflow.probe).
 PROBE_TUNINGS = {f"probe-{p}": dict(probe=p) for p in ("unordered", "nowrite", "bare", "coalesced", "resident")}
+#: ``--lag``: the workflow without lagged placement and with other lags (GPUVisibilityWorkflow.write_lag:
+#: tickets between a tile's evaluation and its placement; the default is 512), and the occupancy of
+#: both ("resident" probe).
+LAG_TUNINGS = {"lag-0": dict(write_lag=0), **{f"lag-{d}": dict(write_lag=d) for d in (128, 256, 1024)},
+               "resident": dict(probe="resident"), "lag-0-resident": dict(write_lag=0, probe="resident")}
 CULL_SIZE = 10_000_000
 #: Also timed by default: the topology benchmark's sphere case is 25M rows (same workflow, other layout).
 CULL_SIZES = (CULL_SIZE, 25_000_000)
@@ -377,6 +382,7 @@ def main(argv=None) -> int:
     parser.add_argument("--tiles", action="store_true", help="also every tile tuning (TILE_TUNINGS)")
     parser.add_argument("--probes", action="store_true", help="also the workflow without its look-back and/or its "
                         "ID writes (PROBE_TUNINGS: what they cost; not the workflow's outputs)")
+    parser.add_argument("--lag", action="store_true", help="also lagged placement (LAG_TUNINGS)")
     parser.add_argument("--json", metavar="PATH", help="write the header and the table's rows to PATH")
     args = parser.parse_args(argv)
     from . import run_benchmarks
@@ -384,7 +390,8 @@ def main(argv=None) -> int:
     from .topology_visibility import TILE_TUNINGS
 
     sizes = parse_sizes(args.sizes) if args.sizes else None
-    tunings = {**(TILE_TUNINGS if args.tiles else {}), **(PROBE_TUNINGS if args.probes else {})} or None
+    tunings = {**(TILE_TUNINGS if args.tiles else {}), **(PROBE_TUNINGS if args.probes else {}),
+               **(LAG_TUNINGS if args.lag else {})} or None
     return run_benchmarks([("culling", lambda device, peers, report: bench_culling(
         device, sizes, args.runs, peers=peers, report=report, tunings=tunings, frames=False))],
         prog="gpuviz.bench.culling", argv=argv, json_path=args.json, warm_seconds=1.5)

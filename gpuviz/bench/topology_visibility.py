@@ -55,6 +55,9 @@ TUNINGS = {name: dict(tile_rows=tile, preload=preload, tiles_per_group=min(pair,
                ("tile8K-pre12", 8192, 12, 1),
                ("tile16K-pre12", 16384, 12, 1), ("tile8K-pre6-pair", 8192, 6, 2),
                ("tile8K-pre6-pair-early", 8192, 6, 3))}
+#: ``--lag``: the default (lagged placement, GPUVisibilityWorkflow.write_lag 512) against no lag and
+#: other lags, in the tuning sweep's rounds.
+LAG_TUNINGS = {"auto-pre6": TUNINGS["auto-pre6"], **{f"lag-{d}": dict(write_lag=d) for d in (0, 128, 256, 1024)}}
 #: The size sweep's tunings: tile sizes (rows per workgroup: 256 lanes x 1-8
 #: quads) with the load batches each allows (intervals + a mask load 3 vec4
 #: per quad, spheres 4: preload 6 batches two quads of intervals and leaves
@@ -471,13 +474,17 @@ def main(argv=None) -> int:
                         help="only time against size per tile tuning (TILE_TUNINGS at SWEEP_SIZES, or --sizes)")
     parser.add_argument("--occupancy", action="store_true",
                         help="only the resident workgroups per case and load batch (OCCUPANCY_PRELOADS)")
+    parser.add_argument("--lag", action="store_true", help="only the tuning sweep over LAG_TUNINGS")
     parser.add_argument("--json", metavar="PATH", help="write the header and the tables' rows to PATH")
     args = parser.parse_args(argv)
     from . import run_benchmarks
     from .harness import parse_sizes
     sizes = parse_sizes(args.sizes) if args.sizes else None
     jobs = []
-    if args.occupancy:
+    if args.lag:
+        jobs.append(("topology visibility lag", lambda device, peers, report: bench_visibility_tunings(
+            device, sizes, args.runs, report=report, tunings=LAG_TUNINGS)))
+    elif args.occupancy:
         jobs.append(("topology visibility occupancy",
                      lambda device, peers, report: bench_visibility_occupancy(device, sizes, args.runs, report=report)))
     elif args.size_sweep:
@@ -486,7 +493,7 @@ def main(argv=None) -> int:
     elif not args.sweep_only:
         jobs.append(("topology visibility",
                      lambda device, peers, report: bench_visibility(device, sizes, args.runs, peers=peers, report=report)))
-    if (args.variants or args.sweep_only) and not (args.size_sweep or args.occupancy):
+    if (args.variants or args.sweep_only) and not (args.size_sweep or args.occupancy or args.lag):
         jobs.append(("topology visibility tunings",
                      lambda device, peers, report: bench_visibility_tunings(device, sizes, args.runs, report=report)))
     # a fresh machine's clocks rise for a while (the 03:23 sweep ran cold)

@@ -26,7 +26,7 @@ from ..graph.checks import check_id
 from ..graph.errors import GraphValidationError
 from ..graph.shaders import wgsl
 
-__all__ = ["GPUVisibilityWorkflow", "VISIBILITY_TILE", "TILE_ROWS", "TILE_BY_ROWS", "tile_for_rows"]
+__all__ = ["GPUVisibilityWorkflow", "VISIBILITY_TILE", "TILE_ROWS", "TILE_BY_ROWS", "WRITE_LAG", "tile_for_rows"]
 
 #: Rows one workgroup handles by default (256 lanes x 4 quads; see
 #: :attr:`GPUVisibilityWorkflow.tile_rows`). On the H200 (06:43 sweep, 1M to
@@ -38,6 +38,11 @@ VISIBILITY_TILE = 4096
 #: quads of rows (a lane's bit word holds 8 quads; below 8192 rows the tile's
 #: bit words are fewer than the lanes, the rest scan as zero words).
 TILE_ROWS = (1024, 2048, 4096, 8192, 16384)
+#: Lagged placement's default (:attr:`GPUVisibilityWorkflow.write_lag`): on the
+#: H200 (session 14, the same batches) 512 tickets beat no lag by 2-3 µs on
+#: 10M spheres and by 3.6-8 µs on every 25M-row case; 128, 256 and 1024 were
+#: slower or even.
+WRITE_LAG = 512
 #: GPUVisibilityWorkflow.probe values (benchmarks: the workflow without some of its work).
 PROBES = ("unordered", "nowrite", "bare", "coalesced", "resident")
 #: The tile for a row count when :attr:`GPUVisibilityWorkflow.tile_rows` is
@@ -48,10 +53,14 @@ TILE_BY_ROWS = ((None, VISIBILITY_TILE),)
 # construction (the tile state is sized by the tile count, IDs land below the
 # kept count, which never exceeds the rows the output was checked to hold).
 # Naga's forced loop bounding (a hidden counter in every loop) is dropped too,
-# except for two tiles per workgroup (GPUVisibilityWorkflow.loop_bounding):
-# compiled without it, that variant wrote wrong IDs and counts on the H200
-# for multi-chunk outputs with every predicate given, although every loop
-# ends; with it the single-tile kernel loses a quarter of its occupancy
+# except for two tiles per workgroup (GPUVisibilityWorkflow.loop_bounding).
+# Compiled without it, the H200's driver wrote wrong counts and IDs for
+# multi-chunk outputs with every predicate given unless two loops are
+# unrolled by the template (the output-chunk search, session 13, and the ID
+# writes, session 14: pairs and lagged placement were still wrong with the
+# write loop rolled). The wrong results were deterministic and depended on
+# the kernel's shape, not on timing; the cause is not known. Loop bounding
+# everywhere would cost the single-tile kernel a quarter of its occupancy
 # (1,057 resident workgroups fall to 792) and 2.5 µs at 10M, 7-23 µs at
 # 25M rows.
 # GPUVIZ_RUNTIME_CHECKS=1 restores both checks.
@@ -60,7 +69,8 @@ NAME = "GPUVisibilityWorkflow"
 # visibility.wgsl: bindings of the roles (masks follow at 10 + k, then source_ids, the output chunk table and the
 # output buffers) and the VisParams word order (HEADER, then the view offsets of ROLES[1:] and the masks)
 ROLES = {"count": 2, "mask_out": 3, "spheres": 4, "planes": 5, "intervals": 6, "window": 7, "lod": 8, "lod_range": 9}
-HEADER = ("n", "tile_base", "num_tiles", "row_base", "last_tile", "out_off", "count_off", "ids_off")
+HEADER = ("n", "tile_base", "num_tiles", "row_base", "last_tile", "out_off", "ticket_base", "last_ticket", "lag",
+          "count_off", "ids_off")
 PER_ROW = {"spheres": "float32x4", "intervals": "float32x2", "lod": "float32", "source_ids": "uint32"}
 PAIRS = (("spheres", "planes"), ("intervals", "window"), ("lod", "lod_range"))
 PARAMETERS = {"planes": ("float32x4", 6), "window": ("float32x4", 1), "lod_range": ("float32x2", 1)}
@@ -183,6 +193,18 @@ class GPUVisibilityWorkflow:
     #: first tile's scan, look-back and writes, but its count is published
     #: later: successors wait for it; slower still on the H200).
     early_second = False
+    #: Lagged placement: the tickets between a tile's evaluation and its
+    #: placement (0: none; None, the default: :data:`WRITE_LAG` for one
+    #: tile per workgroup and no probe but "resident", else 0). With lag L
+    #: the workgroup of a chunk's ticket s evaluates tile s, publishes its
+    #: count and kept bits (16 bytes per 128 rows, in the node's state
+    #: buffer: a quarter byte per row), then places and writes tile s - L,
+    #: whose predecessors started their evaluations at least L tickets
+    #: earlier: its look-back sums published states instead of waiting for
+    #: tiles still loading. A chunk runs tiles + min(L, tiles) workgroups
+    #: (the last ones only place). A lag > 0 needs tiles_per_group 1 and no
+    #: probe but "resident".
+    write_lag = None
     #: Naga's forced loop bounding: None (the default) for two tiles per
     #: workgroup only, where the H200's driver needs it to be correct (see
     #: the module's note on wgpu's runtime checks); True or False forces it.
@@ -338,6 +360,12 @@ class GPUVisibilityWorkflow:
         if self.probe not in ("", *PROBES):
             raise GraphValidationError(f'{NAME} "{self.id}" tuning: probe must be "" or one of {PROBES} '
                                        f"(got {self.probe!r})")
+        lag, lag_fits = self.write_lag, pair == 1 and self.probe in ("", "resident")
+        if lag is None:
+            lag = WRITE_LAG if lag_fits else 0
+        elif not isinstance(lag, int) or isinstance(lag, bool) or lag < 0 or (lag and not lag_fits):
+            raise GraphValidationError(f'{NAME} "{self.id}" tuning: write_lag must be None or an int >= 0 (got '
+                                       f'{lag!r}); a lag needs tiles_per_group 1 and no probe but "resident"')
         if self.probe == "resident" and pair == 2:  # a pair's workgroup leaves before the probe's decrement
             raise GraphValidationError(f'{NAME} "{self.id}" tuning: probe "resident" needs tiles_per_group 1')
         if self.loop_bounding is not None and not isinstance(self.loop_bounding, bool):
@@ -345,7 +373,7 @@ class GPUVisibilityWorkflow:
                                        f"(got {self.loop_bounding!r})")
         bounded = pair == 2 if self.loop_bounding is None else self.loop_bounding
         return {"tile": tile, "batch": batch, "pair": (("early" if self.early_second else "late") if pair == 2 else ""),
-                "probe": self.probe, "loop_bounding": bounded}
+                "probe": self.probe, "lag": lag, "loop_bounding": bounded}
 
     # ----------------------------------------------------------------- graph
     def add_to_graph(self, graph) -> list:
@@ -386,7 +414,10 @@ class GPUVisibilityWorkflow:
             nbytes = 4 * (len(HEADER) + len(ROLES) - 1 + masks)  # visibility.wgsl: VisParams
             slot = uniform_slot(ctx.device, max(16, -(-nbytes // 16) * 16))
             table = np.zeros((len(chunks), slot // 4), np.uint32)
-            words = 1 + 3 * total_tiles + 2 * bool(tuning["probe"])  # ticket, tile states, probe counters
+            lag = tuning["lag"]
+            lags = [min(lag, ch["tiles"]) for ch in chunks]
+            # ticket, tile states, probe counters, lagged placement's bits (16-bit halves, visibility.wgsl HALVES)
+            words = 1 + 3 * total_tiles + 2 * bool(tuning["probe"]) + bool(lag) * total_tiles * tuning["tile"] // 16
             state = ctx.own(ctx.device.create_buffer(label=f"{ctx.node_id}-tile-state", size=4 * words, usage=STORAGE))
             fixed = {1: (state, 0, state.size)}
             if out_rows is not None:
@@ -395,7 +426,7 @@ class GPUVisibilityWorkflow:
                 fixed[11 + masks] = (chunk_table, 0, chunk_table.size)
             template = dict(masks=masks, subgroups=use_subgroups(ctx, None), scatter=scatter,
                             iters=tuning["tile"] // 1024, wpl=max(1, tuning["tile"] // 8192), batch=tuning["batch"],
-                            pair=tuning["pair"], probe=tuning["probe"])
+                            pair=tuning["pair"], probe=tuning["probe"], lag=bool(lag))
             constants = {"SPIN_LIMIT": spin_limit, "TRUST_STATE": trust}
             dispatches = []
             for row, ch in enumerate(chunks):
@@ -403,9 +434,11 @@ class GPUVisibilityWorkflow:
                          "ids": ch["views"].get("source_ids")}
                 kernel, bound, offsets = _chunk_kernel(ctx, views, masks, align, template, constants,
                                                        loop_bounding=tuning["loop_bounding"])
-                words = [ch["n"], ch["tile_base"], ch["tiles"], ch["row_base"], total_tiles - 1, out_off, *offsets]
+                ticket_base = ch["tile_base"] + sum(lags[:row])
+                words = [ch["n"], ch["tile_base"], ch["tiles"], ch["row_base"], total_tiles - 1, out_off, ticket_base,
+                         total_tiles + sum(lags) - 1, lags[row], *offsets]
                 table[row, :len(words)] = words
-                groups = -(-ch["tiles"] // 2) if tuning["pair"] else ch["tiles"]
+                groups = -(-ch["tiles"] // 2) if tuning["pair"] else ch["tiles"] + lags[row]
                 dispatches.append((kernel, [*dst, *(b.storage for b in bound.values())], row, groups))
             uniform = ctx.own(ctx.device.create_buffer_with_data(label=f"{ctx.node_id}-params", data=table.tobytes(),
                                                                  usage=wgpu.BufferUsage.UNIFORM))

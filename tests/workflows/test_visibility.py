@@ -273,18 +273,22 @@ def test_vectors_keep_chunks(device, tile, spec, output):
 # bounds-checked loop alone, one-quad batches (the loop too), larger tiles, batches of 4 and
 # 8 quads, two tiles per workgroup (late and early second ticket), small tiles unrolled whole
 # (2048: two quads per lane, 4096: four), in two batches and in batches of 3 + 1 quads, the
-# default preload at 1K tiles (the H200 case of a wrong multi-chunk output, session 13) and the
-# default with forced loop bounding.
+# default preload at 1K tiles (the H200 case of a wrong multi-chunk output, session 13), the
+# default with forced loop bounding, lagged placement (write_lag: 1, 2, and more tickets than a
+# chunk has tiles; the default is WRITE_LAG) and no lag (at 4K and 1K tiles).
 TUNED = [dict(tile_rows=8192, preload=0), dict(tile_rows=16384, preload=3), dict(tile_rows=16384, preload=12),
          dict(tile_rows=8192, preload=24), dict(tile_rows=8192, preload=6, tiles_per_group=2),
          dict(tile_rows=8192, preload=6, tiles_per_group=2, early_second=True),
          dict(tile_rows=2048, preload=48), dict(tile_rows=4096, preload=48), dict(tile_rows=4096, preload=18),
          dict(tile_rows=2048, preload=6, tiles_per_group=2), dict(tile_rows=4096, preload=3),
-         dict(tile_rows=1024, preload=6), dict(tile_rows=4096, preload=6, loop_bounding=True)]
+         dict(tile_rows=1024, preload=6), dict(tile_rows=4096, preload=6, loop_bounding=True),
+         dict(tile_rows=1024, write_lag=1), dict(tile_rows=4096, preload=6, write_lag=2),
+         dict(tile_rows=2048, preload=0, write_lag=64), dict(tile_rows=4096, write_lag=0),
+         dict(tile_rows=1024, write_lag=0)]
 
 
 @pytest.mark.parametrize("tuning, subgroups", [(t, True) for t in TUNED] + [(TUNED[2], False), (TUNED[4], False),
-                                                                             (TUNED[7], False)],
+                                                                             (TUNED[7], False), (TUNED[14], False)],
                          ids=lambda v: "-".join(f"{k}={x}" for k, x in v.items()) if isinstance(v, dict) else
                          ("subgroups" if v else "portable"))
 def test_tunings_match_numpy(device, monkeypatch, tuning, subgroups):
@@ -313,7 +317,9 @@ def test_tunings_match_numpy(device, monkeypatch, tuning, subgroups):
 @pytest.mark.parametrize("tuning", [dict(tile_rows=512), dict(tile_rows=12288), dict(preload=-1), dict(preload=2.5),
                                     dict(tiles_per_group=3), dict(probe="fast"),
                                     dict(probe="resident", tiles_per_group=2), dict(loop_bounding="yes"),
-                                    dict(loop_bounding=1)])
+                                    dict(loop_bounding=1), dict(write_lag=-1),
+                                    dict(write_lag=True), dict(write_lag=2.0), dict(write_lag=2, tiles_per_group=2),
+                                    dict(write_lag=1, probe="unordered"), dict(write_lag="auto")])
 def test_bad_tunings_are_refused(device, tuning):
     graph = GPUCommandGraph(device, id="tuning")
     workflow = GPUVisibilityWorkflow(id="vis", output=graph.import_gpu_data("ids", upload(device, np.zeros(8, np.uint32))),
@@ -324,8 +330,9 @@ def test_bad_tunings_are_refused(device, tuning):
         workflow.add_to_graph(graph)
 
 
-@pytest.mark.parametrize("probe", ["unordered", "nowrite", "bare", "coalesced", "resident"])
-def test_benchmark_probes(device, probe):
+@pytest.mark.parametrize("probe, lag", [("unordered", 0), ("nowrite", 0), ("bare", 0), ("coalesced", 0),
+                                        ("resident", 0), ("resident", 2)])
+def test_benchmark_probes(device, probe, lag):
     """The benchmarks' probes (visibility.wgsl "probe") keep the mask output;
     "unordered" writes the oracle's IDs as whole tiles in some order, twice
     in a row (its counter restarts every encoding); "coalesced" writes the
@@ -336,7 +343,8 @@ def test_benchmark_probes(device, probe):
     chunks = [3 * 1024 + 5, 0, 2 * 1024]
     n = sum(chunks)
     rows = {"masks": [(rng.random(n) < 0.4).astype(np.uint32)]}
-    compiled, buffers = run_workflow(device, n, rows, {}, chunks=chunks, tuning=dict(tile_rows=1024, probe=probe))
+    compiled, buffers = run_workflow(device, n, rows, {}, chunks=chunks,
+                                     tuning=dict(tile_rows=1024, probe=probe, write_lag=lag))
     want_ids, want_mask = oracle_of(n, rows, {})
     for _ in range(2):
         ids = read_array(device, buffers["ids"])
@@ -347,7 +355,8 @@ def test_benchmark_probes(device, probe):
             assert (ids[:want_ids.size] != SENTINEL).all() and (ids[want_ids.size:] == SENTINEL).all()
         elif probe == "resident":
             np.testing.assert_array_equal(ids[:want_ids.size], want_ids)
-            assert 1 <= read_array(device, buffers["count"])[1] <= 6  # the count view is word 1
+            # the count view is word 1; a lag adds that many placing workgroups per chunk
+            assert 1 <= read_array(device, buffers["count"])[1] <= 6 + 2 * lag
         else:
             assert (ids == SENTINEL).all()
         np.testing.assert_array_equal(read_array(device, buffers["mask"]), want_mask)
@@ -726,8 +735,9 @@ def encode_repeatedly(device, n, chunks, *, steps, rng, density, source_ids=Fals
     compiled.destroy()
 
 
+@pytest.mark.parametrize("lag", [0, None], ids=["no-lag", "default-lag"])
 @pytest.mark.parametrize("subgroups", [True, False])
-def test_look_back_over_many_tiles_and_encodings(device, tile, monkeypatch, subgroups):
+def test_look_back_over_many_tiles_and_encodings(device, tile, monkeypatch, subgroups, lag):
     """More tiles than one look-back step reads (a subgroup, or 64 in the
     workgroup walk without subgroups), across uneven and empty chunks, over
     several encodings of one compiled graph (the tile state's epoch parity:
@@ -739,35 +749,69 @@ def test_look_back_over_many_tiles_and_encodings(device, tile, monkeypatch, subg
         monkeypatch.setattr(visibility, "use_subgroups", lambda ctx, subgroups: False)
     chunks = [70 * tile + 5, 0, 3, 2 * tile, 75 * tile - 1]
     encode_repeatedly(device, sum(chunks), chunks, steps=4, rng=np.random.default_rng(21),
-                      density=[0.002, 1.0, 0.0, 0.5])
+                      density=[0.002, 1.0, 0.0, 0.5], write_lag=lag)
 
 
+@pytest.mark.parametrize("subgroups", [True, False])
+def test_lagged_placement_over_many_tiles_and_encodings(device, monkeypatch, subgroups):
+    """write_lag: each tile placed and written by the workgroup of a later
+    ticket, from the kept bits its evaluation published, over more tiles than
+    a look-back step reads, uneven and empty chunks (one shorter than the
+    lag) and several encodings (the bits' epoch parity)."""
+    from gpuviz.workflows import visibility
+
+    if not subgroups:
+        monkeypatch.setattr(visibility, "use_subgroups", lambda ctx, subgroups: False)
+    chunks = [70 * 1024 + 5, 0, 3, 2 * 1024, 75 * 1024 - 1]
+    encode_repeatedly(device, sum(chunks), chunks, steps=4, rng=np.random.default_rng(22),
+                      density=[0.002, 1.0, 0.0, 0.5], tile_rows=1024, write_lag=5)
+
+
+@pytest.mark.parametrize("lag", [0, None], ids=["no-lag", "default-lag"])
 @pytest.mark.parametrize("spec", [[(5, 3)], [(2, 3), 0, (1, 0), (2, -1)]])
-def test_look_back_fallback_alone(device, tile, spec):
+def test_look_back_fallback_alone(device, tile, spec, lag):
     """Every tile ignores its own chunk's published states, so each offset
     comes from the fallback (the waiting tile evaluating its predecessors
     itself) after a zero spin limit; tiles of earlier chunks are read as
     published."""
     chunks = rows_of(tile, spec)
     encode_repeatedly(device, sum(chunks), chunks, steps=2, rng=np.random.default_rng(len(chunks)),
-                      density=[0.3, 0.9], source_ids=True, trust_published=False, spin_limit=0)
+                      density=[0.3, 0.9], source_ids=True, trust_published=False, spin_limit=0, write_lag=lag)
 
 
 @pytest.mark.parametrize("tuning", [dict(tiles_per_group=2), dict(tile_rows=16384, preload=0),
                                     dict(tiles_per_group=2, early_second=True, preload=12),
-                                    dict(tile_rows=2048, tiles_per_group=2, early_second=True, preload=6)])
+                                    dict(tile_rows=2048, tiles_per_group=2, early_second=True, preload=6),
+                                    dict(write_lag=3), dict(tile_rows=1024, write_lag=1), dict(write_lag=0)])
 def test_fallback_with_tunings(device, tuning):
     """The fallback alone (as above) with two tiles per workgroup (odd and
-    even tile counts) and with 16K tiles, over several encodings."""
+    even tile counts), with 16K tiles and with lagged placement (every
+    placed tile's bits evaluated again as well), over several encodings."""
     tile = tuning.get("tile_rows", VISIBILITY_TILE)
     chunks = [5 * tile + 3, 0, 4 * tile]
     encode_repeatedly(device, sum(chunks), chunks, steps=2, rng=np.random.default_rng(8), density=[0.6, 0.01],
                       source_ids=True, trust_published=False, spin_limit=0, **tuning)
 
 
-def test_zero_spin_limit(device, tile):
+@pytest.mark.parametrize("tuning", [dict(), dict(write_lag=0), dict(tile_rows=2048, preload=6, tiles_per_group=2)])
+def test_fallback_with_every_predicate(device, tuning):
+    """The fallback alone (every predecessor evaluated again by the waiting
+    tile) with every predicate, so the planes, window and LOD range are
+    used there too: with and without lag, and by pairs."""
+    tile = tuning.get("tile_rows", VISIBILITY_TILE)
+    chunks = [3 * tile + 5, 0, 2 * tile - 1]
+    n = sum(chunks)
+    rng = np.random.default_rng(31)
+    rows, prm = make_rows(rng, n, set(PREDICATES), special=0.02), params(set(PREDICATES))
+    _, buffers = run_workflow(device, n, rows, prm, chunks=chunks, output="separate",
+                              tuning={**tuning, "trust_published": False, "spin_limit": 0})
+    check(device, buffers, n, *oracle_of(n, rows, prm))
+
+
+@pytest.mark.parametrize("lag", [0, None], ids=["no-lag", "default-lag"])
+def test_zero_spin_limit(device, tile, lag):
     """A zero spin limit: any predecessor not yet published is evaluated by
     the waiting tile at once, whatever order the driver runs tiles in."""
     chunks = [3 * tile + 1, 4 * tile]
     encode_repeatedly(device, sum(chunks), chunks, steps=2, rng=np.random.default_rng(5), density=[0.4, 0.05],
-                      spin_limit=0)
+                      spin_limit=0, write_lag=lag)

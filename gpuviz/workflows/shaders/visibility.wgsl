@@ -14,8 +14,13 @@
 // r * 256 + l, so a warp's kept rows land on consecutive output words. (A
 // staged variant, each 2048-row segment's IDs gathered in workgroup memory
 // and written by consecutive lanes, measured 15-25 % slower on the H200.)
-// The sequence's last tile writes the total into `count`. `pair` ("late" / "early"): a workgroup handles two tiles,
-// loading the second's first batch while it finishes the first.
+// The sequence's last tile writes the total into `count`. With lagged
+// placement (`lag`, the default) evaluating and placing are split: the
+// workgroup of ticket s evaluates tile s and publishes its count and bits,
+// then places and writes tile s - lag, whose look-back then mostly finds
+// published states (see "Lagged placement" below). `pair` ("late" /
+// "early"): a workgroup handles two tiles, loading the second's first batch
+// while it finishes the first.
 //
 // Tiles take their index from an atomic ticket, so every tile a workgroup
 // waits for has started. WebGPU promises no forward progress between
@@ -79,6 +84,9 @@ struct VisParams {
     row_base: u32,    // global row index of this chunk's first row
     last_tile: u32,   // global index of the sequence's last tile (writes count)
     out_off: u32,     // one output chunk: its element offset in its binding
+    ticket_base: u32, // global index of this chunk's first ticket (tile_base + lag of the chunks before)
+    last_ticket: u32, // global index of the sequence's last ticket (last_tile when lag is 0)
+    lag: u32,         // lagged placement: tickets between a tile's evaluation and its placement (0: none)
     count_off: u32,   // element (uint32 word) offsets of the views in their bound ranges
     ids_off: u32,
     mask_out_off: u32,
@@ -499,7 +507,7 @@ fn slot(g: Group) -> u32 { return g.id * g.size + g.lane; }
 // Lane 0: this workgroup's next tile ticket.
 fn take_ticket() -> u32 {
     let ticket = atomicAdd(&state[0], 1u);
-    if ((ticket & TICKET_MASK) == P.last_tile) {
+    if ((ticket & TICKET_MASK) == P.last_ticket) {
         // every ticket of this encoding is taken: open the next epoch
         atomicStore(&state[0], ((ticket >> EPOCH_SHIFT) + 1u) << EPOCH_SHIFT);
 {% if probe in ("unordered", "bare") %}
@@ -547,22 +555,11 @@ fn probe_counter(odd: bool) -> u32 { return 1u + 3u * (P.last_tile + 1u) + selec
 {% endif %}
 {% endmacro %}
 
-// After a tile's rows are in s_bits: its count (published at once), the
-// in-tile scan into s_words / s_before (s_bits cleared behind it), the
-// look-back and the inclusive prefix; the sequence's last tile writes the
-// count. Returns (kept, base), workgroup-uniform.
-fn settle(g: Group, tile: u32, lane_kept_in: u32) -> vec2<u32> {
-    var lane_kept = lane_kept_in;
-    if (GROUP_COLLECTIVES) { lane_kept = grp_add(lane_kept); }  // one atomic per subgroup
-    if (lane_kept != 0u && (!GROUP_COLLECTIVES || g.lane == 0u)) { atomicAdd(&s_count, lane_kept); }
-    workgroupBarrier();
-    let kept = atomicLoad(&s_count);
-    if (g.lid == 0u) {  // published before the in-tile scan: successors may sum it sooner
-        publish_count(tile, kept);
-        if (tile == 0u) { publish_prefix(tile, kept); }
-    }
-    // Kept rows of the tile before each bit word: one group scan of the
-    // popcounts of the WPL consecutive words each lane slot owns.
+// The in-tile scan: s_bits (cleared behind it) into s_words, and into
+// s_before the kept rows of the tile before each bit word: one group scan of
+// the popcounts of the WPL consecutive words each lane slot owns; s_part
+// holds each scan group's total.
+{% macro scan_bits() %}
     let q = WPL * slot(g);
 {% for j in range(wpl) %}
     let w{{ j }} = atomicLoad(&s_bits[q + {{ j }}u]);
@@ -580,6 +577,24 @@ fn settle(g: Group, tile: u32, lane_kept_in: u32) -> vec2<u32> {
     before += countOneBits(w{{ j }});
 {% endif %}
 {% endfor %}
+{% endmacro %}
+
+// After a tile's rows are in s_bits: its count (published at once), the
+// in-tile scan into s_words / s_before (s_bits cleared behind it), the
+// look-back and the inclusive prefix; the sequence's last tile writes the
+// count. Returns (kept, base), workgroup-uniform.
+fn settle(g: Group, tile: u32, lane_kept_in: u32) -> vec2<u32> {
+    var lane_kept = lane_kept_in;
+    if (GROUP_COLLECTIVES) { lane_kept = grp_add(lane_kept); }  // one atomic per subgroup
+    if (lane_kept != 0u && (!GROUP_COLLECTIVES || g.lane == 0u)) { atomicAdd(&s_count, lane_kept); }
+    workgroupBarrier();
+    let kept = atomicLoad(&s_count);
+    if (g.lid == 0u) {  // published before the in-tile scan: successors may sum it sooner
+        publish_count(tile, kept);
+        if (tile == 0u) { publish_prefix(tile, kept); }
+    }
+    // Kept rows of the tile before each bit word.
+{{ scan_bits() }}
     var base = 0u;
 {% if probe in ("unordered", "bare") %}
     if (g.lid == 0u) { s_step.x = atomicAdd(&state[probe_counter((ep_tag & PARITY) != 0u)], kept); }
@@ -615,15 +630,120 @@ fn write_ids(g: Group, lt: u32, kb: vec2<u32>) {
     let base = kb.y;
     if (kept == 0u) { return; }  // uniform
     let row0 = lt * TILE;
-    for (var r = 0u; r < TILE / WG; r++) {
-        let t = r * WG + g.lid;
+    // Unrolled by the template: as a counted loop, compiled without loop
+    // bounding, two tiles per workgroup and lagged placement wrote wrong
+    // counts on the H200 (session 14).
+{% for r in range(4 * iters) %}
+    {
+        let t = {{ r }}u * WG + g.lid;
         let w = s_words[t >> 5u];
         let b = t & 31u;
         if (((w >> b) & 1u) != 0u) {
             scatter(base + s_before[t >> 5u] + countOneBits(w & ((1u << b) - 1u)), row_id(row0 + t));
         }
     }
+{% endfor %}
 }
+
+{% if lag %}
+// Lagged placement (write_lag > 0). The workgroup taking a chunk's ticket s
+// evaluates tile s (when s < its tiles) and publishes the tile's count and
+// kept bits, then places and writes tile s - lag (when s >= lag). That
+// tile's predecessors began their evaluations at least lag tickets earlier,
+// so its look-back sums published states instead of waiting for tiles still
+// loading; the last lag tickets of a chunk only place. A tile's bits travel
+// as HALVES 16-bit halves tagged like the states, after them in `state`.
+const HALVES: u32 = TILE / 16u;
+
+fn halves_at(t: u32) -> u32 { return 1u + 3u * (P.last_tile + 1u) + {{ 2 if probe else 0 }}u + t * HALVES; }
+
+// After tile `tile`'s evaluation: its count and its bits published, s_bits cleared.
+fn publish_evaluated(g: Group, tile: u32, lane_kept_in: u32) {
+    var lane_kept = lane_kept_in;
+    if (GROUP_COLLECTIVES) { lane_kept = grp_add(lane_kept); }  // one atomic per subgroup
+    if (lane_kept != 0u && (!GROUP_COLLECTIVES || g.lane == 0u)) { atomicAdd(&s_count, lane_kept); }
+    workgroupBarrier();
+    if (g.lid == 0u) {
+        let kept = atomicLoad(&s_count);
+        publish_count(tile, kept);
+        if (tile == 0u) { publish_prefix(tile, kept); }
+    }
+    let at = halves_at(tile);
+    for (var h = g.lid; h < HALVES; h += WG) {
+        atomicStore(&state[at + h], ep_tag | ((atomicLoad(&s_bits[h >> 1u]) >> ((h & 1u) << 4u)) & VALUE));
+    }
+    workgroupBarrier();
+    for (var j = g.lid; j < TILE / 32u; j += WG) { atomicStore(&s_bits[j], 0u); }
+}
+
+// Tile lt's kept bits into s_bits from its inputs (the fallback of load_bits;
+// no mask_output writes: the tile's own workgroup makes them).
+fn evaluate_bits(g: Group, lt: u32) {
+    for (var r = 0u; r < ITER; r++) {
+        let q = r * WG + g.lid;
+        let m = keep_quad(lt, q);
+        let nibble = m.x | (m.y << 1u) | (m.z << 2u) | (m.w << 3u);
+        if (nibble != 0u) { atomicOr(&s_bits[q >> 3u], nibble << ((q & 7u) * 4u)); }
+    }
+    workgroupBarrier();
+}
+
+// Global tile w's kept bits into s_bits (cleared before): its published
+// halves, or the tile evaluated again here when some stay unpublished for
+// SPIN_LIMIT polls (at once when TRUST_STATE is false: tests of that path).
+fn load_bits(g: Group, w: u32) {
+    let at = halves_at(w);
+    var polls = 0u;
+    if (g.lid == 0u) { atomicStore(&s_fb, 0u); }
+    workgroupBarrier();  // s_bits cleared, s_fb zero
+    loop {
+        var missing = false;
+        for (var h = g.lid; h < HALVES; h += WG) {
+            let v = atomicLoad(&state[at + h]);
+            if (!TRUST_STATE || (v & TAG_MASK) != ep_tag) {
+                missing = true;
+            } else if ((v & VALUE) != 0u) {  // (again on a later poll: the same bits)
+                atomicOr(&s_bits[h >> 1u], (v & VALUE) << ((h & 1u) << 4u));
+            }
+        }
+        if (missing) { atomicStore(&s_fb, 1u); }
+        workgroupBarrier();
+        if (g.lid == 0u) {
+            s_fb_res = atomicLoad(&s_fb);
+            atomicStore(&s_fb, 0u);
+        }
+        if (workgroupUniformLoad(&s_fb_res) == 0u) { return; }
+        polls += 1u;
+        if (polls > SPIN_LIMIT || !TRUST_STATE) {
+            evaluate_bits(g, w - P.tile_base);
+            return;
+        }
+    }
+}
+
+// Global tile w, its bits in s_bits: the in-tile scan, its base from the
+// look-back (its inclusive prefix published), the count when it is the
+// sequence's last tile. Returns (kept, base), workgroup-uniform.
+fn place(g: Group, w: u32) -> vec2<u32> {
+{{ scan_bits() }}
+    var kept = 0u;  // (the scan's barrier: every group's total is in s_part)
+    for (var k = 0u; k < g.count; k++) { kept += s_part[k]; }
+    var base = 0u;
+    if (w != 0u) {
+        if (GROUP_COLLECTIVES) {
+            base = look_back_group(g, w, kept);  // publishes the inclusive prefix itself
+        } else {
+            base = look_back(g, w);
+            if (g.lid == 0u) { publish_prefix(w, base + kept); }
+        }
+    }
+    if (g.lid == 0u) {
+        if (w == P.last_tile) { count_set1(0u, base + kept); }
+        s_kept = vec2<u32>(kept, base);
+    }
+    return workgroupUniformLoad(&s_kept);
+}
+{% endif %}
 
 fn kernel_main(g: Group, wg: u32) {
 {% if pair %}
@@ -634,7 +754,7 @@ fn kernel_main(g: Group, wg: u32) {
     if (wg >= groups) { return; }  // uniform per workgroup: the 2-D grid's spare groups
     let second = wg < P.num_tiles - groups;
 {% else %}
-    if (wg >= P.num_tiles) { return; }  // uniform per workgroup: the 2-D grid's spare groups
+    if (wg >= P.num_tiles{{ " + P.lag" if lag }}) { return; }  // uniform per workgroup: the 2-D grid's spare groups
 {% endif %}
 {% if probe == "resident" %}
     if (g.lid == 0u) { atomicMax(&state[probe_counter(true)], atomicAdd(&state[probe_counter(false)], 1u) + 1u); }
@@ -656,6 +776,29 @@ fn kernel_main(g: Group, wg: u32) {
 {% endif %}
     if (g.lid == 0u) { atomicStore(&s_count, 0u); }
     let ticket = workgroupUniformLoad(&s_ticket);  // also: s_bits and s_count cleared
+{% if lag %}
+    set_epoch(ticket);
+    let slot = (ticket & TICKET_MASK) - P.ticket_base;
+    if (slot < P.num_tiles) {
+        let lt = slot;
+        var lane_kept = 0u;
+{{ evaluate("lt", false) }}
+        publish_evaluated(g, P.tile_base + lt, lane_kept);
+    }
+    if (slot >= P.lag) {
+        let lw = slot - P.lag;
+        load_bits(g, P.tile_base + lw);
+        write_ids(g, lw, place(g, P.tile_base + lw));
+    }
+{% if probe == "resident" %}
+    if (g.lid == 0u) {
+        atomicSub(&state[probe_counter(false)], 1u);
+        if (slot == P.num_tiles + P.lag - 1u && P.tile_base + P.num_tiles - 1u == P.last_tile) {
+            count_set1(0u, atomicLoad(&state[probe_counter(true)]));
+        }
+    }
+{% endif %}
+{% else %}
     let tile = ticket & TICKET_MASK;
     set_epoch(ticket);
     let lt = tile - P.tile_base;
@@ -717,5 +860,6 @@ fn kernel_main(g: Group, wg: u32) {
         atomicSub(&state[probe_counter(false)], 1u);
         if (tile == P.last_tile) { count_set1(0u, atomicLoad(&state[probe_counter(true)])); }
     }
+{% endif %}
 {% endif %}
 }
