@@ -291,6 +291,7 @@ def _bench_frame(device, table, n, runs):
         for key, seconds in zip(parts, (wrote - started, encoded - wrote, ended - encoded)):
             parts[key].append(seconds)
         device.queue.submit([encoder.finish()])
+        frame.submitted()
         frame.poll()
     device.queue.read_buffer(frame.graph.hover, 0, 4)  # an idle GPU (lavapipe shares the host's cores)
     # the same recording with nothing submitted in between (no driver or queue work interleaved)

@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 
+from ...graph.frame_readbacks import FrameReadbacks
 from ...graph.readback_ring import GPUReadbackRing
 from ...render.overlay import MUTED_COLOR, TEXT_COLOR, PlotOverlay
 from ...render.picking import NO_ID
@@ -93,7 +94,10 @@ class CullingFrame:
     ``queue.write_buffer`` and records the graph; :meth:`present` records
     the presentation pass. Neither submits nor waits; the visible count is
     sampled into a GPUReadbackRing and read when its map has resolved (a
-    later frame), never waited for.
+    later frame), never waited for. A sample maps only after its frame's
+    host calls :meth:`submitted` (the widget's ``frame_submitted`` hook); a
+    sample of a frame never submitted is cancelled when the next frame
+    encodes (:class:`~gpuviz.graph.frame_readbacks.FrameReadbacks`).
     """
 
     def __init__(self, device, spheres, *, extent, own_spheres: bool, overview_points=None, splat_radius=None,
@@ -113,7 +117,7 @@ class CullingFrame:
         self._hover_dirty = False
         self._overview = None  # (rect, bounds, column-major matrix floats, overview_size) of overview_fit
         self._ring = GPUReadbackRing(device, byte_length=4, slot_count=3, label="frustum-culling-readout")
-        self._pending = []
+        self._samples = FrameReadbacks()
         self._last_sample = float("-inf")
         self._overlay = None
         self._presented = None
@@ -184,6 +188,8 @@ class CullingFrame:
         if self._hover_dirty:
             self.graph.write_hover(self._hover_pixel)
             self._hover_dirty = False
+        if self._samples.drop_unsubmitted():
+            self._last_sample = float("-inf")  # the dropped frame's sample is taken again now
         cpu = self.graph.encode(encoder, timestamps=timestamps)
         now = time.perf_counter()
         if now - self._last_sample >= _READOUT_INTERVAL:
@@ -191,25 +197,22 @@ class CullingFrame:
             if slot is not None:
                 slot.copy(encoder, self.graph.draws.buffer, source_offset=self.graph.draws.instance_count_byte_offset(0),
                           byte_length=4)
-                self._pending.append(slot)
+                self._samples.add(slot)
                 self._last_sample = now
         return cpu
 
+    def submitted(self) -> None:
+        """The encoder of the last :meth:`encode` was submitted: its sample may map."""
+        self._samples.submitted()
+
     def poll(self) -> bool:
-        """After submission: start the maps of earlier samples and take the
-        newest one that resolved; never waits. True when the readout changed."""
-        changed, still = False, []
-        for slot in self._pending:
-            if slot.state == "acquired":
-                slot.map_async()
-            data = slot.read(wait=False)
-            if data is None:
-                still.append(slot)
-            else:
-                value = int(np.frombuffer(data, np.uint32)[0])
-                changed |= value != self.visible
-                self.visible = value
-        self._pending = still
+        """Start the maps of submitted samples and take the newest one that
+        resolved; never waits. True when the readout changed."""
+        changed = False
+        for _, data in self._samples.read():
+            value = int(np.frombuffer(data, np.uint32)[0])
+            changed |= value != self.visible
+            self.visible = value
         return changed
 
     def present(self, encoder, target_view, dst_size, *, pixel_ratio: float = 1.0, extra=()) -> None:
@@ -266,13 +269,10 @@ class CullingFrame:
         encoder = self.device.create_command_encoder(label="frustum-culling-readback")
         self.encode(encoder)
         self.device.queue.submit([encoder.finish()])
+        self.submitted()
         count = int(read_array(self.device, self.graph.draws.get_instance_count_data(0))[0])
         ids = read_array(self.device, self.graph.ids)[:count] if count else np.zeros(0, np.uint32)
-        for slot in self._pending:  # older samples would overwrite the readout with a stale count
-            if slot.state == "acquired":
-                slot.map_async()
-            slot.read()
-        self._pending.clear()
+        self._samples.read(wait=True)  # older samples would overwrite the readout with a stale count
         self.visible = count
         return count, ids
 
@@ -282,13 +282,12 @@ class CullingFrame:
         encoder = self.device.create_command_encoder(label="frustum-culling-pick")
         self.encode(encoder)
         self.device.queue.submit([encoder.finish()])
+        self.submitted()
         value = int(np.frombuffer(self.device.queue.read_buffer(self.graph.hover, 0, 4), np.uint32)[0])
         return None if value == NO_ID else value
 
     def destroy(self) -> None:
-        for slot in self._pending:
-            slot.cancel()
-        self._pending.clear()
+        self._samples.cancel_all()
         self._ring.destroy()
         if self._overlay is not None:
             self._overlay.destroy()

@@ -17,7 +17,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from ...device import device_capabilities, request_device
-from ...errors import GraphTypeError, GraphValidationError
+from ...errors import GraphStateError, GraphTypeError, GraphValidationError
 from ...tables import GPUData
 from ..canvas import GPUCanvas, draw_offscreen
 from ..arguments import check_integer
@@ -351,10 +351,18 @@ class FrustumCulling(WidgetLifecycle, widgets.HBox):
         if not self._offscreen and (self._auto_orbit or self._frame.visible is None):
             self.canvas.request_draw()  # keep orbiting / until the first count sample is read
 
+    def frame_submitted(self) -> None:
+        """GPUCanvas drawable hook: the frame :meth:`draw` recorded was
+        submitted, so its readout sample may map."""
+        self._frame.submitted()
+
     def _collect_timings(self) -> None:
         compiled = self._frame.graph.compiled
         while True:
-            timings = compiled.read_timings(wait=False)
+            try:
+                timings = compiled.read_timings(wait=False)
+            except GraphStateError:  # a timestamped frame that was never submitted (a draw that raised):
+                return  # read_timings discarded it; later frames' timings are read next time
             if timings is None:
                 return
             self._gpu_times = timings

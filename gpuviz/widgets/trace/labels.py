@@ -16,12 +16,12 @@ lags). :meth:`ViewSampler.poll` with ``wait=True`` is for explicit reads
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
 
 from ...graph import ComputeKernel
+from ...graph.frame_readbacks import FrameReadbacks
 from ...graph.readback_errors import ReadbackMapError
 from ...graph.readback_ring import GPUReadbackRing
 from ...graph.shaders import wgsl
@@ -100,9 +100,9 @@ class ViewSampler:
     host confirms the submission (:meth:`submitted`, which GPUCanvas's
     ``frame_submitted`` hook calls); a slot still unconfirmed when the next
     frame records belongs to an encoder that was dropped (a draw that
-    raised), so it is cancelled: its copies never ran, and mapping it would
-    return an older sample's bytes under the new key. :meth:`poll` starts
-    the maps of confirmed slots and reads those already mapped
+    raised), so it is cancelled and its key sampled again
+    (:class:`~gpuviz.graph.frame_readbacks.FrameReadbacks`). :meth:`poll`
+    starts the maps of confirmed slots and reads those already mapped
     (``wait=True``: every one, waiting).
     """
 
@@ -111,14 +111,14 @@ class ViewSampler:
         self.sources = ((stats, _STATS_BYTES), (pick_output, _PICK_BYTES), (labels, label_bytes()))
         self.ring = GPUReadbackRing(device, byte_length=sum(n for _, n in self.sources), slot_count=4,
                                     label="trace-viewer-samples")
-        self._recorded = []  # (slot, key) recorded into the frame being built, its submission not yet confirmed
-        self._pending = deque()  # (slot, key) of submitted frames, oldest first
+        self._slots = FrameReadbacks()  # tagged with the sample's key
         self.sampled_key = None  # the key of the newest recorded sample
         self.latest = None
 
     def record(self, encoder, key) -> bool:
         """Copy this frame's words into a free slot (once per ``key``); False when none is free."""
-        self._drop_unsubmitted()
+        if self._slots.drop_unsubmitted():
+            self.sampled_key = None  # the dropped frame's key is sampled again
         if key == self.sampled_key:
             return False
         try:
@@ -131,46 +131,25 @@ class ViewSampler:
         for buffer, n in self.sources:
             slot.copy(encoder, buffer, source_offset=0, byte_length=n, destination_offset=offset)
             offset += n
-        self._recorded.append((slot, key))
+        self._slots.add(slot, key)
         self.sampled_key = key
         return True
 
     def submitted(self) -> None:
         """The encoder of the slots recorded since the last call was submitted: they may map now."""
-        self._pending.extend(self._recorded)
-        self._recorded.clear()
-
-    def _drop_unsubmitted(self) -> None:
-        if not self._recorded:
-            return
-        for slot, _ in self._recorded:
-            slot.cancel()  # quiet on a lost device (ReadbackSlot.cancel)
-        self._recorded.clear()
-        self.sampled_key = None  # the dropped frame's key is sampled again
+        self._slots.submitted()
 
     @property
     def pending(self) -> int:
-        return len(self._pending)
+        return self._slots.pending
 
     def poll(self, *, wait: bool = False) -> bool:
         """Read the slots whose maps resolved (all, with ``wait``); True when
         :attr:`latest` changed. Slots are read in recording order."""
-        changed = False
-        while self._pending:
-            slot, key = self._pending[0]
-            try:
-                if slot.state == "acquired":
-                    slot.map_async()
-                data = slot.read(wait=wait)
-            except ReadbackMapError:  # a lost device: drop what was in flight
-                self._pending.clear()
-                break
-            if data is None:
-                break
-            self._pending.popleft()
+        samples = self._slots.read(wait=wait)
+        for key, data in samples:
             self.latest = self._parse(key, data)
-            changed = True
-        return changed
+        return bool(samples)
 
     def forget(self) -> None:
         """The next :meth:`record` samples again (after a state the key does not cover)."""
@@ -189,8 +168,7 @@ class ViewSampler:
                       candidates=candidates)
 
     def destroy(self) -> None:
-        self._recorded.clear()
-        self._pending.clear()
+        self._slots.cancel_all()
         self.ring.destroy()
 
 

@@ -13,6 +13,7 @@ def render(device, frame, size):
     frame.encode(encoder)
     frame.present(encoder, texture.create_view(), (w, h))
     device.queue.submit([encoder.finish()])
+    frame.submitted()  # as a host does after submitting (its readout sample may map)
     data = device.queue.read_texture({"texture": texture}, {"bytes_per_row": 4 * w, "rows_per_image": h}, (w, h, 1))
     texture.destroy()
     return np.frombuffer(data, np.uint8).reshape(h, w, 4)

@@ -359,6 +359,7 @@ def test_frames_sample_the_readout_through_the_ring_and_auto_orbit_turns(device)
         encoder = device.create_command_encoder()
         widget.draw(encoder, texture.create_view(), (128, 64))
         device.queue.submit([encoder.finish()])
+        widget.frame_submitted()  # as GPUCanvas does after its submit
         if f"visible {expected:,} / 3,000" in widget.readout.value:
             break
         time.sleep(0.03)
@@ -369,6 +370,7 @@ def test_frames_sample_the_readout_through_the_ring_and_auto_orbit_turns(device)
         encoder = device.create_command_encoder()
         widget.draw(encoder, texture.create_view(), (128, 64))
         device.queue.submit([encoder.finish()])
+        widget.frame_submitted()  # as GPUCanvas does after its submit
         time.sleep(0.02)
     after = widget.camera
     assert after["eye"] != before["eye"] and after["target"] == before["target"]
@@ -379,6 +381,48 @@ def test_frames_sample_the_readout_through_the_ring_and_auto_orbit_turns(device)
     drawn = widget.canvas.frames_drawn
     widget.canvas.force_draw()  # the canvas's own frame path (a headless canvas is tiny)
     assert widget.canvas.frames_drawn == drawn + 1 and widget.canvas.device_lost is None
+    widget.close()
+    texture.destroy()
+
+
+def test_a_dropped_frame_leaves_no_stale_readout(device):
+    """A frame drawn into an encoder that is never submitted (a host's draw
+    that raised) must not feed the readout: its sample's copy never ran, so
+    its slot holds whatever was there before (zeros: a count of 0 before
+    this fix). The slot is cancelled when the next frame encodes, and the
+    readout shows only counts of submitted frames."""
+    import time
+
+    widget = FrustumCulling(instances=3000, size=(128, 64), device=device)
+    expected = oracle(city_spheres(3000, seed=0), widget.frustum_planes())[0].size
+    texture = device.create_texture(size=(128, 64, 1), format="rgba8unorm", usage=wgpu.TextureUsage.RENDER_ATTACHMENT)
+    ring = widget._frame._ring
+    taken = []
+
+    def frame(submit=True):
+        encoder = device.create_command_encoder()
+        widget.draw(encoder, texture.create_view(), (128, 64))
+        if submit:
+            device.queue.submit([encoder.finish()])
+            widget.frame_submitted()
+
+    acquire = ring.try_acquire
+    ring.try_acquire = lambda: taken.append(acquire()) or taken[-1]
+    try:
+        frame(submit=False)  # the first frame samples at once
+    finally:
+        del ring.try_acquire
+    assert len(taken) == 1 and taken[0] is not None, "the dropped frame took a sample"
+    seen = []
+    for _ in range(40):
+        frame()
+        seen.append(widget._frame.visible)
+        if seen[-1] == expected:
+            break
+        time.sleep(0.03)
+    assert all(v in (None, expected) for v in seen), seen  # never the dropped slot's bytes
+    assert seen[-1] == expected and f"visible {expected:,} / 3,000" in widget.readout.value, seen
+    assert taken[0].state == "released", "the dropped sample's slot went back to the ring"
     widget.close()
     texture.destroy()
 
@@ -404,6 +448,7 @@ def test_device_loss_stops_frames_and_refuses_calls():
             encoder = device.create_command_encoder()
             widget.draw(encoder, texture.create_view(), (64, 32))
             device.queue.submit([encoder.finish()])
+            widget.frame_submitted()
             time.sleep(0.12)
         device.destroy()
         print("event", widget.handle_event({"event_type": "wheel", "x": 1, "y": 1, "dy": 50}))
