@@ -203,7 +203,9 @@ class GPUVisibilityWorkflow:
     #: earlier: its look-back sums published states instead of waiting for
     #: tiles still loading. A chunk runs tiles + min(L, tiles) workgroups
     #: (the last ones only place). A lag > 0 needs tiles_per_group 1 and no
-    #: probe but "resident".
+    #: probe but "resident". None means 0 as well where the bits would not
+    #: fit one storage binding (over about four times its size in rows); a
+    #: lag set explicitly is then refused.
     write_lag = None
     #: Naga's forced loop bounding: None (the default) for two tiles per
     #: workgroup only, where the H200's driver needs it to be correct (see
@@ -375,6 +377,20 @@ class GPUVisibilityWorkflow:
         return {"tile": tile, "batch": batch, "pair": (("early" if self.early_second else "late") if pair == 2 else ""),
                 "probe": self.probe, "lag": lag, "loop_bounding": bounded}
 
+    def _fit_lag(self, graph, tuning, total_tiles) -> dict:
+        """``tuning`` with lagged placement off when its bits would make the
+        node's state buffer larger than one storage binding (more than four
+        times the binding size in rows): by default, or refused when
+        :attr:`write_lag` was set."""
+        most = int(graph.device.limits["max-storage-buffer-binding-size"])
+        if not tuning["lag"] or 4 * _state_words(total_tiles, tuning) <= most:
+            return tuning
+        if self.write_lag is not None:
+            raise GraphValidationError(f'{NAME} "{self.id}" tuning: write_lag {self.write_lag} needs a state buffer '
+                                       f"of {4 * _state_words(total_tiles, tuning)} bytes, over the device's storage "
+                                       f"binding size ({most} bytes); use write_lag 0 or None")
+        return {**tuning, "lag": 0}
+
     # ----------------------------------------------------------------- graph
     def add_to_graph(self, graph) -> list:
         """Validate against ``graph`` and add the node; returns its ID."""
@@ -391,6 +407,7 @@ class GPUVisibilityWorkflow:
             self.node_ids = [add_count_clear(graph, f"{self.id}-count-clear", count)]
             return self.node_ids
         tiles = [ceil_div(n, tuning["tile"]) for n in rows]
+        tuning = self._fit_lag(graph, tuning, sum(tiles))
         chunks = [dict(n=n, tiles=t, tile_base=sum(tiles[:c]), row_base=sum(rows[:c]),
                        views={role: views[c] for role, views in roles.items()},
                        mask_out=masks_out[c] if masks_out is not None and kind == "vector" else
@@ -416,8 +433,7 @@ class GPUVisibilityWorkflow:
             table = np.zeros((len(chunks), slot // 4), np.uint32)
             lag = tuning["lag"]
             lags = [min(lag, ch["tiles"]) for ch in chunks]
-            # ticket, tile states, probe counters, lagged placement's bits (16-bit halves, visibility.wgsl HALVES)
-            words = 1 + 3 * total_tiles + 2 * bool(tuning["probe"]) + bool(lag) * total_tiles * tuning["tile"] // 16
+            words = _state_words(total_tiles, tuning)
             state = ctx.own(ctx.device.create_buffer(label=f"{ctx.node_id}-tile-state", size=4 * words, usage=STORAGE))
             fixed = {1: (state, 0, state.size)}
             if out_rows is not None:
@@ -452,6 +468,13 @@ class GPUVisibilityWorkflow:
             return encode
 
         return graph.add_compute_node(id=f"{self.id}-predicate", resources=resources, compile=compile_visibility)
+
+
+def _state_words(total_tiles: int, tuning: dict) -> int:
+    """Words of the node's state buffer: the ticket, three per tile, the
+    probes' two counters and lagged placement's bits (16-bit halves,
+    visibility.wgsl HALVES: a word per 16 rows)."""
+    return 1 + 3 * total_tiles + 2 * bool(tuning["probe"]) + bool(tuning["lag"]) * total_tiles * tuning["tile"] // 16
 
 
 def _chunk_kernel(ctx, views, masks, align, template, constants, *, loop_bounding) -> tuple:

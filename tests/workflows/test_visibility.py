@@ -793,6 +793,34 @@ def test_fallback_with_tunings(device, tuning):
                       source_ids=True, trust_published=False, spin_limit=0, **tuning)
 
 
+def test_lag_off_where_its_bits_exceed_a_binding(device, monkeypatch):
+    """Lagged placement's bits (a word per 16 rows) in one state buffer: a
+    device whose storage binding is smaller than that gets the default lag
+    turned off (the result still the oracle's), and an explicit lag is
+    refused by name. Twenty 4K-row chunks, each one binding of 16 KB."""
+    limits = type(device).limits
+    small = {**limits.fget(device), "max-storage-buffer-binding-size": 16384}
+    monkeypatch.setattr(type(device), "limits", property(lambda self: small if self is device else limits.fget(self)))
+    from gpuviz.workflows import visibility
+
+    built = []
+    render = visibility.wgsl
+    monkeypatch.setattr(visibility, "wgsl",
+                        lambda path, **values: built.append(values["lag"]) or render(path, **values))
+    chunks = [4096] * 20
+    n = sum(chunks)
+    rng = np.random.default_rng(41)
+    rows = {"masks": [(rng.random(n) < 0.5).astype(np.uint32)]}
+    _, buffers = run_workflow(device, n, rows, {}, chunks=chunks, output="separate", mask_output=False,
+                              tuning=dict(tile_rows=1024))
+    check(device, buffers, n, *oracle_of(n, rows, {}))
+    assert built and not any(built), "every chunk's kernel was built without lagged placement"
+    with pytest.raises(GraphValidationError, match=r"write_lag 5 needs a state buffer of \d+ bytes, over the "
+                                                   r"device's storage binding size \(16384 bytes\)"):
+        run_workflow(device, n, rows, {}, chunks=chunks, output="separate", mask_output=False,
+                     tuning=dict(tile_rows=1024, write_lag=5))
+
+
 @pytest.mark.parametrize("tuning", [dict(), dict(write_lag=0), dict(tile_rows=2048, preload=6, tiles_per_group=2)])
 def test_fallback_with_every_predicate(device, tuning):
     """The fallback alone (every predecessor evaluated again by the waiting
