@@ -293,11 +293,17 @@ fn store_mask4(e: u32, m: vec4<u32>) {
 {% endif %}
 }
 
+// Quad q's 0/1 keep flags m as its four bits of s_bits (word q / 8, bits
+// 4 (q % 8) ..): `nibble` holds them after.
+{% macro set_quad_bits() %}
+    let nibble = m.x | (m.y << 1u) | (m.z << 2u) | (m.w << 3u);
+    if (nibble != 0u) { atomicOr(&s_bits[q >> 3u], nibble << ((q & 7u) * 4u)); }
+{% endmacro %}
+
 // Record quad q's 0/1 keep flags m (its bits, its mask_output words); returns how many are kept.
 fn take(lt: u32, q: u32, m: vec4<u32>) -> u32 {
     store_mask4(lt * TILE + 4u * q, m);
-    let nibble = m.x | (m.y << 1u) | (m.z << 2u) | (m.w << 3u);
-    if (nibble != 0u) { atomicOr(&s_bits[q >> 3u], nibble << ((q & 7u) * 4u)); }
+{{ set_quad_bits() }}
     return countOneBits(nibble);
 }
 
@@ -579,6 +585,25 @@ fn probe_counter(odd: bool) -> u32 { return 1u + 3u * (P.last_tile + 1u) + selec
 {% endfor %}
 {% endmacro %}
 
+// Tile `t`'s base (kept rows before it) from the look-back when `walk`
+// holds, its inclusive prefix published, the count written by the
+// sequence's last tile, (kept, base) into s_kept; `kept` and `base` (0) are
+// the caller's variables.
+{% macro place_tile(t, walk) %}
+    if ({{ walk }}) {
+        if (GROUP_COLLECTIVES) {
+            base = look_back_group(g, {{ t }}, kept);  // publishes the inclusive prefix itself
+        } else {
+            base = look_back(g, {{ t }});
+            if (g.lid == 0u) { publish_prefix({{ t }}, base + kept); }
+        }
+    }
+    if (g.lid == 0u) {
+        if ({{ t }} == P.last_tile) { count_set1(0u, base + kept); }
+        s_kept = vec2<u32>(kept, base);
+    }
+{% endmacro %}
+
 // After a tile's rows are in s_bits: its count (published at once), the
 // in-tile scan into s_words / s_before (s_bits cleared behind it), the
 // look-back and the inclusive prefix; the sequence's last tile writes the
@@ -600,18 +625,7 @@ fn settle(g: Group, tile: u32, lane_kept_in: u32) -> vec2<u32> {
     if (g.lid == 0u) { s_step.x = atomicAdd(&state[probe_counter((ep_tag & PARITY) != 0u)], kept); }
     base = workgroupUniformLoad(&s_step).x;
 {% endif %}
-    if (LOOK_BACK && tile != 0u) {
-        if (GROUP_COLLECTIVES) {
-            base = look_back_group(g, tile, kept);  // publishes the inclusive prefix itself
-        } else {
-            base = look_back(g, tile);
-            if (g.lid == 0u) { publish_prefix(tile, base + kept); }
-        }
-    }
-    if (g.lid == 0u) {
-        if (tile == P.last_tile) { count_set1(0u, base + kept); }
-        s_kept = vec2<u32>(kept, base);
-    }
+{{ place_tile("tile", "LOOK_BACK && tile != 0u") }}
     // (a barrier too: s_words and s_before are complete, every lane has read s_count)
     return workgroupUniformLoad(&s_kept);
 }
@@ -682,8 +696,7 @@ fn evaluate_bits(g: Group, lt: u32) {
     for (var r = 0u; r < ITER; r++) {
         let q = r * WG + g.lid;
         let m = keep_quad(lt, q);
-        let nibble = m.x | (m.y << 1u) | (m.z << 2u) | (m.w << 3u);
-        if (nibble != 0u) { atomicOr(&s_bits[q >> 3u], nibble << ((q & 7u) * 4u)); }
+{{ set_quad_bits() }}
     }
     workgroupBarrier();
 }
@@ -729,18 +742,7 @@ fn place(g: Group, w: u32) -> vec2<u32> {
     var kept = 0u;  // (the scan's barrier: every group's total is in s_part)
     for (var k = 0u; k < g.count; k++) { kept += s_part[k]; }
     var base = 0u;
-    if (w != 0u) {
-        if (GROUP_COLLECTIVES) {
-            base = look_back_group(g, w, kept);  // publishes the inclusive prefix itself
-        } else {
-            base = look_back(g, w);
-            if (g.lid == 0u) { publish_prefix(w, base + kept); }
-        }
-    }
-    if (g.lid == 0u) {
-        if (w == P.last_tile) { count_set1(0u, base + kept); }
-        s_kept = vec2<u32>(kept, base);
-    }
+{{ place_tile("w", "w != 0u") }}
     return workgroupUniformLoad(&s_kept);
 }
 {% endif %}
