@@ -39,6 +39,7 @@ so that ``canvas.js`` can wrap it; without a match the overlays are left out).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import operator
 import time
 from pathlib import Path
@@ -100,14 +101,17 @@ def _configure(canvas, device):
 
 
 def _render_into(context, device, drawable) -> None:
-    """One frame: record the drawable into the context's texture, submit."""
-    texture = context.get_current_texture()
-    encoder = device.create_command_encoder(label="gpuviz-frame")
-    drawable.draw(encoder, texture.create_view(), (texture.width, texture.height))
-    device.queue.submit([encoder.finish()])
-    submitted = getattr(drawable, "frame_submitted", None)
-    if submitted is not None:
-        submitted()
+    """One frame: record the drawable into the context's texture, submit.
+    Holds the drawable's ``call_lock`` where it has one, so a call from
+    another thread cannot change the widget between draw and submission."""
+    with getattr(drawable, "call_lock", None) or contextlib.nullcontext():
+        texture = context.get_current_texture()
+        encoder = device.create_command_encoder(label="gpuviz-frame")
+        drawable.draw(encoder, texture.create_view(), (texture.width, texture.height))
+        device.queue.submit([encoder.finish()])
+        submitted = getattr(drawable, "frame_submitted", None)
+        if submitted is not None:
+            submitted()
 
 
 def check_offscreen_size(device, *, width, height) -> tuple:

@@ -6,18 +6,29 @@ A widget mixes in :class:`WidgetLifecycle` and names, as class attributes,
 what it keeps (``_LIFECYCLE_OWNED``: the attribute that is None once closed)
 and where a loss is shown (``_LIFECYCLE_PANEL``: an HTML widget attribute);
 it sets ``device_lost = None`` and ``device`` in its constructor.
+
+Threading rule: a widget serialises its public calls. Every ``guarded``
+method, every frame GPUCanvas records (``draw`` through ``frame_submitted``)
+and ``close`` hold the widget's re-entrant :attr:`WidgetLifecycle.call_lock`,
+so a setter called from another thread waits for the frame being recorded
+instead of tearing it, and a call that arrives after ``close`` raises
+GraphStateError.
 """
 
 from __future__ import annotations
 
 import functools
 import html
+import threading
 from collections.abc import Mapping
 
 from ..errors import GraphStateError, GraphTypeError
 from .device_loss import device_lost_message
 
-__all__ = ["WidgetLifecycle", "guarded"]
+__all__ = ["WidgetLifecycle", "guarded", "close_widget_tree"]
+
+# Guards the lazy creation of each widget's call lock (the mixin has no __init__).
+_LOCK_CREATION = threading.Lock()
 
 
 def guarded(method):
@@ -25,9 +36,19 @@ def guarded(method):
     the widget is closed or its device is lost (``self._check_usable``)."""
     @functools.wraps(method)
     def guard(self, *args, **kwargs):
-        self._check_usable(method.__name__)
-        return method(self, *args, **kwargs)
+        with self.call_lock:
+            self._check_usable(method.__name__)
+            return method(self, *args, **kwargs)
     return guard
+
+
+def close_widget_tree(widget) -> None:
+    """Close ``widget`` and every ipywidget below it (``children`` of boxes,
+    depth first), so none stays registered in ``ipywidgets.Widget.widgets``
+    once a GPU widget is closed. Closing twice is harmless."""
+    for child in tuple(getattr(widget, "children", ()) or ()):
+        close_widget_tree(child)
+    widget.close()
 
 
 class WidgetLifecycle:
@@ -43,6 +64,16 @@ class WidgetLifecycle:
     _LIFECYCLE_NAME = None  # the name in error messages (None: the class name)
     _LIFECYCLE_OWNED = "graph"  # attribute that is None once the widget is closed
     _LIFECYCLE_PANEL = "status"  # HTML widget attribute that shows a device loss
+
+    @property
+    def call_lock(self) -> threading.RLock:
+        """The re-entrant lock that serialises this widget's public calls, its
+        frames and ``close`` (see the module docstring)."""
+        lock = self.__dict__.get("_call_lock")
+        if lock is None:
+            with _LOCK_CREATION:
+                lock = self.__dict__.setdefault("_call_lock", threading.RLock())
+        return lock
 
     def _lifecycle_name(self) -> str:
         """The widget's name in error messages."""
