@@ -207,6 +207,6 @@ class PlotOverlay:
             layer.draw(render_pass)
 
     def destroy(self) -> None:
-        """Free the rectangle layers' buffers (the glyph atlases are shared and cached per device)."""
-        self.rects.destroy()
-        self.top_rects.destroy()
+        """Free every layer's buffers (the glyph atlases are shared and cached per device)."""
+        for layer in self._layers:
+            layer.destroy()

@@ -397,5 +397,10 @@ class TextLayer:
         render_pass.set_vertex_buffer(0, self.instance_buffer, 0, self.glyph_count * GLYPH_INSTANCE_DTYPE.itemsize)
         render_pass.draw(4, self.glyph_count)
 
+    def destroy(self) -> None:
+        """Free the instance and uniform buffers (the glyph atlas is shared and cached per device)."""
+        self.instance_buffer.destroy()
+        self._uniform.destroy()
+
     def __repr__(self):
         return f'TextLayer("{self.label}", {self.atlas!r}, {len(self._labels)} labels, {self.glyph_count} glyphs)'
