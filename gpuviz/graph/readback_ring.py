@@ -154,20 +154,19 @@ class GPUReadbackRing:
 
         Notes
         -----
-        Never waits when no wait can end: it raises
-        :class:`ReadbackRingExhaustedError` at once when no cancelled map is
-        in flight, every slot is held by the calling thread (the thread that
-        acquired it), and either none is mapped yet (the caller still has to
-        record or ``map_async`` each) or no ``timeout`` is given. With a
-        ``timeout`` and a slot of this thread's that is pending or mapped, it
-        waits, since another thread may read it. A slot held by another
-        thread is always waited for, without a ``timeout`` for as long as
-        that thread holds it.
+        A finite ``timeout`` always waits up to ``timeout`` seconds, even when
+        the calling thread acquired every slot: it may have handed a slot to
+        another thread that will read or cancel it. An unbounded wait
+        (``timeout=None``) that only the calling thread could end raises
+        :class:`ReadbackRingExhaustedError` at once instead of hanging: no
+        cancelled map is in flight and every slot was acquired by the
+        calling thread. A slot held by another thread is always waited for,
+        without a ``timeout`` for as long as that thread holds it.
 
         Raises
         ------
         ReadbackRingExhaustedError
-            Every slot is held by the calling thread and no wait can free one.
+            ``timeout`` is None and every slot is held by the calling thread.
         ReadbackTimeoutError
             No slot became free within ``timeout`` seconds.
         GraphStateError
@@ -183,8 +182,8 @@ class GPUReadbackRing:
                 if slot is not None:
                     return slot
                 orphans = [stage for stage in pool.in_flight if stage.slot is None]
-                if not orphans:
-                    self._raise_if_only_the_caller_can_free(timeout)
+                if not orphans and timeout is None:
+                    self._raise_if_only_the_caller_can_free()
                 if deadline is not None and time.monotonic() >= deadline:
                     raise ReadbackTimeoutError(
                         f'GPUReadbackRing "{self.label}" had no free slot within {timeout} s '
@@ -196,20 +195,20 @@ class GPUReadbackRing:
                     continue
             wait_settled(self.device, orphans[0].promise, deadline)  # outside the lock: others may release
 
-    def _raise_if_only_the_caller_can_free(self, timeout):
-        """Raise ReadbackRingExhaustedError where no wait can end (see
-        ``acquire``); the caller holds the lock and no orphaned map is in flight."""
+    def _raise_if_only_the_caller_can_free(self):
+        """Raise ReadbackRingExhaustedError where an unbounded wait could never
+        end (see ``acquire``): every slot is held by the calling thread; the
+        caller holds the lock and no orphaned map is in flight."""
         pool, me = self._pool, threading.get_ident()
         held = [stage for stage in pool.stages if stage.slot is not None]
         if any(stage.owner != me for stage in held) or len(held) < self.slot_count:
             return
         states = [stage.slot.state for stage in held]
-        recording = states.count("acquired")
-        if recording == self.slot_count or timeout is None:
-            raise ReadbackRingExhaustedError(
-                f'GPUReadbackRing "{self.label}" has no slot that can become free without a read() or '
-                f"cancel(): all {self.slot_count} are held by this thread ({recording} acquired and not mapped, "
-                f'{states.count("pending")} pending, {states.count("mapped")} mapped and unread)')
+        raise ReadbackRingExhaustedError(
+            f'GPUReadbackRing "{self.label}" has no slot that can become free without a read() or '
+            f"cancel(): all {self.slot_count} are held by this thread ({states.count('acquired')} acquired and not "
+            f"mapped, {states.count('pending')} pending, {states.count('mapped')} mapped and unread); pass a "
+            f"timeout to wait for another thread to release one")
 
     def cancel(self, slot) -> None:
         """Return ``slot`` without reading it; same as ``slot.cancel()``."""

@@ -137,8 +137,9 @@ def test_exhaustion(device):
     # every slot acquired and never mapped: waiting would deadlock
     with pytest.raises(ReadbackRingExhaustedError, match=r'"small" .*\(2 acquired and not mapped'):
         ring.acquire()
-    with pytest.raises(ReadbackRingExhaustedError):
-        ring.acquire(timeout=1.0)
+    # a finite timeout waits (another thread might release a slot) and then says so
+    with pytest.raises(ReadbackTimeoutError, match='"small" had no free slot within 0.05 s'):
+        ring.acquire(timeout=0.05)
     a.cancel()
     assert ring.free_count == 1
     c = ring.acquire(timeout=0)
@@ -258,6 +259,34 @@ def test_acquire_waits_for_a_read_on_another_thread(device):
         again = ring.acquire(timeout=30)
     reader.join()
     assert results == [[42]] and again.index == slot.index
+    ring.destroy()
+
+
+def test_a_finite_timeout_waits_for_a_slot_this_thread_handed_to_another(device):
+    """The caller acquired every slot, but gave one to a thread that records,
+    maps and reads it 0.5 s later: acquire(timeout) waits for that read
+    instead of raising at once (only an unbounded wait raises at once)."""
+    ring = GPUReadbackRing(device, byte_length=4, slot_count=1, label="handed")
+    slot = ring.acquire()
+    source = source_buffer(device, [9])
+    results = []
+
+    def reader():
+        time.sleep(0.5)
+        copy_and_map(device, slot, source)
+        results.append(words(slot.read()))
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    with pytest.raises(ReadbackRingExhaustedError, match="pass a timeout"):
+        ring.acquire()
+    started = time.monotonic()
+    again = ring.acquire(timeout=5)
+    waited = time.monotonic() - started
+    thread.join()
+    assert results == [[9]] and again.index == slot.index
+    assert waited < 5, "returned when the other thread read the slot, not at the timeout"
+    again.cancel()
     ring.destroy()
 
 
