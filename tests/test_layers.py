@@ -81,6 +81,19 @@ def test_no_private_name_is_imported_across_modules():
     assert not offenders, "private names imported across modules:\n" + "\n".join(offenders)
 
 
+def test_only_bench_imports_the_oracles():
+    """CPU oracles (gpuviz.oracles) serve tests and benchmarks: no production
+    module imports one, at module level or inside a function."""
+    offenders = []
+    for name, (path, tree) in MODULES.items():
+        if name.split(".")[:2] in (["gpuviz", "bench"], ["gpuviz", "oracles"]):
+            continue
+        for line, target, _names in _imports(name, tree):
+            if target.split(".")[:2] == ["gpuviz", "oracles"]:
+                offenders.append(f"{path.relative_to(ROOT)}:{line} imports {target}")
+    assert not offenders, "production modules import an oracle:\n" + "\n".join(offenders)
+
+
 def test_no_import_cycles():
     edges = {name: set() for name in MODULES}
     for name, (_path, tree) in MODULES.items():

@@ -29,14 +29,14 @@ compiled graph, then for three windows (zoomed out: the whole trace; mid:
   per node; their sum exceeds the frame);
 * ``shown``/``anchors``/``edges`` (link edges to the closest shown
   ancestor or a collapsed summary row) are checked with the rest;
-* ``numpy_s``: the numpy oracle (:class:`~gpuviz.trace.interaction.TraceViewOracle`)
+* ``numpy_s``: the numpy oracle (:class:`~gpuviz.oracles.trace.TraceViewOracle`)
   of the same frame, timed once.
 
 A row is printed only after the frame's drawn rows, merged and density
 runs, minimap, shown codes, anchors, edges and stats equal the oracle's
 (the 4-hop focus mask once per tier) and, with the widget's graph, every
 pixel of its tracks (colour and span ID) equals its numpy oracle's
-(``check_tracks``). When the trace viewer widget provides
+(:func:`gpuviz.oracles.widgets.check_trace_graph_tracks`). When the trace viewer widget provides
 ``gpuviz.widgets.trace.graph.bench_frame`` (its whole compiled graph: the
 frame plus its tracks, links, pick and label nodes), that graph is timed
 and the title says so; otherwise the GPUTraceFrame alone (compute only).
@@ -96,8 +96,8 @@ def _render_hook():
     ``bench_frame(device, scene, trace, *, size)`` -> an object with
     ``frame`` (its GPUTraceFrame), ``compiled`` (the whole graph, tracks
     and links nodes included), ``write(state)`` (every per-frame write),
-    ``destroy()`` and optionally ``check_tracks(oracle, frame, state)``
-    (None when the frame's pixels equal its oracle's, else what differs)."""
+    ``destroy()`` and optionally ``graph`` (the TraceGraph, whose tracks
+    pixels are checked against their numpy oracle)."""
     try:
         from gpuviz.widgets.trace.graph import bench_frame
     except ImportError:
@@ -184,7 +184,8 @@ def _encode_time(device, write, compiled, state, runs):
 
 def _tier(device, n, runs, timer, table, hook, per_node):
     from gpuviz.trace import synthetic
-    from gpuviz.trace.interaction import TraceViewOracle
+    from gpuviz.oracles.trace import TraceViewOracle
+    from gpuviz.oracles.widgets import check_trace_graph_tracks
     from gpuviz.trace.scene import GPUTraceScene
 
     trace = synthetic(spans=n, processes=8, threads_per_process=8, seed=14)
@@ -233,8 +234,8 @@ def _tier(device, n, runs, timer, table, hook, per_node):
             want = oracle.frame(state)
             numpy_s = time.perf_counter() - started
             _compare(f"trace-viewer {n} {zoom}", got, want)
-            tracks = getattr(rig, "check_tracks", None)  # the widget's pixels against its numpy oracle
-            wrong = tracks(oracle, want, state) if tracks else None
+            graph = getattr(rig, "graph", None)  # the widget's pixels against its numpy oracle
+            wrong = check_trace_graph_tracks(graph, oracle, want, state) if graph is not None else None
             if wrong:
                 raise Mismatch(f"trace-viewer {n} {zoom} {wrong}")
             # The oracle above keeps the GPU idle for seconds at 25M (9 s): its clocks drop, and the

@@ -1,4 +1,5 @@
-"""TraceViewOracle: what a GPUTraceFrame must produce, in numpy."""
+"""Trace-layer oracles: :class:`TraceViewOracle`, what a GPUTraceFrame must
+produce, in numpy."""
 
 from __future__ import annotations
 

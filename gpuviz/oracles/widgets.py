@@ -1,4 +1,5 @@
-"""numpy model of the TraceViewer ``tracks`` node (shaders/tracks.wgsl):
+"""Widget-layer oracles: the numpy model of the TraceViewer ``tracks`` node
+(gpuviz/widgets/trace/shaders/tracks.wgsl):
 the colour and span ID of every pixel of a frame's render-size corner.
 
 The same float32 arithmetic as the shader, step by step: a rect covers
@@ -17,9 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...render.picking import NO_ID
+from ..render.picking import NO_ID
 
-__all__ = ["tracks_picture"]
+__all__ = ["tracks_picture", "trace_graph_tracks", "check_trace_graph_tracks"]
 
 F = np.float32
 DENSITY = np.array([0.42, 0.58, 0.86], F)
@@ -174,3 +175,31 @@ def tracks_picture(*, view: dict, render_size, cell_rows: int, cols: int, backgr
         out[d] = np.where(on[:, None], DENSITY, bg)
     rgb[y, x], ids[y, x] = out, out_ids
     return rgb, ids
+
+
+def trace_graph_tracks(graph, oracle, frame, state, *, selection=()):
+    """:func:`tracks_picture` of a TraceGraph's last written view: ``oracle``
+    a TraceViewOracle of the graph's scene, ``frame`` its OracleFrame of
+    ``state``; returns ``(rgb float32, ids uint32)``."""
+    from ..widgets.trace.graph import BACKGROUND  # the Jupyter stack only when a TraceGraph exists
+
+    return tracks_picture(
+        view=graph.view_fields, render_size=graph.render_size, cell_rows=graph.cell_rows, cols=graph.frame_size[0],
+        background=BACKGROUND, name_colours=graph.colours, spans=oracle, span_ids=graph.scene.span_ids,
+        time_origin=graph.scene.time_origin_ns, frame=frame, thread_row=graph.frame.layout(state).thread_row,
+        selection=selection, search=state.search)
+
+
+def check_trace_graph_tracks(graph, oracle, frame, state):
+    """None when a TraceGraph's last frame's tracks pixels (colour within one
+    8-bit unit, span IDs exact) equal :func:`trace_graph_tracks`'s, else what
+    differs (``frame``: the TraceViewOracle's OracleFrame of ``state``).
+    Reads the frame back: tests and benchmarks only."""
+    colour, ids = graph.read_tracks()
+    rgb, want_ids = trace_graph_tracks(graph, oracle, frame, state)
+    wrong_ids = int((ids != want_ids).sum())
+    want = np.round(np.clip(rgb, 0, 1) * 255).astype(np.int16)
+    wrong_colours = int((np.abs(colour[..., :3].astype(np.int16) - want).max(axis=2) > 1).sum())
+    if wrong_ids or wrong_colours:
+        return f"tracks: {wrong_ids} span IDs and {wrong_colours} colours of {ids.size} pixels differ"
+    return None

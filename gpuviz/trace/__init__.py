@@ -15,14 +15,13 @@ from gpuviz.trace.load import load
 from gpuviz.trace.synthetic import synthetic
 
 __all__ = ["load", "Trace", "TraceFormatError", "TraceSchemaError", "synthetic", "GPUTraceScene", "GPUTraceFrame",
-           "TraceViewState", "TraceViewOracle"]
+           "TraceViewState"]
 
 # These import wgpu: only on use.
 _LAZY = {
     "GPUTraceScene": ("gpuviz.trace.scene", "GPUTraceScene"),
     "GPUTraceFrame": ("gpuviz.trace.interaction", "GPUTraceFrame"),
     "TraceViewState": ("gpuviz.trace.interaction", "TraceViewState"),
-    "TraceViewOracle": ("gpuviz.trace.interaction", "TraceViewOracle"),
 }
 
 

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 from gpuviz.graph import GPUCommandGraph
 from gpuviz.graph.errors import GraphTypeError, GraphValidationError
 from gpuviz.trace import Trace, synthetic
-from gpuviz.trace.interaction import GPUTraceFrame, TraceViewOracle, column_bounds
+from gpuviz.oracles.trace import TraceViewOracle
+from gpuviz.trace.interaction import GPUTraceFrame, column_bounds
 from gpuviz.trace.scene import GPUTraceScene
 
 KEYS = ("drawn", "merged", "density", "minimap", "focus", "shown", "anchors", "edges")

@@ -1,15 +1,14 @@
 """The GPU policy of a trace view (issue 14): time window, expansion,
 filters, focus and level of detail, as buffers a compiled graph reads.
 
-:class:`TraceViewState` is the CPU state, :class:`GPUTraceFrame` the
-per-frame compute work (built once per capacity tier), and
-:class:`TraceViewOracle` its numpy model. The widget that draws the
+:class:`TraceViewState` is the CPU state and :class:`GPUTraceFrame` the
+per-frame compute work (built once per capacity tier); its numpy model is
+:class:`gpuviz.oracles.trace.TraceViewOracle`. The widget that draws the
 outputs is :mod:`gpuviz.widgets.trace`.
 """
 
 from gpuviz.trace.interaction.frame import (DENSITY, EDGES, MERGED, SPANS, STATS, GPUTraceFrame, TraceLayout)
-from gpuviz.trace.interaction.oracle import OracleFrame, TraceViewOracle
 from gpuviz.trace.interaction.state import FOCUS_MODES, SEARCH_MODES, TraceViewState, column_bounds
 
-__all__ = ["GPUTraceFrame", "TraceLayout", "TraceViewState", "TraceViewOracle", "OracleFrame", "column_bounds",
+__all__ = ["GPUTraceFrame", "TraceLayout", "TraceViewState", "column_bounds",
            "SPANS", "MERGED", "DENSITY", "EDGES", "STATS", "FOCUS_MODES", "SEARCH_MODES"]

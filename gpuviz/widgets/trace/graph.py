@@ -51,7 +51,6 @@ from ...trace.interaction import SPANS, GPUTraceFrame
 from ..canvas import TEXTURE_FORMAT
 from .labels import ViewSampler, add_label_node, label_bytes
 from .tracks import RECORD_BINDINGS, add_links_node, add_tracks_node, spread_capacity
-from .tracks_oracle import tracks_picture
 
 __all__ = ["TraceGraph", "FRAME_SIZE", "BACKGROUND", "MAX_SEGMENTS", "VIEW_FLAGS", "bench_frame"]
 
@@ -333,16 +332,6 @@ class TraceGraph:
             return np.frombuffer(raw, np.uint8).reshape(h, pitch)[:, :4 * w].copy()
         return read(self.color).reshape(h, w, 4), read(self.picking.object_texture).view(np.uint32).reshape(h, w)
 
-    def tracks_oracle(self, oracle, frame, state, *, selection=()):
-        """:func:`.tracks_oracle.tracks_picture` of this graph's last written
-        view: ``oracle`` a TraceViewOracle of the scene, ``frame`` its
-        OracleFrame of ``state``; returns ``(rgb float32, ids uint32)``."""
-        return tracks_picture(
-            view=self.view_fields, render_size=self.render_size, cell_rows=self.cell_rows, cols=self.frame_size[0],
-            background=BACKGROUND, name_colours=self.colours, spans=oracle, span_ids=self.scene.span_ids,
-            time_origin=self.scene.time_origin_ns, frame=frame, thread_row=self.frame.layout(state).thread_row,
-            selection=selection, search=state.search)
-
     def read_stats(self) -> np.ndarray:
         """Encode the graph, submit and wait for the frame's stats words
         (explicit queries such as ``search_count``; never the frame path)."""
@@ -389,19 +378,6 @@ class _BenchRig:
                               row_height=max(height / rows, 1.0), first_row=int(state.rows[0]),
                               flags=VIEW_FLAGS["focus"] if len(state.focus_seeds) else 0, hover=None, scale=1.0,
                               bottom=float(height), column_px=width / state.width, label_px=LABEL_PX)
-
-    def check_tracks(self, oracle, frame, state):
-        """None when the last frame's tracks pixels (colour within one 8-bit
-        unit, span IDs exact) equal :meth:`TraceGraph.tracks_oracle`'s, else
-        what differs (``frame``: the TraceViewOracle's OracleFrame of ``state``)."""
-        colour, ids = self.graph.read_tracks()
-        rgb, want_ids = self.graph.tracks_oracle(oracle, frame, state)
-        wrong_ids = int((ids != want_ids).sum())
-        want = np.round(np.clip(rgb, 0, 1) * 255).astype(np.int16)
-        wrong_colours = int((np.abs(colour[..., :3].astype(np.int16) - want).max(axis=2) > 1).sum())
-        if wrong_ids or wrong_colours:
-            return f"tracks: {wrong_ids} span IDs and {wrong_colours} colours of {ids.size} pixels differ"
-        return None
 
     def destroy(self) -> None:
         self.graph.destroy()

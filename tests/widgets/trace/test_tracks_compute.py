@@ -1,5 +1,5 @@
 """The TraceViewer ``tracks`` compute node against its numpy oracle
-(gpuviz.widgets.trace.tracks_oracle), every pixel of the colour frame and
+(gpuviz.oracles.widgets), every pixel of the colour frame and
 of the span-ID texture: zoomed-out merging, deep zoom (runs spread over a
 workgroup), selection ring, hover, search and focus dimming, density bars
 of a collapsed process, empty and one-span scenes, a render size at the
@@ -15,7 +15,8 @@ import pytest
 
 import gpuviz
 from gpuviz.render.picking import NO_ID
-from gpuviz.trace.interaction import TraceViewOracle
+from gpuviz.oracles.trace import TraceViewOracle
+from gpuviz.oracles.widgets import trace_graph_tracks
 from gpuviz.trace.model import Trace
 from gpuviz.trace.scene import GPUTraceScene
 from gpuviz.trace.synthetic import synthetic
@@ -72,7 +73,7 @@ class Rig:
         """Render, compare every pixel with the oracle; returns (ids, oracle frame)."""
         colour, ids = self.render(state, size=size, shift=shift, selection=selection, **view)
         want_frame = self.oracle.frame(state)
-        rgb, want_ids = self.graph.tracks_oracle(self.oracle, want_frame, state, selection=selection)
+        rgb, want_ids = trace_graph_tracks(self.graph, self.oracle, want_frame, state, selection=selection)
         want = np.round(np.clip(rgb, 0, 1) * 255).astype(int)
         bad = ids != want_ids
         assert not bad.any(), f"{bad.sum()} span IDs differ, first at (y, x) {tuple(np.argwhere(bad)[0])}"
@@ -190,7 +191,7 @@ def test_a_changed_picture_is_caught(rig):
     frame = rig.oracle.frame(state)
     drawn = rig.scene.span_ids[frame.drawn]
     colour, _ = rig.render(state, size=size, shift=shift, selection=())
-    rgb, _ = rig.graph.tracks_oracle(rig.oracle, frame, state, selection=drawn[:1])
+    rgb, _ = trace_graph_tracks(rig.graph, rig.oracle, frame, state, selection=drawn[:1])
     want = np.round(np.clip(rgb, 0, 1) * 255).astype(int)
     assert (np.abs(colour[..., :3].astype(int) - want).max(axis=2) > 1).sum() > 10
 
