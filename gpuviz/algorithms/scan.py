@@ -157,6 +157,7 @@ class ChainedScan:
                     f'{self.owner} "{self.owner_id}" output spans too many buffers for one kernel (needs {need} '
                     f"storage bindings, the device allows {limit})")
         words = 4 + 4 * total_tiles
+        self._check_binding_sizes(graph.device, 4 * words)
         node_ids = []
         resources = []
         if self.tuning.clear_pass:
@@ -190,6 +191,30 @@ class ChainedScan:
         node_ids.append(graph.add_compute_node(id=f"{self.id}-tiles", resources=resources,
                                                compile=lambda ctx: self._compile_tiles(ctx, tiles, words)))
         return node_ids
+
+    def _check_binding_sizes(self, device, state_bytes) -> None:
+        """Refuse a scan whose kernel would bind more bytes at once than the
+        device's ``max-storage-buffer-binding-size`` (wgpu would reject it only
+        when the graph encodes, in its own words): every view, each output
+        buffer's scattered range, and the tile state."""
+        limit = int(device.limits["max-storage-buffer-binding-size"])
+        align = storage_alignment(device)
+        bound = []
+        for role, views in (("scanned rows", self.data), ("segment flags", self.heads), ("scan output", self.out),
+                            ("values", self.vals), ("count", [self.total])):
+            bound += [(f'{role} (chunk {i}) in buffer "{v.handle.id}"', binding_range([v], align)[1])
+                      for i, v in enumerate(views) if v is not None and v.length]
+        used = [v for v in self.scatter or () if v.length]
+        for handle in dict.fromkeys(v.handle for v in used):
+            size = binding_range([v for v in used if v.handle is handle], align)[1]
+            bound.append((f'output in buffer "{handle.id}"', size))
+        bound.append(("tile state", state_bytes))
+        for what, size in bound:
+            if size > limit:
+                raise GraphValidationError(
+                    f'{self.owner} "{self.owner_id}" would bind {size} bytes of its {what} in one storage binding, '
+                    f"over the device's max-storage-buffer-binding-size of {limit} bytes (split the rows into "
+                    "vector chunks of at most that size)")
 
     def _compile_tiles(self, ctx, tiles, words):
         """The tiles node's encode callback: one dispatch per non-empty chunk."""
@@ -363,8 +388,9 @@ class GPUScan:
 
         Returns the added node IDs (none for zero length). Raises a
         :class:`~gpuviz.GraphValidationError` subclass for wrong formats,
-        unpacked views, short outputs, mismatched chunk topology or flags
-        that share output's buffer.
+        unpacked views, short outputs, mismatched chunk topology, flags
+        that share output's buffer, or a chunk longer than one storage
+        binding holds (the device's ``max-storage-buffer-binding-size``).
         """
         name = "GPUScan"
         kind, ins = chunks_of(name, self.id, "input", self.input, graph)

@@ -288,3 +288,28 @@ def test_errors(device, graph):
                        match=r'GPUScan "e" tuning must be a ScanTuning \(got ReductionTuning\)'):
         GPUScan(id="e", input=x, output=y, tuning=ReductionTuning())
     assert isinstance(gpuviz.GraphValidationError("x"), ValueError)
+
+
+def test_a_view_longer_than_one_storage_binding_is_refused_at_add_to_graph(device, monkeypatch):
+    """A data view the kernel would bind past the device's storage-binding
+    limit (patched to 16 KB here) is refused when the scan is added, naming
+    the limit; the same rows as a vector of 8 KB chunks are accepted and
+    scanned right."""
+    limits = type(device).limits
+    small = {**limits.fget(device), "max-storage-buffer-binding-size": 16384}
+    monkeypatch.setattr(type(device), "limits", property(lambda self: small if self is device else limits.fget(self)))
+    x = np.arange(8192, dtype=np.uint32) % 7
+    graph = new_graph(device)
+    src, dst = graph.import_gpu_data("x", gpu_data(device, x)), graph.import_gpu_data("y", gpu_data(device, x))
+    with pytest.raises(gpuviz.GraphValidationError,
+                       match=r'GPUScan "big" would bind 32768 bytes of its scanned rows \(chunk 0\) in buffer "x" .*'
+                             r"over the device's max-storage-buffer-binding-size of 16384 bytes"):
+        GPUScan(id="big", input=src, output=dst).add_to_graph(graph)
+    assert graph.nodes == ()
+    chunks = np.split(x, 4)
+    graph = new_graph(device)
+    out = gpu_vector(device, [np.zeros(len(c), np.uint32) for c in chunks])
+    GPUScan(id="chunked", input=graph.import_gpu_vector("x", gpu_vector(device, chunks)),
+            output=graph.import_gpu_vector("y", out)).add_to_graph(graph)
+    run(graph)
+    np.testing.assert_array_equal(np.concatenate([read(device, c) for c in out.chunks]), scan_oracle(x))
