@@ -17,10 +17,12 @@ import numpy as np
 
 from ..algorithms.ancestor_projection import WALK, GPUAncestorProjection, projection_rounds
 from ..algorithms.hierarchy_layout import GPUHierarchyLayout
+from ..oracles.algorithms import ancestor_projection as projection_oracle
+from ..oracles.algorithms import hierarchy_layout as layout_oracle
 from .harness import GPUTimer, Mismatch, check_equal, copy_time, import_graph, node_times, read, rewarm, upload
 from .tables import Column, Report
 
-__all__ = ["bench_layout", "bench_projection", "trace_parents", "layout_oracle", "projection_oracle",
+__all__ = ["bench_layout", "bench_projection", "trace_parents",
            "LAYOUT_SIZE", "PROJECTION_SIZE"]
 
 NONE = 0xFFFFFFFF
@@ -38,41 +40,7 @@ COLUMNS = (Column("size", "size", 5, "size"), Column("case", "case", 46), Column
            Column("verdict", "target", 24))
 
 
-# -------------------------------------------------------------- oracles
-def layout_oracle(parent_states, child_states, parent_of, expanded, collapsed_child, collapsed_parent):
-    """Heights and exclusive offsets (uint32) of GPUHierarchyLayout's rule."""
-    n = child_states.size
-    first = np.ones(n, bool)
-    first[1:] = parent_of[1:] != parent_of[:-1]
-    inside = parent_of < parent_states.size
-    open_parent = np.ones(n, bool)
-    open_parent[inside] = parent_states[parent_of[inside]] != 0
-    full = np.broadcast_to(np.asarray(expanded, np.uint32), (n,))
-    heights = np.where(open_parent, np.where(child_states != 0, full, np.uint32(collapsed_child)),
-                       np.where(first, np.uint32(collapsed_parent), np.uint32(0))).astype(np.uint32)
-    return heights, (np.cumsum(heights, dtype=np.uint32) - heights).astype(np.uint32)
-
-
-def projection_oracle(parents, visibility, max_depth, invalid=NONE):
-    """Every node's walk of up to max_depth parent steps, all nodes at once."""
-    parents = np.asarray(parents, np.int64)
-    visible = np.asarray(visibility) != 0
-    n = parents.size
-    out = np.full(n, invalid, np.uint32)
-    cur = np.arange(n)
-    open_ = np.ones(n, bool)
-    for d in range(max_depth + 1):
-        hit = open_ & visible[cur]
-        out[hit] = cur[hit]
-        open_ &= ~hit
-        if d == max_depth or not open_.any():
-            break
-        nxt = parents[cur]
-        open_ &= (nxt >= 0) & (nxt < n)
-        cur = np.where(open_, nxt, cur)
-    return out
-
-
+# -------------------------------------------------------------- inputs
 def trace_parents(rng, n, depth=32):
     """Trace-like parents: nodes in depth-first (start-time) order of nested
     spans. The nesting level is a random walk of +1 / 0 / -1 / -2 / -4 steps

@@ -18,11 +18,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..algorithms.graph_traversal import UNREACHED, GPUGraphTraversal
+from ..oracles.algorithms import traversal_depths as traversal_oracle
 from .harness import (GPUTimer, Mismatch, check_equal, copy_time, cpu_median, import_graph, node_times, read, rewarm,
                       upload)
 from .tables import Column, Report
 
-__all__ = ["bench_traversal", "random_csr", "traversal_oracle", "TRAVERSAL_SIZES", "TRAVERSAL_TARGET_S"]
+__all__ = ["bench_traversal", "random_csr", "TRAVERSAL_SIZES", "TRAVERSAL_TARGET_S"]
 
 #: Default node counts (edges = nodes): a mid size and the issue's 25M.
 TRAVERSAL_SIZES = (1 << 20, 25 << 20)
@@ -58,31 +59,7 @@ def reverse_csr(n: int, offsets, neighbors) -> tuple:
     return rev_offsets, src[order]
 
 
-def traversal_oracle(n, csrs, seeds, depth) -> np.ndarray:
-    """Depths (uint32, UNREACHED where not reached) of a level-synchronous
-    BFS over every ``(offsets, neighbors)`` in ``csrs``, frontier by frontier."""
-    depths = np.full(n, UNREACHED, np.uint32)
-    frontier = np.unique(seeds[seeds < n])
-    depths[frontier] = 0
-    for level in range(depth):
-        found = []
-        for offsets, neighbors in csrs:
-            starts = offsets[frontier].astype(np.int64)
-            degree = offsets[frontier + 1].astype(np.int64) - starts
-            before = np.cumsum(degree) - degree
-            index = np.repeat(starts - before, degree) + np.arange(int(degree.sum()))
-            found.append(neighbors[index])
-        targets = np.unique(np.concatenate(found)) if found else np.zeros(0, np.uint32)
-        targets = targets[targets < n]
-        frontier = targets[depths[targets] == UNREACHED]
-        depths[frontier] = level + 1
-    return depths
-
-
 # -------------------------------------------------------------- helpers
-
-
-
 def _torch_peer(peers, n, offsets, neighbors, seeds, depth, expected, runs):
     """torch, the obvious way: every level marks the targets of every edge
     whose source is in the frontier (a gather over all edges, then a boolean

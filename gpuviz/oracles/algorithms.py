@@ -1,5 +1,7 @@
-"""Numpy oracles of the primitives, shared by the algorithm tests and the
-soak (flat arrays in, flat arrays out; vectors are one logical sequence)."""
+"""Algorithm-layer oracles: numpy models of the primitives in
+gpuviz/algorithms/, shared by the algorithm tests, the soak and the
+benchmarks (flat arrays in, flat arrays out; vectors are one logical
+sequence)."""
 
 import numpy as np
 
@@ -87,3 +89,107 @@ def grouped(cell, n, operation, weights=None):
     out = np.full(n, np.nan)
     (np.fmin if operation == "min" else np.fmax).at(out, cell[ok], w[ok])
     return out.astype(np.float32)
+
+
+def hierarchy_layout(parent_states, child_states, parent_of, expanded, collapsed_child, collapsed_parent):
+    """Heights and exclusive offsets (uint32, wrapping) of GPUHierarchyLayout's rule."""
+    parent_states = np.asarray(parent_states, np.uint32)
+    child_states = np.asarray(child_states, np.uint32)
+    parent_of = np.asarray(parent_of, np.int64)
+    n = child_states.size
+    first = np.ones(n, bool)
+    first[1:] = parent_of[1:] != parent_of[:-1]
+    inside = parent_of < parent_states.size
+    open_parent = np.ones(n, bool)
+    open_parent[inside] = parent_states[parent_of[inside]] != 0
+    full = np.broadcast_to(np.asarray(expanded, np.uint32), (n,))
+    heights = np.where(open_parent, np.where(child_states != 0, full, np.uint32(collapsed_child)),
+                       np.where(first, np.uint32(collapsed_parent), np.uint32(0))).astype(np.uint32)
+    offsets = (np.cumsum(heights, dtype=np.uint32) - heights).astype(np.uint32)
+    return heights, offsets
+
+
+NONE = 0xFFFFFFFF  # GPUAncestorProjection's "no visible ancestor"
+
+
+def ancestor_projection(parents, visibility, max_depth, invalid=NONE):
+    """GPUAncestorProjection: every node's walk of up to ``max_depth`` parent
+    steps to its first visible node (itself included), all nodes at once."""
+    parents = np.asarray(parents, np.int64)
+    visible = np.asarray(visibility) != 0
+    n = parents.size
+    out = np.full(n, invalid, np.uint32)
+    cur = np.arange(n)
+    open_ = np.ones(n, bool)  # neither found nor at a root yet
+    for d in range(max_depth + 1):
+        hit = open_ & visible[cur]
+        out[hit] = cur[hit]
+        open_ &= ~hit
+        if d == max_depth or not open_.any():
+            break
+        nxt = parents[cur]
+        open_ &= (nxt >= 0) & (nxt < n)
+        cur = np.where(open_, nxt, cur)
+    return out
+
+
+UNREACHED = 0xFFFFFFFF  # GPUGraphTraversal's depth of a node not reached
+
+
+def csr(n, src, dst):
+    """(offsets, neighbors) of edges src -> dst over n nodes (dst may be out of range)."""
+    src, dst = np.asarray(src, np.int64), np.asarray(dst, np.int64)
+    order = np.argsort(src, kind="stable")
+    offsets = np.zeros(n + 1, np.uint32)
+    np.add.at(offsets, src + 1, 1)
+    return np.cumsum(offsets).astype(np.uint32), dst[order].astype(np.uint32)
+
+
+def bfs(n, forward, reverse, seeds, *, direction="forward", depth, seed_count=None):
+    """GPUGraphTraversal's ``(depths, out-of-range count)``: a level-synchronous
+    BFS written the plain way (a Python loop per edge), the specification the
+    GPU must meet when no frontier overflows. For test sizes; see
+    :func:`traversal_depths` for benchmark sizes."""
+    sets = {"forward": [forward], "backward": [reverse], "both": [forward, reverse]}[direction]
+    depths = np.full(n, UNREACHED, np.uint32)
+    used = list(seeds)[:len(seeds) if seed_count is None else min(seed_count, len(seeds))]
+    oob = sum(1 for s in used if s >= n)
+    frontier = []
+    for s in used:
+        if s < n and depths[s] == UNREACHED:
+            depths[s] = 0
+            frontier.append(s)
+    for level in range(depth):
+        nxt = []
+        for u in frontier:
+            for offsets, neighbors in sets:
+                for v in neighbors[offsets[u]:offsets[u + 1]]:
+                    if v >= n:
+                        oob += 1
+                    elif depths[v] == UNREACHED:
+                        depths[v] = level + 1
+                        nxt.append(v)
+        frontier = nxt
+    return depths, oob
+
+
+def traversal_depths(n, csrs, seeds, depth) -> np.ndarray:
+    """Depths (uint32, UNREACHED where not reached) of a level-synchronous
+    BFS over every ``(offsets, neighbors)`` in ``csrs``, frontier by frontier
+    (vectorised: :func:`bfs` at benchmark sizes, without the out-of-range count)."""
+    depths = np.full(n, UNREACHED, np.uint32)
+    frontier = np.unique(seeds[seeds < n])
+    depths[frontier] = 0
+    for level in range(depth):
+        found = []
+        for offsets, neighbors in csrs:
+            starts = offsets[frontier].astype(np.int64)
+            degree = offsets[frontier + 1].astype(np.int64) - starts
+            before = np.cumsum(degree) - degree
+            index = np.repeat(starts - before, degree) + np.arange(int(degree.sum()))
+            found.append(neighbors[index])
+        targets = np.unique(np.concatenate(found)) if found else np.zeros(0, np.uint32)
+        targets = targets[targets < n]
+        frontier = targets[depths[targets] == UNREACHED]
+        depths[frontier] = level + 1
+    return depths

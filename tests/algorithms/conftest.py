@@ -6,9 +6,8 @@ import wgpu
 
 from gpuviz.algorithms import ScanTuning
 from gpuviz.graph import GPUCommandGraph
+from gpuviz.oracles import algorithms as oracles
 from gpuviz.tables import GPUData, GPUVector, read_array
-
-from .. import oracles
 
 BU = wgpu.BufferUsage
 USAGE = BU.STORAGE | BU.COPY_SRC | BU.COPY_DST

@@ -10,32 +10,13 @@ from hypothesis import given, settings, strategies as st
 
 import gpuviz
 from gpuviz.algorithms.ancestor_projection import WALK, GPUAncestorProjection, projection_rounds
+from gpuviz.oracles.algorithms import ancestor_projection as projection_oracle
 from gpuviz.tables import GPUData
 
 from .conftest import TILE, gpu_data, gpu_vector, new_graph, read, run, shared_vector, submit_encodings
 
 NONE = 0xFFFFFFFF
 SENTINEL = 0xDEADBEEF
-
-
-def projection_oracle(parents, visibility, max_depth, invalid=NONE):
-    """Walk every node up to max_depth parent steps (numpy, all nodes at once)."""
-    parents = np.asarray(parents, np.int64)
-    visible = np.asarray(visibility) != 0
-    n = parents.size
-    out = np.full(n, invalid, np.uint32)
-    cur = np.arange(n)
-    open_ = np.ones(n, bool)  # neither found nor at a root yet
-    for d in range(max_depth + 1):
-        hit = open_ & visible[cur]
-        out[hit] = cur[hit]
-        open_ &= ~hit
-        if d == max_depth or not open_.any():
-            break
-        nxt = parents[cur]
-        open_ &= (nxt >= 0) & (nxt < n)
-        cur = np.where(open_, nxt, cur)
-    return out
 
 
 def trace_like(rng, n, depth=32, root_share=0.02):

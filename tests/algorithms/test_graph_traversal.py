@@ -9,6 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 from gpuviz.algorithms.graph_traversal import UNREACHED, GPUGraphTraversal
 from gpuviz.errors import GraphTypeError, GraphValidationError, ViewRangeError
+from gpuviz.oracles.algorithms import bfs, csr
 from gpuviz.tables import GPUData
 
 from .conftest import gpu_data, gpu_vector, new_graph, read, shared_vector
@@ -16,42 +17,7 @@ from .conftest import gpu_data, gpu_vector, new_graph, read, shared_vector
 SENTINEL = 0xDEADBEEF
 
 
-# ------------------------------------------------------------------ oracle
-def csr(n, src, dst):
-    """(offsets, neighbors) of edges src -> dst over n nodes (dst may be out of range)."""
-    src, dst = np.asarray(src, np.int64), np.asarray(dst, np.int64)
-    order = np.argsort(src, kind="stable")
-    offsets = np.zeros(n + 1, np.uint32)
-    np.add.at(offsets, src + 1, 1)
-    return np.cumsum(offsets).astype(np.uint32), dst[order].astype(np.uint32)
-
-
-def bfs(n, forward, reverse, seeds, *, direction="forward", depth, seed_count=None):
-    """(depths, out-of-range count) of a level-synchronous BFS, written the
-    plain way: the specification the GPU must meet when no frontier overflows."""
-    sets = {"forward": [forward], "backward": [reverse], "both": [forward, reverse]}[direction]
-    depths = np.full(n, UNREACHED, np.uint32)
-    used = list(seeds)[:len(seeds) if seed_count is None else min(seed_count, len(seeds))]
-    oob = sum(1 for s in used if s >= n)
-    frontier = []
-    for s in used:
-        if s < n and depths[s] == UNREACHED:
-            depths[s] = 0
-            frontier.append(s)
-    for level in range(depth):
-        nxt = []
-        for u in frontier:
-            for offsets, neighbors in sets:
-                for v in neighbors[offsets[u]:offsets[u + 1]]:
-                    if v >= n:
-                        oob += 1
-                    elif depths[v] == UNREACHED:
-                        depths[v] = level + 1
-                        nxt.append(v)
-        frontier = nxt
-    return depths, oob
-
-
+# ------------------------------------------------------------------ inputs
 def random_graph(rng, n, m, *, bad=0.0):
     src = rng.integers(0, max(n, 1), m)
     dst = rng.integers(0, max(n, 1), m)

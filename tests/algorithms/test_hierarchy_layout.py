@@ -9,30 +9,13 @@ from hypothesis import given, settings, strategies as st
 
 import gpuviz
 from gpuviz.algorithms.hierarchy_layout import GPUHierarchyLayout
+from gpuviz.oracles.algorithms import hierarchy_layout as layout_oracle
 from gpuviz.tables import GPUData
 
 from .conftest import TILE, gpu_data, gpu_vector, new_graph, read, run, shared_vector, submit_encodings
 
 SENTINEL = 0xDEADBEEF
 LANES = 1024  # children one heights workgroup handles
-
-
-def layout_oracle(parent_states, child_states, parent_of, expanded, collapsed_child, collapsed_parent):
-    """Heights and exclusive offsets (uint32, wrapping) of the documented rule."""
-    parent_states = np.asarray(parent_states, np.uint32)
-    child_states = np.asarray(child_states, np.uint32)
-    parent_of = np.asarray(parent_of, np.int64)
-    n = child_states.size
-    first = np.ones(n, bool)
-    first[1:] = parent_of[1:] != parent_of[:-1]
-    inside = parent_of < parent_states.size
-    open_parent = np.ones(n, bool)
-    open_parent[inside] = parent_states[parent_of[inside]] != 0
-    full = np.broadcast_to(np.asarray(expanded, np.uint32), (n,))
-    heights = np.where(open_parent, np.where(child_states != 0, full, np.uint32(collapsed_child)),
-                       np.where(first, np.uint32(collapsed_parent), np.uint32(0))).astype(np.uint32)
-    offsets = (np.cumsum(heights, dtype=np.uint32) - heights).astype(np.uint32)
-    return heights, offsets
 
 
 def runs_of(rng, n, mean):

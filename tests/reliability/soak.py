@@ -42,8 +42,7 @@ from gpuviz import (
     read_array,
 )
 from gpuviz.graph import compat, shaders
-
-from .. import oracles
+from gpuviz.oracles import algorithms as oracles
 
 BU = wgpu.BufferUsage
 USAGE = BU.STORAGE | BU.COPY_SRC | BU.COPY_DST
