@@ -9,7 +9,9 @@ ticks and label them through :func:`format_numbers` / :func:`format_durations`
 :func:`colour_bar_layout`, :class:`RectLayer` and :class:`PlotOverlay` draw
 axes, colour bars, legends and tooltips over any plot;
 :class:`GPUColourRange` picks a colour range on the GPU in the frame that
-uses it; :class:`GPUIndexPickingTarget` renders object IDs for picking.
+uses it; :class:`GPUIndexPickingTarget` renders object IDs for picking;
+:mod:`.raster` holds the formats of compute rasterisation (depth + ID
+splats that consumers write by compute, ``shaders/raster.wgsl``).
 Nothing here submits work or reads back.
 """
 
@@ -20,6 +22,7 @@ from .draw_commands import DRAW_RECORD_FIELDS, DrawCommandBuffer
 from .glyph_atlas import ATLAS_CHARACTERS, ELLIPSIS, GlyphAtlas, glyph_atlas
 from .overlay import PlotOverlay
 from .picking import NO_ID, GPUIndexPickingTarget, PickingHandles
+from .raster import RASTER_EMPTY, RASTER_FAR, packed_id_limit, packed_words, unpack_words
 from .shapes import RectLayer
 from .number_format import format_duration, format_durations, format_number, format_numbers
 from .text import TextLayer
@@ -30,4 +33,4 @@ __all__ = ["DrawCommandBuffer", "DRAW_RECORD_FIELDS", "GlyphAtlas", "glyph_atlas
            "format_number", "format_numbers", "format_duration", "format_durations",
            "RectLayer", "Axis", "AxisLayout", "ColourBarLayout", "colour_bar_layout", "ramp_colours", "PlotOverlay",
            "GPUColourRange", "COLOUR_NORMALISATIONS", "colour_range_oracle", "GPUIndexPickingTarget", "PickingHandles",
-           "NO_ID"]
+           "NO_ID", "RASTER_EMPTY", "RASTER_FAR", "packed_id_limit", "packed_words", "unpack_words"]

@@ -1,7 +1,9 @@
 """The ``splat`` compute node of :class:`~gpuviz.widgets.culling.graph.CullingGraph`:
 the dense scenes' pixels written by compute (shaders/splat.wgsl), so the
 rasteriser (a small part of a data-centre GPU) spends no primitive on an
-instance a pixel wide.
+instance a pixel wide. The targets and their formats are the render layer's
+compute rasterisation (:mod:`gpuviz.render.raster`); this node holds what is
+splatted where.
 
 One explicit bind-group layout serves the three entry points, so a frame
 binds once and dispatches three times. Nothing here allocates buffers; the

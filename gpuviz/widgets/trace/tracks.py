@@ -9,8 +9,10 @@ four entry points of shaders/tracks.wgsl in one pass (clear, scatter,
 spread_runs, resolve): the visible spans and the merged and density runs
 mark the (layout row, pixel column) cells they cover, then one invocation
 per pixel turns its cell into colour (the frame texture) and a span ID
-(the picking target's objects texture). ``links`` blends the selection's
-link segments over that (a few hundred quads at most).
+(the picking target's objects texture); the cells are a packed target of
+the render layer's compute rasterisation (:mod:`gpuviz.render.raster`).
+``links`` blends the selection's link segments over that (a few hundred
+quads at most).
 
 Nothing here allocates buffers or textures: the TraceGraph owns them and
 these nodes bind them once, at compile time.

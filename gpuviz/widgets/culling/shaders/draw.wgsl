@@ -3,14 +3,15 @@
 // instanceCount of the indexed indirect record is the visibility
 // workflow's count); the overview draws every row muted, then the same
 // compacted IDs through the same record bright, then the frustum's edges
-// (dense scenes: the rows come from splat.wgsl's words, resolved
-// by one full-viewport triangle, then the frustum's edges).
+// (dense scenes: the rows come from splat.wgsl's compute rasterisation,
+// resolved by one full-viewport triangle, then the frustum's edges).
 //
 // Template values: the colours (rgb lists) and cube_half (cube half-extent
 // per unit radius). Every pipeline writes colour (location 0) and the
 // instance ID (location 1, r32uint, the picking target).
 
 {% include "widgets/culling/shaders/camera.wgsl" %}
+{% import "render/shaders/raster.wgsl" as raster %}
 
 struct VertexOut {
     @builtin(position) position: vec4<f32>,
@@ -46,10 +47,13 @@ const LIGHT: vec3<f32> = vec3<f32>(0.40, 0.82, 0.41);
 @group(0) @binding(1) var<storage, read> spheres: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read> ids: array<u32>;
 @group(0) @binding(3) var<storage, read> hover: array<u32>;
-@group(0) @binding(4) var<storage, read> words: array<u32>;  // splat.wgsl's pixels (dense overview)
-@group(0) @binding(5) var<storage, read> depths: array<u32>;  // splat.wgsl's pixels: depth bits
-@group(0) @binding(6) var<storage, read> hits: array<u32>;    // ... and id + 1 (0: none)
+@group(0) @binding(4) var<storage, read> words: array<u32>;  // splat.wgsl's packed target (dense overview)
+@group(0) @binding(5) var<storage, read> depths: array<u32>;  // splat.wgsl's depth target: depth bits
+@group(0) @binding(6) var<storage, read> hits: array<u32>;    // ... and its IDs
 @group(0) @binding(7) var<storage, read> large: array<u32>;   // ... and the instances left to the rasteriser
+
+{{ raster.packed_format("packed", 1) }}
+{{ raster.depth_format() }}
 
 var<private> EDGES: array<u32, 24> = array<u32, 24>(0u, 1u, 1u, 2u, 2u, 3u, 3u, 0u, 4u, 5u, 5u, 6u, 6u, 7u, 7u, 4u,
                                                      0u, 4u, 1u, 5u, 2u, 6u, 3u, 7u);
@@ -130,14 +134,14 @@ fn fs_perspective_resolve(in: VertexOut) -> DepthFragmentOut {
         index = local.y * u32(rect.z) + local.x;
         hit = hits[index];
     }
-    if (hit == 0u) {
+    if (raster_hit_empty(hit)) {
         return DepthFragmentOut(vec4<f32>(BACKGROUND, 1.0), NO_ID, 1.0);
     }
-    let id = hit - 1u;
+    let id = raster_hit_id(hit);
     // a pixel or two: no face to shade, the lit sides' average
     let lit = building_color(id) * 0.78;
     let color = fogged(lit, spheres[id].xyz);
-    return DepthFragmentOut(vec4<f32>(color, 1.0), id, bitcast<f32>(depths[index]));
+    return DepthFragmentOut(vec4<f32>(color, 1.0), id, raster_depth(depths[index]));
 }
 
 fn instance_vertex(corner: vec3<f32>, id: u32) -> VertexOut {
@@ -190,11 +194,11 @@ fn fs_overview_resolve(in: VertexOut) -> FragmentOut {
     if (f32(local.x) < rect.z && f32(local.y) < rect.w) {
         word = words[local.y * u32(rect.z) + local.x];
     }
-    if (word == 0u) {
+    if (packed_empty(word)) {
         return FragmentOut(vec4<f32>(OVERVIEW_BACKGROUND, 1.0), NO_ID);
     }
-    let id = (word & 0x7fffffffu) - 1u;
-    var color = select(CULLED, VISIBLE, word >= 0x80000000u);
+    let id = packed_id(word);
+    var color = select(CULLED, VISIBLE, packed_key(word) == 1u);
     if (id == hover[0]) {
         color = HOVER;
     }

@@ -2,28 +2,32 @@
 // per instance on, written by compute instead (one bind group, three
 // dispatches; graph.py's "splat" node).
 //
-// Overview (OVERVIEW): every row a pixel, one word per overview pixel:
-// atomicMax(word, k + 1) for every drawable row k (culled colour), then
-// atomicMax(word, 0x80000000 | (id + 1)) for each compacted ID (visible):
-// a visible row wins over any culled one and among equals the last in draw
-// order (the higher row), as rasterised points showed them.
+// Both views are compute rasterisation (render/shaders/raster.wgsl); this
+// file holds what is splatted where.
+//
+// Overview (OVERVIEW): every row a pixel, a packed target of one word per
+// overview pixel with a one-bit key: every drawable row k with key 0 (culled
+// colour), then each compacted ID with key VISIBLE: a visible row wins over
+// any culled one and among equals the last in draw order (the higher row),
+// as rasterised points showed them.
 //
 // Perspective (PERSPECTIVE): visible instances whose bounding sphere
-// projects to less than SPLAT_RADIUS pixels become a square of depth + ID
-// words (the square their cube covers at most, one depth: the centre's);
+// projects to less than SPLAT_RADIUS pixels become a square of a depth
+// target (the square their cube covers at most, one depth: the centre's);
 // the others are appended to `large`, the instanceCount of a second indexed
 // indirect record the rasteriser draws (depth tested against the splats).
 //
 // Dispatches, in order:
-//   clear  the overview words to 0, the perspective depths to 0xffffffff and
-//          IDs to 0, the large count to 0 (threads: the larger viewport's pixels);
+//   clear  the overview words and the perspective depths / hits (empty), the
+//          large count to 0 (threads: the larger viewport's pixels);
 //   rows   thread k: the overview word of row k; for k < count, id = ids[k]:
 //          its overview word, and its perspective square's depths (or `large`,
 //          one global atomic per workgroup);
-//   hits   for k < count, a small id again: where its depth won, atomicMax(ID word, id + 1).
+//   hits   for k < count, a small id again: its ID where its depth won.
 // draw.wgsl's fs_overview_resolve / fs_perspective_resolve read the words.
 
 {% include "widgets/culling/shaders/camera.wgsl" %}
+{% import "render/shaders/raster.wgsl" as raster %}
 
 override COUNT_WORD: u32;   // the visible record's instanceCount in `draws`
 override LARGE_WORD: u32;   // the large record's instanceCount in `draws`
@@ -41,8 +45,10 @@ override SPLAT_RADIUS: f32; // pixels: smaller bounding spheres are splatted
 @group(0) @binding(6) var<storage, read_write> hits: array<atomic<u32>>;
 @group(0) @binding(7) var<storage, read_write> large: array<u32>;
 
-const VISIBLE_BIT: u32 = 0x80000000u;
-const EMPTY_DEPTH: u32 = 0xffffffffu;
+const VISIBLE: u32 = 1u;  // the overview's key: a visible row over a culled one
+{{ raster.packed_format("packed", 1) }}
+{{ raster.packed_target("words") }}
+{{ raster.depth_target("depths", "hits") }}
 
 fn index_of(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {
     return (wid.y * nwg.x + wid.x) * 256u + lid;
@@ -75,7 +81,7 @@ fn overview_word(s: vec4<f32>) -> i32 {
 struct Splat {
     lo: vec2<i32>,   // first and last covered pixel (inclusive), in the viewport
     hi: vec2<i32>,
-    depth: u32,      // bits of the centre's depth in 0..1 (ordered like the floats); EMPTY_DEPTH: off screen
+    depth: u32,      // raster depth bits of the centre's depth in 0..1; RASTER_FAR: off screen
     small: bool,
 }
 
@@ -101,7 +107,7 @@ fn splat_of(s: vec4<f32>) -> Splat {
     out.hi = max(vec2<i32>(hi), out.lo);
     let inside = all(centre + half > vec2<f32>(0.0)) && all(centre - half < size);
     out.small = true;
-    out.depth = select(EMPTY_DEPTH, bitcast<u32>(max(depth, 0.0)), inside);
+    out.depth = select(RASTER_FAR, raster_depth_bits(depth), inside);
     return out;
 }
 
@@ -111,15 +117,14 @@ fn clear(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
          @builtin(local_invocation_index) lid: u32) {
     let i = index_of(wid, nwg, lid);
     if (OVERVIEW && i < u32(camera.overview_rect.z * camera.overview_rect.w)) {
-        atomicStore(&words[i], 0u);
+        words_clear(i);
     }
     if (PERSPECTIVE) {
         if (i == 0u) {
             atomicStore(&draws[LARGE_WORD], 0u);
         }
         if (i < u32(camera.perspective_rect.z * camera.perspective_rect.w)) {
-            atomicStore(&depths[i], EMPTY_DEPTH);
-            atomicStore(&hits[i], 0u);
+            depths_clear(i);
         }
     }
 }
@@ -141,7 +146,7 @@ fn rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (OVERVIEW && k < ROWS) {
         let w = overview_word(spheres[k]);
         if (w >= 0) {
-            atomicMax(&words[w], k + 1u);
+            words_splat(u32(w), packed_word(0u, k));
         }
     }
     var id = 0u;
@@ -152,18 +157,18 @@ fn rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         if (OVERVIEW) {
             let w = overview_word(s);
             if (w >= 0) {
-                atomicMax(&words[w], VISIBLE_BIT | (id + 1u));
+                words_splat(u32(w), packed_word(VISIBLE, id));
             }
         }
         if (PERSPECTIVE) {
             let sp = splat_of(s);
             if (!sp.small) {
                 slot = atomicAdd(&large_here, 1u);
-            } else if (sp.depth != EMPTY_DEPTH) {
+            } else if (sp.depth != RASTER_FAR) {
                 let w = i32(camera.perspective_rect.z);
                 for (var y = sp.lo.y; y <= sp.hi.y; y++) {
                     for (var x = sp.lo.x; x <= sp.hi.x; x++) {
-                        atomicMin(&depths[y * w + x], sp.depth);
+                        depths_test(u32(y * w + x), sp.depth);
                     }
                 }
             }
@@ -193,15 +198,13 @@ fn hits_pass(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
     }
     let id = ids[k];
     let sp = splat_of(spheres[id]);
-    if (!sp.small || sp.depth == EMPTY_DEPTH) {
+    if (!sp.small || sp.depth == RASTER_FAR) {
         return;
     }
     let w = i32(camera.perspective_rect.z);
     for (var y = sp.lo.y; y <= sp.hi.y; y++) {
         for (var x = sp.lo.x; x <= sp.hi.x; x++) {
-            if (atomicLoad(&depths[y * w + x]) == sp.depth) {
-                atomicMax(&hits[y * w + x], id + 1u);
-            }
+            depths_hit(u32(y * w + x), sp.depth, id);
         }
     }
 }

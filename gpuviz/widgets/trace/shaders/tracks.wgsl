@@ -4,10 +4,11 @@
 //   clear    zero the cells and the spread list; the scatter's workgroup
 //            count from this frame's record counts (indirect dispatch)
 //   scatter  per record (visible span k, merged run, density run): the
-//            pixel columns its rect covers in its layout row, marked in the
-//            cells as atomicMax((kind << 30) | index): spans over merged
-//            over density, a later record over an earlier one of its kind
-//            (the draw order of instanced rects); runs over SHORT_RUN columns
+//            pixel columns its rect covers in its layout row, splatted into
+//            the cells (a packed target of render/shaders/raster.wgsl, the
+//            kind as key): spans over merged over density, a later record
+//            over an earlier one of its kind (the draw order of instanced
+//            rects); runs over SHORT_RUN columns
 //            go to the spread list instead (and raise its workgroup count)
 //   spread   one workgroup per listed run, its lanes over the columns
 //   resolve  per pixel: its layout row from y, the cell of (row, x) ->
@@ -18,6 +19,7 @@
 {% include "trace/shaders/trace_span.wgsl" %}
 
 {% include "widgets/trace/shaders/view.wgsl" %}
+{% import "render/shaders/raster.wgsl" as raster %}
 
 const VIEW_SEARCH: u32 = 2u;
 const VIEW_FOCUS: u32 = 8u;
@@ -27,7 +29,6 @@ const BACKGROUND: vec3<f32> = vec3<f32>({{ background | join(", ") }});
 const KIND_DENSITY: u32 = 1u;
 const KIND_MERGED: u32 = 2u;
 const KIND_SPAN: u32 = 3u;
-const INDEX_MASK: u32 = 0x3fffffffu;
 
 override ROWS: u32;              // layout rows the cells hold, from view.first_row
 override COLS: u32;              // cells per row (the frame texture's width)
@@ -67,6 +68,9 @@ struct Spread {
 @group(0) @binding(17) var colour_out: texture_storage_2d<rgba8unorm, write>;
 @group(0) @binding(18) var ids_out: texture_storage_2d<r32uint, write>;
 
+{{ raster.packed_format("cell", 2) }}
+{{ raster.packed_target("cells") }}
+
 fn row_top(row: u32) -> f32 {
     return view.top + (f32(row) - f32(view.first_row)) * view.row_height;
 }
@@ -94,10 +98,6 @@ fn run_x(c0: u32, c1: u32) -> vec2<f32> {
     return vec2<f32>(x0, min(x1, view.frame.x));
 }
 
-fn mark(cell: u32, value: u32) {
-    atomicMax(&cells[cell], value);
-}
-
 // ------------------------------------------------------------------ clear
 fn record_count() -> u32 {
     return commands[SPANS_WORD] + commands[MERGED_WORD] + commands[DENSITY_WORD];
@@ -106,7 +106,7 @@ fn record_count() -> u32 {
 @compute @workgroup_size(256)
 fn clear(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     for (var i = gid.x; i < ROWS * COLS; i += nwg.x * 256u) {
-        atomicStore(&cells[i], 0u);
+        cells_clear(i);
     }
     if (gid.x == 0u) {
         atomicStore(&spread.count, 0u);
@@ -128,17 +128,17 @@ fn scatter_one(item: u32, spans: u32, runs: u32) {
         let s = span_record(visible_rows[item]);
         row = thread_rows[s.thread] + s.lane;
         x = span_x(s);
-        value = (KIND_SPAN << 30u) | item;
+        value = cell_word(KIND_SPAN, item);
     } else if (item < spans + runs) {
         let m = merged[item - spans];
         row = m.x;
         x = run_x(m.y, m.z);
-        value = (KIND_MERGED << 30u) | (item - spans);
+        value = cell_word(KIND_MERGED, item - spans);
     } else {
         let d = density[item - spans - runs];
         row = d.x;
         x = run_x(d.y, d.z);
-        value = (KIND_DENSITY << 30u) | (item - spans - runs);
+        value = cell_word(KIND_DENSITY, item - spans - runs);
     }
     // every test (window, rows, expansion, filters, focus "hide") was the frame's predicate
     let y0 = row_top(row);
@@ -159,9 +159,7 @@ fn scatter_one(item: u32, spans: u32, runs: u32) {
             return;
         }
     }
-    for (var p = p0; p < p1; p++) {
-        mark(base + u32(p), value);
-    }
+    cells_splat_run(base + u32(p0), u32(p1 - p0), value);
 }
 
 @compute @workgroup_size(256)
@@ -183,7 +181,7 @@ fn spread_runs(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_
     for (var r = wid.x; r < count; r += nwg.x) {
         let run = spread.runs[r];
         for (var c = lid.x; c < run.y; c += 256u) {
-            mark(run.x + c, run.z);
+            cells_splat(run.x + c, run.z);
         }
     }
 }
@@ -260,8 +258,8 @@ fn cell_pixel(p: vec2<f32>) -> Pixel {
         return out;
     }
     let c = cells_read[(row - view.first_row) * COLS + u32(p.x)];
-    let kind = c >> 30u;
-    let index = c & INDEX_MASK;
+    let kind = cell_key(c);  // 0: an empty cell
+    let index = cell_id(c);
     if (kind == KIND_SPAN) {
         return span_pixel(index, p, y0, y1);
     }
