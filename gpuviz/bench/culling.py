@@ -28,9 +28,10 @@ import time
 
 import numpy as np
 
+from ..oracles.workflows import frustum_spheres as culling_oracle
 from .tables import Column, Report
 
-__all__ = ["bench_culling", "culling_oracle", "CULL_TARGET", "FRAME_GPU_TARGET", "FRAME_CPU_TARGET"]
+__all__ = ["bench_culling", "CULL_TARGET", "FRAME_GPU_TARGET", "FRAME_CPU_TARGET"]
 
 #: cull + compact time over the copy kernel of its bytes.
 CULL_TARGET = 1.3
@@ -71,17 +72,6 @@ FRAME_COLUMNS = (Column("size", "instances", 9, "size"), Column("kept", "drawn",
                  Column("overview_s", "overview µs", 11, "us"))
 #: The frame's view nodes when the views are split (CullingGraph split_views) for per-node timings.
 VIEW_NODES = ("splat", "perspective", "overview")
-
-
-def culling_oracle(spheres: np.ndarray, planes: np.ndarray) -> np.ndarray:
-    """Kept rows (uint32, ascending) of the workflow's sphere contract:
-    finite rows with r >= 0 and ``dot(n, c) + d >= -r`` for all six planes."""
-    s = spheres.astype(np.float64)
-    p = planes.reshape(6, 4).astype(np.float64)
-    with np.errstate(invalid="ignore", over="ignore"):
-        ok = np.isfinite(s).all(1) & (s[:, 3] >= 0)
-        keep = ok & ((s[:, :3] @ p[:, :3].T + p[:, 3]) >= -s[:, 3:4]).all(1)
-    return np.flatnonzero(keep).astype(np.uint32)
 
 
 def _scene(n):

@@ -24,13 +24,13 @@ import time
 
 import numpy as np
 
+from ..oracles.workflows import visibility_float32 as visibility_oracle
 from ..workflows.visibility import GPUVisibilityWorkflow
 from .harness import (BU, GPUTimer, Mismatch, ReferenceKernel, check_equal, copy_time, import_graph, node_times, read,
                       rewarm, upload, warm_up)
 from .tables import Column, Report
 
 __all__ = ["bench_visibility", "bench_visibility_tunings", "bench_visibility_sizes", "bench_visibility_occupancy",
-           "visibility_oracle",
            "VISIBILITY_SIZE", "VISIBILITY_TARGET", "TUNINGS", "TILE_TUNINGS", "SWEEP_SIZES", "main"]
 
 #: Default size (the issue's): 25M rows.
@@ -86,27 +86,6 @@ TUNING_COLUMNS = (Column("size", "size", 5, "size"), Column("case", "case", 32),
                   Column("copy_gbs", "copy GB/s", 9),
                   Column("read_s", "read µs", 8, "us"), Column("ratio", "÷copy", 6, "ratio"),
                   Column("verdict", "target", 12))
-
-
-def visibility_oracle(*, mask=None, intervals=None, window=None, spheres=None, planes=None):
-    """Kept row indices (uint32) of the mask / interval / sphere predicates
-    (finite inputs; the full contract's oracle is the test suite's)."""
-    n = next(a.shape[0] for a in (mask, intervals, spheres) if a is not None)
-    keep = np.ones(n, bool)
-    if mask is not None:
-        keep &= mask != 0
-    if intervals is not None:
-        t0, t1, dmin = (float(v) for v in window.ravel()[:3])
-        start, end = intervals[:, 0], intervals[:, 1]
-        keep &= (end >= t0) & (start <= t1) & (end - start >= dmin)
-    if spheres is not None:
-        p = planes.reshape(6, 4)
-        dist = spheres[:, :3] @ p[:, :3].T + p[:, 3]
-        keep &= (spheres[:, 3] >= 0) & (dist >= -spheres[:, 3:4]).all(1)
-    return np.flatnonzero(keep).astype(np.uint32)
-
-
-
 
 
 def _inputs(rng, n, window_width):

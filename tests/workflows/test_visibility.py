@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from gpuviz.errors import GraphValidationError, ViewRangeError
 from gpuviz.graph import GPUCommandGraph
+from gpuviz.oracles.workflows import visibility as oracle
 from gpuviz.render.draw_commands import DrawCommandBuffer
 from gpuviz.tables import GPUData, GPUVector, read_array
 from gpuviz.workflows.visibility import TILE_ROWS, VISIBILITY_TILE, GPUVisibilityWorkflow
@@ -24,35 +25,6 @@ USAGE = BU.STORAGE | BU.COPY_SRC | BU.COPY_DST
 SENTINEL = 0xDEADBEEF
 PREDICATES = ("masks", "spheres", "intervals", "lod")
 SPECIALS = np.array([np.nan, np.inf, -np.inf], np.float32)
-
-
-# ------------------------------------------------------------------ oracle
-def oracle(n, *, masks=(), spheres=None, planes=None, intervals=None, window=None, lod=None, lod_range=None,
-           source_ids=None):
-    """(kept IDs, 0/1 mask) of the workflow's contract."""
-    keep = np.ones(n, bool)
-    with np.errstate(invalid="ignore", over="ignore"):
-        for m in masks:
-            keep &= np.asarray(m)[:n] != 0
-        if spheres is not None:
-            s = np.asarray(spheres, np.float64)[:n].reshape(n, 4)
-            p = np.asarray(planes, np.float64).reshape(-1, 4)[:6]
-            dist = s[:, :3] @ p[:, :3].T + p[:, 3]
-            ok = np.isfinite(s).all(1) & (s[:, 3] >= 0) & (dist >= -s[:, 3:4]).all(1)
-            keep &= ok & ~np.isnan(p).any()
-        if intervals is not None:
-            iv = np.asarray(intervals, np.float64)[:n].reshape(n, 2)
-            t0, t1, dmin = np.asarray(window, np.float64).ravel()[:3]
-            ok = np.isfinite(iv).all(1) & (iv[:, 1] >= t0) & (iv[:, 0] <= t1) & (iv[:, 1] - iv[:, 0] >= dmin)
-            keep &= ok & (t0 <= t1) & ~np.isnan([t0, t1, dmin]).any()
-        if lod is not None:
-            v = np.asarray(lod, np.float64)[:n]
-            lo, hi = np.asarray(lod_range, np.float64).ravel()[:2]
-            keep &= np.isfinite(v) & (lo <= v) & (v < hi) & ~np.isnan([lo, hi]).any()
-    ids = np.flatnonzero(keep).astype(np.uint32)
-    if source_ids is not None:
-        ids = np.asarray(source_ids, np.uint32)[:n][keep]
-    return ids, keep.astype(np.uint32)
 
 
 # --------------------------------------------------------------- test data

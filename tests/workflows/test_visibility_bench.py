@@ -3,7 +3,8 @@ every case's row prints only after its IDs and count matched numpy."""
 
 from gpuviz.bench.harness import Peers
 from gpuviz.bench.tables import Report
-from gpuviz.bench.topology_visibility import bench_visibility, visibility_oracle
+from gpuviz.bench.topology_visibility import bench_visibility
+from gpuviz.oracles.workflows import visibility, visibility_float32
 
 
 def test_bench_visibility_tiny(device, capsys):
@@ -22,14 +23,12 @@ def test_bench_visibility_tiny(device, capsys):
 def test_bench_oracle_is_the_contract_on_finite_data():
     import numpy as np
 
-    from .test_visibility import oracle
-
     rng = np.random.default_rng(0)
     iv = np.sort(rng.random((500, 2), np.float32) * 10, 1)
     mask = (rng.random(500) < 0.5).astype(np.uint32)
     window = np.array([[2, 6, 0.5, 0]], np.float32)
-    np.testing.assert_array_equal(visibility_oracle(mask=mask, intervals=iv, window=window),
-                                  oracle(500, masks=[mask], intervals=iv, window=window)[0])
+    np.testing.assert_array_equal(visibility_float32(mask=mask, intervals=iv, window=window),
+                                  visibility(500, masks=[mask], intervals=iv, window=window)[0])
 
 
 def test_tuning_sweep_tiny(device, capsys):

@@ -18,6 +18,7 @@ import zlib
 import numpy as np
 import pytest
 
+from gpuviz.oracles.workflows import frustum_spheres
 from gpuviz.widgets.culling.graph import COLORS
 from gpuviz.widgets.culling.widget import FrustumCulling
 
@@ -76,11 +77,6 @@ def ring(device):
     widget.close()
 
 
-def oracle(spheres, planes):
-    dist = spheres[:, :3].astype(np.float64) @ planes[:, :3].T.astype(np.float64) + planes[:, 3]
-    return set(np.flatnonzero((dist >= -spheres[:, 3:4]).all(1)).tolist())
-
-
 def checked_rows(widget, spheres, angles):
     """Ring rows clear of the frustum's side edges (±30°) and of the title band."""
     rows = []
@@ -98,7 +94,7 @@ def test_overview_shows_visible_and_culled_colours_where_expected(ring):
     widget, spheres, angles = ring
     image = widget.draw_offscreen(width=W, height=H)
     save("culling-ring.png", image)
-    visible = oracle(spheres, widget.frustum_planes())
+    visible = set(frustum_spheres(spheres, widget.frustum_planes()).tolist())
     assert set(widget.visible_ids().tolist()) == visible
     assert {NEAR_ROW, FAR_ROW} <= visible and 0 in visible and RING // 2 not in visible
     rows = checked_rows(widget, spheres, angles)
@@ -168,7 +164,7 @@ def test_dense_overview_points_show_the_same_colours(device):
     frame.set_camera(Camera.checked(eye=(0.0, 0.0, 0.0), target=(10.0, 0.0, 0.0), near=0.5))
     image = render_frame(device, frame, (W, H))
     save("culling-ring-points.png", image)
-    visible = oracle(spheres, frame.planes())
+    visible = set(frustum_spheres(spheres, frame.planes()).tolist())
     x0, z0, x1, z1 = frame.overview_bounds
     checked = 0
     for i in range(RING):
