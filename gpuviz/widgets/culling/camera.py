@@ -24,8 +24,9 @@ __all__ = ["Camera", "look_at", "perspective", "frustum_corners", "camera_frame"
            "PASS_ALL_PLANES"]
 
 NAME = "FrustumCulling"
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 #: Planes that keep every finite sphere (``culling = False``): zero normals, d = float32 max.
-PASS_ALL_PLANES = np.tile(np.array([0.0, 0.0, 0.0, np.finfo(np.float32).max], np.float32), (6, 1))
+PASS_ALL_PLANES = np.tile(np.array([0.0, 0.0, 0.0, _FLOAT32_MAX], np.float32), (6, 1))
 
 
 def _vector(name: str, value) -> np.ndarray:
@@ -37,6 +38,9 @@ def _vector(name: str, value) -> np.ndarray:
         raise GraphValidationError(f"{NAME} set_camera {name} must be 3 numbers (got shape {v.shape})")
     if not np.isfinite(v).all():
         raise GraphValidationError(f"{NAME} set_camera {name} must be finite (got {v.tolist()})")
+    if np.abs(v).max() > _FLOAT32_MAX:
+        raise GraphValidationError(f"{NAME} set_camera {name} must lie within float32's range (|v| <= "
+                                   f"{_FLOAT32_MAX:.6g}; got {v.tolist()})")
     return v
 
 
@@ -46,6 +50,9 @@ def _scalar(name: str, value) -> float:
     value = float(value)
     if not math.isfinite(value):
         raise GraphValidationError(f"{NAME} set_camera {name} must be finite (got {value})")
+    if abs(value) > _FLOAT32_MAX:
+        raise GraphValidationError(f"{NAME} set_camera {name} must lie within float32's range (|v| <= "
+                                   f"{_FLOAT32_MAX:.6g}; got {value})")
     return value
 
 
@@ -54,7 +61,8 @@ class Camera:
     """Checked camera values (degrees; ``far=None`` means "just past the scene").
 
     Use :meth:`checked` to build one from user input; raises
-    GraphValidationError (a ValueError) for non-finite values, ``eye ==
+    GraphValidationError (a ValueError) for non-finite values or values past
+    float32's range (the GPU's), ``eye ==
     target``, an ``up`` parallel to the view direction, ``fov_y`` outside
     (0, 180), ``near <= 0`` or ``far <= near``. Holds no GPU state.
     """

@@ -29,6 +29,7 @@ __all__ = ["CullingFrame", "overview_fit", "default_camera"]
 _READOUT_INTERVAL = 0.1  # seconds between two count samples
 _OVERVIEW_MARGIN = 1.08
 _MIN_HALF_PIXELS = 1.25  # largest smallest half-size of an instance square in the overview (pixels)
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 _PASS_ALL = tuple(PASS_ALL_PLANES.ravel().tolist())
 
 
@@ -41,6 +42,8 @@ def default_camera(extent) -> Camera:
     height = max(hi[1] - lo[1], 0.05 * reach)
     eye = (cx + 0.3 * reach, lo[1] + max(1.3 * height, 0.12 * reach), cz + 0.62 * reach)
     target = (cx - 0.12 * reach, lo[1] + 0.2 * height, cz - 0.12 * reach)
+    # a scene reaching float32's limits keeps the camera inside them (the GPU's range)
+    eye, target = (np.clip(v, -_FLOAT32_MAX, _FLOAT32_MAX) for v in (eye, target))
     return Camera.checked(eye=eye, target=target, near=max(1e-3, 0.002 * reach))
 
 

@@ -71,6 +71,7 @@ CAMERA_BYTES = 320  # shaders/camera.wgsl: Camera
 #: Bounding-sphere radius (pixels) below which dense scenes splat a perspective instance (see splat_radius).
 SPLAT_RADIUS = 2.0
 _INDEX_COUNT = 18
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 _COLUMN_MAJOR = operator.itemgetter(*(4 * row + col for col in range(4) for row in range(4)))  # of a row-major 4x4
 
 
@@ -380,12 +381,19 @@ class CullingGraph:
         written column-major as WGSL reads it), ``overview`` 16 floats already
         column-major, ``planes`` 24 floats (6 x (n, d)), ``corners`` 24 floats
         (8 x (x, y, z)), the rest 4 numbers each (``eye`` 3 + ``far``). Plain
-        floats: packed straight into a reused byte buffer."""
+        floats: packed straight into a reused byte buffer. A value past
+        float32's range (a scene whose centres or radii reach ~3e38 puts the
+        far plane and the corners there) is written as +-float32 max: the
+        largest the shaders could compute with anyway."""
         c = corners
-        self._camera_layout.pack_into(
-            self._camera_bytes, 0, *_COLUMN_MAJOR(view_projection), *overview, *eye, far, *overview_size,
-            *overview_rect, *perspective_rect, *c[0:3], 1.0, *c[3:6], 1.0, *c[6:9], 1.0, *c[9:12], 1.0, *c[12:15], 1.0,
-            *c[15:18], 1.0, *c[18:21], 1.0, *c[21:24], 1.0, *planes)
+        values = (*_COLUMN_MAJOR(view_projection), *overview, *eye, far, *overview_size, *overview_rect,
+                  *perspective_rect, *c[0:3], 1.0, *c[3:6], 1.0, *c[6:9], 1.0, *c[9:12], 1.0, *c[12:15], 1.0,
+                  *c[15:18], 1.0, *c[18:21], 1.0, *c[21:24], 1.0, *planes)
+        try:
+            self._camera_layout.pack_into(self._camera_bytes, 0, *values)
+        except OverflowError:
+            saturated = np.clip(values, -_FLOAT32_MAX, _FLOAT32_MAX).tolist()
+            self._camera_layout.pack_into(self._camera_bytes, 0, *saturated)
         self.device.queue.write_buffer(self.camera, 0, self._camera_bytes)
 
     def write_hover(self, pixel) -> None:

@@ -177,8 +177,10 @@ class SceneExtent:
 
 def scene_extent(spheres: np.ndarray) -> SceneExtent:
     """The extent of the drawable rows (finite, r >= 0). Huge radii do not
-    stretch the box (centres only); they are counted in ``radius`` only up
-    to the box's size, so one giant sphere cannot push the far plane away."""
+    stretch the box (centres only); they are counted in ``radius`` and
+    ``typical_radius`` only up to the box's size (at least 1), so giant
+    spheres (radii up to float32's ~3.4e38) cannot push the far plane or
+    the default camera away from the centres."""
     s = np.asarray(spheres, np.float64).reshape(-1, 4)
     ok = np.isfinite(s).all(1) & (s[:, 3] >= 0) if len(s) else np.zeros(0, bool)
     s = s[ok]
@@ -189,7 +191,7 @@ def scene_extent(spheres: np.ndarray) -> SceneExtent:
     center = (lo + hi) / 2
     reach = float(np.sqrt(((s[:, :3] - center) ** 2).sum(1)).max())
     radius = reach + float(min(s[:, 3].max(), max(size, 1.0)))
-    typical = float(np.median(s[:, 3])) or max(size, 1.0) * 0.01
+    typical = min(float(np.median(s[:, 3])), max(size, 1.0)) or max(size, 1.0) * 0.01
     return SceneExtent(tuple(lo.tolist()), tuple(hi.tolist()), tuple(center.tolist()), max(radius, 1e-3), typical)
 
 

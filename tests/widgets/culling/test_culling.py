@@ -472,3 +472,39 @@ def test_device_loss_stops_frames_and_refuses_calls():
     for name in ("visible_ids", "pick"):
         assert lines[name].startswith(f"refused: FrustumCulling cannot run {name}(): GPU device lost: "), lines[name]
     assert out.rstrip().endswith("end")
+
+
+@pytest.mark.parametrize("rows", [
+    [[0.0, 0.0, 0.0, 3e38]],
+    [[0.0, 0.0, 0.0, 3e38], [5.0, 1.0, -2.0, 3e38], [-4.0, 2.0, 3.0, float(np.finfo(np.float32).max)]],
+    [[3e38, 0.0, 0.0, 1.0], [-3e38, 0.0, 0.0, 1.0], [0.0, 3e38, -3e38, 2.0]],
+], ids=["one-giant-radius", "giant-radii", "centres-near-float32-max"])
+def test_spheres_near_float32_max_build_draw_and_count(device, rows):
+    """Radii and centres near float32 max (3e38) frame, cull and draw: the
+    camera uniform saturates at float32 max instead of raising
+    OverflowError, giant radii frame the view from the centres, and a
+    sphere that large contains the whole frustum."""
+    spheres = np.array(rows, np.float32)
+    widget = FrustumCulling(spheres, size=(64, 32), device=device)
+    try:
+        assert all(abs(v) < 1e6 for v in widget.camera["eye"]) or np.abs(spheres[:, :3]).max() > 1e6, \
+            "giant radii alone do not push the default camera away from the centres"
+        visible = widget.visible_ids()
+        giant = np.flatnonzero(spheres[:, 3] >= 3e38)
+        assert np.isin(giant, visible).all(), "a sphere of radius ~3e38 contains the frustum"
+        assert widget.draw_offscreen(width=32, height=16).shape == (16, 32, 4)
+        widget.culling = False
+        assert widget.visible_count() == len(spheres)
+    finally:
+        widget.close()
+
+
+def test_cameras_past_float32_range_are_refused(scene):
+    widget, _ = scene
+    kept = widget.camera
+    for kwargs in (dict(eye=(1e39, 0.0, 0.0), target=(0.0, 0.0, 0.0)),
+                   dict(eye=(0.0, 0.0, 5.0), target=(0.0, 0.0, 0.0), far=1e40)):
+        with pytest.raises(GraphValidationError, match="FrustumCulling set_camera (eye|far) must lie within "
+                                                       "float32's range"):
+            widget.set_camera(**kwargs)
+    assert widget.camera == kept
