@@ -64,7 +64,6 @@ def trace_parents(rng, n, depth=32):
 # -------------------------------------------------------------- helpers
 
 
-
 def _verdict(gpu_s, target_s, torch_s=None):
     text = f"≤{target_s * 1e6:g} µs {'ok' if gpu_s <= target_s else 'MISS'}"
     if torch_s is not None:

@@ -193,3 +193,123 @@ def traversal_depths(n, csrs, seeds, depth) -> np.ndarray:
         frontier = targets[depths[targets] == UNREACHED]
         depths[frontier] = level + 1
     return depths
+
+
+def group_aggregation(codes, groups, operation, values=None, mask=None, keep=None):
+    """GPUGroupAggregation: ``(per-group result, overflow)``: count (uint32) or
+    float64 sum / min / max / mean of the finite values of selected rows
+    (``mask`` nonzero and ``keep``); rows with a code >= ``groups`` count as
+    overflow; groups with no value hold 0 (sum) or NaN."""
+    codes = np.asarray(codes, np.int64)
+    sel = np.ones(len(codes), bool) if mask is None else np.asarray(mask) != 0
+    if keep is not None:
+        sel &= keep
+    overflow = int((sel & (codes >= groups)).sum())
+    sel &= codes < groups
+    if operation == "count":
+        return np.bincount(codes[sel], minlength=groups).astype(np.uint32), overflow
+    values = np.asarray(values, np.float32)
+    sel &= np.isfinite(values)
+    out = np.full(groups, 0.0 if operation == "sum" else np.nan)
+    for g in np.unique(codes[sel]):
+        v = values[sel & (codes == g)].astype(np.float64)
+        out[g] = {"sum": v.sum(), "min": v.min(), "max": v.max(), "mean": v.mean()}[operation]
+    return out, overflow
+
+
+def histogram_uniform(x, lo, hi, bins, keep=None):
+    """GPUHistogram's equal-width bins over float32 ``[lo, hi]`` (the maximum
+    in the last bin), in real arithmetic: float64 is exact enough for float32
+    data. Non-finite and out-of-range values are not counted."""
+    x = np.asarray(x, np.float32).astype(np.float64)
+    lo, hi = float(np.float32(lo)), float(np.float32(hi))
+    with np.errstate(invalid="ignore"):
+        ok = np.isfinite(x) & (x >= lo) & (x <= hi)
+    if keep is not None:
+        ok &= keep
+    t = (x[ok] - lo) * bins / (hi - lo) if hi > lo else np.zeros(ok.sum())
+    return np.bincount(np.minimum(np.floor(t).astype(np.int64), bins - 1), minlength=bins).astype(np.uint32)
+
+
+def histogram_edges(x, edges):
+    """GPUHistogram over explicit float32 edges (numpy's rule: the last bin is closed)."""
+    x = np.asarray(x, np.float32)
+    return np.histogram(x[np.isfinite(x)], np.asarray(edges, np.float32))[0].astype(np.uint32)
+
+
+def _grid_axis(v, lo, hi, n):
+    """Equal-width cells in real arithmetic (float64 is exact enough for float32 data)."""
+    lo, hi = float(np.float32(lo)), float(np.float32(hi))
+    if hi <= lo:
+        return np.zeros(len(v), np.int64)
+    with np.errstate(invalid="ignore"):
+        return np.minimum(np.floor((v.astype(np.float64) - lo) * n / (hi - lo)), n - 1).astype(np.int64)
+
+
+def grid_cells(positions, bounds, grid_size):
+    """GPUGridBinning's row-major cell per row (-1: non-finite or outside
+    ``bounds`` (x0, y0, x1, y1); the maximum coordinate falls in the last cell)."""
+    p = np.asarray(positions, np.float32).reshape(-1, 2)
+    x0, y0, x1, y1 = (np.float32(b) for b in bounds)
+    with np.errstate(invalid="ignore"):
+        ok = np.isfinite(p).all(axis=1) & (p[:, 0] >= x0) & (p[:, 0] <= x1) & (p[:, 1] >= y0) & (p[:, 1] <= y1)
+    w, h = grid_size
+    cell = _grid_axis(p[:, 1], y0, y1, h) * w + _grid_axis(p[:, 0], x0, x1, w)
+    return np.where(ok, cell, -1)
+
+
+def grid_aggregation(positions, bounds, grid_size, operation="count", weights=None, keep=None):
+    """GPUGridBinning (count, uint32) and GPUGridAggregation (float64 sum /
+    min / max / mean of finite weights; empty cells 0 for sum, else NaN)."""
+    cell = grid_cells(positions, bounds, grid_size)
+    ok = cell >= 0
+    if keep is not None:
+        ok &= keep
+    n = grid_size[0] * grid_size[1]
+    if operation == "count":
+        return np.bincount(cell[ok], minlength=n).astype(np.uint32)
+    ok &= np.isfinite(weights)
+    out = np.full(n, 0.0 if operation == "sum" else np.nan)
+    w = weights.astype(np.float64)
+    if operation in ("sum", "mean"):
+        sums = np.bincount(cell[ok], w[ok], n)
+        counts = np.bincount(cell[ok], minlength=n)
+        out = sums if operation == "sum" else np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+    else:
+        reduce = np.fmin if operation == "min" else np.fmax
+        reduce.at(out, cell[ok], w[ok])
+    return out
+
+
+def group_filter(values, codes, enabled):
+    """GPUGroupFilter: ``values[i]`` where ``enabled[min(codes[i], len(enabled) - 1)]``
+    is nonzero, NaN elsewhere (float32; values' bits kept)."""
+    values, codes = np.asarray(values, np.float32), np.asarray(codes, np.int64)
+    enabled = np.asarray(enabled, np.uint32)
+    keep = enabled[np.minimum(codes, len(enabled) - 1)] != 0
+    return np.where(keep, values, np.float32(np.nan)).astype(np.float32)
+
+
+GRID_STATISTICS = ("count", "sum", "mean", "min", "max")
+
+
+def grid_statistic(counts, sums, mins, maxs, grid_size, operation, offset=(0.0, 0.0), scale=(1.0, 1.0)):
+    """GPUGridStatistic: ``(values float32, counts uint32)`` per output cell of a
+    ``w x h`` grid; output cell (i, j) samples source cell
+    ``floor(offset + (i + 0.5) * scale)`` per axis (float32); NaN and 0 where
+    the sample is outside or its count is 0; mean = sum / count."""
+    w, h = grid_size
+    f = np.float32
+    i = np.arange(w * h)
+    cx = (i % w).astype(f) + f(0.5)
+    cy = (i // w).astype(f) + f(0.5)
+    sx = np.floor(f(offset[0]) + cx * f(scale[0])).astype(f)
+    sy = np.floor(f(offset[1]) + cy * f(scale[1])).astype(f)
+    inside = (sx >= 0) & (sy >= 0) & (sx < w) & (sy < h)
+    k = np.where(inside, sy.astype(np.int64) * w + sx.astype(np.int64), 0)
+    counts = np.asarray(counts, np.uint32)
+    n = np.where(inside, counts[k], 0).astype(np.uint32)
+    sums, mins, maxs = (np.asarray(a, f) for a in (sums, mins, maxs))
+    pick = {"count": n.astype(f), "sum": sums[k], "mean": (sums[k] / np.maximum(n, 1).astype(f)).astype(f),
+            "min": mins[k], "max": maxs[k]}[operation]
+    return np.where(n > 0, pick, f(np.nan)).astype(f), n

@@ -11,54 +11,13 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from gpuviz import (AggregationTuning, GPUCommandGraph, GPUData, GPUGridAggregation, GPUGridBinning, GraphStateError, GraphValidationError, read_array)
+from gpuviz.oracles.algorithms import grid_aggregation as oracle
 
 from .conftest import import_input
 
 OPS = ["sum", "min", "max", "mean"]
 # every test once with native float atomics and once with the compare-exchange loop
 pytestmark = pytest.mark.usefixtures("float_add_path")
-
-
-def _axis(v, lo, hi, n):
-    """Equal-width cells in real arithmetic (float64 is exact enough for float32 data)."""
-    lo, hi = float(np.float32(lo)), float(np.float32(hi))
-    if hi <= lo:
-        return np.zeros(len(v), np.int64)
-    with np.errstate(invalid="ignore"):
-        return np.minimum(np.floor((v.astype(np.float64) - lo) * n / (hi - lo)), n - 1).astype(np.int64)
-
-
-def cells(positions, bounds, grid_size):
-    """Row-major cell per row (-1: ignored)."""
-    p = np.asarray(positions, np.float32).reshape(-1, 2)
-    x0, y0, x1, y1 = (np.float32(b) for b in bounds)
-    with np.errstate(invalid="ignore"):
-        ok = np.isfinite(p).all(axis=1) & (p[:, 0] >= x0) & (p[:, 0] <= x1) & (p[:, 1] >= y0) & (p[:, 1] <= y1)
-    w, h = grid_size
-    cell = _axis(p[:, 1], y0, y1, h) * w + _axis(p[:, 0], x0, x1, w)
-    return np.where(ok, cell, -1)
-
-
-def oracle(positions, bounds, grid_size, operation="count", weights=None, keep=None):
-    cell = cells(positions, bounds, grid_size)
-    ok = cell >= 0
-    if keep is not None:
-        ok &= keep
-    n = grid_size[0] * grid_size[1]
-    if operation == "count":
-        return np.bincount(cell[ok], minlength=n).astype(np.uint32)
-    ok &= np.isfinite(weights)
-    out = np.full(n, 0.0 if operation == "sum" else np.nan)
-    w = weights.astype(np.float64)
-    if operation in ("sum", "mean"):
-        sums = np.bincount(cell[ok], w[ok], n)
-        counts = np.bincount(cell[ok], minlength=n)
-        out = sums if operation == "sum" else np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
-    else:
-        reduce = np.fmin if operation == "min" else np.fmax
-        reduce.at(out, cell[ok], w[ok])
-    return out
-
 
 
 def grid(device, positions, *, grid_size, bounds, operation="count", weights=None, mask=None, tuning=None):

@@ -10,6 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 from gpuviz import (AggregationTuning, GPUCommandGraph, GPUData, GPUGroupAggregation, GPUVector, GraphValidationError,
                     GraphStateError, read_array)
+from gpuviz.oracles.algorithms import group_aggregation as oracle
 
 from .conftest import import_input
 
@@ -25,7 +26,6 @@ TUNINGS = {
 }
 SENTINEL = 0xDEADBEEF
 PAD = 3  # output rows start 12 bytes into their buffer
-
 
 
 def _output(device, graph, groups, fmt):
@@ -64,24 +64,6 @@ def build(device, codes, *, groups, operation, values=None, mask=None, filter_va
         overflow = int(np.frombuffer(device.queue.read_buffer(agg.overflow_buffer), np.uint32)[0])
         return got, overflow
     return agg, compiled, result
-
-
-def oracle(codes, groups, operation, values=None, mask=None, keep=None):
-    codes = np.asarray(codes, np.int64)
-    sel = np.ones(len(codes), bool) if mask is None else np.asarray(mask) != 0
-    if keep is not None:
-        sel &= keep
-    overflow = int((sel & (codes >= groups)).sum())
-    sel &= codes < groups
-    if operation == "count":
-        return np.bincount(codes[sel], minlength=groups).astype(np.uint32), overflow
-    values = np.asarray(values, np.float32)
-    sel &= np.isfinite(values)
-    out = np.full(groups, 0.0 if operation == "sum" else np.nan)
-    for g in np.unique(codes[sel]):
-        v = values[sel & (codes == g)].astype(np.float64)
-        out[g] = {"sum": v.sum(), "min": v.min(), "max": v.max(), "mean": v.mean()}[operation]
-    return out, overflow
 
 
 def check(got, want, operation):

@@ -9,28 +9,12 @@ from hypothesis import given, settings, strategies as st
 
 from gpuviz import (AggregationTuning, GPUCommandGraph, GPUData, GPUHistogram, GPUVector, GraphStateError,
                     GraphValidationError, read_array)
+from gpuviz.oracles.algorithms import histogram_edges as edges_oracle
+from gpuviz.oracles.algorithms import histogram_uniform as uniform_oracle
 
 from .conftest import import_input
 
 TUNINGS = [None, AggregationTuning(privatize_max_keys=0)]
-
-
-def uniform_oracle(x, lo, hi, bins, keep=None):
-    """Equal-width bins in real arithmetic (float64 is exact enough for float32 data)."""
-    x = np.asarray(x, np.float32).astype(np.float64)
-    lo, hi = float(np.float32(lo)), float(np.float32(hi))
-    with np.errstate(invalid="ignore"):
-        ok = np.isfinite(x) & (x >= lo) & (x <= hi)
-    if keep is not None:
-        ok &= keep
-    t = (x[ok] - lo) * bins / (hi - lo) if hi > lo else np.zeros(ok.sum())
-    return np.bincount(np.minimum(np.floor(t).astype(np.int64), bins - 1), minlength=bins).astype(np.uint32)
-
-
-def edges_oracle(x, edges):
-    x = np.asarray(x, np.float32)
-    return np.histogram(x[np.isfinite(x)], np.asarray(edges, np.float32))[0].astype(np.uint32)
-
 
 
 def _encode(device, compiled):

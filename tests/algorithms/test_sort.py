@@ -17,6 +17,7 @@ from gpuviz import (GPUBatchSort, GPUCommandGraph, GPUData, GPUSegmentedSort, GP
                     GraphTypeError, GraphValidationError, ScanTuning, SortTuning, read_array)
 from gpuviz.algorithms.sort import PROBES, check_args, radix_shader, width_class
 from gpuviz.graph.shaders import ShaderTemplateError, compute_pipeline
+from gpuviz.oracles.algorithms import sort_order
 
 BU = wgpu.BufferUsage
 USAGE = BU.STORAGE | BU.COPY_SRC | BU.COPY_DST
@@ -39,8 +40,7 @@ def make_keys(rng, n, dist):
 
 
 def expected(keys, values, direction="ascending", key_bits=32):
-    masked = keys & np.uint32(0xFFFFFFFF >> (32 - key_bits))
-    order = np.argsort(~masked if direction == "descending" else masked, kind="stable")
+    order = sort_order(keys, key_bits, direction == "descending")
     return keys[order], None if values is None else values[order]
 
 
