@@ -116,6 +116,8 @@ class CullingFrame:
         self.overview_bounds = None
         self.visible = None  # last sampled instanceCount (None until a sample was read)
         self._dirty = True
+        self._parameters = 0  # bumped by every parameter write; a sample is tagged with the one it counted
+        self._visible_parameters = None  # the tag of the sample ``visible`` holds
         self._hover_pixel = None
         self._hover_dirty = False
         self._overview = None  # (rect, bounds, column-major matrix floats, overview_size) of overview_fit
@@ -181,11 +183,14 @@ class CullingFrame:
                                 overview=overview, eye=self.camera.eye, far=far, overview_size=overview_size,
                                 overview_rect=rect, perspective_rect=rects["perspective"], corners=view.corners)
         self._dirty = False
+        self._parameters += 1
+        self._last_sample = float("-inf")  # the next frame samples the count these parameters give
 
     # --------------------------------------------------------------- frames
     def encode(self, encoder, *, timestamps: bool = False) -> dict:
-        """Write what changed, record the graph and (at most every 0.1 s) a
-        sample of the visible count; per-node CPU seconds."""
+        """Write what changed, record the graph and a sample of the visible
+        count (at most every 0.1 s, and in the first frame after a parameter
+        change); per-node CPU seconds."""
         if self._dirty:
             self.write_parameters()
         if self._hover_dirty:
@@ -200,7 +205,7 @@ class CullingFrame:
             if slot is not None:
                 slot.copy(encoder, self.graph.draws.buffer, source_offset=self.graph.draws.instance_count_byte_offset(0),
                           byte_length=4)
-                self._samples.add(slot)
+                self._samples.add(slot, self._parameters)
                 self._last_sample = now
         return cpu
 
@@ -212,11 +217,18 @@ class CullingFrame:
         """Start the maps of submitted samples and take the newest one that
         resolved; never waits. True when the readout changed."""
         changed = False
-        for _, data in self._samples.read():
+        for parameters, data in self._samples.read():
             value = int(np.frombuffer(data, np.uint32)[0])
             changed |= value != self.visible
-            self.visible = value
+            self.visible, self._visible_parameters = value, parameters
         return changed
+
+    @property
+    def readout_current(self) -> bool:
+        """Whether :attr:`visible` was sampled with the current camera,
+        culling switch and size (False: a host keeps drawing frames until
+        such a sample is read, or the readout would show an older count)."""
+        return not self._dirty and self.visible is not None and self._visible_parameters == self._parameters
 
     def present(self, encoder, target_view, dst_size, *, pixel_ratio: float = 1.0, extra=()) -> None:
         """Copy the frame corner into ``target_view`` (``dst_size`` physical
@@ -276,7 +288,7 @@ class CullingFrame:
         count = int(read_array(self.device, self.graph.draws.get_instance_count_data(0))[0])
         ids = read_array(self.device, self.graph.ids)[:count] if count else np.zeros(0, np.uint32)
         self._samples.read(wait=True)  # older samples would overwrite the readout with a stale count
-        self.visible = count
+        self.visible, self._visible_parameters = count, self._parameters
         return count, ids
 
     def pick_pixel(self, pixel):

@@ -28,7 +28,7 @@ from .frame import CullingFrame
 from .graph import view_rects
 from .scene import SCENES, check_spheres, generated_spheres, scene_extent
 
-__all__ = ["FrustumCulling", "INSTANCE_CHOICES"]
+__all__ = ["FrustumCulling", "INSTANCE_CHOICES", "count_label"]
 
 NAME = "FrustumCulling"
 #: The instance-count selector's sizes (10M only where the device can bind its spheres).
@@ -39,6 +39,15 @@ _HINTS = ("drag: rotate · right-drag: pan · wheel: dolly",)
 
 def _count(name, value, *, low=0):
     return check_integer(NAME, name, value, low=low)
+
+
+def count_label(count: int) -> str:
+    """An instance count as the selector shows it: ``"50K"``, ``"1.5M"``
+    where that is exact, otherwise with thousands separators (``"12,345"``)."""
+    for unit, suffix in ((1_000_000, "M"), (1_000, "K")):
+        if count >= unit and count * 10 % unit == 0:
+            return f"{count / unit:g}{suffix}"
+    return f"{count:,}"
 
 
 class FrustumCulling(WidgetLifecycle, widgets.HBox):
@@ -175,10 +184,8 @@ class FrustumCulling(WidgetLifecycle, widgets.HBox):
         self.auto_orbit_toggle.observe(lambda change: self._set_auto_orbit(change["new"]), "value")
         limit = min(int(self.device.limits["max-storage-buffer-binding-size"]),
                     int(self.device.limits["max-buffer-size"]))
-        options = [(f"{c // 1000}K" if c < 1_000_000 else f"{c // 1_000_000}M", c) for c in INSTANCE_CHOICES
-                   if 16 * c <= limit]
-        if n not in [c for _, c in options]:
-            options.append((f"{n:,}", n))
+        counts = sorted({c for c in INSTANCE_CHOICES if 16 * c <= limit} | {n})
+        options = [(count_label(c), c) for c in counts]
         self.instances_dropdown = widgets.Dropdown(options=options, value=n, description="instances",
                                                    disabled=not self._generated,
                                                    layout=widgets.Layout(width="200px"))
@@ -348,8 +355,8 @@ class FrustumCulling(WidgetLifecycle, widgets.HBox):
         self.inspector.record_encode(cpu, gpu_times=self._gpu_times)
         ratio = 1.0 if self._offscreen else self._pixel_ratio()
         self._frame.present(encoder, target_view, (width, height), pixel_ratio=ratio, extra=_HINTS)
-        if not self._offscreen and (self._auto_orbit or self._frame.visible is None):
-            self.canvas.request_draw()  # keep orbiting / until the first count sample is read
+        if not self._offscreen and (self._auto_orbit or not self._frame.readout_current):
+            self.canvas.request_draw()  # keep orbiting / until a count sample of these parameters is read
 
     def frame_submitted(self) -> None:
         """GPUCanvas drawable hook: the frame :meth:`draw` recorded was

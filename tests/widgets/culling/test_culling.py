@@ -508,3 +508,58 @@ def test_cameras_past_float32_range_are_refused(scene):
                                                        "float32's range"):
             widget.set_camera(**kwargs)
     assert widget.camera == kept
+
+
+def test_the_readout_follows_culling_off_without_other_redraws(device):
+    """A canvas draws only when asked (request_draw): after culling is
+    switched off the widget keeps asking for frames until a count sampled
+    with the new parameters is read, so the readout says every row is
+    drawn instead of showing the culled count indefinitely."""
+    import time
+
+    widget = FrustumCulling(instances=3000, size=(128, 64), device=device)
+    texture = device.create_texture(size=(128, 64, 1), format="rgba8unorm", usage=wgpu.TextureUsage.RENDER_ATTACHMENT)
+    requests = []
+    widget.canvas.request_draw = lambda *args: requests.append(True)
+
+    def frames_while_requested():
+        for _ in range(200):
+            if not requests:
+                return
+            requests.clear()
+            encoder = device.create_command_encoder()
+            widget.draw(encoder, texture.create_view(), (128, 64))
+            device.queue.submit([encoder.finish()])
+            widget.frame_submitted()
+            time.sleep(0.01)
+
+    try:
+        expected = oracle(city_spheres(3000, seed=0), widget.frustum_planes())[0].size
+        assert 0 < expected < 3000
+        requests.append(True)  # the canvas's first frame
+        frames_while_requested()
+        assert f"visible {expected:,} / 3,000" in widget.readout.value
+        widget.culling = False
+        frames_while_requested()
+        assert "visible 3,000 / 3,000 (100.0 %)" in widget.readout.value, widget.readout.value
+        widget.culling = True
+        frames_while_requested()
+        assert f"visible {expected:,} / 3,000" in widget.readout.value, widget.readout.value
+    finally:
+        widget.close()
+        texture.destroy()
+
+
+def test_instance_selector_is_sorted_and_formatted_alike(device):
+    widget = FrustumCulling(instances=20_000, size=(64, 32), device=device)
+    try:
+        labels, counts = zip(*widget.instances_dropdown.options)
+        assert list(counts) == sorted(counts) and counts[:4] == (20_000, 50_000, 250_000, 1_000_000)
+        assert labels[:4] == ("20K", "50K", "250K", "1M")
+        assert widget.instances_dropdown.value == 20_000
+    finally:
+        widget.close()
+    from gpuviz.widgets.culling.widget import count_label
+
+    assert [count_label(c) for c in (0, 999, 1000, 2500, 12_345, 1_500_000, 10_000_000)] == \
+        ["0", "999", "1K", "2.5K", "12,345", "1.5M", "10M"]
