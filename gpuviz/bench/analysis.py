@@ -46,6 +46,7 @@ import time
 
 import numpy as np
 
+from ..oracles.algorithms import grid_aggregation, group_aggregation, histogram_uniform
 from .tables import Column
 
 BINS, GRID, GROUPS = 256, 512, 24
@@ -76,38 +77,17 @@ def make_data(rows: int, seed: int = 7) -> dict:
 
 
 # -------------------------------------------------------------------- oracle
-def _axis(v, lo, hi, n):
-    """Equal-width bin in real arithmetic (float64 is exact enough for float32
-    data), -1 outside; the primitives are exact to this with literal domains."""
-    with np.errstate(invalid="ignore"):
-        inside = np.isfinite(v) & (v >= lo) & (v <= hi)
-        t = (np.where(inside, v, lo).astype(np.float64) - lo) * n / (hi - lo)
-    return np.where(inside, np.minimum(np.floor(t).astype(np.int64), n - 1), -1)
-
-
 def oracle(data: dict, filter_range) -> dict:
-    """The three results for one filter range (float64 sums) and the overflow."""
+    """The three results for one filter range (float64 sums) and the
+    overflow, composed from the primitives' oracles."""
     lo, hi = np.float32(filter_range[0]), np.float32(filter_range[1])
-    d = data["distance"]
     with np.errstate(invalid="ignore"):
-        sel = (d >= lo) & (d <= hi)
+        sel = (data["distance"] >= lo) & (data["distance"] <= hi)
     fare = data["fare"]
-    hb = _axis(fare, *DOMAIN, BINS)
-    ok = sel & (hb >= 0)
-    hist = np.bincount(hb[ok], minlength=BINS)
-    gx = _axis(data["pickup"][:, 0], BOUNDS[0], BOUNDS[2], GRID)
-    gy = _axis(data["pickup"][:, 1], BOUNDS[1], BOUNDS[3], GRID)
-    ok_g = sel & (gx >= 0) & (gy >= 0) & np.isfinite(fare)
-    cell = gy[ok_g] * GRID + gx[ok_g]
-    gcount = np.bincount(cell, minlength=GRID * GRID)
-    gsum = np.bincount(cell, weights=fare[ok_g].astype(np.float64), minlength=GRID * GRID)
-    hour = data["hour"]
-    ok_h = sel & (hour < GROUPS) & np.isfinite(fare)
-    hcount = np.bincount(hour[ok_h], minlength=GROUPS)
-    hsum = np.bincount(hour[ok_h], weights=fare[ok_h].astype(np.float64), minlength=GROUPS)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return {"hist": hist, "grid": gsum / gcount, "group": hsum / hcount,
-                "overflow": int((sel & (hour >= GROUPS)).sum())}
+    group, overflow = group_aggregation(data["hour"], GROUPS, "mean", values=fare, keep=sel)
+    return {"hist": histogram_uniform(fare, *DOMAIN, BINS, keep=sel),
+            "grid": grid_aggregation(data["pickup"], BOUNDS, (GRID, GRID), "mean", weights=fare, keep=sel),
+            "group": group, "overflow": overflow}
 
 
 def check(result: dict, expected: dict) -> None:

@@ -210,10 +210,15 @@ def group_aggregation(codes, groups, operation, values=None, mask=None, keep=Non
         return np.bincount(codes[sel], minlength=groups).astype(np.uint32), overflow
     values = np.asarray(values, np.float32)
     sel &= np.isfinite(values)
-    out = np.full(groups, 0.0 if operation == "sum" else np.nan)
-    for g in np.unique(codes[sel]):
-        v = values[sel & (codes == g)].astype(np.float64)
-        out[g] = {"sum": v.sum(), "min": v.min(), "max": v.max(), "mean": v.mean()}[operation]
+    at, v = codes[sel], values[sel].astype(np.float64)
+    if operation in ("sum", "mean"):
+        sums = np.bincount(at, v, groups)
+        if operation == "sum":
+            return sums, overflow
+        counts = np.bincount(at, minlength=groups)
+        return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan), overflow
+    out = np.full(groups, np.nan)
+    (np.fmin if operation == "min" else np.fmax).at(out, at, v)
     return out, overflow
 
 
