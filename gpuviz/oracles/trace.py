@@ -11,7 +11,7 @@ import pyarrow.compute as pc
 from gpuviz.trace.interaction.frame import STATS
 from gpuviz.trace.interaction.state import column_bounds
 
-__all__ = ["TraceViewOracle", "OracleFrame"]
+__all__ = ["TraceViewOracle", "OracleFrame", "pack_lanes_reference"]
 
 
 @dataclass(frozen=True)
@@ -235,3 +235,57 @@ def _runs(cells, first) -> np.ndarray:
         ends = np.append(bounds, width)[np.searchsorted(bounds, starts, side="right")]
         out.extend(zip([first + r] * len(starts), starts, ends, v[starts]))
     return np.array(out, np.uint32).reshape(-1, 4)
+
+
+def pack_lanes_reference(*, start, duration, thread):
+    """The packing of :func:`gpuviz.trace.lanes.pack_lanes` (its module
+    docstring states the rules), by the plain greedy sweep over whole threads:
+    ``(lane, depth, parent, lanes added)``. Slow; for tests. Shares no code
+    with the vectorised path."""
+    start = np.asarray(start, np.int64)
+    duration = np.asarray(duration, np.int64)
+    thread = np.asarray(thread, np.int64)
+    n = len(start)
+    lane = np.zeros(n, np.uint32)
+    depth = np.zeros(n, np.uint32)
+    parent = np.full(n, -1, np.int64)
+    added = 0
+    for t in np.unique(thread):
+        rows = np.flatnonzero(thread == t)
+        rows = rows[np.lexsort((-duration[rows], start[rows]))]
+        tr, dep, par = _greedy_tracks(start[rows].tolist(), (start[rows] + duration[rows]).tolist())
+        heights = [int(dep[tr == k].max()) + 1 for k in range(int(tr.max()) + 1)]
+        offsets = np.concatenate([[0], np.cumsum(heights)[:-1]])
+        lane[rows] = offsets[tr] + dep
+        depth[rows] = dep
+        parent[rows] = np.where(par >= 0, rows[np.maximum(par, 0)], -1)
+        added += sum(heights[1:])
+    return lane, depth, parent, added
+
+
+def _greedy_tracks(start, end):
+    """Greedy tracks for one cluster (arrays already in visiting order).
+
+    Returns (track, depth, parent_position) with positions inside the cluster.
+    """
+    tracks = []        # per track: list of (end, position)
+    out_track = np.empty(len(start), np.int64)
+    out_depth = np.empty(len(start), np.int64)
+    out_parent = np.empty(len(start), np.int64)
+    for i in range(len(start)):
+        s = start[i]
+        e = end[i]
+        for t, stack in enumerate(tracks):
+            while stack and stack[-1][0] <= s:
+                stack.pop()
+            if not stack or e <= stack[-1][0]:
+                break
+        else:
+            t = len(tracks)
+            stack = []
+            tracks.append(stack)
+        out_track[i] = t
+        out_depth[i] = len(stack)
+        out_parent[i] = stack[-1][1] if stack else -1
+        stack.append((e, i))
+    return out_track, out_depth, out_parent

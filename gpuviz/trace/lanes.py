@@ -27,39 +27,12 @@ import heapq
 
 import numpy as np
 
-__all__ = ["pack_lanes", "pack_lanes_reference", "visit_order", "visiting"]
-
-
-def _sweep(start, end):
-    """Greedy tracks for one cluster (arrays already in visiting order).
-
-    Returns (track, depth, parent_position) with positions inside the cluster.
-    """
-    tracks = []        # per track: list of (end, position)
-    out_track = np.empty(len(start), np.int64)
-    out_depth = np.empty(len(start), np.int64)
-    out_parent = np.empty(len(start), np.int64)
-    for i in range(len(start)):
-        s = start[i]
-        e = end[i]
-        for t, stack in enumerate(tracks):
-            while stack and stack[-1][0] <= s:
-                stack.pop()
-            if not stack or e <= stack[-1][0]:
-                break
-        else:
-            t = len(tracks)
-            stack = []
-            tracks.append(stack)
-        out_track[i] = t
-        out_depth[i] = len(stack)
-        out_parent[i] = stack[-1][1] if stack else -1
-        stack.append((e, i))
-    return out_track, out_depth, out_parent
+__all__ = ["pack_lanes", "visit_order", "visiting"]
 
 
 def _sweep_fast(start, end):
-    """The same greedy tracks as :func:`_sweep` in O(n log n).
+    """The greedy tracks of one cluster in O(n log n) (the plain sweep is
+    :func:`gpuviz.oracles.trace.pack_lanes_reference`).
 
     Lists in, lists out. Ended spans are popped eagerly from a heap of track tops (start times
     only grow), so every open top ends after the current start; the first
@@ -332,25 +305,3 @@ def _lanes_from_tracks(track, depth, th, new_thread):
     return (offset[inverse] + depth).astype(np.uint32), added
 
 
-def pack_lanes_reference(*, start, duration, thread):
-    """The same packing as :func:`pack_lanes`, by the plain greedy sweep over
-    whole threads (slow; for tests). Does not use the vectorised path."""
-    start = np.asarray(start, np.int64)
-    duration = np.asarray(duration, np.int64)
-    thread = np.asarray(thread, np.int64)
-    n = len(start)
-    lane = np.zeros(n, np.uint32)
-    depth = np.zeros(n, np.uint32)
-    parent = np.full(n, -1, np.int64)
-    added = 0
-    for t in np.unique(thread):
-        rows = np.flatnonzero(thread == t)
-        rows = rows[np.lexsort((-duration[rows], start[rows]))]
-        tr, dep, par = _sweep(start[rows].tolist(), (start[rows] + duration[rows]).tolist())
-        heights = [int(dep[tr == k].max()) + 1 for k in range(int(tr.max()) + 1)]
-        offsets = np.concatenate([[0], np.cumsum(heights)[:-1]])
-        lane[rows] = offsets[tr] + dep
-        depth[rows] = dep
-        parent[rows] = np.where(par >= 0, rows[np.maximum(par, 0)], -1)
-        added += sum(heights[1:])
-    return lane, depth, parent, added

@@ -5,7 +5,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuviz.trace.lanes import pack_lanes, pack_lanes_reference
+from gpuviz.oracles.trace import pack_lanes_reference
+from gpuviz.trace.lanes import pack_lanes
 
 
 def intervals(max_size=60, max_time=40):

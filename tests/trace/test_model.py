@@ -7,7 +7,7 @@ import pyarrow as pa
 import pytest
 
 from gpuviz.trace.errors import TraceFormatError, TraceSchemaError
-from gpuviz.trace.lanes import pack_lanes_reference
+from gpuviz.oracles.trace import pack_lanes_reference
 from gpuviz.trace.load import load
 from gpuviz.trace.model import SPANS_SCHEMA, Trace, assemble, empty_table, table
 

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from gpuviz.trace.lanes import pack_lanes_reference
+from gpuviz.oracles.trace import pack_lanes_reference
 from gpuviz.trace.model import SPANS_SCHEMA
 from gpuviz.trace.synthetic import MAX_DEPTH, synthetic, to_chrome_json
 
