@@ -54,6 +54,7 @@ from ..device import request_device
 from ..errors import GraphStateError, GraphTypeError, GraphValidationError
 from .device_loss import device_lost_message
 from .frame_rate import FrameWindow, InteractionScale
+from .lifecycle import close_widget_tree
 
 __all__ = ["GPUCanvas", "draw_offscreen", "check_offscreen_size", "TEXTURE_FORMAT"]
 
@@ -561,9 +562,13 @@ class GPUCanvas(JupyterRenderCanvas):
         return draw_offscreen(self.drawable, width=width, height=height, device=self.device)
 
     def close(self, *args, **kwargs):
-        """Close the widget and cancel its timers."""
+        """Close the widget and cancel its timers, and close the output widget
+        jupyter_rfb displays for callback errors (it would stay registered)."""
         for name in list(getattr(self, "_timers", ())):
             self._cancel(name)
+        output = getattr(self, "_output_context", None)
+        if output is not None:
+            close_widget_tree(output)
         return super().close(*args, **kwargs)
 
     # ------------------------------------------------------------ sending

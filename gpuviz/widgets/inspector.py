@@ -69,8 +69,10 @@ class GraphInspector(anywidget.AnyWidget):
     renders the same state as static HTML (hosts without widgets).
     """
 
-    _esm = _HERE / "inspector.js"
-    _css = _HERE / "inspector.css"
+    # Text, not paths: anywidget connects each instance to a path's change signal
+    # (a strong reference held by the class), so no closed inspector would ever be freed.
+    _esm = (_HERE / "inspector.js").read_text(encoding="utf-8")
+    _css = (_HERE / "inspector.css").read_text(encoding="utf-8")
     #: What the browser shows: see :meth:`state`.
     snapshot = traitlets.Dict().tag(sync=True)
 

@@ -22,6 +22,8 @@ import html
 import threading
 from collections.abc import Mapping
 
+import ipywidgets
+
 from ..errors import GraphStateError, GraphTypeError
 from .device_loss import device_lost_message
 
@@ -42,13 +44,28 @@ def guarded(method):
     return guard
 
 
-def close_widget_tree(widget) -> None:
-    """Close ``widget`` and every ipywidget below it (``children`` of boxes,
-    depth first), so none stays registered in ``ipywidgets.Widget.widgets``
-    once a GPU widget is closed. Closing twice is harmless."""
-    for child in tuple(getattr(widget, "children", ()) or ()):
-        close_widget_tree(child)
-    widget.close()
+def close_widget_tree(widget, *, root: bool = True) -> None:
+    """Close ``widget`` and every ipywidget it holds in a synced trait
+    (``children`` of boxes, ``layout``, ``style``), depth first, so none
+    stays registered in ``ipywidgets.Widget.widgets`` once a GPU widget is
+    closed: a Layout or a style is a registered widget of its own, which
+    ``Widget.close`` leaves open. With ``root=False`` only what ``widget``
+    holds is closed (a widget's own ``close`` calls that before closing
+    itself). Closing twice is harmless."""
+    seen = {id(widget)}  # a widget reachable twice (a shared Layout) or through a cycle is closed once
+
+    def close_held(owner):
+        for name in tuple(getattr(owner, "keys", ()) or ()):
+            value = getattr(owner, name, None)
+            for held in value if isinstance(value, (tuple, list)) else (value,):
+                if isinstance(held, ipywidgets.Widget) and id(held) not in seen:
+                    seen.add(id(held))
+                    close_held(held)
+                    held.close()
+
+    close_held(widget)
+    if root:
+        widget.close()
 
 
 class WidgetLifecycle:

@@ -43,7 +43,9 @@ class AnalysisControls:
     ----------
     owner : DataAnalysis
         Its ``set_columns``, ``set_bins``, ``set_scale``, ``set_operation``,
-        ``set_value_range`` and ``reset_view`` are what the controls call.
+        ``set_value_range`` and ``reset_view`` are what the controls call;
+        each callback holds its ``call_lock`` (callbacks may come from
+        another thread).
     parameters : AnalysisParameters
         What the controls show.
     data : AnalysisData
@@ -69,6 +71,7 @@ class AnalysisControls:
 
     def __init__(self, owner, parameters, data):
         self.parameters, self.data = parameters, data
+        self._owner = owner
         self._syncing = False
         self._echo = None  # (stale (lo, hi), tolerance, echoes left) after the slider's bounds moved
         self._sent = deque(maxlen=4 * _MAX_ECHOES)  # (time, (lo, hi)) ranges recently sent to the slider
@@ -113,14 +116,15 @@ class AnalysisControls:
 
     def _observer(self, handler):
         def observer(change):
-            if self._syncing:
-                return
-            try:
-                handler(change)
-                self.status.value = ""
-            except (ValueError, GraphError) as exc:  # shown in the widget; the control goes back to its state
-                self.status.value = f'<span style="color: #c33">{html.escape(str(exc))}</span>'
-                self.sync()
+            with self._owner.call_lock:  # a callback from another thread waits for the frame being drawn
+                if self._syncing:
+                    return
+                try:
+                    handler(change)
+                    self.status.value = ""
+                except (ValueError, GraphError) as exc:  # shown in the widget; the control goes back to its state
+                    self.status.value = f'<span style="color: #c33">{html.escape(str(exc))}</span>'
+                    self.sync()
         return observer
 
     def sync(self) -> None:

@@ -28,7 +28,7 @@ from ...tables import GPUData
 from ...tables.readback import read_many
 from ..canvas import GPUCanvas, draw_offscreen
 from ..inspector import GraphInspector
-from ..lifecycle import WidgetLifecycle, guarded
+from ..lifecycle import WidgetLifecycle, close_widget_tree, guarded
 from .controls import AnalysisControls
 from .data import prepare_table
 from .frame_gate import FrameGate
@@ -187,7 +187,7 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
         # inspector's text changes); the inspector sits beside it, or below when the page is narrow.
         left = widgets.VBox(c.rows + [self.status, self.canvas, self.legend], layout=widgets.Layout(flex="0 0 auto"))
         self.inspector.layout.flex = "1 1 320px"
-        self.layout = widgets.Layout(flex_flow="row wrap", align_items="flex-start")
+        self.layout.flex_flow, self.layout.align_items = "row wrap", "flex-start"  # (a new Layout would orphan one)
         self.children = [left, self.inspector]
         self._controls.update_legend()
         self._frame()
@@ -298,7 +298,9 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
         rows]``, histogram ``[count, cdf, total]``, groups ``[rows, mean]``)
         and ``lines``. Set by pointer moves, read back without waiting
         (it lags the pointer by a frame or two); refreshed after every change."""
-        hover = self._pointer.hover
+        with self.call_lock:
+            self._check_usable("hover", raise_lost=False)
+            hover = self._pointer.hover
         return None if hover is None else dict(hover)
 
     group_mask = property(lambda self: self._params.group_enabled.copy(),
@@ -429,15 +431,16 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
         """GPUCanvas drawable hook: re-encode the graph when a parameter changed
         (pan / zoom events) or the size did, then copy the plot into the target.
         Records nothing once the device is lost; never submits."""
-        if self._check_usable("draw", raise_lost=False):
-            return
-        overlay = self.graph.overlay  # text and axes over the plot: a label change never re-runs the graph
-        overlay.begin_draw()
-        try:
-            with self._gate.scope():
-                self._draw(encoder, target_view, size, overlay)
-        finally:
-            overlay.end_draw()
+        with self.call_lock:  # (GPUCanvas holds it already; a direct call takes it here)
+            if self._check_usable("draw", raise_lost=False):
+                return
+            overlay = self.graph.overlay  # text and axes over the plot: a label change never re-runs the graph
+            overlay.begin_draw()
+            try:
+                with self._gate.scope():
+                    self._draw(encoder, target_view, size, overlay)
+            finally:
+                overlay.end_draw()
 
     def _draw(self, encoder, target_view, size, overlay) -> None:
         width, height = (max(1, int(v)) for v in size)
@@ -472,7 +475,12 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
         the value under it (:attr:`hover`, read back without waiting) and
         sets the cursor (crosshair, ew-resize, pointer). Returns True to redraw.
         A pan or zoom that would leave float32 (or collapse the view) is ignored,
-        and so is every event once the device is lost (see ``status``)."""
+        and so is every event once the device is lost (see ``status``).
+        Holds :attr:`call_lock` (events may arrive from another thread)."""
+        with self.call_lock:
+            return self._handle_event(event)
+
+    def _handle_event(self, event) -> bool:
         if self._event_ignored(event):
             return False
         if event.get("event_type") == "resize":
@@ -577,14 +585,24 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
         self.graph.overlay.settle()
 
     def close(self) -> None:
-        """Close the widgets and free the GPU table, graph and plot."""
-        if getattr(self, "graph", None) is not None:
-            self.canvas.close()
-            self.inspector.close()
-            self._pointer.destroy()
-            self._presenter.destroy()
-            self.graph.overlay.destroy()
-            self.graph.destroy()
-            self.data.table.destroy()
-            self.graph = None
-        super().close()
+        """Free every GPU buffer the widget owns (the uploaded table, the
+        graph with its transients and outputs, the plot texture, the labels,
+        the hover and label readback rings) and close every ipywidget it made
+        (canvas, inspector, controls, their layouts and styles).
+
+        Holds :attr:`call_lock`: a frame or call running in another thread
+        finishes first, and every later call raises GraphStateError.
+        Closing twice is harmless."""
+        with self.call_lock:
+            graph = getattr(self, "graph", None)
+            if graph is not None:
+                self.canvas.close()  # (its close event still reaches an open widget's handle_event)
+                self.graph = None  # closed from here on, even if freeing below fails
+                self.inspector.close()
+                self._pointer.destroy()
+                self._presenter.destroy()
+                graph.overlay.destroy()
+                graph.destroy()
+                self.data.table.destroy()
+            close_widget_tree(self, root=False)
+            super().close()
