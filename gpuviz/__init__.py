@@ -12,13 +12,14 @@ from .graph import (CompiledGPUCommandGraph, ComputeKernel, GPUCommandGraph, GPU
                     GraphDataView, GraphFrame, GraphStats, GraphTextureHandle, GraphTextureView, GraphVectorView,
                     NodeCompileContext, ReadbackMapError, ReadbackRingExhaustedError, ReadbackSlot,
                     ReadbackTimeoutError)
-from .tables import GPUData, GPUVector, GPURecordBatch, GPUTable, GPUSchema, read_array
+from .tables import GPUData, GPUInterleave, GPUVector, GPURecordBatch, GPUTable, GPUSchema, read_array
 from .render import (Axis, AxisLayout, ColourBarLayout, DrawCommandBuffer, GlyphAtlas, GPUColourRange,
                      GPUIndexPickingTarget, PlotOverlay, RectLayer, TextLayer, colour_bar_layout, glyph_atlas)
 from .render import (Ticks, category_ticks, format_duration, format_durations, format_number, format_numbers,
                      log_ticks, nice_ticks, time_ticks)
 from .algorithms import (AggregationTuning, GPUBatchSort, GPUCompaction, GPUGridAggregation, GPUGridBinning,
-                         GPUGroupAggregation, GPUHistogram, GPUHierarchyLayout, GPUGraphTraversal,
+                         GPUGridStatistic, GPUGroupAggregation, GPUGroupFilter, GPUHistogram, GPUHierarchyLayout,
+                         GPUGraphTraversal,
                          GPUAncestorProjection, GPUIndexedRangeCompaction, GPUMask,
                          GPUPartitionedIndexedRangeCompaction, GPUReduction, GPUScan, GPUSegmentedSort, GPUSort,
                          IndexedRangeLayout, ReductionTuning, ScanTuning, SortTuning)

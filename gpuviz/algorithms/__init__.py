@@ -7,10 +7,12 @@ of them submits, maps or reads back.
 
 from .compaction import GPUCompaction, GPUIndexedRangeCompaction, GPUPartitionedIndexedRangeCompaction, IndexedRangeLayout
 from .grid_aggregation import GPUGridAggregation, GPUGridBinning
+from .grid_statistic import GRID_STATISTICS, GPUGridStatistic
 from .aggregation_tuning import AggregationTuning
 from .ancestor_projection import GPUAncestorProjection
 from .graph_traversal import UNREACHED, GPUGraphTraversal
 from .group_aggregation import GPUGroupAggregation
+from .group_filter import GPUGroupFilter
 from .hierarchy_layout import GPUHierarchyLayout
 from .histogram import GPUHistogram
 from .mask import GPUMask
@@ -22,5 +24,6 @@ from .sort import GPUSort, SortTuning
 
 __all__ = ["GPUScan", "GPUCompaction", "GPUIndexedRangeCompaction", "GPUPartitionedIndexedRangeCompaction",
            "IndexedRangeLayout", "ScanTuning", "GPUMask", "GPUReduction", "ReductionTuning", "GPUHistogram", "GPUGridBinning", "GPUGridAggregation",
-           "GPUGroupAggregation", "AggregationTuning", "GPUSort", "GPUBatchSort", "GPUSegmentedSort", "SortTuning",
+           "GPUGridStatistic", "GRID_STATISTICS", "GPUGroupFilter", "GPUGroupAggregation", "AggregationTuning",
+           "GPUSort", "GPUBatchSort", "GPUSegmentedSort", "SortTuning",
            "GPUHierarchyLayout", "GPUGraphTraversal", "UNREACHED", "GPUAncestorProjection"]

@@ -16,7 +16,9 @@ from .keyed_aggregation import KeyedAggregation, KeySpec, param_view
 __all__ = ["GPUGridBinning", "GPUGridAggregation"]
 
 
-def _grid_size(owner, grid_size) -> tuple:
+def check_grid_size(owner, grid_size) -> tuple:
+    """``(w, h)`` of a grid of at least one cell, else GraphValidationError
+    naming ``owner``; never rounds."""
     try:
         w, h = (int(v) for v in grid_size)
         ok = all(int(v) == v for v in grid_size) and w >= 1 and h >= 1
@@ -48,7 +50,7 @@ class _GridAggregation(KeyedAggregation):
     def __init__(self, *, id, positions, weights, output, grid_size, bounds, operation, mask, filter_values,
                  filter_range, tuning):
         owner = f'{type(self).__name__} "{check_id(type(self).__name__, id)}"'
-        self.grid_size = _grid_size(owner, grid_size)
+        self.grid_size = check_grid_size(owner, grid_size)
         parameters = _bounds(owner, bounds, self.grid_size)
         spec = KeySpec(template="algorithms/shaders/grid_keys.wgsl", keys_name="positions",
                        key_formats=("float32x2",), values_name="weights",

@@ -3,12 +3,12 @@ compiled once, for every view and every parameter.
 
 Nodes, in the order the graph keeps them::
 
-    interleave          x, y columns -> float32x2 positions (graph transient)
-    group-filter        with a group column: the value column, NaN where the row's group
-                        is disabled (what every aggregation below reads)
+    interleave          GPUInterleave: x, y columns -> float32x2 positions (graph transient)
+    group-filter        GPUGroupFilter, with a group column: the value column, NaN where the
+                        row's group is disabled (what every aggregation below reads)
     grid-count/-sum/-min/-max   GPUGridBinning + 3 GPUGridAggregation over the positions
-    grid-select         the displayed grid of the current operation (view.op; mean =
-                        sum / count; integer axes resampled, see
+    grid-select         GPUGridStatistic: the displayed grid of the current operation
+                        (mean = sum / count; integer axes resampled, see
                         AnalysisParameters.grid_cells) and its row counts
     grid-extent         GPUReduction "extent" of that grid (heatmap normalization)
     histogram           GPUHistogram, max_bins bins, literal edges
@@ -26,17 +26,17 @@ How parameters avoid recompiling:
   buffer sizes, so any column satisfies the compiled descriptors;
 * bins and scale: ``GPUHistogram.set_edges`` on max_bins + 1 literal edges
   (see :func:`~gpuviz.widgets.analysis.data.histogram_edges`);
-* operation, shown bins, group count: the ``view-params`` uniform;
+* operation, shown bins, group count: the ``view-params`` uniform (and
+  ``GPUGridStatistic.set_operation``);
 * value range: ``set_filter_range`` on every aggregation;
-* pan / zoom: ``set_bounds`` on the four grid aggregations and the
-  ``grid-cells`` uniform (display -> binned cell sampling of integer axes);
+* pan / zoom: ``set_bounds`` on the four grid aggregations and
+  ``GPUGridStatistic.set_sampling`` (display -> binned cell sampling of
+  integer axes);
 * group selection: the ``group-enabled`` table (one word per group) that the
   ``group-filter`` node turns into the filtered values every aggregation reads
   (the last four through :meth:`DataAnalysisGraph.write_parameters`).
 
-One pipeline per kernel serves every chunk: the interleave node reads each
-chunk's row count and element offsets from a uniform table, one aligned slot
-per chunk, rather than from per-chunk shader text or overrides.
+Every node is a library primitive; this module only wires them.
 """
 
 from __future__ import annotations
@@ -44,11 +44,11 @@ from __future__ import annotations
 import numpy as np
 import wgpu
 
-from ...algorithms import GPUGridAggregation, GPUGridBinning, GPUGroupAggregation, GPUHistogram, GPUReduction, GPUScan
+from ...algorithms import (GPUGridAggregation, GPUGridBinning, GPUGridStatistic, GPUGroupAggregation, GPUGroupFilter,
+                           GPUHistogram, GPUReduction, GPUScan)
 from ...formats import vector_format
-from ...graph import ComputeKernel, GPUCommandGraph, GraphVectorView
-from ...graph.shaders import wgsl
-from ...tables import GPUData
+from ...graph import GPUCommandGraph, GraphVectorView
+from ...tables import GPUData, GPUInterleave
 from .render import add_render_node, panel_rects, view_params
 
 __all__ = ["DataAnalysisGraph", "OPERATIONS", "PLOT_SIZE"]
@@ -58,7 +58,6 @@ OPERATIONS = ("count", "sum", "mean", "min", "max")
 #: Largest frame the render node draws (bigger canvases are scaled up).
 PLOT_SIZE = (2048, 2048)
 BU = wgpu.BufferUsage
-_WG = 256
 
 
 class DataAnalysisGraph:
@@ -99,7 +98,7 @@ class DataAnalysisGraph:
         self._written = {"value_range": tuple(value_range), "bounds": tuple(bounds),
                          "edges": np.array(edges, np.float32), "cells": None, "groups": None}
         self.outputs, self.view_buffer, self.plot_texture, self.compiled = {}, None, None, None
-        self.cells_buffer = self.enabled_buffer = None
+        self.enabled_buffer = None
         self.binning = {"x": "linear", "y": "linear"}  # per axis, from AnalysisParameters.grid_cells
         try:
             self._build(columns, edges, bounds, value_range)
@@ -144,7 +143,7 @@ class DataAnalysisGraph:
             usage=wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.TEXTURE_BINDING)
         plot = graph.import_texture(id="plot", size=(*self.plot_size, 1), format="rgba8unorm",
                                     usage=self.plot_texture.usage, texture=self.plot_texture)
-        drawn = {k: v for k, v in views.items() if k not in ("group_counts", "grid_counts", "cells", "enabled")}
+        drawn = {k: v for k, v in views.items() if k not in ("group_counts", "grid_counts", "enabled")}
         add_render_node(graph, plot=plot, views=drawn, state=self)
         self.filtered = [*self.grids, self.histogram, *self.groups]
         self.compiled = graph.compile()
@@ -167,16 +166,12 @@ class DataAnalysisGraph:
                                                      usage=BU.UNIFORM | BU.COPY_DST)
         views["view"] = graph.import_buffer(id="view-params", byte_length=80, usage=self.view_buffer.usage,
                                             buffer=self.view_buffer)
-        self.cells_buffer = self.device.create_buffer_with_data(
-            label="data-analysis-grid-cells", data=np.float32([0, 0, 1, 1]).tobytes(), usage=BU.UNIFORM | BU.COPY_DST)
-        views["cells"] = graph.import_buffer(id="grid-cells", byte_length=16, usage=self.cells_buffer.usage,
-                                             buffer=self.cells_buffer)
         return views
 
     def _add_heatmap(self, graph, roles, values, views, bounds, common) -> None:
         """Interleave, the four grid aggregations, grid-select and its extent."""
         positions = self._positions(graph, roles["x"].chunk_lengths)
-        self._add_interleave(graph, roles["x"], roles["y"], positions)
+        GPUInterleave(id="interleave", x=roles["x"], y=roles["y"], output=positions).add_to_graph(graph)
         cells = self.grid_size[0] * self.grid_size[1]
         grids = {}
         for name, fmt in (("count", "uint32"), ("sum", "float32"), ("min", "float32"), ("max", "float32")):
@@ -189,7 +184,10 @@ class DataAnalysisGraph:
                                           **common) for op in ("sum", "min", "max")]
         for grid in self.grids:
             grid.add_to_graph(graph)
-        self._add_select(graph, grids, views)
+        self.statistic = GPUGridStatistic(id="grid-select", counts=grids["count"], sums=grids["sum"],
+                                          mins=grids["min"], maxs=grids["max"], output=views["display"],
+                                          output_counts=views["grid_counts"], grid_size=self.grid_size)
+        self.statistic.add_to_graph(graph)
         GPUReduction(id="grid-extent", input=views["display"], output=views["grid_extent"],
                      operation="extent").add_to_graph(graph)
 
@@ -211,56 +209,13 @@ class DataAnalysisGraph:
                       for n, o in zip(lengths, offsets))
         return GraphVectorView(name, views, vector_format(fmt))
 
-    def _add_interleave(self, graph, xs, ys, positions) -> None:
-        chunks = [k for k, view in enumerate(positions.views) if view.length]
-
-        def compile_interleave(ctx):
-            kernel = ComputeKernel(ctx.device, code=wgsl("widgets/analysis/shaders/interleave.wgsl"),
-                                   label=ctx.node_id)
-            slot = int(ctx.device.limits["min-uniform-buffer-offset-alignment"])
-            table = np.zeros((max(len(chunks), 1), max(slot, 16) // 4), np.uint32)
-            for row, k in enumerate(chunks):
-                table[row, :4] = (positions.views[k].length,
-                                  *(ComputeKernel.element_offset(v.views[k], ctx.device) for v in (xs, ys, positions)))
-            uniform = ctx.own(ctx.device.create_buffer_with_data(label=ctx.node_id, data=table.tobytes(),
-                                                                  usage=BU.UNIFORM))
-            dispatches = [({0: (uniform, row * table.shape[1] * 4, 16), 1: xs.views[k], 2: ys.views[k],
-                            3: positions.views[k]}, -(-positions.views[k].length // _WG))
-                          for row, k in enumerate(chunks)]
-
-            def encode(compute_pass, frame):
-                for bindings, groups in dispatches:
-                    kernel.dispatch(compute_pass, frame, bindings=bindings, workgroups=groups)
-            return encode
-
-        reads = [(v, "storage-read") for vector in (xs, ys) for v in vector.views]
-        graph.add_compute_node(id="interleave", compile=compile_interleave,
-                               resources=[*reads, (positions.views[0].handle, "storage-write")])
-
-    def _add_select(self, graph, grids, views) -> None:
-        display, counts, view, cells_uniform = views["display"], views["grid_counts"], views["view"], views["cells"]
-        cells, (w, h) = display.length, self.grid_size
-        order = ("count", "sum", "min", "max")
-
-        def compile_select(ctx):
-            kernel = ComputeKernel(ctx.device, code=wgsl("widgets/analysis/shaders/grid_select.wgsl"),
-                                   constants={"CELLS": cells, "GRID_W": w, "GRID_H": h}, label=ctx.node_id)
-            bindings = {0: view, **{i + 1: grids[name] for i, name in enumerate(order)}, 5: display,
-                        6: cells_uniform, 7: counts}
-            groups = -(-cells // _WG)
-            return lambda compute_pass, frame: kernel.dispatch(compute_pass, frame, bindings=bindings,
-                                                               workgroups=groups)
-
-        graph.add_compute_node(id="grid-select", compile=compile_select, resources=[
-            (view, "uniform"), (cells_uniform, "uniform"), *[(grids[name], "storage-read") for name in order],
-            (display, "storage-write"), (counts, "storage-write")])
-
     def _add_group_filter(self, graph, values, codes) -> GraphVectorView:
         """The ``group-enabled`` table (imported, one word per group plus the
-        null code's, always 1) and the ``group-filter`` node: a transient copy
-        of the value column with NaN for rows of disabled groups, which every
-        aggregation reads as its values and filter values (one pass of 12
-        bytes a row instead of a per-row mask read by seven primitives)."""
+        null code's, always 1) and the ``group-filter`` node (GPUGroupFilter):
+        a transient copy of the value column with NaN for rows of disabled
+        groups, which every aggregation reads as its values and filter values
+        (one pass of 12 bytes a row instead of a per-row mask read by seven
+        primitives)."""
         count = self.group_count
         self.enabled_buffer = self.device.create_buffer_with_data(
             label="data-analysis-group-enabled", data=np.ones(count + 1, np.uint32).tobytes(),
@@ -268,31 +223,8 @@ class DataAnalysisGraph:
         enabled = graph.import_buffer(id="group-enabled", byte_length=4 * (count + 1), usage=self.enabled_buffer.usage,
                                       buffer=self.enabled_buffer)
         out = self._row_vector(graph, "group-filtered-values", codes.chunk_lengths, "float32")
-        chunks = [k for k, view in enumerate(out.views) if view.length]
-
-        def compile_filter(ctx):
-            kernel = ComputeKernel(ctx.device, code=wgsl("widgets/analysis/shaders/group_filter.wgsl"),
-                                   label=ctx.node_id)
-            slot = int(ctx.device.limits["min-uniform-buffer-offset-alignment"])
-            table = np.zeros((max(len(chunks), 1), max(slot, 32) // 4), np.uint32)
-            for row, k in enumerate(chunks):
-                table[row, :5] = (out.views[k].length,
-                                  *(ComputeKernel.element_offset(v.views[k], ctx.device) for v in (values, codes, out)),
-                                  count)
-            uniform = ctx.own(ctx.device.create_buffer_with_data(label=ctx.node_id, data=table.tobytes(),
-                                                                  usage=BU.UNIFORM))
-            dispatches = [({0: (uniform, row * table.shape[1] * 4, 32), 1: values.views[k], 2: codes.views[k],
-                            3: enabled, 4: out.views[k]}, -(-out.views[k].length // _WG))
-                          for row, k in enumerate(chunks)]
-
-            def encode(compute_pass, frame):
-                for bindings, groups in dispatches:
-                    kernel.dispatch(compute_pass, frame, bindings=bindings, workgroups=groups)
-            return encode
-
-        graph.add_compute_node(id="group-filter", compile=compile_filter, resources=[
-            *[(v, "storage-read") for vector in (values, codes) for v in vector.views], (enabled, "storage-read"),
-            (out.views[0].handle, "storage-write")])
+        table = graph.create_data_view(enabled, format="uint32", length=count + 1)
+        GPUGroupFilter(id="group-filter", values=values, codes=codes, enabled=table, output=out).add_to_graph(graph)
         return out
 
     # ----------------------------------------------------------- parameters
@@ -311,10 +243,11 @@ class DataAnalysisGraph:
 
     def write_view(self, *, operation: str, pixel_ratio: float = 1.0) -> None:
         """Rewrite the view uniform for the next encoding (render size, pixel
-        ratio, shown bins and operation); the graph reads it in grid-select
-        and draw. Sizes the shader gives in pixels (the CDF line's width) are
-        logical pixels: ``pixel_ratio`` physical pixels each, on the
-        histogram plot the render node draws at that ratio."""
+        ratio, shown bins and operation); the render node reads it, and the
+        operation also goes to grid-select (GPUGridStatistic). Sizes the
+        shader gives in pixels (the CDF line's width) are logical pixels:
+        ``pixel_ratio`` physical pixels each, on the histogram plot the
+        render node draws at that ratio."""
         self.pixel_ratio = float(pixel_ratio)
         hist = panel_rects(*self.render_size, bool(self.groups), pixel_ratio=self.pixel_ratio)["histogram"]
         data = view_params(grid_size=self.grid_size, op=OPERATIONS.index(operation), bins=self.bins,
@@ -322,6 +255,8 @@ class DataAnalysisGraph:
         if data != self._view_written:  # a pan frame changes none of it
             self.device.queue.write_buffer(self.view_buffer, 0, data)
             self._view_written = data
+            if operation != self.statistic.operation:
+                self.statistic.set_operation(operation)
 
     def write_parameters(self, parameters) -> None:
         """Take the widget's :class:`~gpuviz.widgets.analysis.parameters.AnalysisParameters`
@@ -342,7 +277,7 @@ class DataAnalysisGraph:
             written["bounds"] = cells["bounds"]
         sampling = np.float32([*cells["offset"], *cells["scale"]])
         if written["cells"] is None or not np.array_equal(sampling, written["cells"]):
-            self.device.queue.write_buffer(self.cells_buffer, 0, sampling.tobytes())
+            self.statistic.set_sampling(offset=cells["offset"], scale=cells["scale"])
             written["cells"] = sampling
         enabled = np.append(np.asarray(parameters.group_enabled, np.uint32), np.uint32(1))
         if self.enabled_buffer is not None and (written["groups"] is None
@@ -360,7 +295,6 @@ class DataAnalysisGraph:
 
     def destroy(self) -> None:
         """Free the compiled graph, the outputs, the uniform and the plot texture."""
-        for obj in (self.compiled, *self.outputs.values(), self.view_buffer, self.cells_buffer, self.enabled_buffer,
-                    self.plot_texture):
+        for obj in (self.compiled, *self.outputs.values(), self.view_buffer, self.enabled_buffer, self.plot_texture):
             if obj is not None:
                 obj.destroy()

@@ -1,6 +1,6 @@
-// DataAnalysis: the per-frame view parameters shared by the grid-select
-// compute node and the render node (one small uniform buffer, rewritten with
-// queue.write_buffer before each encoding; never a recompilation).
+// DataAnalysis: the per-frame view parameters of the render node (one small
+// uniform buffer, rewritten with queue.write_buffer before each encoding;
+// never a recompilation).
 
 struct View {
     grid_size: vec2<u32>,  // cells per row, rows

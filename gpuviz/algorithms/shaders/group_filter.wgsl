@@ -1,10 +1,10 @@
-// DataAnalysis: the value column as the group selection filters it. Row i
-// keeps its value when its group code is enabled in the table and becomes
-// NaN otherwise; NaN never passes a value-range filter, so every aggregation
-// that reads these values as its filter values drops the row (no per-row
-// mask to read). Codes past the last group (null groups) read the table's
-// last word, which the widget keeps at 1. One record batch per dispatch;
-// 2-D tiling as the interleave kernel.
+// GPUGroupFilter (algorithms/group_filter.py): row i keeps its value when
+// its group code is enabled in the table and becomes NaN otherwise; NaN
+// never passes a value-range filter, so every aggregation that reads these
+// values as its filter values drops the row (no per-row mask to read).
+// Codes at or past the table's last word (null groups) read that word.
+// One chunk per dispatch; dispatches wider than the per-dimension limit
+// are tiled in 2-D.
 
 struct Chunk {
     rows: u32,
@@ -12,6 +12,7 @@ struct Chunk {
     code_offset: u32,
     out_offset: u32,
     last: u32,  // index of the table's last word (the group count)
+    enabled_offset: u32,
 }
 
 @group(0) @binding(0) var<uniform> chunk: Chunk;
@@ -29,6 +30,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (row >= chunk.rows) {
         return;
     }
-    let keep = enabled[min(codes[chunk.code_offset + row], chunk.last)] != 0u;
+    let keep = enabled[chunk.enabled_offset + min(codes[chunk.code_offset + row], chunk.last)] != 0u;
     filtered[chunk.out_offset + row] = select(NAN_BITS, values[chunk.value_offset + row], keep);
 }
