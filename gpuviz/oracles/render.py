@@ -1,13 +1,17 @@
 """Oracles of the render layer: compute rasterisation's two targets
-(:mod:`gpuviz.render.raster`), splatted and resolved on the CPU."""
+(:mod:`gpuviz.render.raster`), splatted and resolved on the CPU, and the
+colour range GPUColourRange selects."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from ..render.colour_range import ROBUST_PERCENTILE
 from ..render.raster import RASTER_EMPTY, RASTER_FAR, packed_words
 
-__all__ = ["packed_raster", "depth_raster"]
+__all__ = ["packed_raster", "depth_raster", "colour_range_oracle"]
 
 
 def packed_raster(pixels, keys, ids, *, key_bits: int, size: int, runs=None) -> np.ndarray:
@@ -37,3 +41,19 @@ def depth_raster(pixels, depths, ids, *, size: int):
     won = bits == near[pixels]
     np.maximum.at(hits, pixels[won], ids[won] + 1)
     return near.astype(np.uint32), hits.astype(np.uint32)
+
+
+def colour_range_oracle(values, *, normalisation: str, percentile: float = ROBUST_PERCENTILE):
+    """The ``(lo, hi)`` GPUColourRange computes for float32 ``values``, in
+    numpy (NaNs when nothing counts): the test oracle, and what a host that
+    holds the values would label (notebook 04 does)."""
+    v = np.asarray(values, np.float32).ravel()
+    v = v[np.isfinite(v)]
+    if normalisation == "log":
+        v = v[v > 0]
+    if not len(v):
+        return (math.nan, math.nan)
+    v = np.sort(v)
+    fraction = percentile / 100.0 if normalisation == "robust" else 0.0
+    k = int(math.floor(np.float32(fraction) * np.float32(len(v) - 1)))
+    return (float(v[k]), float(v[len(v) - 1 - k]))

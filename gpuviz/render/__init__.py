@@ -17,7 +17,7 @@ Nothing here submits work or reads back.
 
 from .axes import Axis, AxisLayout
 from .colour_bar import ColourBarLayout, colour_bar_layout, ramp_colours
-from .colour_range import COLOUR_NORMALISATIONS, GPUColourRange, colour_range_oracle
+from .colour_range import COLOUR_NORMALISATIONS, GPUColourRange
 from .draw_commands import DRAW_RECORD_FIELDS, DrawCommandBuffer
 from .glyph_atlas import ATLAS_CHARACTERS, ELLIPSIS, GlyphAtlas, glyph_atlas
 from .overlay import PlotOverlay
@@ -32,5 +32,5 @@ __all__ = ["DrawCommandBuffer", "DRAW_RECORD_FIELDS", "GlyphAtlas", "glyph_atlas
            "ELLIPSIS", "Ticks", "nice_ticks", "log_ticks", "time_ticks", "category_ticks",
            "format_number", "format_numbers", "format_duration", "format_durations",
            "RectLayer", "Axis", "AxisLayout", "ColourBarLayout", "colour_bar_layout", "ramp_colours", "PlotOverlay",
-           "GPUColourRange", "COLOUR_NORMALISATIONS", "colour_range_oracle", "GPUIndexPickingTarget", "PickingHandles",
+           "GPUColourRange", "COLOUR_NORMALISATIONS", "GPUIndexPickingTarget", "PickingHandles",
            "NO_ID", "RASTER_EMPTY", "RASTER_FAR", "packed_id_limit", "packed_words", "unpack_words"]

@@ -18,8 +18,6 @@ of the positive values; the shader maps through log), ``robust`` (the
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import wgpu
 
@@ -27,29 +25,13 @@ from ..errors import GraphValidationError
 from ..graph import ComputeKernel
 from ..graph.shaders import wgsl
 
-__all__ = ["GPUColourRange", "COLOUR_NORMALISATIONS", "ROBUST_PERCENTILE", "colour_range_oracle"]
+__all__ = ["GPUColourRange", "COLOUR_NORMALISATIONS", "ROBUST_PERCENTILE"]
 
 COLOUR_NORMALISATIONS = ("linear", "log", "robust")
 #: Default percentile cut of the ``robust`` normalisation (each end).
 ROBUST_PERCENTILE = 1.0
 _WG = 256
 _MAX_COUNT_GROUPS = 512
-
-
-def colour_range_oracle(values, *, normalisation: str, percentile: float = ROBUST_PERCENTILE):
-    """The ``(lo, hi)`` GPUColourRange computes for float32 ``values``, in
-    numpy (NaNs when nothing counts): the test oracle, and what a host that
-    holds the values would label."""
-    v = np.asarray(values, np.float32).ravel()
-    v = v[np.isfinite(v)]
-    if normalisation == "log":
-        v = v[v > 0]
-    if not len(v):
-        return (math.nan, math.nan)
-    v = np.sort(v)
-    fraction = percentile / 100.0 if normalisation == "robust" else 0.0
-    k = int(math.floor(np.float32(fraction) * np.float32(len(v) - 1)))
-    return (float(v[k]), float(v[len(v) - 1 - k]))
 
 
 class GPUColourRange:

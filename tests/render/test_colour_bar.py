@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from gpuviz.errors import GraphValidationError
 from gpuviz.graph import GPUCommandGraph
 from gpuviz.render.colour_bar import colour_bar_layout, ramp_colours
-from gpuviz.render.colour_range import COLOUR_NORMALISATIONS, GPUColourRange, colour_range_oracle
+from gpuviz.oracles.render import colour_range_oracle
+from gpuviz.render.colour_range import COLOUR_NORMALISATIONS, GPUColourRange
 from gpuviz.render.number_format import format_number
 from gpuviz.tables import GPUData
 

@@ -12,7 +12,7 @@ import pytest
 from gpuviz.errors import GraphValidationError
 from gpuviz.render.axes import Axis
 from gpuviz.render.colour_bar import ramp_colours
-from gpuviz.render.colour_range import colour_range_oracle
+from gpuviz.oracles.render import colour_range_oracle
 from gpuviz.render.number_format import format_number
 from gpuviz.widgets.analysis.labels import resolve_colour_scale
 from gpuviz.widgets.analysis.layout import GROUP_PALETTE, PANEL_COLOR, RAMP, panel_layout
