@@ -1,8 +1,9 @@
-"""Widget-layer oracles: the numpy model of the TraceViewer ``tracks`` node
-(gpuviz/widgets/trace/shaders/tracks.wgsl):
-the colour and span ID of every pixel of a frame's render-size corner.
+"""Widget-layer oracles: DataAnalysis's views (``analysis_*``) and the numpy
+model of the TraceViewer ``tracks`` node (gpuviz/widgets/trace/shaders/tracks.wgsl,
+``tracks_picture``): the colour and span ID of every pixel of a frame's
+render-size corner.
 
-The same float32 arithmetic as the shader, step by step: a rect covers
+The tracks model uses the same float32 arithmetic as the shader, step by step: a rect covers
 the pixels whose centres lie in ``[x0, x1) x [y0, y1)``; per (layout row,
 pixel column) cell a span wins over a merged run over a density run, and
 among spans the later visible one (the draw order of the old instanced
@@ -20,7 +21,8 @@ import numpy as np
 
 from ..render.picking import NO_ID
 
-__all__ = ["tracks_picture", "trace_graph_tracks", "check_trace_graph_tracks"]
+__all__ = ["tracks_picture", "trace_graph_tracks", "check_trace_graph_tracks", "analysis_selected", "analysis_grid",
+           "analysis_groups"]
 
 F = np.float32
 DENSITY = np.array([0.42, 0.58, 0.86], F)
@@ -203,3 +205,48 @@ def check_trace_graph_tracks(graph, oracle, frame, state):
     if wrong_ids or wrong_colours:
         return f"tracks: {wrong_ids} span IDs and {wrong_colours} colours of {ids.size} pixels differ"
     return None
+
+
+def analysis_selected(columns, value, value_range):
+    """DataAnalysis's value-range mask: rows whose ``value`` column is finite
+    and inside the float32 ``value_range`` (both ends included)."""
+    v = columns[value]
+    lo, hi = np.float32(value_range[0]), np.float32(value_range[1])
+    with np.errstate(invalid="ignore"):
+        return np.isfinite(v) & (v >= lo) & (v <= hi)
+
+
+def analysis_grid(columns, *, x, y, value, value_range, bounds, operation, grid_size):
+    """DataAnalysis's heatmap, (rows, columns) float64 with NaN in empty
+    cells, cells computed in float32 as the shader does (exact for bounds
+    whose extent is a power of two; elsewhere a division may round a point
+    on a cell edge into its neighbour). ``columns``: name -> numpy array."""
+    w, h = grid_size
+    px, py, v = columns[x], columns[y], columns[value]
+    x0, y0, x1, y1 = (np.float32(b) for b in bounds)
+    ok = analysis_selected(columns, value, value_range) & (px >= x0) & (px <= x1) & (py >= y0) & (py <= y1)
+    i = np.minimum(np.floor((px[ok] - x0) / (x1 - x0) * np.float32(w)).astype(np.int64), w - 1)
+    j = np.minimum(np.floor((py[ok] - y0) / (y1 - y0) * np.float32(h)).astype(np.int64), h - 1)
+    cell, vals = j * w + i, v[ok].astype(np.float64)
+    count = np.bincount(cell, minlength=w * h).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = {"count": count, "sum": np.bincount(cell, vals, w * h)}
+        out["mean"] = out["sum"] / count
+    out["min"] = np.full(w * h, np.inf)
+    out["max"] = np.full(w * h, -np.inf)
+    np.minimum.at(out["min"], cell, vals)
+    np.maximum.at(out["max"], cell, vals)
+    return np.where(count > 0, out[operation], np.nan).reshape(h, w)
+
+
+def analysis_groups(columns, *, group, value, value_range):
+    """DataAnalysis's bars: ``(labels, counts, means, overflow)`` of the
+    selected rows per label of the ``group`` column (sorted; None is not a
+    label: its rows are the overflow)."""
+    labels_of, v = columns[group], columns[value]
+    ok = analysis_selected(columns, value, value_range)
+    labels = sorted({p for p in labels_of if p is not None})
+    counts = np.array([np.sum(ok & (labels_of == label)) for label in labels])
+    means = np.array([v[ok & (labels_of == label)].astype(np.float64).mean() for label in labels])
+    overflow = int(np.sum(ok & np.array([p is None for p in labels_of])))
+    return labels, counts, means, overflow

@@ -7,6 +7,7 @@ import pyarrow as pa
 import pytest
 
 from gpuviz import GraphValidationError
+from gpuviz.oracles.widgets import analysis_grid, analysis_groups, analysis_selected
 from gpuviz.widgets import DataAnalysis
 from gpuviz.widgets.analysis.render import panel_rects
 
@@ -51,44 +52,16 @@ def make(table, **kwargs):
 
 
 # ------------------------------------------------------------------ oracles
-def selected(host, value, value_range):
-    v = host[value]
-    lo, hi = np.float32(value_range[0]), np.float32(value_range[1])
-    with np.errstate(invalid="ignore"):
-        return np.isfinite(v) & (v >= lo) & (v <= hi)
+selected = analysis_selected
 
 
 def grid_oracle(host, x, y, value, value_range, bounds, operation):
-    """The heatmap grid, cells computed in float32 as the shader does (exact
-    for bounds whose extent is a power of two; elsewhere a division may round
-    a point on a cell edge into its neighbour)."""
-    w, h = GRID
-    px, py, v = host[x], host[y], host[value]
-    x0, y0, x1, y1 = (np.float32(b) for b in bounds)
-    ok = selected(host, value, value_range) & (px >= x0) & (px <= x1) & (py >= y0) & (py <= y1)
-    i = np.minimum(np.floor((px[ok] - x0) / (x1 - x0) * np.float32(w)).astype(np.int64), w - 1)
-    j = np.minimum(np.floor((py[ok] - y0) / (y1 - y0) * np.float32(h)).astype(np.int64), h - 1)
-    cell, vals = j * w + i, v[ok].astype(np.float64)
-    count = np.bincount(cell, minlength=w * h).astype(np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out = {"count": count, "sum": np.bincount(cell, vals, w * h)}
-        out["mean"] = out["sum"] / count
-    out["min"] = np.full(w * h, np.inf)
-    out["max"] = np.full(w * h, -np.inf)
-    np.minimum.at(out["min"], cell, vals)
-    np.maximum.at(out["max"], cell, vals)
-    grid = np.where(count > 0, out[operation], np.nan)
-    return grid.reshape(h, w)
+    return analysis_grid(host, x=x, y=y, value=value, value_range=value_range, bounds=bounds, operation=operation,
+                         grid_size=GRID)
 
 
 def group_oracle(host, value, value_range):
-    pay, v = host["pay"], host[value]
-    ok = selected(host, value, value_range)
-    labels = sorted({p for p in pay if p is not None})
-    counts = np.array([np.sum(ok & (pay == label)) for label in labels])
-    means = np.array([v[ok & (pay == label)].astype(np.float64).mean() for label in labels])
-    overflow = int(np.sum(ok & np.array([p is None for p in pay])))
-    return labels, counts, means, overflow
+    return analysis_groups(host, group="pay", value=value, value_range=value_range)
 
 
 def check_results(r, host, *, x, y, value, exact_grid=True):

@@ -16,6 +16,7 @@ import wgpu
 from hypothesis import given, settings, strategies as st
 
 from gpuviz.errors import GraphStateError, GraphTypeError, GraphValidationError, UsageError
+from gpuviz.oracles.workflows import frustum_spheres
 from gpuviz.tables import GPUData
 from gpuviz.widgets.culling.scene import city_spheres
 from gpuviz.widgets.culling.widget import FrustumCulling
@@ -23,20 +24,6 @@ from gpuviz.widgets.culling.widget import FrustumCulling
 N = 2048
 SIZE = (640, 320)  # the perspective view is 320 x 320: aspect 1
 BU = wgpu.BufferUsage
-
-
-# ------------------------------------------------------------------ oracle
-def oracle(spheres, planes):
-    """(kept rows, rows too close to a plane to call in float32)."""
-    s = spheres.astype(np.float64)
-    p = planes.astype(np.float64)
-    with np.errstate(invalid="ignore", over="ignore"):
-        margin = s[:, :3] @ p[:, :3].T + p[:, 3] + s[:, 3:4]  # >= 0 inside each plane
-        ok = np.isfinite(s).all(1) & (s[:, 3] >= 0)
-        keep = ok & (margin >= 0).all(1)
-        scale = np.abs(s[:, :3]).sum(1, keepdims=True) + np.abs(p[:, 3]) + np.abs(s[:, 3:4]) + 1.0
-        close = ok & (np.abs(margin) < 1e-5 * scale).any(1)
-    return np.flatnonzero(keep), np.flatnonzero(close)
 
 
 def geometric_planes(eye, target, up, fov_y, aspect, near, far):
@@ -112,7 +99,7 @@ def specials():
 
 def check_against_oracle(widget, spheres):
     planes = widget.frustum_planes()
-    want, close = oracle(spheres, planes)
+    want, close = frustum_spheres(spheres, planes, tolerance=1e-5)
     got = widget.visible_ids()
     assert got.dtype == np.uint32 and np.all(np.diff(got.astype(np.int64)) > 0), "IDs ascend (stable compaction)"
     assert widget.visible_count() == got.size
@@ -353,7 +340,7 @@ def test_frames_sample_the_readout_through_the_ring_and_auto_orbit_turns(device)
     widget = FrustumCulling(instances=3000, size=(128, 64), device=device)
     planes = widget.frustum_planes()
     spheres = city_spheres(3000, seed=0)  # the generated scene, re-derived on the host
-    expected = oracle(spheres, planes)[0].size
+    expected = frustum_spheres(spheres, planes).size
     texture = device.create_texture(size=(128, 64, 1), format="rgba8unorm", usage=wgpu.TextureUsage.RENDER_ATTACHMENT)
     for _ in range(40):
         encoder = device.create_command_encoder()
@@ -376,7 +363,7 @@ def test_frames_sample_the_readout_through_the_ring_and_auto_orbit_turns(device)
     assert after["eye"] != before["eye"] and after["target"] == before["target"]
     assert widget.compile_count == 1
     widget.instances_dropdown.value = 50_000  # a new capacity: a new scene and compilation
-    assert widget.visible_count() == oracle(city_spheres(50_000, seed=0), widget.frustum_planes())[0].size
+    assert widget.visible_count() == frustum_spheres(city_spheres(50_000, seed=0), widget.frustum_planes()).size
     assert widget.compile_count == 2
     drawn = widget.canvas.frames_drawn
     widget.canvas.force_draw()  # the canvas's own frame path (a headless canvas is tiny)
@@ -394,7 +381,7 @@ def test_a_dropped_frame_leaves_no_stale_readout(device):
     import time
 
     widget = FrustumCulling(instances=3000, size=(128, 64), device=device)
-    expected = oracle(city_spheres(3000, seed=0), widget.frustum_planes())[0].size
+    expected = frustum_spheres(city_spheres(3000, seed=0), widget.frustum_planes()).size
     texture = device.create_texture(size=(128, 64, 1), format="rgba8unorm", usage=wgpu.TextureUsage.RENDER_ATTACHMENT)
     ring = widget._frame._ring
     taken = []
@@ -534,7 +521,7 @@ def test_the_readout_follows_culling_off_without_other_redraws(device):
             time.sleep(0.01)
 
     try:
-        expected = oracle(city_spheres(3000, seed=0), widget.frustum_planes())[0].size
+        expected = frustum_spheres(city_spheres(3000, seed=0), widget.frustum_planes()).size
         assert 0 < expected < 3000
         requests.append(True)  # the canvas's first frame
         frames_while_requested()
