@@ -76,7 +76,8 @@ POSITIONAL = {
     "gpuviz.widgets.TraceViewer.pick": (("x", "y"), "named by issue 14: pick(x, y)"),
     "gpuviz.widgets.FrustumCulling.pick": (("x", "y"), "named by issue 15: pick(x, y)"),
     "gpuviz.trace.GPUTraceScene": (("device", "trace"), "named by issue 13: GPUTraceScene(device, trace)"),
-    "gpuviz.trace.GPUTraceFrame.graph_view": (("graph", "name"), "like import_gpu_data(id, data): a view by name"),
+    "gpuviz.trace.GPUTraceInteraction.graph_view": (("graph", "name"), "like import_gpu_data(id, data): a view by name"),
+    "gpuviz.trace.GPUTraceFrame.graph_view": (("graph", "name"), "GPUTraceInteraction's, under its earlier name"),
     "gpuviz.ComputeKernel.element_offset": (("view", "device"),
                                             "used by every compile callback as element_offset(view, device)"),
 }

@@ -4,7 +4,7 @@ capacity tier (issue 14's speed table).
 Tiers are synthetic traces (:func:`gpuviz.trace.synthetic`, 8 ranks x 8
 threads, CPU->GPU flows), default 1M, 4M, 25M and 100M spans (``--sizes``
 picks others, e.g. ``--sizes 64K`` on a CPU adapter). Each tier builds one
-GPUTraceScene, one :class:`~gpuviz.trace.interaction.GPUTraceFrame` and one
+GPUTraceScene, one :class:`~gpuviz.trace.interaction.GPUTraceInteraction` and one
 compiled graph, then for three windows (zoomed out: the whole trace; mid:
 1/100 of it; deep: 1/100000 of it, at least 1 ns per pixel column):
 
@@ -19,10 +19,10 @@ compiled graph, then for three windows (zoomed out: the whole trace; mid:
   on an idle queue (the wait is not timed);
 * ``focus_s``: GPU time of a 4-hop focus change from 16 linked spans: the
   frame's ``focus_graph`` (GPUGraphTraversal, both directions), which
-  ``GPUTraceFrame.write`` submits only when the focus changes;
+  ``GPUTraceInteraction.write`` makes due only when the focus changes;
   ``focus_frame_s`` the whole frame with that focus active ("dim");
 * ``filter_s``: GPU time of a filter change: the frame's ``minimap_graph``
-  (whole-trace minimap of the filtered spans), likewise submitted only on a
+  (whole-trace minimap of the filtered spans), likewise recorded only on a
   change (categories, min duration, search filter, focus "hide");
 * at 16M spans and more (or with ``--variants``) a note per zoom gives the
   GPU time of every node, each in its own timestamped pass (an upper bound
@@ -39,7 +39,7 @@ pixel of its tracks (colour and span ID) equals its numpy oracle's
 (:func:`gpuviz.oracles.widgets.check_trace_graph_tracks`). When the trace viewer widget provides
 ``gpuviz.widgets.trace.graph.bench_frame`` (its whole compiled graph: the
 frame plus its tracks, links, pick and label nodes), that graph is timed
-and the title says so; otherwise the GPUTraceFrame alone (compute only).
+and the title says so; otherwise the GPUTraceInteraction alone (compute only).
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ def _node_note(label, times) -> str:
 def _render_hook():
     """The widget's frame builder when the widget package has one:
     ``bench_frame(device, scene, trace, *, size)`` -> an object with
-    ``frame`` (its GPUTraceFrame), ``compiled`` (the whole graph, tracks
+    ``frame`` (its GPUTraceInteraction), ``compiled`` (the whole graph, tracks
     and links nodes included), ``write(state)`` (every per-frame write),
     ``destroy()`` and optionally ``graph`` (the TraceGraph, whose tracks
     pixels are checked against their numpy oracle)."""
@@ -110,10 +110,10 @@ class _ComputeOnly:
 
     def __init__(self, device, scene, trace):
         from gpuviz.graph import GPUCommandGraph
-        from gpuviz.trace.interaction import GPUTraceFrame
+        from gpuviz.trace.interaction import GPUTraceInteraction
 
-        self.frame = GPUTraceFrame(scene=scene, trace=trace, width_capacity=WIDTH, row_capacity=ROWS,
-                                   id="bench-view")
+        self.frame = GPUTraceInteraction(scene=scene, trace=trace, width_capacity=WIDTH, row_capacity=ROWS,
+                                         id="bench-view")
         graph = GPUCommandGraph(device, id="trace-viewer")
         self.frame.add_to_graph(graph)
         self.nodes = len(graph.nodes)
@@ -135,8 +135,9 @@ def _compare(label, got, want):
         raise Mismatch(f"{label} stats {got['stats']} != oracle {want.stats}")
 
 
-def _submit(device, compiled):
+def _submit(device, compiled, frame):
     encoder = device.create_command_encoder()
+    frame.encode_changes(encoder)  # the focus / minimap work the last write made due
     compiled.encode(encoder)
     device.queue.submit([encoder.finish()])
 
@@ -228,7 +229,7 @@ def _tier(device, n, runs, timer, table, hook, per_node):
             middle = t0 + (t1 - t0) // 2
             state = base.with_(window=(middle - width_ns // 2, middle - width_ns // 2 + width_ns))
             rig.write(state)
-            _submit(device, compiled)
+            _submit(device, compiled, frame)
             got = frame.read_back()
             started = time.perf_counter()
             want = oracle.frame(state)
@@ -248,8 +249,8 @@ def _tier(device, n, runs, timer, table, hook, per_node):
             gpu_s = timer.median(lambda encoder: compiled.encode(encoder))
             nodes = node_times(device, compiled, 5) if per_node else None
             focused = state.with_(focus_seeds=seeds, focus_depth=FOCUS_HOPS)
-            rig.write(focused)  # submits the focus graph (the focus changed)
-            _submit(device, compiled)
+            rig.write(focused)  # makes the focus graph due (the focus changed)
+            _submit(device, compiled, frame)
             if zoom == ZOOMS[0][0]:  # the focus mask does not depend on the window: check it once per tier
                 _compare(f"trace-viewer {n} {zoom} focus", frame.read_back(), oracle.frame(focused))
                 if n >= 1 << 20:
@@ -260,7 +261,7 @@ def _tier(device, n, runs, timer, table, hook, per_node):
                 filter_s = timer.median(lambda encoder: frame.minimap_graph.encode(encoder))
             focus_frame_s = timer.median(lambda encoder: compiled.encode(encoder))
             rig.write(state)
-            _submit(device, compiled)
+            _submit(device, compiled, frame)
             again_s = timer.median(lambda encoder: compiled.encode(encoder))
             table.add(size=n, zoom=zoom, drawn=want.stats["drawn"], merged=want.stats["merged_records"],
                       gpu_s=gpu_s, encode_s=encode_s, focus_s=focus_s, focus_frame_s=focus_frame_s, filter_s=filter_s,
@@ -291,7 +292,7 @@ def bench_trace_viewer(device, sizes, runs, *, variants=False, peers=None, repor
     report = report or Report()
     hook = _render_hook()
     what = "with the TraceViewer tracks, links, pick and label nodes" if hook else "compute only (no widget frame builder in this tree)"
-    table = report.table("trace-viewer", f"trace-viewer frame: GPUTraceFrame {what}, {WIDTH} columns x up to {ROWS} rows "
+    table = report.table("trace-viewer", f"trace-viewer frame: GPUTraceInteraction {what}, {WIDTH} columns x up to {ROWS} rows "
                          "(the frame's row capacity; the row dicts say which); "
                          f"focus = {FOCUS_HOPS} hops from {FOCUS_SEEDS} linked spans", COLUMNS)
     timer = GPUTimer(device, max(runs, 20))

@@ -1,7 +1,9 @@
 """Real traces into Arrow: Chrome JSON, Kineto, OTLP and Parquet importers,
 lane packing, multi-rank merge, synthetic traces, the GPU scene
 (:class:`GPUTraceScene`) and the trace viewer's GPU policy
-(:class:`GPUTraceFrame`, :class:`TraceViewState`; :mod:`.interaction`).
+(:class:`GPUTraceInteraction`, :class:`TraceViewState`; :mod:`.interaction`;
+``GPUTraceFrame`` is its earlier name) and the trace's one CPU index
+(:class:`TraceIndex`, :mod:`.index`).
 
 ``import gpuviz`` does not import this package (it needs pyarrow). Heavier
 pieces (loaders, the synthetic generator, the GPU scene) load on first use.
@@ -14,12 +16,14 @@ from gpuviz.trace.model import Trace
 from gpuviz.trace.load import load
 from gpuviz.trace.synthetic import synthetic
 
-__all__ = ["load", "Trace", "TraceFormatError", "TraceSchemaError", "synthetic", "GPUTraceScene", "GPUTraceFrame",
-           "TraceViewState"]
+__all__ = ["load", "Trace", "TraceFormatError", "TraceSchemaError", "synthetic", "GPUTraceScene", "TraceIndex",
+           "GPUTraceInteraction", "GPUTraceFrame", "TraceViewState"]
 
 # These import wgpu: only on use.
 _LAZY = {
     "GPUTraceScene": ("gpuviz.trace.scene", "GPUTraceScene"),
+    "TraceIndex": ("gpuviz.trace.index", "TraceIndex"),
+    "GPUTraceInteraction": ("gpuviz.trace.interaction", "GPUTraceInteraction"),
     "GPUTraceFrame": ("gpuviz.trace.interaction", "GPUTraceFrame"),
     "TraceViewState": ("gpuviz.trace.interaction", "TraceViewState"),
 }

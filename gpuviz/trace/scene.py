@@ -68,7 +68,8 @@ from gpuviz.graph.resources import GraphVectorView
 from gpuviz.tables import GPUData, GPURecordBatch, GPUSchema, GPUTable, GPUVector
 from gpuviz.tables.data import DEFAULT_USAGE
 from gpuviz.trace.model import Trace
-from gpuviz.trace.scene_host import MAX_PARTITIONS, NO_PARENT, PARTITION_SHIFT, RECORD_WORDS, SceneHost
+from gpuviz.trace.index import TraceIndex
+from gpuviz.trace.scene_tables import MAX_PARTITIONS, NO_PARENT, PARTITION_SHIFT, RECORD_WORDS, SceneTables
 
 __all__ = ["GPUTraceScene", "TraceAdjacency", "RECORD_WORDS", "RECORD_BYTES", "RECORD_CHUNK_ALIGN", "NO_PARENT",
            "PARTITION_SHIFT",
@@ -145,9 +146,19 @@ class GPUTraceScene:
         multiple of :data:`RECORD_CHUNK_ALIGN` rows each; rows (span IDs)
         stay global. Only the records are split: the other tables are 12x
         smaller per span.
+    counter_tracks : bool
+        Append one thread per counter track of ``trace.counters`` (each one
+        lane, no spans) before building, so a view lays the tracks out as
+        rows (:func:`~gpuviz.trace.counter_tracks.with_counter_tracks`).
+        Default False: the threads as given.
 
     Attributes
     ----------
+    index : TraceIndex
+        The trace's one CPU index (:mod:`gpuviz.trace.index`): the name and
+        category codes of the records, thread display order, lanes and
+        counter tracks; ``index.trace`` is the trace the scene holds
+        (counter-track threads included).
     spans : GPUTable
         Columns ``"time"``, ``"place"``, ``"label"`` (``uint32x4``, strided
         views of the 48-byte records), one batch per partition (empty ones
@@ -208,7 +219,7 @@ class GPUTraceScene:
     borrowed views of buffers the scene owns: only :meth:`destroy` frees them.
     """
 
-    def __init__(self, device, trace, *, label="trace", max_chunk_bytes=None):
+    def __init__(self, device, trace, *, label="trace", max_chunk_bytes=None, counter_tracks=False):
         check_device("GPUTraceScene", device)
         check_id("GPUTraceScene", label, kind="label")
         limit = int(device.limits["max-buffer-size"])
@@ -224,6 +235,13 @@ class GPUTraceScene:
         self.chunk_rows = int(max_chunk_bytes) // RECORD_BYTES // RECORD_CHUNK_ALIGN * RECORD_CHUNK_ALIGN
         if not isinstance(trace, Trace):
             raise GraphTypeError(f'GPUTraceScene "{label}" needs a gpuviz.trace.Trace (got {type(trace).__name__})')
+        if not isinstance(counter_tracks, bool):
+            raise GraphTypeError(f'GPUTraceScene "{label}" counter_tracks must be a bool '
+                                 f"(got {type(counter_tracks).__name__})")
+        tracks = ()
+        if counter_tracks:
+            from gpuviz.trace.counter_tracks import with_counter_tracks
+            trace, tracks = with_counter_tracks(trace)
         self.device, self.label = device, label
         self._destroyed = False
         self._buffers = {}
@@ -232,8 +250,12 @@ class GPUTraceScene:
         t0 = time.perf_counter()
         try:
             self._create_record_chunks(trace.spans.num_rows)
-            host = SceneHost(trace, label, sink=(self._upload, self._upload_csr, self._write_records))
+            host = SceneTables(trace, label, sink=(self._upload, self._upload_csr, self._write_records))
             t1 = time.perf_counter()
+            host.thread_lanes[[track.thread for track in tracks]] = 1  # a counter track is one row
+            self.index = TraceIndex(trace, names=host.names.to_pylist(), name_id=host.name_ids,
+                                    categories=host.categories.to_pylist(), category_id=host.category_ids,
+                                    thread_lanes=host.thread_lanes, counter_tracks=tracks)
             self.names, self.categories, self.link_kinds = host.names, host.categories, host.link_kinds
             self.time_origin_ns = host.origin
             self.partition_offsets = tuple(int(b) for b in host.bounds)

@@ -1,4 +1,4 @@
-"""Host-side preparation of a :class:`~gpuviz.trace.scene.GPUTraceScene`:
+"""The tables of a :class:`~gpuviz.trace.scene.GPUTraceScene` as numpy arrays:
 the span records, parents, link and hierarchy CSRs and dense IDs of a
 :class:`~gpuviz.trace.model.Trace` as numpy arrays, built with vectorised
 numpy and pyarrow kernels on a few threads (sorts, copies and string
@@ -26,9 +26,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gpuviz.graph.errors import GraphValidationError
+from ..errors import GraphValidationError
 
-__all__ = ["SceneHost", "RECORD_WORDS", "NO_PARENT", "PARTITION_SHIFT", "MAX_PARTITIONS", "WORKERS",
+__all__ = ["SceneTables", "RECORD_WORDS", "NO_PARENT", "PARTITION_SHIFT", "MAX_PARTITIONS", "WORKERS",
            "CSR_WORKERS", "DENSE_SLICE", "BLOCK_ROWS", "CHUNK_ROWS", "KEY_SLICE", "column_numpy", "dense_ids",
            "group_keys", "local_offsets", "record_rows", "used_rows", "child_rows"]
 
@@ -254,8 +254,12 @@ def starts_at(inclusive, bounds):
     return out
 
 
-class SceneHost:
-    """The scene's tables as numpy arrays, built with vectorised numpy only."""
+class SceneTables:
+    """The scene's tables as numpy arrays, built with vectorised numpy only.
+
+    Besides the GPU tables it keeps each span's name and category codes
+    (``name_ids``, ``category_ids``, span ID order) and the lanes per thread
+    (``thread_lanes``) for the trace's :class:`~gpuviz.trace.index.TraceIndex`."""
 
     def __init__(self, trace, label, sink=None):
         """``sink``: None (keep the arrays only) or ``(upload, upload_csr,
@@ -340,6 +344,7 @@ class SceneHost:
             columns = self._record_columns(spans, start, args)
             (columns["name"], self.names), (columns["category"], self.categories), (kinds, self.link_kinds) = (
                 job.result() for job in dense)
+            self.name_ids, self.category_ids = columns["name"], columns["category"]
             columns["children"], columns["out"], columns["in"] = (job.result() for job in used)
             self._window("main-wait-inputs", mark, time.perf_counter())
             chunks = [(lo, min(n, lo + CHUNK_ROWS)) for lo in range(0, n, CHUNK_ROWS)]

@@ -32,6 +32,7 @@ class Rig:
     def run(self, state):
         self.frame.write(state)
         encoder = self.device.create_command_encoder()
+        self.frame.encode_changes(encoder)
         self.compiled.encode(encoder)
         self.device.queue.submit([encoder.finish()])
         return self.frame.read_back()
@@ -225,7 +226,9 @@ def test_bad_states_are_refused(rig):
     with pytest.raises(GraphTypeError):
         rig.frame.write(state.with_(width=1.5))
     with pytest.raises(GraphTypeError):
-        GPUTraceFrame(scene=rig.scene, trace=None)
+        GPUTraceFrame(scene=rig.scene, trace="trace")
+    with pytest.raises(GraphValidationError):  # a trace with other threads than the scene's
+        GPUTraceFrame(scene=rig.scene, trace=synthetic(spans=6000, processes=3, threads_per_process=5, seed=3))
     with pytest.raises(GraphValidationError):
         GPUTraceFrame(scene=rig.scene, trace=rig.trace, piece_rows=1000)
 
@@ -326,6 +329,8 @@ def test_a_frame_encoded_before_any_write_draws_nothing(device):
               row_capacity=8)
     try:
         encoder = device.create_command_encoder()
+        assert rig.frame.encode_changes(encoder) == ("minimap",)  # due since construction
+        assert rig.frame.encode_changes(encoder) == ()
         rig.compiled.encode(encoder)
         device.queue.submit([encoder.finish()])
         got = rig.frame.read_back()
@@ -369,7 +374,7 @@ def test_chunked_records_match_the_oracle(device):
 
 
 def test_whole_trace_work_runs_only_when_its_inputs_change(rig, monkeypatch):
-    """Pan/zoom frames submit no focus or minimap work; a focus change submits
+    """Pan/zoom frames record no focus or minimap work; a focus change records
     the focus graph (and the minimap only in "hide" mode); a filter change the
     minimap; every frame still equals the oracle."""
     submitted = []

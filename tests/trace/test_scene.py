@@ -468,8 +468,8 @@ def test_dense_ids_in_slices_match_one_pass(device, monkeypatch):
     spans = [dict(name=n, start=i, dur=1, thread=0, category=n[::-1] + "c") for i, n in enumerate(names)]
     trace = _make_trace(spans, threads=[0])
     whole = GPUTraceScene(device, trace)  # short columns: one pass
-    monkeypatch.setattr("gpuviz.trace.scene_host.DENSE_SLICE", 2)
-    monkeypatch.setattr("gpuviz.trace.scene_host.WORKERS", 3)
+    monkeypatch.setattr("gpuviz.trace.scene_tables.DENSE_SLICE", 2)
+    monkeypatch.setattr("gpuviz.trace.scene_tables.WORKERS", 3)
     sliced = GPUTraceScene(device, trace)
     try:
         assert whole.names.to_pylist() == ["x", "", "y", "z", "w", "v"]

@@ -1,4 +1,4 @@
-"""SceneHost's span records against a straightforward numpy construction
+"""SceneTables's span records against a straightforward numpy construction
 (one whole-column expression per word, no blocks, chunks or threads), with
 the records kept on the host and streamed through a sink in reused
 buffers; the four CSRs against stable argsorts; used-row flags against a bincount; a failing record task raises
@@ -8,9 +8,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-import gpuviz.trace.scene_host as scene_host
+import gpuviz.trace.scene_tables as scene_tables
 from gpuviz.trace.model import Trace
-from gpuviz.trace.scene_host import RECORD_WORDS, SceneHost, used_rows
+from gpuviz.trace.scene_tables import RECORD_WORDS, SceneTables, used_rows
 from gpuviz.trace.synthetic import synthetic
 
 
@@ -113,7 +113,7 @@ def _streamed(trace):
         assert block.shape == (hi - lo, RECORD_WORDS) and lo not in blocks
         blocks[lo] = block.copy()
 
-    host = SceneHost(trace, "t", sink=(lambda *a: None, lambda *a: None, write_records))
+    host = SceneTables(trace, "t", sink=(lambda *a: None, lambda *a: None, write_records))
     assert host.records is None
     if not blocks:
         return np.zeros((0, RECORD_WORDS), np.uint32)
@@ -134,14 +134,14 @@ def test_records_match_plain_numpy(name, make, workers, monkeypatch):
     trace = make()
     want = oracle_records(trace)
     # small blocks and chunks: partial last block and chunk, more chunks than reused buffers
-    monkeypatch.setattr(scene_host, "BLOCK_ROWS", 96)
-    monkeypatch.setattr(scene_host, "CHUNK_ROWS", 96 * 3 + 32)
-    monkeypatch.setattr(scene_host, "WORKERS", workers)
-    kept = SceneHost(trace, "t").records
+    monkeypatch.setattr(scene_tables, "BLOCK_ROWS", 96)
+    monkeypatch.setattr(scene_tables, "CHUNK_ROWS", 96 * 3 + 32)
+    monkeypatch.setattr(scene_tables, "WORKERS", workers)
+    kept = SceneTables(trace, "t").records
     assert kept.dtype == np.uint32 and kept.shape == want.shape
     np.testing.assert_array_equal(kept, want)
     np.testing.assert_array_equal(_streamed(trace), want)
-    host = SceneHost(trace, "t")
+    host = SceneTables(trace, "t")
     for csr, expected in oracle_csrs(trace).items():
         for got, exp in zip(host.csr[csr], expected):
             assert (got is None) == (exp is None), csr
@@ -155,13 +155,13 @@ def test_records_match_plain_numpy(name, make, workers, monkeypatch):
 def test_default_blocks_match_plain_numpy():
     trace = _mixed(synthetic(spans=20_000, processes=2, threads_per_process=3, seed=9), 3, interleave=True)
     want = oracle_records(trace)
-    np.testing.assert_array_equal(SceneHost(trace, "t").records, want)
+    np.testing.assert_array_equal(SceneTables(trace, "t").records, want)
     np.testing.assert_array_equal(_streamed(trace), want)
 
 
 def test_windows_cover_tasks_and_main_steps():
     trace = synthetic(spans=5000, processes=2, threads_per_process=2, seed=6)
-    host = SceneHost(trace, "t", sink=(lambda *a: None, lambda *a: None, lambda lo, hi, block: None))
+    host = SceneTables(trace, "t", sink=(lambda *a: None, lambda *a: None, lambda lo, hi, block: None))
     assert set(host.task_s) <= set(host.windows)
     assert {"main-setup", "main-parents", "main-wait-inputs", "records", "main-write-records"} <= set(host.windows)
     assert all(0 <= a <= b for a, b in host.windows.values())
@@ -170,7 +170,7 @@ def test_windows_cover_tasks_and_main_steps():
 def test_used_rows_matches_bincount(monkeypatch):
     rng = np.random.default_rng(3)
     keys = rng.integers(0, 500, 2000).astype(np.uint32)
-    monkeypatch.setattr(scene_host, "KEY_SLICE", 77)
+    monkeypatch.setattr(scene_tables, "KEY_SLICE", 77)
     got = used_rows(keys, 600)
     assert got.dtype == np.bool_ and got.shape == (600,)
     np.testing.assert_array_equal(got, np.bincount(keys, minlength=600) > 0)
@@ -183,18 +183,18 @@ def test_failing_record_task_raises(sink, monkeypatch):
     (the other workers get buffers and finish instead of waiting forever);
     without a sink too."""
     trace = synthetic(spans=3000, processes=2, threads_per_process=2, seed=2)
-    real = scene_host.record_rows
+    real = scene_tables.record_rows
 
     def failing(out, columns, origin, lo, hi):
         if lo >= 1000:
             raise RuntimeError("boom")
         return real(out, columns, origin, lo, hi)
 
-    monkeypatch.setattr(scene_host, "CHUNK_ROWS", 100)
-    monkeypatch.setattr(scene_host, "WORKERS", 2)
-    monkeypatch.setattr(scene_host, "record_rows", failing)
+    monkeypatch.setattr(scene_tables, "CHUNK_ROWS", 100)
+    monkeypatch.setattr(scene_tables, "WORKERS", 2)
+    monkeypatch.setattr(scene_tables, "record_rows", failing)
     with pytest.raises(RuntimeError, match="boom"):
-        SceneHost(trace, "t", sink=(lambda *a: None, lambda *a: None, lambda lo, hi, block: None) if sink else None)
+        SceneTables(trace, "t", sink=(lambda *a: None, lambda *a: None, lambda lo, hi, block: None) if sink else None)
 
 
 def _grouped_oracle(keys, count, bounds):
@@ -209,7 +209,7 @@ def test_group_keys_matches_argsort(shape, monkeypatch):
     """Orders and per-partition offsets of every path (already sorted keys, keys
     within their partition's slice, keys across partitions, one partition,
     more partitions than 16 bits) against a stable argsort and a bincount."""
-    monkeypatch.setattr(scene_host, "KEY_SLICE", 37)  # runs cut by slice ends
+    monkeypatch.setattr(scene_tables, "KEY_SLICE", 37)  # runs cut by slice ends
     rng = np.random.default_rng(len(shape))
     count = 70_000 if shape == "many" else 900
     parts = {"one": 1, "many": 66_000}.get(shape, 5)
@@ -223,7 +223,7 @@ def test_group_keys_matches_argsort(shape, monkeypatch):
         keys = keys[np.argsort(np.searchsorted(bounds[1:], keys, side="right"), kind="stable")]
         part = np.searchsorted(bounds[1:], keys, side="right")
         edges = np.searchsorted(part, np.arange(parts + 1))
-    order, offsets, starts = scene_host.group_keys(keys, count, bounds, edges)
+    order, offsets, starts = scene_tables.group_keys(keys, count, bounds, edges)
     want_order, want_offsets, want_starts = _grouped_oracle(keys, count, bounds)
     np.testing.assert_array_equal(order, want_order)
     assert offsets.dtype == np.uint32
@@ -235,6 +235,6 @@ def test_group_keys_matches_argsort(shape, monkeypatch):
 def test_running_max_matches_accumulate(n):
     values = np.random.default_rng(n).integers(0, 1 << 31, n).astype(np.uint32)
     want = np.maximum.accumulate(values) if n else values.copy()
-    got = scene_host.running_max(values)
+    got = scene_tables.running_max(values)
     assert got is values
     np.testing.assert_array_equal(got, want)

@@ -1,5 +1,7 @@
-"""GPUTraceFrame: the compute half of one trace-view frame, built once per
-capacity tier.
+"""GPUTraceInteraction: the reusable GPU policy of a trace view (time
+windows, process and thread expansion, filters, linked-span focus, ancestor
+retention, stable indirect draws): the compute half of one trace-view
+frame, built once per capacity tier.
 
 Per frame (all on the GPU, no readback)::
 
@@ -17,8 +19,10 @@ Per frame (all on the GPU, no readback)::
     merge            runs of equal cells -> merged / density records,
                      counts -> records MERGED / DENSITY          (trace_merge.wgsl)
 
-Only when their inputs change (the frame's own compiled graphs, submitted
-by :meth:`GPUTraceFrame.write` before the frame that needs them)::
+Only when their inputs change (its own compiled graphs, made due by
+:meth:`GPUTraceInteraction.write` and recorded by
+:meth:`GPUTraceInteraction.encode_changes` into the caller's encoder, before
+the caller's graph)::
 
     focus            GPUGraphTraversal over links, both directions -> focus_mask
                      (focus seeds or depth changed)
@@ -26,7 +30,8 @@ by :meth:`GPUTraceFrame.write` before the frame that needs them)::
                      (categories, min duration, search filter, or focus in "hide" mode changed)
 
 Neither depends on the window, so a pan or zoom frame never pays for them.
-The CPU writes only :meth:`GPUTraceFrame.write`'s small buffers.
+The CPU writes only :meth:`GPUTraceInteraction.write`'s small buffers;
+nothing here submits: the caller encodes and submits.
 """
 
 from __future__ import annotations
@@ -44,8 +49,8 @@ from gpuviz.graph.checks import check_id
 from gpuviz.graph.errors import GraphStateError, GraphTypeError, GraphValidationError
 from gpuviz.render.draw_commands import DrawCommandBuffer
 from gpuviz.trace.interaction import nodes as steps
-from gpuviz.trace.interaction.host import (TraceLayout, display_order, edges_by_link, link_csrs, row_layout,
-                                           row_tiles, scene_thread_lanes)
+from gpuviz.trace.index import TraceLayout
+from gpuviz.trace.interaction.tables import edges_by_link, link_csrs, row_tiles
 from gpuviz.trace.interaction.nodes import (DENSITY, EDGES, MERGED, ROWS_PER_GROUP, SPANS, STATS_WORDS,
                                             VIEW_BYTES)
 from gpuviz.trace.interaction.state import DEFAULT_FOCUS_DEPTH, TraceViewState, column_bounds
@@ -53,10 +58,10 @@ from gpuviz.trace.model import Trace
 from gpuviz.trace.scene import GPUTraceScene
 from gpuviz.workflows.visibility import GPUVisibilityWorkflow
 
-__all__ = ["GPUTraceFrame", "TraceLayout", "SPANS", "MERGED", "DENSITY", "EDGES", "STATS",
+__all__ = ["GPUTraceInteraction", "GPUTraceFrame", "TraceLayout", "SPANS", "MERGED", "DENSITY", "EDGES", "STATS",
            "DEFAULT_WIDTH_CAPACITY", "DEFAULT_ROW_CAPACITY", "DEFAULT_MINIMAP_BINS", "DEFAULT_MAX_SEEDS"]
 
-#: Words of :attr:`GPUTraceFrame.stats`, by name.
+#: Words of :attr:`GPUTraceInteraction.stats`, by name.
 STATS = {
     "visible": 0,        # spans passing every test (window, rows, filters, focus "hide"), drawn or merged
     "drawn": 1,          # of those, drawn one by one (== instance count of SPANS)
@@ -77,15 +82,20 @@ _VIEW_WORDS = struct.Struct("<16I")  # the TraceView uniform as written (VIEW_BY
 _FLOAT32 = struct.Struct("<f")
 
 
-class GPUTraceFrame:
+class GPUTraceInteraction:
     """Visibility, sub-pixel merging, layout, focus and density of a trace
-    view, as one part of a compiled command graph.
+    view, as one part of a compiled command graph: the spec's reusable
+    trace policy. :meth:`add_to_graph` declares its nodes; the caller
+    encodes and submits.
 
     Parameters
     ----------
     scene : GPUTraceScene
-    trace : gpuviz.trace.Trace
-        The trace the scene was built from (threads' display order).
+        Its :attr:`~GPUTraceScene.index` gives the thread display order,
+        lanes and codes.
+    trace : gpuviz.trace.Trace, optional
+        The trace the scene holds (``scene.index.trace``, the default); only
+        checked against it.
     capacity : int, optional
         Span capacity tier (at least the scene's span count; default: it).
         Output buffers are sized by it.
@@ -164,18 +174,19 @@ class GPUTraceFrame:
     Notes
     -----
     focus_graph, minimap_graph : CompiledGPUCommandGraph or None
-        The frame's own graphs for the whole-trace work that does not depend
-        on the window (None without spans): the focus traversal and the
-        minimap pass. Compiled once at construction; :meth:`write` encodes
-        and submits them when their inputs change (benchmarks time them).
+        Its own graphs for the whole-trace work that does not depend on the
+        window (None without spans): the focus traversal and the minimap
+        pass. Compiled once at construction; :meth:`write` makes them due
+        when their inputs change (the minimap is due after construction)
+        and :meth:`encode_changes` records the due ones into the caller's
+        encoder (benchmarks time them).
 
     Built once per capacity tier; :meth:`write` changes only buffer
     contents, so a compiled graph keeps working through every interaction.
     The frame owns its buffers (:meth:`destroy`); the graph borrows them.
-    Submits only its own focus / minimap graphs (at construction: the
-    minimap of every span; in :meth:`write`: when their inputs change),
-    never the caller's graph; never reads back on the frame path (only
-    :meth:`read_back` and the lanes at construction) or records render work;
+    Never submits: every graph it owns is recorded into an encoder the
+    caller passes and submits; never reads back on the frame path (only
+    :meth:`read_back`, an explicit wait) or records render work;
     sub-pixel merging is exact on the integer column grid of
     :func:`~gpuviz.trace.interaction.state.column_bounds`.
     Draws nothing: the records are for the widget's render bundle.
@@ -186,18 +197,22 @@ class GPUTraceFrame:
     few dispatches per hop, which is what bounds the CPU encode time.
     """
 
-    def __init__(self, *, scene, trace, capacity=None, width_capacity=DEFAULT_WIDTH_CAPACITY,
+    def __init__(self, *, scene, trace=None, capacity=None, width_capacity=DEFAULT_WIDTH_CAPACITY,
                  row_capacity=DEFAULT_ROW_CAPACITY, max_depth=DEFAULT_FOCUS_DEPTH, max_seeds=DEFAULT_MAX_SEEDS,
                  minimap_bins=DEFAULT_MINIMAP_BINS, edges=True, edge_depth=32, piece_rows=None, id="trace-view"):
-        self.id = check_id("GPUTraceFrame", id)
+        self.id = check_id("GPUTraceInteraction", id)
         if not isinstance(scene, GPUTraceScene):
-            raise GraphTypeError(f'GPUTraceFrame "{id}" scene must be a GPUTraceScene (got {type(scene).__name__})')
+            raise GraphTypeError(f'GPUTraceInteraction "{id}" scene must be a GPUTraceScene '
+                                 f"(got {type(scene).__name__})")
+        if trace is None:
+            trace = scene.index.trace
         if not isinstance(trace, Trace):
-            raise GraphTypeError(f'GPUTraceFrame "{id}" trace must be a gpuviz.trace.Trace (got {type(trace).__name__})')
+            raise GraphTypeError(f'GPUTraceInteraction "{id}" trace must be a gpuviz.trace.Trace '
+                                 f"(got {type(trace).__name__})")
         n = scene.span_count
         if trace.spans.num_rows != n:
-            raise GraphValidationError(f'GPUTraceFrame "{id}" trace has {trace.spans.num_rows} spans but the scene '
-                                       f"has {n}")
+            raise GraphValidationError(f'GPUTraceInteraction "{id}" trace has {trace.spans.num_rows} spans but the '
+                                       f"scene has {n}")
         capacity = n if capacity is None else self._count("capacity", capacity, max(n, 1))
         self.width_capacity = self._count("width_capacity", width_capacity, 1, 1 << 14)
         self.row_capacity = self._count("row_capacity", row_capacity, 1, 1 << 14)
@@ -206,20 +221,23 @@ class GPUTraceFrame:
         self.minimap_bins = self._count("minimap_bins", minimap_bins, 1, 4096)
         self.edge_depth = self._count("edge_depth", edge_depth, 0, 1 << 24)
         if not isinstance(edges, bool):
-            raise GraphTypeError(f'GPUTraceFrame "{id}" edges must be a bool (got {type(edges).__name__})')
+            raise GraphTypeError(f'GPUTraceInteraction "{id}" edges must be a bool (got {type(edges).__name__})')
         self.with_edges = edges
         self.piece_rows = None if piece_rows is None else self._count("piece_rows", piece_rows, ROWS_PER_GROUP)
         if self.piece_rows is not None and self.piece_rows % ROWS_PER_GROUP:
-            raise GraphValidationError(f'GPUTraceFrame "{id}" piece_rows must be a multiple of {ROWS_PER_GROUP} '
+            raise GraphValidationError(f'GPUTraceInteraction "{id}" piece_rows must be a multiple of {ROWS_PER_GROUP} '
                                        f"(got {self.piece_rows})")
         self.scene, self.capacity, self.span_count = scene, capacity, n
         self.device = scene.device
         self.process_count, self.thread_count = trace.processes.num_rows, trace.threads.num_rows
         self.category_count, self.name_count = len(scene.categories), len(scene.names)
-        self.scene_for_lanes = scene
-        self._host_layout(trace)
+        self.index = index = scene.index
+        if trace.threads.num_rows != index.thread_count:
+            raise GraphValidationError(f'GPUTraceInteraction "{id}" trace has {trace.threads.num_rows} threads but the '
+                                       f"scene has {index.thread_count}")
+        self.thread_order, self.thread_lanes = index.thread_order, index.thread_lanes
+        self.thread_process = index.thread_process.astype(np.uint32)
         self._host_links(trace)
-        del self.scene_for_lanes
         self.extent_ns = int(np.max(trace.spans.column("start_ns").to_numpy() - scene.time_origin_ns
                                     + np.maximum(trace.spans.column("duration_ns").to_numpy(), 1))) if n else 0
         self.host_tiles = row_tiles(trace, scene)
@@ -230,6 +248,7 @@ class GPUTraceFrame:
         self._graph_handles: dict = {}
         self.focus_graph = self.minimap_graph = None
         self._change_keys = {"focus": None, "minimap": None}
+        self._due = {"focus": False, "minimap": False}  # change graphs to record before the next frame
         try:
             self._create_buffers()
             self._build_change_graphs()
@@ -239,23 +258,18 @@ class GPUTraceFrame:
 
     def _count(self, name, value, low, high=None):
         if isinstance(value, bool):
-            raise GraphTypeError(f'GPUTraceFrame "{self.id}" {name} must be an int (got bool)')
+            raise GraphTypeError(f'GPUTraceInteraction "{self.id}" {name} must be an int (got bool)')
         try:
             value = operator.index(value)
         except TypeError:
-            raise GraphTypeError(f'GPUTraceFrame "{self.id}" {name} must be an int '
+            raise GraphTypeError(f'GPUTraceInteraction "{self.id}" {name} must be an int '
                                  f"(got {type(value).__name__})") from None
         if value < low or (high is not None and value > high):
-            raise GraphValidationError(f'GPUTraceFrame "{self.id}" {name} must be in [{low}, {high}] (got {value})')
+            raise GraphValidationError(f'GPUTraceInteraction "{self.id}" {name} must be in [{low}, {high}] '
+                                       f"(got {value})")
         return value
 
     # ------------------------------------------------------------- host side
-    def _host_layout(self, trace):
-        """Display order of threads and the static per-slot / per-thread tables."""
-        self.thread_order, self.thread_process, self.thread_slot, self.process_first_slot = display_order(
-            trace, self.process_count)
-        self.thread_lanes = scene_thread_lanes(self.scene_for_lanes, len(self.thread_order))
-
     def _host_links(self, trace):
         """One packed CSR of the links each way (scene rows), for a single-partition
         focus traversal: a few dispatches per hop instead of a few per partition."""
@@ -266,9 +280,8 @@ class GPUTraceFrame:
 
     def layout(self, state: TraceViewState) -> TraceLayout:
         """The CPU row layout of ``state`` (gutter labels; same as the GPU's)."""
-        return row_layout(state, order=self.thread_order, thread_process=self.thread_process,
-                          thread_lanes=self.thread_lanes, thread_slot=self.thread_slot,
-                          process_first_slot=self.process_first_slot, process_count=self.process_count)
+        return self.index.row_layout(process_expanded=state.process_expanded,
+                                     thread_expanded=state.thread_expanded)
 
     def initial_state(self, *, width=1000, rows=None) -> TraceViewState:
         """The whole trace, everything expanded, every category, no search or focus."""
@@ -326,9 +339,9 @@ class GPUTraceFrame:
         del self.host_tiles
         info = np.zeros((t, 4), np.uint32)
         if t:
-            info[:, 0] = self.thread_slot
+            info[:, 0] = self.index.thread_slot
             info[:, 1] = self.thread_process
-            info[:, 2] = self.process_first_slot[self.thread_process]
+            info[:, 2] = self.index.process_first_slot[self.index.thread_process]
         self.thread_info = self._buffer("thread-info", 16 * t, rw, info)
         order = self.thread_order
         self.slot_process = self._buffer("slot-process", 4 * t, rw, self.thread_process[order])
@@ -365,11 +378,11 @@ class GPUTraceFrame:
         buffers per stage than the predicate needs (13), GraphStateError
         after :meth:`destroy`. Call once per graph."""
         if self._destroyed:
-            raise GraphStateError(f'GPUTraceFrame "{self.id}" was destroyed')
+            raise GraphStateError(f'GPUTraceInteraction "{self.id}" was destroyed')
         limit = int(self.device.limits["max-storage-buffers-per-shader-stage"])
         if limit < 14:
-            raise GraphValidationError(f'GPUTraceFrame "{self.id}" needs 14 storage buffers per shader stage; the '
-                                       f"device binds {limit}")
+            raise GraphValidationError(f'GPUTraceInteraction "{self.id}" needs 14 storage buffers per shader stage; '
+                                       f"the device binds {limit}")
         if scene_views is None:
             scene_views = self.scene.import_to_graph(graph, id=f"{self.id}-scene")
         n, t = self.span_count, self.thread_count
@@ -418,8 +431,8 @@ class GPUTraceFrame:
         return nodes
 
     def _build_change_graphs(self) -> None:
-        """Compile the focus and minimap graphs (once) and run the minimap for
-        the zeroed view (no filter: every span counts)."""
+        """Compile the focus and minimap graphs (once); the minimap of the
+        zeroed view (no filter: every span counts) is due."""
         if not self.span_count:
             return
         for name in ("focus", "minimap"):
@@ -434,19 +447,25 @@ class GPUTraceFrame:
                 steps.add_minimap(self, graph, v, self.scene.import_to_graph(graph, id=f"{self.id}-minimap-scene"))
             setattr(self, f"{name}_graph", graph.compile())
             self._graph_handles.pop(id(graph), None)
-        self._submit_changes(minimap=True)
+        self._due["minimap"] = True
         self._change_keys["minimap"] = (0, 0, 0, None, None, None)  # the key of the zeroed view
 
-    def _submit_changes(self, *, focus=False, minimap=False) -> None:
-        """Encode and submit the focus and/or minimap graph (in that order)."""
-        if not (focus or minimap):
-            return
-        encoder = self.device.create_command_encoder(label=f"{self.id}-changes")
-        if focus:
-            self.focus_graph.encode(encoder)
-        if minimap:
-            self.minimap_graph.encode(encoder)
-        self.device.queue.submit([encoder.finish()])
+    def encode_changes(self, encoder) -> tuple:
+        """Record the due focus and/or minimap graph (in that order) into
+        ``encoder``, before the caller's graph in the same encoder; returns
+        the names recorded (``"focus"``, ``"minimap"``). Never submits: the
+        caller submits ``encoder`` (the writes :meth:`write` queued reach the
+        GPU first, in queue order). A caller that drops the encoder drops
+        that work too: record changes only into an encoder that is submitted."""
+        if self._destroyed:
+            raise GraphStateError(f'GPUTraceInteraction "{self.id}" was destroyed')
+        done = []
+        for name in ("focus", "minimap"):
+            if self._due[name]:
+                getattr(self, f"{name}_graph").encode(encoder)
+                self._due[name] = False
+                done.append(name)
+        return tuple(done)
 
 
 
@@ -495,8 +514,8 @@ class GPUTraceFrame:
         """Validate ``state`` and queue the parameter buffers that changed
         (``queue.write_buffer``); when the focus (seeds, depth) or the minimap's
         inputs (categories, min duration, search "filter", focus "hide")
-        changed, also encodes and submits :attr:`focus_graph` /
-        :attr:`minimap_graph` (no wait, no readback). Never recompiles or waits.
+        changed, also makes :attr:`focus_graph` / :attr:`minimap_graph` due
+        for :meth:`encode_changes`. Never records, submits, recompiles or waits.
 
         Raises GraphValidationError / GraphTypeError for a state that does
         not fit the scene or the frame: wrong array shapes, a width or row
@@ -504,17 +523,17 @@ class GPUTraceFrame:
         least 1 ns per column) or more than 2**62 ns from the trace, unknown
         focus seeds, a depth over ``max_depth``."""
         if self._destroyed:
-            raise GraphStateError(f'GPUTraceFrame "{self.id}" was destroyed')
+            raise GraphStateError(f'GPUTraceInteraction "{self.id}" was destroyed')
         state.check(processes=self.process_count, threads=self.thread_count, categories=self.category_count,
                     names=self.name_count, width_capacity=self.width_capacity, row_capacity=self.row_capacity,
                     max_depth=self.max_depth, max_seeds=self.max_seeds, spans=self.span_count)
         w0, w1 = (int(x) for x in state.window)
         if w1 - w0 < state.width:
-            raise GraphValidationError(f'GPUTraceFrame "{self.id}" window is {w1 - w0} ns wide for {state.width} '
+            raise GraphValidationError(f'GPUTraceInteraction "{self.id}" window is {w1 - w0} ns wide for {state.width} '
                                        "columns (needs at least 1 ns per column)")
         origin = self.scene.time_origin_ns
         if max(abs(w0 - origin), abs(w1 - origin)) >= 1 << 62:
-            raise GraphValidationError(f'GPUTraceFrame "{self.id}" window ({w0}, {w1}) is 2**62 ns or more from '
+            raise GraphValidationError(f'GPUTraceInteraction "{self.id}" window ({w0}, {w1}) is 2**62 ns or more from '
                                        f"the trace origin {origin}")
         # Each buffer is rebuilt only when its inputs differ from the last write's
         # (a pan changes the view alone: columns are relative to the window start).
@@ -556,9 +575,9 @@ class GPUTraceFrame:
         return control
 
     def _queue_changes(self, seeds, state) -> None:
-        """Submit the focus / minimap graphs when their inputs changed since
-        the last submission (after this write's buffer writes, before the
-        caller's frame: queue order)."""
+        """Make the focus / minimap graphs due when their inputs changed since
+        the last write (:meth:`encode_changes` records them before the
+        caller's frame)."""
         focus = None if len(seeds) == 0 else (seeds, int(state.focus_depth))
         words = self._written["view-words"]  # the view words of this state (written just before)
         flags = int(words[7])
@@ -567,7 +586,8 @@ class GPUTraceFrame:
                    self._written["search-mask"] if flags & 8 else None, focus if flags & 2 else None)
         changed = {name: key != self._change_keys[name] for name, key in (("focus", focus), ("minimap", minimap))}
         self._change_keys = {"focus": focus, "minimap": minimap}
-        self._submit_changes(**changed)
+        for name, due in changed.items():
+            self._due[name] = self._due[name] or due
 
     def _put(self, name, key, make) -> None:
         """Write ``make()`` into buffer ``name`` unless ``key`` (its inputs) equals the last write's."""
@@ -624,5 +644,9 @@ class GPUTraceFrame:
             self.draw_commands.destroy()
 
     def __repr__(self) -> str:
-        return (f'GPUTraceFrame("{self.id}", spans={self.span_count}, capacity={self.capacity}, '
+        return (f'GPUTraceInteraction("{self.id}", spans={self.span_count}, capacity={self.capacity}, '
                 f"cells={self.row_capacity}x{self.width_capacity})")
+
+
+#: The earlier name of :class:`GPUTraceInteraction`, kept for one release.
+GPUTraceFrame = GPUTraceInteraction

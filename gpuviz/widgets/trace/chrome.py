@@ -19,8 +19,8 @@ import numpy as np
 from ...render.axes import Axis
 from ...render.overlay import LINE_COLOR, MUTED_COLOR, TEXT_COLOR
 from .counters import queue_counters
-from .host import (AXIS_HEIGHT, GUTTER, MINIMAP_HEIGHT, MINIMAP_TOP, MODE_EXPANDED, MODE_HIDDEN,
-                   MODE_PROCESS_COLLAPSED, PROCESS_COLUMN, ROW_HEIGHT, STATUS_HEIGHT, TRACKS_TOP, format_ns)
+from .geometry import (AXIS_HEIGHT, GUTTER, MINIMAP_HEIGHT, MINIMAP_TOP, MODE_EXPANDED, MODE_HIDDEN,
+                       MODE_PROCESS_COLLAPSED, PROCESS_COLUMN, ROW_HEIGHT, STATUS_HEIGHT, TRACKS_TOP, format_ns)
 
 __all__ = ["queue_chrome", "link_segments", "span_lines", "details_html", "MINIMAP_BINS", "MIN_LABEL_PX"]
 
@@ -34,7 +34,7 @@ MIN_LABEL_PX = 28.0  # logical pixels a span needs for its name
 _MAX_LABELS = 4000
 
 
-def _queue_gutter(overlay, host, layout, geometry, height):
+def _queue_gutter(overlay, index, layout, process_expanded, geometry, height):
     overlay.rect(0, TRACKS_TOP, GUTTER, height, color=_GUTTER_BG)
     first, rows = geometry.first_row, geometry.visible_rows
     prow, pheight = layout.process_row, layout.process_height
@@ -44,13 +44,13 @@ def _queue_gutter(overlay, host, layout, geometry, height):
         if p % 2 == 0:
             overlay.rect(GUTTER, max(y0, TRACKS_TOP), geometry.width, y1, color=_BAND)
         overlay.rect(0, max(y1 - 1, TRACKS_TOP), geometry.width, y1, color=(1, 1, 1, 0.12))
-        mark = "-" if host.process_expanded[p] else "+"
-        name = host.process_names[p] or f"pid {host.process_pids[p]}"
+        mark = "-" if process_expanded[p] else "+"
+        name = index.process_names[p] or f"pid {index.process_pids[p]}"
         ly = max(y0, TRACKS_TOP) + 2
         if ly < height - 12:
             overlay.text(f"{mark} {name}", x=4, y=ly, color=TEXT_COLOR, max_width=PROCESS_COLUMN - 6)
-        if not host.process_expanded[p]:
-            count = int(host.process_threads[p])
+        if not process_expanded[p]:
+            count = int(index.process_threads[p])
             overlay.text(f"{count} thread{'s' if count != 1 else ''} (summary)", x=PROCESS_COLUMN, y=ly,
                          color=MUTED_COLOR,
                          max_width=GUTTER - PROCESS_COLUMN - 4)
@@ -61,14 +61,14 @@ def _queue_gutter(overlay, host, layout, geometry, height):
         y = float(geometry.y_of(row)) + 2
         if y + ROW_HEIGHT - 2 > height + 1:
             continue
-        mark = "-" if mode == MODE_EXPANDED and host.thread_lanes[t] > 1 else ("+" if mode != MODE_EXPANDED else " ")
-        name = host.thread_names[t] or f"tid {host.thread_tids[t]}"
+        mark = "-" if mode == MODE_EXPANDED and index.thread_lanes[t] > 1 else ("+" if mode != MODE_EXPANDED else " ")
+        name = index.thread_names[t] or f"tid {index.thread_tids[t]}"
         overlay.text(f"{mark} {name}", x=PROCESS_COLUMN, y=y, color=MUTED_COLOR,
                      max_width=GUTTER - PROCESS_COLUMN - 4)
     overlay.rect(GUTTER - 1, TRACKS_TOP, GUTTER, height, color=LINE_COLOR)
 
 
-def _queue_minimap(overlay, host, geometry, minimap, cache):
+def _queue_minimap(overlay, index, geometry, minimap, cache):
     x0, x1 = GUTTER, geometry.width - 4
     top, bottom = MINIMAP_TOP, MINIMAP_TOP + MINIMAP_HEIGHT
     overlay.rect(x0, top, x1, bottom, color=(0.13, 0.14, 0.17, 1.0))
@@ -86,7 +86,7 @@ def _queue_minimap(overlay, host, geometry, minimap, cache):
                             axis=1)
             overlay.rects.add_many(bars, colors=np.tile((0.45, 0.55, 0.75, 0.9), (len(k), 1)))
         cache.update(key=key, bars=overlay.rects.queued(start))
-    t0, t1 = host.extent
+    t0, t1 = index.extent
     span = max(t1 - t0, 1)
     w0 = x0 + (geometry.window[0] - t0) / span * (x1 - x0)
     w1 = x0 + (geometry.window[1] - t0) / span * (x1 - x0)
@@ -110,8 +110,8 @@ def _inside(labels, lo, hi, measure, gap=6.0):
     return tuple(kept)
 
 
-def _queue_axis(overlay, host, geometry):
-    t0 = host.extent[0]
+def _queue_axis(overlay, index, geometry):
+    t0 = index.extent[0]
     axis = Axis(side="top", domain=(geometry.window[0] - t0, geometry.window[1] - t0), scale="time", grid=True)
     rect = (GUTTER, TRACKS_TOP, geometry.plot_width, geometry.bottom - TRACKS_TOP)  # (x, y, w, h)
     layout = axis.layout(rect, measure=overlay.measure, line_height=overlay.line_height)
@@ -121,15 +121,15 @@ def _queue_axis(overlay, host, geometry):
                  max_width=GUTTER - 10)
 
 
-def _queue_labels(overlay, host, layout, labels, geometry, text_dark):
+def _queue_labels(overlay, index, layout, labels, geometry, text_dark):
     """Names inside the label spans the GPU picked (span IDs, dimmed flags:
     O(labels)), placed from the current window."""
     ids, dim = labels
     if not len(ids):
         return
-    rows = host.span_rows(layout, ids)
-    x0 = np.maximum(geometry.x_of(host.start[ids]), GUTTER)
-    x1 = np.minimum(geometry.x_of(host.end[ids]), geometry.width)
+    rows = index.span_rows(layout, ids=ids)
+    x0 = np.maximum(geometry.x_of(index.start[ids]), GUTTER)
+    x1 = np.minimum(geometry.x_of(index.end[ids]), geometry.width)
     y = geometry.y_of(rows)
     keep = np.flatnonzero((rows >= geometry.first_row) & (y + ROW_HEIGHT <= geometry.bottom + 1)
                           & (x1 - x0 >= MIN_LABEL_PX))
@@ -140,13 +140,13 @@ def _queue_labels(overlay, host, layout, labels, geometry, text_dark):
         if dim[k]:
             colour = (0.62, 0.63, 0.66, 1.0)  # on a dimmed rect: a muted light label
         else:
-            colour = (0.06, 0.06, 0.07, 1.0) if text_dark[host.name_id[s]] else (0.97, 0.97, 0.98, 1.0)
-        overlay.text(host.name_table[host.name_id[s]], x=float(x0[k]) + 3, y=float(y[k]) + 2, color=colour,
+            colour = (0.06, 0.06, 0.07, 1.0) if text_dark[index.name_id[s]] else (0.97, 0.97, 0.98, 1.0)
+        overlay.text(index.names[index.name_id[s]], x=float(x0[k]) + 3, y=float(y[k]) + 2, color=colour,
                      max_width=float(x1[k] - x0[k]) - 6)
 
 
-def _queue_instants(overlay, host, layout, geometry, height):
-    ts, threads = host.instants_in(geometry.window, 2000)
+def _queue_instants(overlay, index, layout, geometry, height):
+    ts, threads = index.instants_in(geometry.window, limit=2000)
     for t_ns, t in zip(ts, threads):
         x = float(geometry.x_of(t_ns))
         if t < 0:
@@ -162,24 +162,25 @@ def _queue_instants(overlay, host, layout, geometry, height):
         overlay.rect(x - 0.5, max(y0, TRACKS_TOP), x + 1.0, y1, color=colour)
 
 
-def queue_chrome(overlay, *, host, layout, labels, geometry, minimap, text_dark, hover_lines, pointer, status,
-                 counters=(), cache=None):
+def queue_chrome(overlay, *, index, layout, process_expanded, labels, geometry, minimap, text_dark, hover_lines,
+                 pointer, status, counters=(), cache=None):
     """Queue the whole overlay of one frame (logical pixels): O(labels +
     rows in view + instants in the window), never a pass over every span.
+    ``process_expanded``: bool per process row (the gutter's marks);
     ``labels``: (span IDs, dimmed bool) of the spans to name; ``counters``:
     the :class:`~.counters.CounterTrack` list (area charts); ``cache``: a
     dict the caller keeps between frames (the minimap's snapped bars)."""
     w, h = geometry.width, geometry.height
     overlay.clear()
     overlay.rect(0, 0, w, TRACKS_TOP, color=_HEADER_BG)
-    _queue_labels(overlay, host, layout, labels, geometry, text_dark)
+    _queue_labels(overlay, index, layout, labels, geometry, text_dark)
     if counters:
         queue_counters(overlay, tracks=counters, layout=layout, geometry=geometry)
-    _queue_instants(overlay, host, layout, geometry, geometry.bottom)
-    _queue_gutter(overlay, host, layout, geometry, geometry.bottom)
+    _queue_instants(overlay, index, layout, geometry, geometry.bottom)
+    _queue_gutter(overlay, index, layout, process_expanded, geometry, geometry.bottom)
     overlay.rect(0, 0, w, TRACKS_TOP, color=_HEADER_BG)
-    _queue_minimap(overlay, host, geometry, minimap, {} if cache is None else cache)
-    _queue_axis(overlay, host, geometry)
+    _queue_minimap(overlay, index, geometry, minimap, {} if cache is None else cache)
+    _queue_axis(overlay, index, geometry)
     overlay.rect(0, h - STATUS_HEIGHT, w, h, color=_HEADER_BG)
     if status:
         overlay.text(status, x=6, y=h - STATUS_HEIGHT + 3, color=MUTED_COLOR, max_width=w - 12)
@@ -187,27 +188,27 @@ def queue_chrome(overlay, *, host, layout, labels, geometry, minimap, text_dark,
         overlay.tooltip(hover_lines, x=pointer[0], y=pointer[1], bounds=(0, 0, w, h))
 
 
-def _centre(host, row, geometry, s):
-    x0 = max(float(geometry.x_of(host.start[s])), GUTTER)
-    x1 = min(float(geometry.x_of(host.end[s])), geometry.width)
+def _centre(index, row, geometry, s):
+    x0 = max(float(geometry.x_of(index.start[s])), GUTTER)
+    x1 = min(float(geometry.x_of(index.end[s])), geometry.width)
     return (x0 + x1) / 2 if x1 >= x0 else x0, float(geometry.y_of(row)) + ROW_HEIGHT / 2
 
 
-def link_segments(host, layout, geometry, selected) -> np.ndarray:
+def link_segments(index, layout, geometry, selected) -> np.ndarray:
     """float32 (k, 8) thick segments ``(x0, y0, x1, y1, r, g, b, a)``: the
     links of the selected spans (both directions, at most 160) as lines with
     an arrow head at their target. Ends on hidden rows are skipped. Found by
-    binary searches (:meth:`TraceHost.links_of`), not a pass over the links."""
-    pick = host.links_of(selected, 160)
+    binary searches (:meth:`~gpuviz.trace.index.TraceIndex.links_of`), not a pass over the links."""
+    pick = index.links_of(selected, limit=160)
     if not len(pick):
         return np.zeros((0, 8), np.float32)
-    a_ids, b_ids = host.link_source[pick], host.link_target[pick]
-    a_rows, b_rows = host.span_rows(layout, a_ids), host.span_rows(layout, b_ids)
+    a_ids, b_ids = index.link_source[pick], index.link_target[pick]
+    a_rows, b_rows = index.span_rows(layout, ids=a_ids), index.span_rows(layout, ids=b_ids)
     out = []
     for a, b, ra, rb in zip(a_ids, b_ids, a_rows, b_rows):
         if ra < 0 or rb < 0:
             continue
-        (ax, ay), (bx, by) = _centre(host, ra, geometry, a), _centre(host, rb, geometry, b)
+        (ax, ay), (bx, by) = _centre(index, ra, geometry, a), _centre(index, rb, geometry, b)
         out.append((ax, ay, bx, by, *_LINK_COLOUR))
         d = np.array([bx - ax, by - ay])
         length = float(np.hypot(*d))
@@ -220,49 +221,49 @@ def link_segments(host, layout, geometry, selected) -> np.ndarray:
     return np.asarray(out, np.float32).reshape(-1, 8)
 
 
-def span_lines(host, s: int) -> list:
+def span_lines(index, s: int) -> list:
     """Tooltip lines of span ``s``: name, category, start, duration, thread, args."""
-    thread = host.thread_names[host.thread[s]] or host.thread_tids[host.thread[s]]
-    process = host.process_names[host.process[s]] or host.process_pids[host.process[s]]
-    lines = [host.name_table[host.name_id[s]],
-             f"category: {host.category_table[host.category_id[s]] or '—'}",
-             f"start: +{format_ns(host.start[s] - host.extent[0])}   duration: {format_ns(host.duration[s])}",
+    thread = index.thread_names[index.thread[s]] or index.thread_tids[index.thread[s]]
+    process = index.process_names[index.process[s]] or index.process_pids[index.process[s]]
+    lines = [index.names[index.name_id[s]],
+             f"category: {index.categories[index.category_id[s]] or '—'}",
+             f"start: +{format_ns(index.start[s] - index.extent[0])}   duration: {format_ns(index.duration[s])}",
              f"thread: {thread} ({process})"]
-    args = host.trace.spans.column("args")[int(s)].as_py()
+    args = index.trace.spans.column("args")[int(s)].as_py()
     if args:
         text = args if len(args) <= 90 else args[:87] + "..."
         lines.append(f"args: {text}")
     return lines
 
 
-def details_html(host, selected) -> str:
+def details_html(index, selected) -> str:
     """HTML of the selection: one span's fields, args, parent chain and links;
     for several spans their count and total duration."""
     if not len(selected):
         return "<div style='color:#888;font:12px sans-serif'>Click a span to see its details.</div>"
     esc = html.escape
     if len(selected) > 1:
-        total = int(host.duration[selected].sum())
+        total = int(index.duration[selected].sum())
         return (f"<div style='font:12px sans-serif'><b>{len(selected):,} spans selected</b><br>"
                 f"total duration {esc(format_ns(total))} — see <code>summary()</code></div>")
     s = int(selected[0])
-    rows = [("name", host.name_table[host.name_id[s]]), ("span ID", str(s)),
-            ("category", host.category_table[host.category_id[s]] or "—"),
-            ("start", f"+{format_ns(host.start[s] - host.extent[0])} ({host.start[s]} ns)"),
-            ("duration", format_ns(host.duration[s])),
-            ("thread", host.thread_names[host.thread[s]] or host.thread_tids[host.thread[s]]),
-            ("process", host.process_names[host.process[s]] or host.process_pids[host.process[s]])]
-    chain = host.parent_chain(s)
+    rows = [("name", index.names[index.name_id[s]]), ("span ID", str(s)),
+            ("category", index.categories[index.category_id[s]] or "—"),
+            ("start", f"+{format_ns(index.start[s] - index.extent[0])} ({index.start[s]} ns)"),
+            ("duration", format_ns(index.duration[s])),
+            ("thread", index.thread_names[index.thread[s]] or index.thread_tids[index.thread[s]]),
+            ("process", index.process_names[index.process[s]] or index.process_pids[index.process[s]])]
+    chain = index.parent_chain(s)
     if chain:
-        rows.append(("parents", " ← ".join(host.name_table[host.name_id[p]] for p in chain)))
-    links = host.links_of([s], 16)
-    out_links = host.link_target[links[host.link_source[links] == s]]
-    in_links = host.link_source[links[host.link_target[links] == s]]
+        rows.append(("parents", " ← ".join(index.names[index.name_id[p]] for p in chain)))
+    links = index.links_of([s], limit=16)
+    out_links = index.link_target[links[index.link_source[links] == s]]
+    in_links = index.link_source[links[index.link_target[links] == s]]
     if len(out_links):
-        rows.append(("links to", ", ".join(f"{host.name_table[host.name_id[t]]} (#{t})" for t in out_links[:8])))
+        rows.append(("links to", ", ".join(f"{index.names[index.name_id[t]]} (#{t})" for t in out_links[:8])))
     if len(in_links):
-        rows.append(("linked from", ", ".join(f"{host.name_table[host.name_id[t]]} (#{t})" for t in in_links[:8])))
-    args = host.trace.spans.column("args")[s].as_py()
+        rows.append(("linked from", ", ".join(f"{index.names[index.name_id[t]]} (#{t})" for t in in_links[:8])))
+    args = index.trace.spans.column("args")[s].as_py()
     if args:
         try:
             args = json.dumps(json.loads(args), indent=1)[:2000]

@@ -8,9 +8,11 @@ viewer's state (window, rows, filters, focus) and never touches the GPU.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
-from .host import MODE_EXPANDED, MODE_HIDDEN, MODE_PROCESS_COLLAPSED, MODE_THREAD_COLLAPSED, Layout
+from .geometry import MODE_PROCESS_COLLAPSED
 
 __all__ = ["ViewModel"]
 
@@ -24,29 +26,22 @@ class ViewModel:
     """
 
     def _layout(self):
-        """The frame's row layout of the expansion state (the GPU computes the
-        same), with thread modes: O(threads), cached per expansion state."""
-        h = self.host
-        key = (h.process_expanded.tobytes(), h.thread_expanded.tobytes())
+        """The row layout of the expansion state (the GPU computes the same),
+        int64 for pixel arithmetic: O(threads), cached per expansion state."""
+        pexp, texp = self._process_expanded, self._thread_expanded
+        key = (pexp.tobytes(), texp.tobytes())
         if self._layout_cache[0] == key:
             return self._layout_cache[1]
-        frame = self._graph.frame
-        tl = frame.layout(frame.initial_state(width=1).with_(process_expanded=h.process_expanded.copy(),
-                                                             thread_expanded=h.thread_expanded.copy()))
-        pexp = h.process_expanded[h.thread_process] if h.thread_count else np.zeros(0, bool)
-        mode = np.where(~pexp, MODE_PROCESS_COLLAPSED,
-                        np.where(h.thread_lanes == 0, MODE_HIDDEN,
-                                 np.where(h.thread_expanded, MODE_EXPANDED, MODE_THREAD_COLLAPSED)))
-        layout = Layout(tl.thread_row.astype(np.int64), tl.thread_height.astype(np.int64), mode,
-                        tl.process_row.astype(np.int64), tl.process_height.astype(np.int64),
-                        int(tl.total_rows), np.asarray(tl.thread_order))
+        tl = self.index.row_layout(process_expanded=pexp, thread_expanded=texp)
+        layout = replace(tl, **{name: getattr(tl, name).astype(np.int64) for name in
+                                ("thread_row", "thread_height", "process_row", "process_height", "thread_mode")})
         self._layout_cache = (key, layout)
         return layout
 
     def _rows(self):
         """Layout row of every span: O(spans), for explicit queries and tests only (never a frame)."""
         if "rows" not in self._cache:
-            self._cache["rows"] = self.host.span_rows(self._layout())
+            self._cache["rows"] = self.index.span_rows(self._layout())
         return self._cache["rows"]
 
     def _visible(self, geometry=None) -> np.ndarray:
@@ -56,7 +51,7 @@ class ViewModel:
         key = ("visible", geometry.width, geometry.height)
         if key in self._cache:
             return self._cache[key]
-        h, rows = self.host, self._rows()
+        h, rows = self.index, self._rows()
         w0, w1 = self._window
         keep = (h.start < w1) & (h.end > w0) & (rows >= self._first_row) & (h.duration >= self._min_duration)
         keep &= self._layout().thread_mode[h.thread] != MODE_PROCESS_COLLAPSED  # drawn as density bins
@@ -73,8 +68,8 @@ class ViewModel:
     def _shown(self, s: int, geometry) -> bool:
         """Span ``s`` passes the frame's tests (``_visible`` for one span: O(1)
         but for the focus set in "hide" mode)."""
-        h = self.host
-        row = int(h.span_rows(self._layout(), [s])[0])
+        h = self.index
+        row = int(h.span_rows(self._layout(), ids=[s])[0])
         w0, w1 = self._window
         if not (h.start[s] < w1 and h.end[s] > w0 and row >= self._first_row and h.duration[s] >= self._min_duration):
             return False
@@ -89,5 +84,6 @@ class ViewModel:
     def _focus_set(self):
         """bool per span in the focus (CPU, O(links x depth)): only for explicit queries."""
         if self._focus_mask is None:
-            self._focus_mask = self.host.focus_set(*self._focus)
+            seeds, depth = self._focus
+            self._focus_mask = self.index.focus_set(seeds, depth=depth)
         return self._focus_mask

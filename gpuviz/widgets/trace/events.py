@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .host import (GUTTER, MIN_WINDOW_NS, MINIMAP_HEIGHT, MINIMAP_TOP, MODE_EXPANDED, PROCESS_COLUMN, ROW_HEIGHT,
+from .geometry import (GUTTER, MIN_WINDOW_NS, MINIMAP_HEIGHT, MINIMAP_TOP, MODE_EXPANDED, PROCESS_COLUMN, ROW_HEIGHT,
                    TRACKS_TOP)
 
 __all__ = ["handle", "band", "band_region", "zoom", "pan_pixels", "gutter_click", "minimap_click"]
@@ -170,12 +170,11 @@ def handle(viewer, event) -> bool:
 def gutter_click(viewer, x, y) -> bool:
     layout = viewer._layout()
     row = viewer._first_row + int((y - TRACKS_TOP) // ROW_HEIGHT)
-    h = viewer.host
     if x < PROCESS_COLUMN:
         hit = np.flatnonzero((layout.process_row <= row) & (layout.process_row + layout.process_height > row))
         if len(hit):
             p = int(hit[0])
-            h.process_expanded[p] = not h.process_expanded[p]
+            viewer._process_expanded[p] = not viewer._process_expanded[p]
             viewer._changed()
             return True
         return False
@@ -184,14 +183,14 @@ def gutter_click(viewer, x, y) -> bool:
                                                                     & (layout.thread_mode == 1)))
     if len(hit):
         t = int(hit[0])
-        h.thread_expanded[t] = not h.thread_expanded[t]
+        viewer._thread_expanded[t] = not viewer._thread_expanded[t]
         viewer._changed()
         return True
     return False
 
 
 def minimap_click(viewer, x) -> None:
-    t0, t1 = viewer.host.extent
+    t0, t1 = viewer.index.extent
     frac = (x - GUTTER) / max(viewer._size[0] - 4 - GUTTER, 1)
     centre = t0 + frac * (t1 - t0)
     w0, w1 = viewer._window

@@ -10,9 +10,9 @@ import numpy as np
 
 from .chrome import MIN_LABEL_PX, link_segments
 from .graph import VIEW_FLAGS
-from .host import GUTTER, ROW_HEIGHT, TRACKS_TOP, format_ns
+from .geometry import GUTTER, ROW_HEIGHT, TRACKS_TOP, format_ns
 
-__all__ = ["write_frame", "frame_state", "scene_bits", "label_dimmed", "status_line"]
+__all__ = ["write_frame", "frame_state", "label_dimmed", "status_line"]
 
 
 
@@ -36,7 +36,7 @@ def write_frame(viewer, size, scale) -> None:
         g.frame.write(frame_state(viewer, columns, geometry))
         if g.selected_ids is not viewer._selection:  # a selection change: its changed words only
             g.write_selection(viewer._selection)
-        g.write_segments(link_segments(viewer.host, viewer._layout(), geometry, viewer._selection))
+        g.write_segments(link_segments(viewer.index, viewer._layout(), geometry, viewer._selection))
     flags = (VIEW_FLAGS["search"] if viewer._search is not None else 0) | \
         (VIEW_FLAGS["focus"] if viewer._focus is not None else 0)
     origin = viewer.scene.time_origin_ns
@@ -60,26 +60,15 @@ def _pointer_pixel(viewer, geometry, s, render):
 
 def frame_state(viewer, columns, geometry):
     from ...trace.interaction import TraceViewState
-    h, frame = viewer.host, viewer._graph.frame
-    search = None if viewer._search is None else scene_bits(viewer._search_names, viewer._scene_name,
-                                                                 frame.name_count)
-    categories = None if viewer._categories is None else scene_bits(viewer._categories, viewer._scene_category,
-                                                                        frame.category_count)
+    frame = viewer._graph.frame
     return TraceViewState(
         window=viewer._window, width=columns,
         rows=(viewer._first_row, min(geometry.visible_rows, frame.row_capacity)),
-        process_expanded=h.process_expanded.copy(), thread_expanded=h.thread_expanded.copy(),
-        categories=categories, min_duration_ns=viewer._min_duration, search=search,
+        process_expanded=viewer._process_expanded.copy(), thread_expanded=viewer._thread_expanded.copy(),
+        categories=viewer._categories, min_duration_ns=viewer._min_duration, search=viewer._search_names,
         search_mode="highlight" if viewer._search is None else viewer._search[1],
         focus_seeds=() if viewer._focus is None else tuple(int(v) for v in viewer._focus[0]),
         focus_depth=0 if viewer._focus is None else viewer._focus[1], focus_mode=viewer._focus_mode)
-
-
-def scene_bits(flags, to_scene, count):
-    """Flags per host ID -> flags per scene ID."""
-    out = np.zeros(count, bool)
-    out[to_scene] = flags
-    return out
 
 
 def label_dimmed(viewer, ids, flags):
@@ -88,7 +77,7 @@ def label_dimmed(viewer, ids, flags):
     from .labels import LABEL_FOCUSED
     dim = np.zeros(len(ids), bool)
     if viewer._search is not None:
-        dim |= ~viewer._search_names[viewer.host.name_id[ids]]
+        dim |= ~viewer._search_names[viewer.index.name_id[ids]]
     if viewer._focus is not None:
         dim |= (flags & LABEL_FOCUSED) == 0
     return dim
@@ -98,7 +87,7 @@ def status_line(viewer, geometry, stats) -> str:
     """The line under the tracks; counts from the GPU's stats words (a sample, or None)."""
     from ...trace.interaction import STATS
     w0, w1 = viewer._window
-    parts = [f"{viewer.host.n:,} spans", f"window {format_ns(w1 - w0)}"]
+    parts = [f"{viewer.index.n:,} spans", f"window {format_ns(w1 - w0)}"]
     if viewer._search is not None and stats is not None:
         parts.append(f"search: {int(stats[STATS['search_matches']]):,} matches")
     if len(viewer._selection):
@@ -106,6 +95,6 @@ def status_line(viewer, geometry, stats) -> str:
     if viewer._focus is not None:
         focused = "" if stats is None else f"{int(stats[STATS['focused']]):,} spans "
         parts.append(f"focus: {focused}({viewer._focus_mode})")
-    if not viewer.host.n:
+    if not viewer.index.n:
         parts.append("empty trace")
     return " · ".join(parts)

@@ -3,7 +3,7 @@ compiled once per capacity tier, for every view.
 
 Nodes::
 
-    trace-view-*  GPUTraceFrame (gpuviz.trace.interaction): layout, focus
+    trace-view-*  GPUTraceInteraction (gpuviz.trace.interaction): layout, focus
                   over links, the trace predicate (64-bit window, expansion,
                   rows, categories, duration, search, focus), compaction of
                   the drawn rows with its count written into the SPANS draw
@@ -31,7 +31,7 @@ After the graph, :meth:`TraceGraph.sample` copies the stats, the pick
 output and the labels into a readback ring slot (:class:`.labels.ViewSampler`),
 read back without waiting a frame or two later.
 
-A view change is :meth:`GPUTraceFrame.write` (a few parameter buffers) and
+A view change is :meth:`GPUTraceInteraction.write` (a few parameter buffers) and
 our 80-byte ``view`` uniform; the selection a bit set; links the
 ``segments``: buffer writes only, never a recompilation. The textures have
 a fixed maximum size (:data:`FRAME_SIZE`); a frame writes their top-left
@@ -47,7 +47,7 @@ from ...graph import GPUCommandGraph
 from ...errors import GraphValidationError
 from ...render.draw_commands import DrawCommandBuffer
 from ...render.picking import NO_ID, GPUIndexPickingTarget
-from ...trace.interaction import SPANS, GPUTraceFrame
+from ...trace.interaction import SPANS, GPUTraceInteraction
 from ..canvas import TEXTURE_FORMAT
 from .labels import ViewSampler, add_label_node, label_bytes
 from .tracks import RECORD_BINDINGS, add_links_node, add_tracks_node, spread_capacity
@@ -88,12 +88,12 @@ class TraceGraph:
         Borrowed: never destroyed here.
     name_colours : numpy uint32
         rgba8 per scene name ID.
-    trace : Trace
-        The trace of the scene (threads' display order for the frame).
+    trace : Trace, optional
+        The trace of the scene (default and checked: ``scene.index.trace``).
     capacity : int
         Span capacity of the tier (>= the scene's span count).
     edges : bool
-        Let the frame resolve every link's ends each frame (GPUTraceFrame
+        Let the frame resolve every link's ends each frame (GPUTraceInteraction
         ``edges=True``; the widget draws only the selection's links and
         passes False).
 
@@ -120,7 +120,7 @@ class TraceGraph:
     not read anything back on the frame path.
     """
 
-    def __init__(self, device, scene, trace, *, name_colours, capacity: int, edges: bool = False):
+    def __init__(self, device, scene, trace=None, *, name_colours, capacity: int, edges: bool = False):
         self.device, self.scene = device, scene
         self.n = scene.span_count
         if len(scene.record_chunks) > MAX_RECORD_CHUNKS:
@@ -138,7 +138,7 @@ class TraceGraph:
         try:
             limit = int(device.limits["max-texture-dimension-2d"])
             self.frame_size = (min(FRAME_SIZE[0], limit), min(FRAME_SIZE[1], limit))
-            self.frame = GPUTraceFrame(scene=scene, trace=trace, capacity=max(self.capacity, 1),
+            self.frame = GPUTraceInteraction(scene=scene, trace=trace, capacity=max(self.capacity, 1),
                                        width_capacity=self.frame_size[0], row_capacity=ROW_CAPACITY,
                                        edges=edges, id="trace-view")  # the widget draws the selection's links only
             self.colours = np.asarray(name_colours, np.uint32)  # host copy (the tracks oracle)
@@ -304,6 +304,9 @@ class TraceGraph:
         self.draws.write(LINKS_RECORD, vertex_count=6, instance_count=len(segments))
 
     def encode(self, encoder, *, timestamps: bool = False) -> dict:
+        """Record the frame's due change graphs (focus, minimap) and the
+        compiled graph into ``encoder``; never submits."""
+        self.frame.encode_changes(encoder)
         return self.compiled.encode(encoder, timestamps=timestamps)
 
     def pick(self, pixel):
@@ -384,7 +387,7 @@ class _BenchRig:
 
 
 def bench_frame(device, scene, trace, *, size=(1920, 600)):
-    """The TraceViewer graph (GPUTraceFrame + tracks and links nodes + pick) for
+    """The TraceViewer graph (GPUTraceInteraction + tracks and links nodes + pick) for
     a benchmark: ``.frame``, ``.compiled``, ``.write(state)``, ``.destroy()``.
     Draws into the graph's own frame texture; presents nothing."""
     return _BenchRig(device, scene, trace, size)

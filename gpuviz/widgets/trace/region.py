@@ -214,7 +214,7 @@ def pick_merged(viewer, x, y):
     region pass, the longest of those inside the one column (the merged
     ones; ties: the lowest ID), else the longest of all; None when none."""
     from ...trace.interaction import column_bounds
-    from .host import GUTTER, ROW_HEIGHT, TRACKS_TOP
+    from .geometry import GUTTER, ROW_HEIGHT, TRACKS_TOP
     geometry = viewer._geometry()
     if x < GUTTER or y < TRACKS_TOP or y >= geometry.bottom:
         return None
@@ -227,7 +227,7 @@ def pick_merged(viewer, x, y):
     ids = region_ids(viewer, (t0, t1), (row, row + 1))
     if not len(ids):
         return None
-    h = viewer.host
+    h = viewer.index
     inside = ids[(h.start[ids] >= t0) & (h.end[ids] <= t1)]
     ids = inside if len(inside) else ids
     return int(ids[np.argmax(h.duration[ids])])  # ids ascend: argmax keeps the lowest on ties

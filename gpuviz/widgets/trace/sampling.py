@@ -21,7 +21,7 @@ def label_items(viewer, sample):
     """(span IDs, dimmed) of the labels of ``sample`` (empty before the first): O(labels)."""
     if sample is None:
         return np.zeros(0, np.int64), np.zeros(0, bool)
-    ids = sample.label_ids[sample.label_ids < viewer.host.n]
+    ids = sample.label_ids[sample.label_ids < viewer.index.n]
     return ids, label_dimmed(viewer, ids, sample.label_flags[:len(ids)])
 
 
@@ -29,7 +29,7 @@ def apply_sample(viewer) -> None:
     """Take the hover from the latest sample when it was drawn for the current pointer."""
     sample = viewer._graph.sampler.latest
     if sample is not None and sample.key[3] is not None and sample.key[3] == viewer._pointer:
-        hover = sample.hover if sample.hover is not None and sample.hover < viewer.host.n else None
+        hover = sample.hover if sample.hover is not None and sample.hover < viewer.index.n else None
         viewer._hover = hover
 
 

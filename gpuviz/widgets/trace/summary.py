@@ -37,7 +37,8 @@ class SpanSummary:
     Parameters
     ----------
     device : wgpu.GPUDevice
-    host : TraceHost
+    index : TraceIndex
+        The trace's CPU index (name codes, parents, durations).
 
     Notes
     -----
@@ -46,9 +47,9 @@ class SpanSummary:
     result beyond the total descending.
     """
 
-    def __init__(self, device, host):
-        self.device, self.host = device, host
-        self.groups = max(len(host.name_table), 1)
+    def __init__(self, device, index):
+        self.device, self.index = device, index
+        self.groups = max(len(index.names), 1)
         self.compiled = None
         self.compile_count = 0
         self._owned = []
@@ -59,14 +60,14 @@ class SpanSummary:
         return data
 
     def _build(self):
-        host, n = self.host, max(self.host.n, 1)
+        index, n = self.index, max(self.index.n, 1)
         names = np.zeros(n, np.uint32)
-        names[:host.n] = host.name_id
+        names[:index.n] = index.name_id
         parent_names = np.zeros(n, np.uint32)
-        has_parent = host.parent >= 0
-        parent_names[:host.n] = np.where(has_parent, host.name_id[np.maximum(host.parent, 0)], 0)
+        has_parent = index.parent >= 0
+        parent_names[:index.n] = np.where(has_parent, index.name_id[np.maximum(index.parent, 0)], 0)
         durations = np.zeros(n, np.float32)
-        durations[:host.n] = host.duration
+        durations[:index.n] = index.duration
         self.mask = self._data(np.zeros(n, np.uint32), np.uint32)
         self.child_mask = self._data(np.zeros(n, np.uint32), np.uint32)
         graph = GPUCommandGraph(self.device, id="trace-viewer-summary")
@@ -92,15 +93,15 @@ class SpanSummary:
     def run(self, selected: np.ndarray) -> pa.Table:
         """Summary table of the spans where ``selected`` (bool per span) is True,
         one row per name that occurs, by total duration descending."""
-        host = self.host
+        index = self.index
         if self.compiled is None:
             self._build()
-        n = max(host.n, 1)
+        n = max(index.n, 1)
         mask = np.zeros(n, np.uint32)
-        mask[:host.n] = selected
+        mask[:index.n] = selected
         child = np.zeros(n, np.uint32)
-        has_parent = host.parent >= 0
-        child[:host.n] = has_parent & selected[np.maximum(host.parent, 0)] if host.n else 0
+        has_parent = index.parent >= 0
+        child[:index.n] = has_parent & selected[np.maximum(index.parent, 0)] if index.n else 0
         self.device.queue.write_buffer(self.mask.buffer, self.mask.byte_offset, mask.tobytes())
         self.device.queue.write_buffer(self.child_mask.buffer, self.child_mask.byte_offset, child.tobytes())
         encoder = self.device.create_command_encoder(label="trace-viewer-summary")
@@ -113,7 +114,7 @@ class SpanSummary:
         child_sum = np.nan_to_num(got["child"].astype(np.float64))
         order = keep[np.argsort(-total[keep], kind="stable")]
         return pa.table({
-            "name": pa.array([host.name_table[i] for i in order], pa.string()),
+            "name": pa.array([index.names[i] for i in order], pa.string()),
             "count": pa.array(count[order]),
             "total_ns": pa.array(total[order]),
             "mean_ns": pa.array(total[order] / count[order]),

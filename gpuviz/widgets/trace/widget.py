@@ -26,12 +26,11 @@ from ..arguments import check_integer
 from ..inspector import GraphInspector
 from ..lifecycle import WidgetLifecycle, guarded
 from .chrome import MINIMAP_BINS, details_html, queue_chrome, span_lines
-from .counters import mark_counter_lanes, with_counter_tracks
 from .cpuview import ViewModel
 from .events import handle as handle_event
 from .frames import status_line, write_frame
 from .graph import TraceGraph
-from .host import GUTTER, MIN_WINDOW_NS, ROW_HEIGHT, TRACKS_TOP, Geometry, TraceHost, name_colour
+from .geometry import GUTTER, MIN_WINDOW_NS, ROW_HEIGHT, TRACKS_TOP, Geometry, name_colour
 from .load import as_trace
 from .present import Presenter
 from .region import pick_merged, queue_band, select_region
@@ -46,6 +45,19 @@ MAX_FOCUS_DEPTH = 8
 _ZOOM_STEP = 1.25
 def _int(name, value, low=None):
     return check_integer(NAME, name, value, low=low)
+
+
+def _span_ids(index, span_ids, what: str) -> np.ndarray:
+    """int64 span IDs, each a row of ``trace.spans``; GraphValidationError otherwise."""
+    ids = np.atleast_1d(np.asarray(span_ids))
+    if ids.size and (ids.dtype.kind not in "iu"):
+        raise GraphValidationError(f"{NAME} {what} takes integer span IDs (got dtype {ids.dtype})")
+    ids = ids.astype(np.int64).ravel()
+    bad = ids[(ids < 0) | (ids >= index.n)]
+    if len(bad):
+        raise GraphValidationError(f"{NAME} {what}: span ID {int(bad[0])} is not in the trace "
+                                   f"({index.n} spans: IDs 0..{index.n - 1})")
+    return ids
 
 
 class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
@@ -127,36 +139,29 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
         self.device = device or request_device()
         self.device_lost = None
         self._graph = None
-        # counter tracks: threads without spans appended to the threads table (rows in the GPU layout)
-        view_trace, self._counters = with_counter_tracks(self.trace)
-        self.host = host = TraceHost(view_trace)
-        host.thread_lanes[[track.thread for track in self._counters]] = 1
-        self.capacity = capacity_tier(host.n) if capacity is None else _int("capacity", capacity, max(host.n, 1))
+        n = self.trace.spans.num_rows
+        self.capacity = capacity_tier(n) if capacity is None else _int("capacity", capacity, max(n, 1))
         from ...trace.scene import GPUTraceScene
         # record chunks of at most one storage binding: the tracks and labels bind each (up to 4)
         limits = self.device.limits
         chunk = min(int(limits["max-buffer-size"]), int(limits["max-storage-buffer-binding-size"]))
-        self.scene = GPUTraceScene(self.device, view_trace, label="trace-viewer", max_chunk_bytes=chunk)
-        mark_counter_lanes(self.scene, self._counters)
+        # counter tracks are threads without spans appended to the threads table (rows in the GPU layout)
+        self.scene = GPUTraceScene(self.device, self.trace, label="trace-viewer", max_chunk_bytes=chunk,
+                                   counter_tracks=True)
+        self.index = index = self.scene.index.prepare_spans()  # read every frame: none is built mid-frame
         try:
-            scene_names = [str(v) for v in self.scene.names.to_pylist()]
-            colours = [name_colour(v) for v in scene_names]
+            colours = [name_colour(v) for v in index.names]
             packed = np.array([int(r * 255) | int(g * 255) << 8 | int(b * 255) << 16 | 255 << 24
                                for r, g, b in colours], np.uint32)
-            index = {v: i for i, v in enumerate(scene_names)}
-            self._scene_name = np.array([index[v] for v in host.name_table], np.int64)
-            cindex = {str(v): i for i, v in enumerate(self.scene.categories.to_pylist())}
-            self._scene_category = np.array([cindex[v] for v in host.category_table], np.int64)
-            lum = np.array([0.2126 * r + 0.7152 * g + 0.0722 * b for r, g, b in
-                            (name_colour(v) for v in host.name_table)])
-            self._text_dark = lum > 0.42
-            self._graph = TraceGraph(self.device, self.scene, view_trace, name_colours=packed,
-                                     capacity=self.capacity)
+            self._text_dark = np.array([0.2126 * r + 0.7152 * g + 0.0722 * b for r, g, b in colours]) > 0.42
+            self._graph = TraceGraph(self.device, self.scene, name_colours=packed, capacity=self.capacity)
         except BaseException:
             self.scene.destroy()
             raise
         self._size = size
-        self._window = host.extent
+        self._window = index.extent
+        self._process_expanded = np.ones(index.process_count, bool)
+        self._thread_expanded = np.ones(index.thread_count, bool)
         self._first_row = 0
         self._categories = None
         self._min_duration = 0
@@ -174,7 +179,7 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
         self._callbacks = []
         self._hover, self._pointer, self._drag = None, None, None
         self._version, self._written, self._cache = 0, None, {}
-        self._minimap = np.histogram(host.start, bins=MINIMAP_BINS, range=host.extent)[0] if host.n \
+        self._minimap = np.histogram(index.start, bins=MINIMAP_BINS, range=index.extent)[0] if index.n \
             else np.zeros(MINIMAP_BINS, np.int64)
         self._summary = None
         self._region, self._band = None, None  # region graph (lazy), shift-drag rubber band
@@ -185,7 +190,7 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
         self.inspector.watch_counts({"span records drawn (instanceCount)":
                                      self._graph.draws.get_instance_count_data(0)})
         self.canvas = GPUCanvas(self, device=self.device, size=size)
-        self.details = widgets.HTML(details_html(host, self._selection))
+        self.details = widgets.HTML(details_html(index, self._selection))
         side = widgets.VBox([self.details, self.inspector], layout=widgets.Layout(flex="1 1 320px"))
         self.layout = widgets.Layout(flex_flow="row wrap", align_items="flex-start")
         self.children = [self.canvas, side]
@@ -220,7 +225,7 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
     def reset_view(self) -> None:
         """Show the whole trace from the first row (filters, focus and selection stay)."""
         self._first_row = 0
-        self._set_window(*self.host.extent)
+        self._set_window(*self.index.extent)
 
     @property
     def first_row(self) -> int:
@@ -249,14 +254,14 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
         """``(x0, y0, x1, y1)`` in canvas (logical) pixels of ``span_id`` as
         currently drawn (clipped to the tracks), or None when it is not
         drawn. GraphValidationError for an ID that is not in the trace."""
-        s = int(self.host.check_ids(span_id, "span_rect")[0])
+        s = int(_span_ids(self.index, span_id, "span_rect")[0])
         geometry = self._geometry()
         if not self._shown(s, geometry):
             return None
-        x0 = float(np.clip(geometry.x_of(self.host.start[s]), GUTTER, geometry.width - 1.0))
-        x1 = float(np.clip(geometry.x_of(self.host.end[s]), GUTTER, geometry.width))
+        x0 = float(np.clip(geometry.x_of(self.index.start[s]), GUTTER, geometry.width - 1.0))
+        x1 = float(np.clip(geometry.x_of(self.index.end[s]), GUTTER, geometry.width))
         x1 = max(x1, x0 + 1.0)  # at least one pixel column, as the shader draws it
-        y0 = float(geometry.y_of(self.host.span_rows(self._layout(), [s])[0]))
+        y0 = float(geometry.y_of(self.index.span_rows(self._layout(), ids=[s])[0]))
         return (x0, y0, x1, min(y0 + ROW_HEIGHT - 1, geometry.bottom))
 
     @guarded
@@ -277,7 +282,7 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
         write_frame(self, self._size, 1.0)
         rw, rh = self._graph.render_size
         picked = self._graph.pick((min(int(x * rw / w), rw - 1), min(int(y * rh / h), rh - 1)))
-        if picked is None and self.host.n:  # a merged sub-pixel column carries no ID: ask the region pass
+        if picked is None and self.index.n:  # a merged sub-pixel column carries no ID: ask the region pass
             picked = pick_merged(self, float(x), float(y))
         return picked
 
@@ -286,9 +291,9 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
     def select(self, span_ids) -> None:
         """Select these span IDs (an int or a sequence; empty clears). Calls
         the :meth:`on_select` callbacks with the new :attr:`selection`."""
-        ids = np.unique(self.host.check_ids(span_ids, "select")) if np.size(span_ids) else np.zeros(0, np.int64)
+        ids = np.unique(_span_ids(self.index, span_ids, "select")) if np.size(span_ids) else np.zeros(0, np.int64)
         self._selection = ids
-        self.details.value = details_html(self.host, ids)
+        self.details.value = details_html(self.index, ids)
         self._changed()
         table = self.selection
         for callback in list(self._callbacks):
@@ -328,7 +333,7 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
         """Keep ``span_id`` (or several) and the spans within ``depth`` link
         hops of it, both directions, bright; the rest is dimmed or hidden
         (:attr:`focus_mode`). Depth 0..8."""
-        seeds = self.host.check_ids(span_id, "focus")
+        seeds = _span_ids(self.index, span_id, "focus")
         depth = _int("focus depth", depth, 0)
         if depth > MAX_FOCUS_DEPTH:
             raise GraphValidationError(f"{NAME} focus depth must be at most {MAX_FOCUS_DEPTH} (got {depth})")
@@ -360,15 +365,15 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
 
     # -------------------------------------------------------- expansion
     def _targets(self, process, thread, action):
-        h = self.host
+        h = self.index
         if process is None and thread is None:
             return np.arange(h.process_count), None
-        procs = None if process is None else self._index(process, h.process_count, h.process_names, "process", action)
-        threads = None if thread is None else self._index(thread, h.thread_count, h.thread_names, "thread", action)
+        procs = None if process is None else self._row_of(process, h.process_count, h.process_names, "process", action)
+        threads = None if thread is None else self._row_of(thread, h.thread_count, h.thread_names, "thread", action)
         return procs, threads
 
     @staticmethod
-    def _index(value, count, names, what, action):
+    def _row_of(value, count, names, what, action):
         if isinstance(value, str):
             hits = [i for i, v in enumerate(names) if v == value]
             if not hits:
@@ -387,9 +392,9 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
         with no argument, every process. Rows or names (str) are accepted."""
         procs, threads = self._targets(process, thread, "collapse")
         if procs is not None:
-            self.host.process_expanded[procs] = False
+            self._process_expanded[procs] = False
         if threads is not None:
-            self.host.thread_expanded[threads] = False
+            self._thread_expanded[threads] = False
         self._changed()
 
     @guarded
@@ -397,11 +402,11 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
         """Undo :meth:`collapse` (no argument: every process and thread)."""
         procs, threads = self._targets(process, thread, "expand")
         if process is None and thread is None:
-            self.host.thread_expanded[:] = True
+            self._thread_expanded[:] = True
         if procs is not None:
-            self.host.process_expanded[procs] = True
+            self._process_expanded[procs] = True
         if threads is not None:
-            self.host.thread_expanded[threads] = True
+            self._thread_expanded[threads] = True
         self._changed()
 
     # ---------------------------------------------------------- filters
@@ -410,7 +415,7 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
         """The shown categories (a frozenset of str), or None for all. Set an iterable of names or None."""
         if self._categories is None:
             return None
-        return frozenset(c for c, on in zip(self.host.category_table, self._categories) if on)
+        return frozenset(c for c, on in zip(self.index.categories, self._categories) if on)
 
     @categories.setter
     def categories(self, shown) -> None:
@@ -421,11 +426,11 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
             if isinstance(shown, str):
                 shown = [shown]
             shown = {str(c) for c in shown}
-            unknown = shown - set(self.host.category_table)
+            unknown = shown - set(self.index.categories)
             if unknown:
                 raise GraphValidationError(f"{NAME} categories: {sorted(unknown)!r} not in the trace "
-                                           f"(it has {self.host.category_table!r})")
-            self._categories = np.array([c in shown for c in self.host.category_table], bool)
+                                           f"(it has {self.index.categories!r})")
+            self._categories = np.array([c in shown for c in self.index.categories], bool)
         self._changed()
 
     @property
@@ -460,7 +465,7 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
             self._search = self._search_names = None
         elif isinstance(value, (str, re.Pattern)):
             self._search = (value, mode)
-            self._search_names = self.host.name_matches(value)
+            self._search_names = self.index.name_matches(value)
         else:
             raise GraphTypeError(f"{NAME} search must be a str, a re.Pattern or None (got {type(value).__name__})")
         self._changed()
@@ -485,8 +490,8 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
         small graph of its own, compiled on the first call."""
         from .summary import SpanSummary
         if self._summary is None:
-            self._summary = SpanSummary(self.device, self.host)
-        mask = np.zeros(self.host.n, bool)
+            self._summary = SpanSummary(self.device, self.index)
+        mask = np.zeros(self.index.n, bool)
         if len(self._selection):
             mask[self._selection] = True
         else:
@@ -523,9 +528,9 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
             self._overlay = PlotOverlay(self.device, pixel_ratio=ratio, label="trace-viewer-overlay")
         geometry = self._geometry(logical)
         sample = self._drawn_sample = graph.sampler.latest
-        hover_lines = span_lines(self.host, self._hover) if self._hover is not None else None
-        queue_chrome(self._overlay, host=self.host, layout=self._layout(), labels=label_items(self, sample),
-                     counters=self._counters, cache=self._chrome_cache,
+        hover_lines = span_lines(self.index, self._hover) if self._hover is not None else None
+        queue_chrome(self._overlay, index=self.index, layout=self._layout(), process_expanded=self._process_expanded,
+                     labels=label_items(self, sample), counters=self.index.counter_tracks, cache=self._chrome_cache,
                      geometry=geometry, minimap=self._minimap, text_dark=self._text_dark, hover_lines=hover_lines,
                      pointer=self._pointer, status=status_line(self, geometry, None if sample is None else sample.stats))
         if self._band is not None:
@@ -587,8 +592,8 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
 
     def zoom_to_span(self, span_id) -> None:
         """Fit the window to one span (10 % margin each side)."""
-        s = int(self.host.check_ids(span_id, "zoom_to_span")[0])
-        start, end = int(self.host.start[s]), int(self.host.end[s])
+        s = int(_span_ids(self.index, span_id, "zoom_to_span")[0])
+        start, end = int(self.index.start[s]), int(self.index.end[s])
         margin = max((end - start) // 10, MIN_WINDOW_NS // 2)
         self._set_window(start - margin, end + margin)
 

@@ -9,7 +9,7 @@ import pytest
 from gpuviz.trace.model import Trace
 from gpuviz.trace.synthetic import synthetic
 from gpuviz.widgets.trace.counters import COUNTER_KIND
-from gpuviz.widgets.trace.host import GUTTER, ROW_HEIGHT, TRACKS_TOP, name_colour
+from gpuviz.widgets.trace.geometry import GUTTER, ROW_HEIGHT, TRACKS_TOP, name_colour
 from gpuviz.widgets.trace.widget import TraceViewer
 
 W, H = 900, 520
@@ -39,11 +39,11 @@ def viewer():
 
 
 def track(v, name):
-    return next(t for t in v._counters if t.name == name)
+    return next(t for t in v.index.counter_tracks if t.name == name)
 
 
 def track_row(v, name):
-    h = v.host
+    h = v.index
     thread = track(v, name).thread
     assert h.trace.threads.column("kind")[thread].as_py() == COUNTER_KIND
     return int(v._layout().thread_row[thread])

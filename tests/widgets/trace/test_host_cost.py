@@ -13,7 +13,8 @@ import wgpu
 from gpuviz.trace.synthetic import synthetic
 from gpuviz.widgets.trace.chrome import MIN_LABEL_PX
 from gpuviz.widgets.trace.graph import TraceGraph
-from gpuviz.widgets.trace.host import GUTTER, ROW_HEIGHT, TraceHost
+from gpuviz.trace.index import TraceIndex
+from gpuviz.widgets.trace.geometry import GUTTER, ROW_HEIGHT
 from gpuviz.widgets.trace.widget import TraceViewer
 
 W, H = 900, 480
@@ -59,12 +60,12 @@ def viewer():
 def test_no_frame_passes_over_every_span(viewer, monkeypatch):
     frames = Frames(viewer)
     full = []
-    spans_rows = TraceHost.span_rows
+    spans_rows = TraceIndex.span_rows
 
-    def rows_spy(self, layout, ids=None):
+    def rows_spy(self, layout, *, ids=None):
         if ids is None:
             full.append("span_rows")
-        return spans_rows(self, layout, ids)
+        return spans_rows(self, layout, ids=ids)
 
     def forbid(name, original):
         def spy(*args, **kwargs):
@@ -73,8 +74,8 @@ def test_no_frame_passes_over_every_span(viewer, monkeypatch):
         return spy
     selections = []
     write_selection = TraceGraph.write_selection
-    monkeypatch.setattr(TraceHost, "span_rows", rows_spy)
-    monkeypatch.setattr(TraceHost, "focus_set", forbid("focus_set", TraceHost.focus_set))
+    monkeypatch.setattr(TraceIndex, "span_rows", rows_spy)
+    monkeypatch.setattr(TraceIndex, "focus_set", forbid("focus_set", TraceIndex.focus_set))
     monkeypatch.setattr(TraceViewer, "_visible", forbid("_visible", TraceViewer._visible))
     monkeypatch.setattr(TraceGraph, "write_selection", lambda self, ids: (selections.append(len(ids)),
                                                                            write_selection(self, ids)))
@@ -88,7 +89,7 @@ def test_no_frame_passes_over_every_span(viewer, monkeypatch):
         frames.pan(30)
         frames.pan(-30)
         viewer.search = "a"
-        viewer.focus(int(viewer.host.link_source[0]), depth=2)
+        viewer.focus(int(viewer.index.link_source[0]), depth=2)
         frames.pan(15)
         viewer.collapse(process=0)
         frames.pan(-15)
@@ -111,12 +112,12 @@ def test_labels_come_from_the_gpu_visible_set(viewer):
     """The GPU's label spans == the CPU oracle: drawn, >= MIN_LABEL_PX wide, row fits above the bottom."""
     for window in (None, "zoom"):
         if window == "zoom":
-            start = int(viewer.host.start.min())
+            start = int(viewer.index.start.min())
             viewer.time_window = (start, start + 3_000_000)
         viewer.draw_offscreen(width=W, height=H)
         sample = viewer._graph.sampler.latest
         g = viewer._geometry()
-        h = viewer.host
+        h = viewer.index
         rows = viewer._rows()
         x0 = np.clip(g.x_of(h.start), GUTTER, W)
         x1 = np.clip(g.x_of(h.end), GUTTER, W)
@@ -136,14 +137,14 @@ def test_hover_is_the_picking_pass_under_the_pointer(viewer):
     frames = Frames(viewer)
     try:
         viewer.draw_offscreen(width=W, height=H)
-        s = next(k for k in range(viewer.host.n) if (r := viewer.span_rect(k)) and r[2] - r[0] > 20)
+        s = next(k for k in range(viewer.index.n) if (r := viewer.span_rect(k)) and r[2] - r[0] > 20)
         r = viewer.span_rect(s)
         frames.hover((r[0] + r[2]) / 2, (r[1] + r[3]) / 2)
         viewer._graph.sampler.poll(wait=True)  # what the event loop's trailing poll does
         viewer._apply_sample()
         assert viewer._hover == s
         # another span, with no view change in between: the pick pixel follows the pointer
-        s2 = next(k for k in range(viewer.host.n) if k != s and (q := viewer.span_rect(k)) and q[2] - q[0] > 20
+        s2 = next(k for k in range(viewer.index.n) if k != s and (q := viewer.span_rect(k)) and q[2] - q[0] > 20
                   and q[1] != r[1])
         q = viewer.span_rect(s2)
         frames.hover((q[0] + q[2]) / 2, (q[1] + q[3]) / 2)

@@ -10,7 +10,7 @@ from gpuviz.errors import GraphValidationError
 from gpuviz.trace.synthetic import synthetic
 from gpuviz.widgets.trace import TraceViewer
 from gpuviz.widgets.trace.events import band_region
-from gpuviz.widgets.trace.host import GUTTER, MODE_PROCESS_COLLAPSED, ROW_HEIGHT, TRACKS_TOP
+from gpuviz.widgets.trace.geometry import GUTTER, MODE_PROCESS_COLLAPSED, ROW_HEIGHT, TRACKS_TOP
 
 W, H = 900, 480
 
@@ -50,7 +50,7 @@ def sub_pixel(v, ids):
     """How many of ids are narrower than one pixel column in the current view."""
     w0, w1 = v.time_window
     ns_per_px = (w1 - w0) / (W - GUTTER)
-    return int((v.host.duration[ids] < ns_per_px).sum())
+    return int((v.index.duration[ids] < ns_per_px).sum())
 
 
 def test_region_selection_equals_the_oracle_including_sub_pixel_spans(viewer):

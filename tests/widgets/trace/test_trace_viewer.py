@@ -13,7 +13,7 @@ from gpuviz.errors import GraphStateError, GraphTypeError, GraphValidationError
 from gpuviz.trace.model import Trace
 from gpuviz.trace.synthetic import synthetic
 from gpuviz.widgets.trace import TraceViewer
-from gpuviz.widgets.trace.host import GUTTER, ROW_HEIGHT, TRACKS_TOP, name_colour
+from gpuviz.widgets.trace.geometry import GUTTER, ROW_HEIGHT, TRACKS_TOP, name_colour
 
 W, H = 900, 480
 
@@ -65,8 +65,8 @@ def share_of_colour(image, rect, rgb, tol=16):
 
 def wide_span(v, *, min_px=60, lane=None):
     """A span drawn at least min_px wide in the current view."""
-    for s in range(v.host.n):
-        if lane is not None and v.host.lane[s] != lane:
+    for s in range(v.index.n):
+        if lane is not None and v.index.lane[s] != lane:
             continue
         r = v.span_rect(s)
         if r is not None and r[2] - r[0] >= min_px and r[3] < H - 30:
@@ -88,7 +88,7 @@ def test_span_pixels_at_rect_and_pick_at_centre(viewer):
 
 def test_pan_and_zoom_move_the_span_by_the_expected_pixels(viewer):
     s, r = wide_span(viewer, min_px=40)
-    start = int(viewer.host.start[s])
+    start = int(viewer.index.start[s])
     w0, w1 = start - 5_000, start + 400_000
     viewer.time_window = (w0, w1)
     px = (W - GUTTER) / (w1 - w0)
@@ -146,7 +146,7 @@ def test_events_drag_wheel_keys_and_clicks(viewer):
     assert viewer.selection.num_rows == 0 and seen[-1] == []
     ev({"event_type": "double_click", "x": cx, "y": cy, "button": 1})
     a, b = viewer.time_window
-    assert a < viewer.host.start[s] and b > viewer.host.end[s] and (b - a) < 1.5 * (viewer.host.end[s] - viewer.host.start[s])
+    assert a < viewer.index.start[s] and b > viewer.index.end[s] and (b - a) < 1.5 * (viewer.index.end[s] - viewer.index.start[s])
     # hover shows the span under the pointer (tooltip lines)
     viewer.reset_view()
     ev({"event_type": "pointer_move", "x": cx, "y": cy, "buttons": ()})
@@ -162,11 +162,11 @@ def test_events_drag_wheel_keys_and_clicks(viewer):
     assert with_tip > without + 0.3, (with_tip, without)
     ev({"event_type": "pointer_move", "x": cx, "y": cy, "buttons": ()})
     from gpuviz.widgets.trace.chrome import span_lines
-    lines = span_lines(viewer.host, s)
-    assert lines[0] == viewer.host.name_table[viewer.host.name_id[s]] and lines[1].startswith("category: ")
+    lines = span_lines(viewer.index, s)
+    assert lines[0] == viewer.index.names[viewer.index.name_id[s]] and lines[1].startswith("category: ")
     # a click in the minimap centres the window there
-    viewer.time_window = (viewer.host.extent[0], viewer.host.extent[0] + 1_000_000)
-    t0, t1 = viewer.host.extent
+    viewer.time_window = (viewer.index.extent[0], viewer.index.extent[0] + 1_000_000)
+    t0, t1 = viewer.index.extent
     x = GUTTER + 0.75 * (W - 4 - GUTTER)
     ev({"event_type": "pointer_down", "x": x, "y": 15.0, "button": 1, "buttons": (1,)})
     ev({"event_type": "pointer_up", "x": x, "y": 15.0, "button": 1, "buttons": ()})
@@ -174,18 +174,18 @@ def test_events_drag_wheel_keys_and_clicks(viewer):
     assert b - a == 1_000_000 and (a + b) / 2 == pytest.approx(t0 + 0.75 * (t1 - t0), abs=1)
     viewer.reset_view()
     # a click on a process name in the gutter collapses it
-    p = int(viewer.host.process[s])
+    p = int(viewer.index.process[s])
     y = TRACKS_TOP + viewer._layout().process_row[p] * ROW_HEIGHT + 4
     ev({"event_type": "pointer_down", "x": 10.0, "y": y, "button": 1, "buttons": (1,)})
     ev({"event_type": "pointer_up", "x": 10.0, "y": y, "button": 1, "buttons": ()})
-    assert not viewer.host.process_expanded[p]
+    assert not viewer._process_expanded[p]
     assert viewer.compile_count == 1
 
 
 def test_collapse_filters_search_focus_change_the_image_never_recompile(viewer, trace):
     base = draw(viewer)
     s, r = wide_span(viewer, lane=1)
-    p, t = int(viewer.host.process[s]), int(viewer.host.thread[s])
+    p, t = int(viewer.index.process[s]), int(viewer.index.thread[s])
     viewer.collapse(thread=t)
     assert viewer.span_rect(s) is None  # lane 1 of a collapsed thread
     collapsed = draw(viewer)
@@ -193,44 +193,44 @@ def test_collapse_filters_search_focus_change_the_image_never_recompile(viewer, 
     viewer.expand(thread=t)
     viewer.collapse(process=p)
     # a collapsed process: every span of it on its one summary row
-    rows = viewer._rows()[viewer.host.process == p]
+    rows = viewer._rows()[viewer.index.process == p]
     assert len(np.unique(rows)) == 1 and rows[0] == viewer._layout().process_row[p]
     assert (draw(viewer) != base).any()
     viewer.expand()
     assert (draw(viewer) == base).all()  # expansion is fully undone
     # categories: hiding the span's category hides it
-    cats = set(viewer.host.category_table)
-    cat = viewer.host.category_table[viewer.host.category_id[s]]
+    cats = set(viewer.index.categories)
+    cat = viewer.index.categories[viewer.index.category_id[s]]
     viewer.categories = cats - {cat}
     assert viewer.span_rect(s) is None
     img = draw(viewer)
     assert share_of_colour(img, r, colour_of(viewer, s)) < 0.2
     viewer.categories = None
     # min duration above the span's duration hides it
-    viewer.min_duration_ns = int(viewer.host.duration[s]) + 1
+    viewer.min_duration_ns = int(viewer.index.duration[s]) + 1
     assert viewer.span_rect(s) is None
     viewer.min_duration_ns = 0
     # search: highlight dims the others, filter hides them
-    name = viewer.host.name_table[viewer.host.name_id[s]]
+    name = viewer.index.names[viewer.index.name_id[s]]
     viewer.search = name
     matches = np.array([n == name or name.casefold() in n.casefold() for n in
                         viewer.trace.spans.column("name").to_pylist()])
     assert viewer.search_count == int((viewer._visible() & matches).sum()) > 0
     highlighted = draw(viewer)
     assert share_of_colour(highlighted, r, colour_of(viewer, s)) > 0.8
-    other, ro = next((k, viewer.span_rect(k)) for k in range(viewer.host.n)
+    other, ro = next((k, viewer.span_rect(k)) for k in range(viewer.index.n)
                      if not matches[k] and viewer.span_rect(k) and viewer.span_rect(k)[2] - viewer.span_rect(k)[0] > 30)
     assert share_of_colour(highlighted, ro, colour_of(viewer, other)) < 0.2  # dimmed
     viewer.search = (re.compile("^" + re.escape(name) + "$"), "filter")
     assert viewer.span_rect(other) is None and viewer.span_rect(s) is not None
     viewer.search = None
     # focus "hide" over links keeps the seed and its linked spans only
-    linked = int(viewer.host.link_source[0])
-    target = int(viewer.host.link_target[0])
+    linked = int(viewer.index.link_source[0])
+    target = int(viewer.index.link_target[0])
     viewer.focus(linked, depth=1)
     viewer.focus_mode = "hide"
-    assert viewer._visible()[viewer.host.focus_set([linked], 1) == False].sum() == 0  # noqa: E712
-    assert viewer.host.focus_set([linked], 1)[target]
+    assert viewer._visible()[viewer.index.focus_set([linked], depth=1) == False].sum() == 0  # noqa: E712
+    assert viewer.index.focus_set([linked], depth=1)[target]
     hidden = draw(viewer)
     assert (hidden != base).any()
     viewer.clear_focus()
@@ -274,10 +274,10 @@ def test_selection_and_summary_against_pandas(viewer, trace):
 
 
 def test_links_of_the_selection_are_drawn(viewer):
-    src, dst = int(viewer.host.link_source[0]), int(viewer.host.link_target[0])
+    src, dst = int(viewer.index.link_source[0]), int(viewer.index.link_target[0])
     rows = viewer._rows()
     viewer.first_row = max(int(min(rows[src], rows[dst])) - 2, 0)
-    viewer.time_window = (int(viewer.host.start[src]) - 20_000, int(viewer.host.end[dst]) + 20_000)
+    viewer.time_window = (int(viewer.index.start[src]) - 20_000, int(viewer.index.end[dst]) + 20_000)
     base = draw(viewer)
     viewer.select([src])
     img = draw(viewer)
@@ -291,9 +291,9 @@ def test_window_checks_and_outside_window(viewer):
     for bad in [(5, 5), (10, 2), "x", (1.5, 3)]:
         with pytest.raises((GraphValidationError, GraphTypeError)):
             viewer.time_window = bad
-    end = viewer.host.extent[1]
+    end = viewer.index.extent[1]
     viewer.time_window = (end + 10**9, end + 2 * 10**9)
-    assert all(viewer.span_rect(s) is None for s in range(0, viewer.host.n, 7))
+    assert all(viewer.span_rect(s) is None for s in range(0, viewer.index.n, 7))
     img = draw(viewer)
     assert viewer.pick(500, 200) is None
     tracks = img[int(TRACKS_TOP) + 2:H - 30, int(GUTTER) + 2:, :3]
@@ -359,7 +359,7 @@ def test_pick_over_merged_sub_pixel_spans_returns_the_longest_there(viewer):
     columns = min(int(g.plot_width), w1 - w0)
     px = g.plot_width / columns
     bounds = column_bounds((0, w1 - w0), columns)
-    h, rows = viewer.host, viewer._rows()
+    h, rows = viewer.index, viewer._rows()
     checked = 0
     for row, c0, c1, _ in merged[:: max(len(merged) // 12, 1)]:
         x = GUTTER + (c0 + 0.5) * px
@@ -389,7 +389,7 @@ def test_bad_arguments():
 
 def test_links_to_a_collapsed_process_land_on_its_summary_row(viewer):
     from gpuviz.widgets.trace.chrome import link_segments
-    h = viewer.host
+    h = viewer.index
     cross = np.flatnonzero(h.process[h.link_source] != h.process[h.link_target])
     k = int(cross[0]) if len(cross) else 0
     src, dst = int(h.link_source[k]), int(h.link_target[k])
@@ -412,8 +412,8 @@ def test_capacity_tier_chosen_at_load(viewer):
     assert capacity_tier((100 << 20) + 1) == 200 << 20
     assert all(b <= 4 * a for a, b in zip(CAPACITY_TIERS, CAPACITY_TIERS[1:]))
     # the viewer compiled its graph for the tier, not for the span count; interactions stay in it
-    assert viewer.capacity == 4096 and viewer._graph.frame.capacity == 4096 and viewer.host.n == 1500
-    viewer.time_window = (viewer.host.extent[0], viewer.host.extent[0] + 10_000)
+    assert viewer.capacity == 4096 and viewer._graph.frame.capacity == 4096 and viewer.index.n == 1500
+    viewer.time_window = (viewer.index.extent[0], viewer.index.extent[0] + 10_000)
     viewer.collapse(process=0)
     viewer.search = "a"
     draw(viewer)
@@ -429,13 +429,13 @@ def test_time_axis_ticks_sit_where_their_times_are_drawn(viewer, monkeypatch):
     monkeypatch.setattr(PlotOverlay, "axis", lambda self, layout, **kw: captured.append(layout))
     for window in [None, (1_000_000, 3_500_000)]:
         if window is not None:
-            viewer.time_window = (viewer.host.extent[0] + window[0], viewer.host.extent[0] + window[1])
+            viewer.time_window = (viewer.index.extent[0] + window[0], viewer.index.extent[0] + window[1])
         captured.clear()
         draw(viewer)
         geometry = viewer._geometry()
         (layout,) = captured[-1:]
         assert len(layout.values) >= 3
-        expected = [geometry.x_of(viewer.host.extent[0] + v) for v in layout.values]
+        expected = [geometry.x_of(viewer.index.extent[0] + v) for v in layout.values]
         np.testing.assert_allclose(layout.pixels, expected, atol=0.01)
         for text, x, _y, _anchor, _w in layout.labels:
             half = viewer._overlay.measure(text) / 2
@@ -450,7 +450,7 @@ def test_a_dropped_frame_leaves_no_sample_under_a_later_pointer(viewer):
     import wgpu
 
     a, ra = wide_span(viewer)
-    b, rb = next((t, r) for t in range(viewer.host.n)
+    b, rb = next((t, r) for t in range(viewer.index.n)
                  if (r := viewer.span_rect(t)) is not None and r[2] - r[0] >= 60 and r[3] < H - 30
                  and abs((r[1] + r[3]) / 2 - (ra[1] + ra[3]) / 2) > ROW_HEIGHT)
     centre = {s: ((r[0] + r[2]) / 2, (r[1] + r[3]) / 2) for s, r in ((a, ra), (b, rb))}
