@@ -22,7 +22,7 @@ from ...tables import GPUData
 from ..canvas import GPUCanvas, draw_offscreen
 from ..arguments import check_integer
 from ..inspector import GraphInspector
-from ..lifecycle import WidgetLifecycle, guarded
+from ..lifecycle import WidgetLifecycle, close_widget_tree, guarded
 from .camera import Camera, OrbitControl
 from .frame import CullingFrame
 from .graph import view_rects
@@ -145,7 +145,8 @@ class FrustumCulling(WidgetLifecycle, widgets.HBox):
         controls = widgets.HBox([self.culling_toggle, self.auto_orbit_toggle, self.instances_dropdown, self.readout])
         left = widgets.VBox([controls, self.canvas], layout=widgets.Layout(flex="0 0 auto"))
         self.inspector.layout.flex = "1 1 320px"
-        self.layout = widgets.Layout(flex_flow="row wrap", align_items="flex-start")
+        # the box's own Layout, changed in place: a replaced one would stay registered
+        self.layout.flex_flow, self.layout.align_items = "row wrap", "flex-start"
         self.children = [left, self.inspector]
 
     # ------------------------------------------------------------ building
@@ -192,6 +193,11 @@ class FrustumCulling(WidgetLifecycle, widgets.HBox):
         self.instances_dropdown.observe(lambda change: self._set_instances(change["new"]), "value")
 
     def _set_instances(self, n) -> None:
+        with self.call_lock:
+            self._rebuild(n)
+
+    def _rebuild(self, n) -> None:
+        """A generated scene of ``n`` instances (the selector's observer; holds the call lock)."""
         if not self._generated or n == self._frame.n or self._check_usable("instances", raise_lost=False):
             return
         camera_kept = self._frame.camera
@@ -207,10 +213,11 @@ class FrustumCulling(WidgetLifecycle, widgets.HBox):
         """The current camera: ``eye``, ``target``, ``up`` (tuples), ``fov_y``
         (degrees), ``near`` and ``far`` (the effective far plane: with
         ``far=None`` just past the scene's bounding sphere). Does not read the GPU."""
-        self._check_usable("camera", raise_lost=False)
-        c = self._frame.camera
-        return {"eye": c.eye, "target": c.target, "up": c.up, "fov_y": c.fov_y, "near": c.near,
-                "far": self._frame.far}
+        with self.call_lock:
+            self._check_usable("camera", raise_lost=False)
+            c = self._frame.camera
+            return {"eye": c.eye, "target": c.target, "up": c.up, "fov_y": c.fov_y, "near": c.near,
+                    "far": self._frame.far}
 
     @guarded
     def set_camera(self, *, eye, target, up=(0.0, 1.0, 0.0), fov_y: float = 60.0, near: float = 0.1,
@@ -243,22 +250,24 @@ class FrustumCulling(WidgetLifecycle, widgets.HBox):
         """Whether spheres are tested against the frustum. False draws every
         drawable row through the same indirect record (pass-all planes are
         written: a buffer write, no recompilation)."""
-        self._check_usable("culling", raise_lost=False)
-        return self._frame.culling
+        with self.call_lock:
+            self._check_usable("culling", raise_lost=False)
+            return self._frame.culling
 
     @culling.setter
+    @guarded
     def culling(self, on) -> None:
-        self._check_usable("culling")
         if not isinstance(on, (bool, np.bool_)):
             raise GraphTypeError(f"{NAME} culling must be a bool (got {on!r})")
         self.culling_toggle.value = bool(on)  # the observer applies it
         self._set_culling(bool(on))
 
     def _set_culling(self, on) -> None:
-        if self._check_usable("culling", raise_lost=False) or on == self._frame.culling:
-            return
-        self._frame.set_culling(on)
-        self._redraw()
+        with self.call_lock:
+            if self._check_usable("culling", raise_lost=False) or on == self._frame.culling:
+                return
+            self._frame.set_culling(on)
+            self._redraw()
 
     @property
     def auto_orbit(self) -> bool:
@@ -266,8 +275,11 @@ class FrustumCulling(WidgetLifecycle, widgets.HBox):
         return self._auto_orbit
 
     def _set_auto_orbit(self, on) -> None:
-        self._auto_orbit, self._last_tick = bool(on), None
-        self._redraw()
+        with self.call_lock:
+            if self._check_usable("auto_orbit", raise_lost=False):
+                return
+            self._auto_orbit, self._last_tick = bool(on), None
+            self._redraw()
 
     @property
     def compile_count(self) -> int:
@@ -279,10 +291,11 @@ class FrustumCulling(WidgetLifecycle, widgets.HBox):
         """``(x0, z0, x1, z1)``: the world rectangle the overview shows (the
         scene's x / z box grown by 8 % and widened to the right half's
         aspect; x to the right, z down). Host state only: no GPU call."""
-        self._check_usable("overview_bounds", raise_lost=False)
-        if self._frame.overview_bounds is None:
-            self._frame.write_parameters()
-        return self._frame.overview_bounds
+        with self.call_lock:
+            self._check_usable("overview_bounds", raise_lost=False)
+            if self._frame.overview_bounds is None:
+                self._frame.write_parameters()
+            return self._frame.overview_bounds
 
     # ---------------------------------------------------------- readbacks
     @guarded
@@ -330,9 +343,15 @@ class FrustumCulling(WidgetLifecycle, widgets.HBox):
     def draw(self, encoder, target_view, size) -> None:
         """GPUCanvas drawable hook: write the camera (if it changed), record
         the graph and the presentation pass. Never submits; records nothing
-        once the device is lost."""
-        if self._check_usable("draw", raise_lost=False):
-            return
+        once the device is lost. GPUCanvas holds :attr:`call_lock` from here
+        to :meth:`frame_submitted`; a host that draws itself holds it too."""
+        with self.call_lock:
+            if self._check_usable("draw", raise_lost=False):
+                return
+            self._record(encoder, target_view, size)
+
+    def _record(self, encoder, target_view, size) -> None:
+        """The body of :meth:`draw` (the caller holds the call lock)."""
         width, height = (max(2, int(v)) for v in size)
         fw, fh = self._frame.graph.frame_size
         scale = min(1.0, fw / width, fh / height)
@@ -361,7 +380,9 @@ class FrustumCulling(WidgetLifecycle, widgets.HBox):
     def frame_submitted(self) -> None:
         """GPUCanvas drawable hook: the frame :meth:`draw` recorded was
         submitted, so its readout sample may map."""
-        self._frame.submitted()
+        with self.call_lock:
+            if not self._check_usable("frame_submitted", raise_lost=False):
+                self._frame.submitted()
 
     def _collect_timings(self) -> None:
         compiled = self._frame.graph.compiled
@@ -384,8 +405,13 @@ class FrustumCulling(WidgetLifecycle, widgets.HBox):
         """GPUCanvas event hook: left drag orbits, right drag pans, the wheel
         dollies, pointer moves set the highlighted instance. Returns True to
         redraw; ignores everything once the device is lost."""
-        if self._event_ignored(event):
-            return False
+        with self.call_lock:
+            if self._event_ignored(event):
+                return False
+            return self._handle(event)
+
+    def _handle(self, event) -> bool:
+        """The body of :meth:`handle_event` (the caller holds the call lock)."""
         kind = event.get("event_type")
         if kind == "resize":
             self._size = (max(2, int(event.get("width", self._size[0]))), max(2, int(event.get("height",
@@ -430,11 +456,16 @@ class FrustumCulling(WidgetLifecycle, widgets.HBox):
     _LIFECYCLE_PANEL = "readout"  # WidgetLifecycle: shows a device loss
 
     def close(self) -> None:
-        """Close the widgets and free the graph, its buffers and textures
-        (borrowed spheres are left alone). Idempotent; does not wait for the GPU."""
-        if getattr(self, "_frame", None) is not None:
-            self.canvas.close()
-            self.inspector.close()
-            self._frame.destroy()
-            self._frame = None
-        super().close()
+        """Close every ipywidget this widget made (canvas, inspector, controls,
+        readout, their boxes, layouts and styles) and free the graph, its
+        buffers and textures (borrowed spheres are left alone), so nothing
+        of it stays registered or reachable. Waits for a frame or call in
+        progress on another thread (it holds :attr:`call_lock`); from then
+        on every public method raises GraphStateError. Idempotent; does not
+        wait for the GPU."""
+        with self.call_lock:
+            if getattr(self, "_frame", None) is not None:
+                close_widget_tree(self, root=False)  # the canvas's close event still finds the widget open
+                frame, self._frame = self._frame, None
+                frame.destroy()
+            super().close()
