@@ -7,7 +7,7 @@ Jupyter widgets live in :mod:`gpuviz.widgets`, Arrow adapters in
 
 from .device import DeviceCapabilities, device_capabilities, request_device
 from .formats import GPUVectorFormat
-from .graph.errors import *  # noqa: F401,F403 - the error family is public
+from .errors import *  # noqa: F401,F403 - the error family is public
 from .graph import (CompiledGPUCommandGraph, ComputeKernel, GPUCommandGraph, GPUReadbackRing, GraphBufferHandle,
                     GraphDataView, GraphFrame, GraphStats, GraphTextureHandle, GraphTextureView, GraphVectorView,
                     NodeCompileContext, ReadbackMapError, ReadbackRingExhaustedError, ReadbackSlot,

@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 
 from .formats import GPUVectorFormat
-from .graph.errors import GraphTypeError, GraphValidationError
+from .errors import GraphTypeError, GraphValidationError
 from .tables import GPUData, GPURecordBatch, GPUSchema, GPUTable, GPUVector
 from .tables.readback import read_many
 

@@ -4,7 +4,7 @@ chunk its own domain."""
 from __future__ import annotations
 
 from ..graph.checks import check_id
-from ..graph.errors import GraphValidationError
+from ..errors import GraphValidationError
 from .sort import SortTuning, add_sort_domain, check_args, check_fits, check_views
 from .validation import checked_tuning
 

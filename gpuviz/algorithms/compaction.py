@@ -16,7 +16,7 @@ import wgpu
 
 from ..graph import ComputeKernel
 from ..graph.checks import check_id
-from ..graph.errors import GraphTypeError, GraphValidationError
+from ..errors import GraphTypeError, GraphValidationError
 from ..graph.resources import GraphBufferHandle
 from ..graph.shaders import wgsl
 from .dispatch import WORKGROUP, ceil_div, use_subgroups

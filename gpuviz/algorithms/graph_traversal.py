@@ -17,7 +17,7 @@ import wgpu
 
 from ..graph import ComputeKernel
 from ..graph.checks import check_id
-from ..graph.errors import GraphTypeError, GraphValidationError
+from ..errors import GraphTypeError, GraphValidationError
 from ..graph.shaders import wgsl
 from .dispatch import WORKGROUP, ceil_div
 from .validation import check_topology, chunks_of, refuse_overlaps, single_row

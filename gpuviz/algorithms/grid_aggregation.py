@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..graph.checks import check_id
-from ..graph.errors import GraphStateError, GraphValidationError
+from ..errors import GraphStateError, GraphValidationError
 from ..graph.resources import GraphDataView
 from .bin_edges import edge_table, finite_range
 from .keyed_aggregation import KeyedAggregation, KeySpec, param_view

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import wgpu
 
-from ..graph.errors import GraphValidationError
+from ..errors import GraphValidationError
 from ..graph.resources import GraphDataView
 from .keyed_aggregation import CompiledBuffer, KeyBinding, KeyedAggregation, KeySpec
 

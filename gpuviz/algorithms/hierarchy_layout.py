@@ -16,7 +16,7 @@ import wgpu
 from ..formats import vector_format
 from ..graph import ComputeKernel
 from ..graph.checks import check_id
-from ..graph.errors import GraphTypeError, GraphValidationError
+from ..errors import GraphTypeError, GraphValidationError
 from ..graph.resources import GraphDataView, GraphVectorView
 from ..graph.shaders import wgsl
 from .dispatch import WORKGROUP, ceil_div

@@ -9,7 +9,7 @@ import wgpu
 
 from ..graph import ComputeKernel
 from ..graph.checks import check_id
-from ..graph.errors import GraphStateError, GraphValidationError
+from ..errors import GraphStateError, GraphValidationError
 from ..graph.resources import GraphDataView
 from ..graph.shaders import wgsl
 from .bin_edges import edge_table, finite_range

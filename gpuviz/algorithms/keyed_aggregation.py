@@ -41,7 +41,7 @@ from ..device import device_capabilities
 from ..graph import ComputeKernel
 from ..graph.checks import check_id
 from ..graph.compat import is_destroyed
-from ..graph.errors import GraphStateError, GraphTypeError, GraphValidationError, ViewRangeError
+from ..errors import GraphStateError, GraphTypeError, GraphValidationError, ViewRangeError
 from ..graph.resources import GraphDataView, GraphVectorView
 from ..graph.shaders import wgsl
 from .aggregation_tuning import WORKGROUP_SIZE as WG

@@ -9,7 +9,7 @@ import wgpu
 
 from ..graph import ComputeKernel
 from ..graph.checks import check_id
-from ..graph.errors import GraphValidationError
+from ..errors import GraphValidationError
 from ..graph.shaders import wgsl
 from .dispatch import ceil_div, use_subgroups
 from .validation import checked_tuning, chunks_of, refuse_overlaps, single_row

@@ -15,7 +15,7 @@ import wgpu
 
 from ..graph import ComputeKernel
 from ..graph.checks import check_id
-from ..graph.errors import GraphValidationError
+from ..errors import GraphValidationError
 from ..graph.shaders import wgsl
 from .dispatch import WORKGROUP, ceil_div, use_subgroups
 from .validation import (byte_span, check_topology, checked_tuning, chunks_of, overlaps,

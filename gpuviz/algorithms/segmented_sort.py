@@ -7,7 +7,7 @@ import operator
 import numpy as np
 
 from ..graph.checks import check_id
-from ..graph.errors import GraphValidationError
+from ..errors import GraphValidationError
 from .dispatch import WORKGROUP
 from .sort import SortTuning, add_small_node, add_sort_domain, check_args, check_fits, check_views, width_class
 from .validation import checked_tuning

@@ -18,7 +18,7 @@ import wgpu
 
 from ..graph import ComputeKernel
 from ..graph.checks import check_id
-from ..graph.errors import GraphValidationError
+from ..errors import GraphValidationError
 from ..graph.resources import GraphDataView
 from ..graph.shaders import wgsl
 from .dispatch import WORKGROUP, ceil_div, use_subgroups

@@ -8,7 +8,7 @@ owner's class and quoted ID first; nothing here touches the device.
 from __future__ import annotations
 
 from ..formats import vector_format
-from ..graph.errors import GraphTypeError, GraphValidationError, ViewRangeError
+from ..errors import GraphTypeError, GraphValidationError, ViewRangeError
 from ..graph.resources import GraphDataView, GraphVectorView
 
 __all__ = ["byte_span", "chunks_of", "check_topology", "indirect_record", "overlaps",

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..algorithms.segmented_sort import GPUSegmentedSort
 from ..algorithms.sort import GPUSort, SortTuning
-from ..graph.errors import GraphError
+from ..errors import GraphError
 from .harness import GPUTimer, Mismatch, Peers, ReferenceKernel, check_equal, import_graph, read, rewarm, upload
 from .tables import Column, Report, size_label
 

@@ -6,7 +6,6 @@ Knows nothing of tables, algorithms or widgets.
 """
 
 from .compiled import CompiledGPUCommandGraph, GraphFrame, GraphStats
-from .errors import *  # noqa: F401,F403
 from .graph import GPUCommandGraph
 from .kernel import ComputeKernel
 from .nodes import NodeCompileContext

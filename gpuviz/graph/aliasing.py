@@ -9,7 +9,7 @@ of one strided buffer (x at byte 0, y at byte 4, stride 8) do not overlap.
 
 from __future__ import annotations
 
-from .errors import GraphValidationError
+from ..errors import GraphValidationError
 from .resources import WRITE_USES, GraphBufferHandle
 
 __all__ = ["rows_of", "rows_overlap", "check_node_writes"]

@@ -12,7 +12,7 @@ import operator
 import numpy as np
 import wgpu
 
-from .errors import GraphTypeError, GraphValidationError, UsageError
+from ..errors import GraphTypeError, GraphValidationError, UsageError
 
 __all__ = ["check_id", "check_device", "check_count", "check_buffer_usage", "check_texture_usage",
            "BUFFER_USAGE_MASK", "TEXTURE_USAGE_MASK"]

@@ -28,7 +28,7 @@ import wgpu
 from ..device import device_capabilities
 from .allocation import plan_graph_transients
 from .compat import DestroyWatch, compute_pass_descriptor, is_destroyed, render_pass_descriptor
-from .errors import GraphError, GraphStateError, GraphTypeError, NodeCompileError, OverrideError
+from ..errors import GraphError, GraphStateError, GraphTypeError, NodeCompileError, OverrideError
 from .hazards import order_nodes
 from .nodes import NodeCompileContext
 from .physical import check_physical_buffer, check_physical_texture, check_resolved_imports

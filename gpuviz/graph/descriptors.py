@@ -11,7 +11,7 @@ from __future__ import annotations
 import wgpu
 
 from .checks import check_count
-from .errors import GraphValidationError
+from ..errors import GraphValidationError
 
 __all__ = ["check_texture_descriptor", "check_texture_view_options", "check_attachment"]
 

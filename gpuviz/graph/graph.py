@@ -19,7 +19,7 @@ from .aliasing import check_node_writes
 from .checks import check_buffer_usage, check_count, check_id, check_texture_usage
 from .compiled import compile_graph
 from .descriptors import check_attachment, check_texture_descriptor, check_texture_view_options
-from .errors import (DeviceMismatchError, DuplicateIdError, GraphStateError, GraphTypeError, GraphValidationError,
+from ..errors import (DeviceMismatchError, DuplicateIdError, GraphStateError, GraphTypeError, GraphValidationError,
                      UsageError, ViewRangeError)
 from .nodes import GraphNode
 from .physical import check_physical_buffer, check_physical_texture

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import heapq
 
-from .errors import DependencyError, GraphCycleError
+from ..errors import DependencyError, GraphCycleError
 
 __all__ = ["infer_edges", "stable_order", "order_nodes"]
 

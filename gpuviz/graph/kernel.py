@@ -21,7 +21,7 @@ from collections.abc import Mapping
 import wgpu
 
 from .compat import is_destroyed
-from .errors import GraphError, GraphStateError, GraphTypeError, GraphValidationError
+from ..errors import GraphError, GraphStateError, GraphTypeError, GraphValidationError
 from .resources import GraphBufferHandle, GraphDataView
 from .shaders import compute_pipeline
 

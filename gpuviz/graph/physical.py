@@ -11,7 +11,7 @@ from __future__ import annotations
 import wgpu
 
 from .compat import is_destroyed, owning_device
-from .errors import DeviceMismatchError, GraphStateError, GraphValidationError, OverrideError
+from ..errors import DeviceMismatchError, GraphStateError, GraphValidationError, OverrideError
 
 __all__ = ["check_physical_buffer", "check_physical_texture", "check_resolved_imports"]
 

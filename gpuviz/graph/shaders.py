@@ -46,7 +46,7 @@ from pathlib import Path
 import jinja2
 
 from . import compat
-from .errors import GraphError
+from ..errors import GraphError
 
 __all__ = ["ShaderTemplateError", "wgsl", "shader_module", "compute_pipeline", "runtime_checks_forced",
            "trusted_modules_available", "MODULE_CACHE_SIZE", "PIPELINE_CACHE_SIZE"]

@@ -16,7 +16,7 @@ import numpy as np
 import wgpu
 
 from ..graph.compat import owning_device
-from ..graph.errors import (DeviceMismatchError, GraphIndexError, GraphStateError, GraphTypeError,
+from ..errors import (DeviceMismatchError, GraphIndexError, GraphStateError, GraphTypeError,
                              GraphValidationError, UsageError, ViewRangeError)
 from ..tables.data import GPUData
 

@@ -17,7 +17,7 @@ from typing import NamedTuple
 import wgpu
 
 from ..graph.compat import is_destroyed
-from ..graph.errors import (DeviceMismatchError, GraphStateError, GraphTypeError, GraphValidationError,
+from ..errors import (DeviceMismatchError, GraphStateError, GraphTypeError, GraphValidationError,
                             ViewRangeError)
 from ..graph.resources import GraphDataView, GraphTextureHandle
 from ..graph.shaders import compute_pipeline, wgsl

@@ -14,7 +14,7 @@ import wgpu
 from ..formats import GPUVectorFormat, span_byte_length, vector_format
 from ..graph.checks import check_buffer_usage, check_count, check_device
 from ..graph.compat import is_destroyed, owning_device
-from ..graph.errors import GraphTypeError, GraphValidationError, ViewRangeError
+from ..errors import GraphTypeError, GraphValidationError, ViewRangeError
 
 __all__ = ["GPUData", "DEFAULT_USAGE", "format_for_array", "padded_size"]
 

@@ -11,7 +11,7 @@ import numpy as np
 import wgpu
 
 from ..graph.checks import check_device
-from ..graph.errors import DeviceMismatchError, GraphStateError, GraphTypeError, UsageError, ViewRangeError
+from ..errors import DeviceMismatchError, GraphStateError, GraphTypeError, UsageError, ViewRangeError
 from .data import GPUData
 from .vector import GPUVector
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from ..graph.errors import DeviceMismatchError, GraphKeyError, GraphValidationError
+from ..errors import DeviceMismatchError, GraphKeyError, GraphValidationError
 from .data import GPUData
 from .schema import GPUSchema, quote_names
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from ..formats import vector_format
-from ..graph.errors import GraphKeyError, GraphValidationError
+from ..errors import GraphKeyError, GraphValidationError
 
 __all__ = ["GPUSchema", "quote_names"]
 

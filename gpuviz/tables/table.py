@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..graph.errors import DeviceMismatchError, GraphKeyError, GraphValidationError
+from ..errors import DeviceMismatchError, GraphKeyError, GraphValidationError
 from .record_batch import GPURecordBatch
 from .schema import GPUSchema, quote_names
 from .vector import GPUVector

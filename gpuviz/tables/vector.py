@@ -10,7 +10,7 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from ..formats import vector_format
-from ..graph.errors import DeviceMismatchError, GraphTypeError, GraphValidationError
+from ..errors import DeviceMismatchError, GraphTypeError, GraphValidationError
 from .data import GPUData
 
 __all__ = ["GPUVector"]

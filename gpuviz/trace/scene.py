@@ -63,7 +63,7 @@ import numpy as np
 
 from gpuviz.graph import GPUCommandGraph
 from gpuviz.graph.checks import check_device, check_id
-from gpuviz.graph.errors import GraphStateError, GraphTypeError, GraphValidationError
+from gpuviz.errors import GraphStateError, GraphTypeError, GraphValidationError
 from gpuviz.graph.resources import GraphVectorView
 from gpuviz.tables import GPUData, GPURecordBatch, GPUSchema, GPUTable, GPUVector
 from gpuviz.tables.data import DEFAULT_USAGE

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..graph.errors import GraphValidationError
+from ..errors import GraphValidationError
 
 __all__ = ["frustum_planes"]
 

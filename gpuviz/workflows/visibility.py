@@ -23,7 +23,7 @@ from ..algorithms.validation import check_topology, chunks_of, refuse_overlaps, 
 from ..algorithms.views import StorageBinding, binding_range, storage_alignment, uniform_slot, view_binding
 from ..graph import ComputeKernel
 from ..graph.checks import check_id
-from ..graph.errors import GraphValidationError
+from ..errors import GraphValidationError
 from ..graph.shaders import wgsl
 
 __all__ = ["GPUVisibilityWorkflow", "VISIBILITY_TILE", "TILE_ROWS", "TILE_BY_ROWS", "WRITE_LAG", "tile_for_rows"]

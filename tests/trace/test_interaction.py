@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpuviz.graph import GPUCommandGraph
-from gpuviz.graph.errors import GraphTypeError, GraphValidationError
+from gpuviz.errors import GraphTypeError, GraphValidationError
 from gpuviz.trace import Trace, synthetic
 from gpuviz.oracles.trace import TraceViewOracle
 from gpuviz.trace.interaction import GPUTraceFrame, column_bounds
@@ -345,7 +345,7 @@ def test_chunked_records_match_the_oracle(device):
     """Records split into 2048-row buffers (a tiny max_chunk_bytes stands in
     for 100M spans over the H200's max-buffer-size): partitions straddle
     chunks, pieces never do, span IDs stay global."""
-    from gpuviz.graph.errors import GraphStateError
+    from gpuviz.errors import GraphStateError
     from gpuviz.trace.interaction.nodes import record_pieces
     from gpuviz.trace.scene import RECORD_BYTES
 

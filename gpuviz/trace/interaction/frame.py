@@ -46,7 +46,7 @@ from gpuviz.algorithms.dispatch import ceil_div
 from gpuviz.algorithms.hierarchy_layout import GPUHierarchyLayout
 from gpuviz.graph import GPUCommandGraph
 from gpuviz.graph.checks import check_id
-from gpuviz.graph.errors import GraphStateError, GraphTypeError, GraphValidationError
+from gpuviz.errors import GraphStateError, GraphTypeError, GraphValidationError
 from gpuviz.render.draw_commands import DrawCommandBuffer
 from gpuviz.trace.interaction import nodes as steps
 from gpuviz.trace.index import TraceLayout
