@@ -29,7 +29,7 @@ _TRUSTED = {"bounds_checks": False, "loop_bounding": False}
 
 __all__ = ["SPANS", "MERGED", "DENSITY", "EDGES", "STATS_WORDS", "VIEW_BYTES", "PIECE_BYTES", "ROWS_PER_GROUP",
            "add_clear", "add_rows", "add_focus", "add_edges", "add_predicate", "add_minimap", "add_merge", "pieces",
-           "record_pieces"]
+           "record_pieces", "add_region_keep"]
 
 #: Records of :attr:`GPUTraceFrame.draw_commands` (``"draw"`` type, 6 vertices each).
 SPANS, MERGED, DENSITY, EDGES = 0, 1, 2, 3
@@ -248,3 +248,25 @@ def add_merge(frame, graph, v, cells) -> str:
         (v["view"], "uniform"), (v["cells"], "storage-read"), (v["minimap"], "storage-read"),
         (v["merged"], "storage-write"), (v["density"], "storage-write"), (v["commands"], "storage-read-write"),
         (v["stats"], "storage-read-write")])
+
+
+def add_region_keep(graph, *, id, params, records, shown, thread_rows, keep, ids, rows) -> str:
+    """Add the region predicate (``shaders/trace_region.wgsl``) over ``rows``
+    scene rows: ``keep[i] = 1`` for a row shown in the frame (``shown`` code
+    1), on a layout row in ``[row0, row1)`` and overlapping ``[t0, t1)``
+    (exact 64-bit times; ``params``: the 32-byte ``Region`` uniform);
+    ``ids[i]`` its span ID. ``records``, ``shown``, ``keep`` and ``ids``
+    are views of the same rows (one storage binding each); ``thread_rows``
+    the frame's. Returns the node ID."""
+    def compile_keep(ctx):
+        kernel = ComputeKernel(ctx.device, code=wgsl("trace/interaction/shaders/trace_region.wgsl"),
+                               constants={"ROWS": rows}, label=ctx.node_id)
+        bindings = {0: params, 1: records, 2: shown, 3: thread_rows, 4: keep, 5: ids}
+
+        def encode(compute_pass, graph_frame):
+            kernel.dispatch(compute_pass, graph_frame, bindings=bindings, workgroups=ceil_div(rows, 256))
+        return encode
+
+    return graph.add_compute_node(id=id, compile=compile_keep, resources=[
+        (params, "uniform"), (records, "storage-read"), (shown, "storage-read"), (thread_rows, "storage-read"),
+        (keep, "storage-write"), (ids, "storage-write")])

@@ -6,8 +6,10 @@ holds one ID per pixel, the top one, and merged sub-pixel spans write none,
 so a region pass over it misses every span that shares a pixel column with
 another or is merged. Here one pass tests each span's own record instead::
 
-    region-keep   region.wgsl: keep = shown in the current frame (the
-                  frame predicate's code 1: drawn or merged) and layout row
+    region-keep   the interaction's region predicate
+                  (:func:`~gpuviz.trace.interaction.nodes.add_region_keep`):
+                  keep = shown in the current frame (the frame
+                  predicate's code 1: drawn or merged) and layout row
                   in [row0, row1) and [start, start + max(duration, 1))
                   overlapping [t0, t1) (exact 64-bit times); ids = span IDs
     region-*      GPUVisibilityWorkflow (masks=[keep], source_ids=ids):
@@ -23,11 +25,9 @@ from __future__ import annotations
 import numpy as np
 import wgpu
 
-from ...algorithms.dispatch import ceil_div
 from ...errors import GraphStateError, GraphValidationError
-from ...graph import ComputeKernel, GPUCommandGraph
-from ...graph.shaders import wgsl
-from ...trace.interaction.nodes import record_pieces
+from ...graph import GPUCommandGraph
+from ...trace.interaction.nodes import add_region_keep, record_pieces
 from ...workflows.visibility import GPUVisibilityWorkflow
 
 __all__ = ["RegionSelection", "select_region", "region_ids", "pick_merged", "summary_html", "queue_band"]
@@ -112,26 +112,11 @@ class RegionSelection:
         self.compiled = graph.compile()
 
     def _add_keep(self, graph, v, k, base, rows, records) -> None:
-        """region.wgsl over scene rows [base, base + rows)."""
-        def part(name, words_per_row):
-            return graph.create_data_view(v[name].handle, format="uint32", length=rows * words_per_row,
-                                          byte_offset=4 * base * words_per_row)
-        p = {"records": records, "shown": part("shown", 1), "keep": part("keep", 1),
-             "ids": part("ids", 1)}
-
-        def compile_keep(ctx):
-            kernel = ComputeKernel(ctx.device, code=wgsl("widgets/trace/shaders/region.wgsl"),
-                                   constants={"ROWS": rows}, label=ctx.node_id)
-            bindings = {0: v["params"], 1: p["records"], 2: p["shown"], 3: v["thread-rows"], 4: p["keep"],
-                        5: p["ids"]}
-
-            def encode(compute_pass, graph_frame):
-                kernel.dispatch(compute_pass, graph_frame, bindings=bindings, workgroups=ceil_div(rows, 256))
-            return encode
-
-        graph.add_compute_node(id=f"region-keep-{k}", compile=compile_keep, resources=[
-            (v["params"], "uniform"), (p["records"], "storage-read"), (p["shown"], "storage-read"),
-            (v["thread-rows"], "storage-read"), (p["keep"], "storage-write"), (p["ids"], "storage-write")])
+        """The region predicate over scene rows [base, base + rows)."""
+        def part(name):
+            return graph.create_data_view(v[name].handle, format="uint32", length=rows, byte_offset=4 * base)
+        add_region_keep(graph, id=f"region-keep-{k}", params=v["params"], records=records, shown=part("shown"),
+                        thread_rows=v["thread-rows"], keep=part("keep"), ids=part("ids"), rows=rows)
 
     def run(self, encoder, *, t0_rel: int, t1_rel: int, row0: int, row1: int) -> np.ndarray:
         """Span IDs (int64, ascending) shown in the frame the ``encoder``

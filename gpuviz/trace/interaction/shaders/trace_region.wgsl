@@ -1,4 +1,5 @@
-{# TraceViewer region selection: one pass over the scene's span records.
+{# The region predicate of a trace view (a TraceViewer's region selection):
+   one pass over the scene's span records.
    keep[i] = 1 when row i is shown in the current frame (the predicate's
    shown code 1: drawn or merged, so every filter, the window and the row
    viewport already hold), its layout row is in [row0, row1), and its time
