@@ -1,8 +1,8 @@
 """The gpuviz error family.
 
 A leaf module (it imports nothing) so that every layer, :mod:`gpuviz.formats`
-below the graph included, raises the same classes; :mod:`gpuviz.graph.errors`
-re-exports them. Each class that matches a builtin also subclasses it
+below the graph included, raises the same classes, and every module imports
+them from here (``gpuviz`` re-exports them as public names). Each class that matches a builtin also subclasses it
 (``ValueError``, ``TypeError``, ``LookupError``, ``KeyError``, ``IndexError``),
 so ``except KeyError`` keeps working while ``except GraphError`` catches all.
 

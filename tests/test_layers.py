@@ -94,6 +94,22 @@ def test_only_bench_imports_the_oracles():
     assert not offenders, "production modules import an oracle:\n" + "\n".join(offenders)
 
 
+def test_errors_are_imported_from_gpuviz_errors_only():
+    """The GraphError family has one home, gpuviz.errors: no module imports
+    one of its classes through another module (gpuviz itself re-exports
+    them as public names)."""
+    import gpuviz.errors
+
+    family = set(gpuviz.errors.__all__)
+    offenders = []
+    for name, (path, tree) in MODULES.items():
+        for line, target, names in _imports(name, tree):
+            through = [n for n in names if n in family or n == "*"]
+            if through and target != "gpuviz.errors":
+                offenders.append(f"{path.relative_to(ROOT)}:{line} imports {', '.join(through)} from {target}")
+    assert not offenders, "errors imported other than from gpuviz.errors:\n" + "\n".join(offenders)
+
+
 def test_no_import_cycles():
     edges = {name: set() for name in MODULES}
     for name, (_path, tree) in MODULES.items():
