@@ -5,8 +5,8 @@ Renders every tuning combination of the look-back kernels (the chained
 scan, the radix sort, GPUVisibilityWorkflow, with their benchmark probes)
 from the working tree and from git revision ``REV`` (exported with ``git
 archive`` and rendered by this script in a second interpreter), normalises
-each text (comments, indentation and blank lines dropped) and compares
-them. Exit status 0 when every configuration renders the same; otherwise
+each text to its tokens (comments dropped, whitespace kept only between
+two words) and compares them. Exit status 0 when every configuration renders the same; otherwise
 the differing configurations are listed with a unified diff of the first
 few. A refactor of the templates that claims "the kernels are unchanged"
 runs this against the commit before it.
@@ -123,9 +123,13 @@ def configurations():
 
 
 def normalise(code: str) -> str:
-    """WGSL text without comments, indentation or blank lines."""
-    lines = (re.sub(r"//.*", "", line).strip() for line in code.splitlines())
-    return "\n".join(line for line in lines if line)
+    """WGSL text as its tokens: comments dropped, whitespace kept only where
+    it separates two words (``let x``), one statement a line where a ``;``
+    or a brace ends it (for readable diffs)."""
+    text = " ".join(re.sub(r"//.*", "", line) for line in code.splitlines())
+    text = re.sub(r"\s+", " ", text)
+    text = re.sub(r" ?([^\w ]) ?", r"\1", text)
+    return re.sub(r"([;{}])", "\\1\n", text).strip()
 
 
 def render(template: str, values: dict) -> str:

@@ -37,6 +37,7 @@
 // for either parity.
 
 {% import "algorithms/shaders/views.wgsl" as views %}
+{% import "algorithms/shaders/look_back.wgsl" as look_back %}
 {% include "algorithms/shaders/group_subgroup.wgsl" if subgroups else "algorithms/shaders/group_portable.wgsl" %}
 
 {% if diagnostics %}
@@ -149,13 +150,9 @@ var<workgroup> s_ticket: u32;
 var<workgroup> s_part_h: array<u32, WG>;
 var<workgroup> s_part_v: array<u32, WG>;
 var<workgroup> s_agg: Pair;
-var<workgroup> s_nr: array<atomic<u32>, 2>;
-var<workgroup> s_term: array<atomic<u32>, 2>;
-var<workgroup> s_sum: array<atomic<u32>, 2>;
-var<workgroup> s_step: vec3<u32>;
+{{ look_back.workgroup_state() }}
 var<workgroup> s_fb: array<atomic<u32>, 2>;
 var<workgroup> s_fb_res: Pair;
-var<workgroup> s_lb: vec3<u32>;
 var<private> ep_tag: u32;  // READY | this encoding's parity
 
 fn canon4(v: vec4<u32>) -> vec4<u32> {
@@ -290,162 +287,27 @@ fn reduce_tile(g: Group, j: u32) -> Pair {
     return workgroupUniformLoad(&s_fb_res);
 }
 
-// Sum of everything before global tile `tile` back to the nearest segment
-// start (or the sequence start). Workgroup-uniform.
-//
-// A step reads LOOKBACK predecessor states, but only SPIN_WINDOW while the
-// nearest one is still unpublished, so waiting tiles do not flood the cache
-// lines that publishing tiles write.
-//
-// With EARLY_PUBLISH, lane 0 publishes the tile's inclusive prefix (tagg: the
-// tile's aggregate) the moment it sees the walk end, one barrier earlier.
-fn look_back(g: Group, tile: u32, tagg: Pair) -> u32 {
-    var look = tile;  // tiles look..tile-1 are already summed into acc
-    var acc = 0u;
-    var spins = 0u;
-    var it = 0u;
-    var window = LOOKBACK;
-    if (g.lid < 2u) {
-        atomicStore(&s_nr[g.lid], LOOKBACK);
-        atomicStore(&s_term[g.lid], LOOKBACK);
-        atomicStore(&s_sum[g.lid], 0u);
-    }
-    workgroupBarrier();
-    loop {
-        let par = it & 1u;
-        var val = 0u;
-        diag_add(g, 1u, 1u);
-        if (g.lid < window) {
-            var kind = 0u;  // 0 unpublished, 1 aggregate, 2 terminal (prefix or segment start)
-            if (g.lid >= look) {
-                kind = 2u;  // before the first tile: the empty prefix
-            } else {
-                let st = inspect(look - 1u - g.lid);
-                kind = st.x;
-                val = st.y;
-            }
-            if (kind == 0u) { atomicMin(&s_nr[par], g.lid); }
-            if (kind == 2u) { atomicMin(&s_term[par], g.lid); }
-        }
-        workgroupBarrier();
-        if (g.lid < window) {
-            let nr = atomicLoad(&s_nr[par]);
-            let term = atomicLoad(&s_term[par]);
-            let used = select(nr, term + 1u, term < nr);
-            if (g.lid < used) { atomicAdd(&s_sum[par], val); }
-        }
-        workgroupBarrier();
-        if (g.lid == 0u) {
-            let nr = atomicLoad(&s_nr[par]);
-            let term = atomicLoad(&s_term[par]);
-            let sum = atomicLoad(&s_sum[par]);
-            s_step = vec3<u32>(nr, term, sum);
-            if (EARLY_PUBLISH && term < nr && tagg.h == 0u) {
-                publish(tile_word(tile) + 2u, Pair(0u, acc + sum + tagg.v));
-            }
-            let next = select(LOOKBACK, min(SPIN_WINDOW, LOOKBACK), nr == 0u);
-            let nx = 1u - par;
-            atomicStore(&s_nr[nx], next);
-            atomicStore(&s_term[nx], next);
-            atomicStore(&s_sum[nx], 0u);
-        }
-        let step = workgroupUniformLoad(&s_step);
-        acc += step.z;
-        if (step.y < step.x) { break; }
-        look -= step.x;
-        spins = select(0u, spins + 1u, step.x == 0u);
-        window = select(LOOKBACK, min(SPIN_WINDOW, LOOKBACK), step.x == 0u);
-        if (step.x == 0u) { diag_add(g, 2u, 1u); }
-        if (spins > SPIN_LIMIT) {
-            diag_add(g, 3u, 1u);
-            let p = reduce_tile(g, look - 1u);
-            acc += p.v;
-            if (p.h != 0u) {
-                if (EARLY_PUBLISH && g.lid == 0u && tagg.h == 0u) {
-                    publish(tile_word(tile) + 2u, Pair(0u, acc + tagg.v));
-                }
-                break;
-            }
-            look -= 1u;
-            spins = 0u;
-            window = LOOKBACK;
-            if (g.lid == 0u) {  // the slots were sized for a spin window
-                atomicStore(&s_nr[1u - par], LOOKBACK);
-                atomicStore(&s_term[1u - par], LOOKBACK);
-            }
-            workgroupBarrier();
-        }
-        it += 1u;
-    }
-    return acc;
+// The look-back (look_back.wgsl) of a tile whose aggregate is the Pair
+// `tagg`: its inclusive prefix is published only without a segment start
+// inside (else the aggregate already is one), and a predecessor reduced by
+// the waiter ends the walk where a segment starts inside it. With
+// EARLY_PUBLISH the workgroup walk publishes the prefix itself.
+{% macro publish_inclusive(when, prefix) %}
+if ({{ when }} && tagg.h == 0u) { publish(tile_word(tile) + 2u, Pair(0u, {{ prefix }} + tagg.v)); }
+{% endmacro %}
+{% macro add_reduced(j, when) %}
+let p = reduce_tile(g, {{ j }});
+acc += p.v;
+if (p.h != 0u) {
+    {{ publish_inclusive(when, "acc") }}
+    break;
 }
-
-// look_back with the walk run by subgroup 0 alone: lane i inspects
-// predecessor look-1-i, subgroup minima find the nearest unpublished and the
-// nearest terminal state, a subgroup sum adds the aggregates up to the
-// terminal one. No workgroup barrier inside the walk; the other subgroups
-// wait once. A predecessor unpublished for SPIN_LIMIT polls is reduced by the
-// whole workgroup (reduce_tile), then the walk resumes. Publishes the tile's
-// inclusive prefix (tagg: the tile's aggregate) as soon as it is known.
-fn look_back_group(g: Group, tile: u32, tagg: Pair) -> u32 {
-    var look = tile;
-    var acc = 0u;
-    loop {
-        if (g.id == 0u) {
-            let wide = min(LOOKBACK, g.size);
-            let narrow = min(SPIN_WINDOW, wide);
-            var window = wide;
-            var spins = 0u;
-            var done = 0u;
-            loop {
-                diag_add(g, 1u, 1u);
-                var st = vec2<u32>(0u, 0u);
-                if (g.lane < window) {
-                    if (g.lane >= look) {
-                        st = vec2<u32>(2u, 0u);  // before the first tile: the empty prefix
-                    } else {
-                        st = inspect(look - 1u - g.lane);
-                    }
-                }
-                let nr = grp_min(select(g.size, g.lane, st.x == 0u));
-                let term = grp_min(select(g.size, g.lane, st.x == 2u));
-                let used = select(nr, term + 1u, term < nr);
-                acc += grp_add(select(0u, st.y, g.lane < used));
-                if (term < nr) {
-                    done = 1u;
-                    break;
-                }
-                look -= nr;
-                if (nr == 0u) {
-                    diag_add(g, 2u, 1u);
-                    spins += 1u;
-                    window = narrow;
-                    if (spins > SPIN_LIMIT) { break; }
-                } else {
-                    spins = 0u;
-                    window = wide;
-                }
-            }
-            if (g.lane == 0u) {
-                s_lb = vec3<u32>(look, acc, done);
-                if (done != 0u && tagg.h == 0u) { publish(tile_word(tile) + 2u, Pair(0u, acc + tagg.v)); }
-            }
-        }
-        let r = workgroupUniformLoad(&s_lb);
-        look = r.x;
-        acc = r.y;
-        if (r.z != 0u) { break; }
-        diag_add(g, 3u, 1u);
-        let p = reduce_tile(g, look - 1u);
-        acc += p.v;
-        if (p.h != 0u) {
-            if (g.lid == 0u && tagg.h == 0u) { publish(tile_word(tile) + 2u, Pair(0u, acc + tagg.v)); }
-            break;
-        }
-        look -= 1u;
-    }
-    return acc;
-}
+{% endmacro %}
+{% macro diag_count(i) %}diag_add(g, {{ i }}u, 1u);{% endmacro %}
+{{ look_back.walk_workgroup(add_reduced, "min(SPIN_WINDOW, LOOKBACK)", own="tagg: Pair",
+                            publish=publish_inclusive, early="EARLY_PUBLISH", count=diag_count) }}
+{{ look_back.walk_group(add_reduced, publish_inclusive, "tagg: Pair", "min(LOOKBACK, g.size)",
+                        count=diag_count) }}
 
 // (head, sum since the last head) of one lane's four consecutive rows.
 fn row_total(h: vec4<u32>, x: vec4<u32>) -> Pair {

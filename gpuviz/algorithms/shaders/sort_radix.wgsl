@@ -199,6 +199,7 @@ fn wg_scan(lid: u32, v: u32, sg: u32) -> vec2<u32> {
 }
 
 {% include "algorithms/shaders/sort_rank.wgsl" %}
+{% import "algorithms/shaders/look_back.wgsl" as look_back %}
 
 // -------------------------------------------------------------- look-back
 // Digit count of one full predecessor tile, from its keys.
@@ -222,74 +223,13 @@ fn status_index(t: u32, d: u32) -> u32 {
     return STATUS + (P.pass_index * P.tiles + t) * 256u + d;
 }
 
-// Invocation `lid` sums digit `lid` over tiles 0..tile-1, plus the digit's
-// global base. Rounds are workgroup-uniform; in a round each invocation reads
-// the LOOKBACK predecessors below the last one it summed (all loads issued
-// together) and sums them down to the first inclusive one, or stops at the
-// first unpublished one without blocking.
-fn look_back(lid: u32, tile: u32, sg: u32, lane: u32) -> u32 {
-    var prefix = 0u;
-    var t = tile - 1u;  // the next predecessor to sum
-    var done = false;
-    var waited = 0u;
-    loop {
-        if (!done) {
-            var win: array<u32, LOOKBACK>;
-            {% for i in range(LOOKBACK) %}
-            win[{{ i }}u] = 0u;
-            if ({{ i }}u <= t) { win[{{ i }}u] = atomicLoad(&state[status_index(t - {{ i }}u, lid)]); }
-            {% endfor %}
-            var open = true;
-            var used = 0u;
-            {% for i in range(LOOKBACK) %}
-            if (open) {
-                let s = win[{{ i }}u];
-                if (s < FLAG_AGG) {
-                    open = false;
-                } else {
-                    prefix += s & VALUE;
-                    used += 1u;
-                    if (s >= FLAG_INC) {
-                        done = true;
-                        open = false;
-                    }
-                }
-            }
-            {% endfor %}
-            t -= used;
-            if (!done) { waited = select(0u, waited + 1u, used == 0u); }
-        }
-        // Request: 0 done, 1 still summing, 0x80000000 | t a stalled predecessor
-        // t; the workgroup takes the largest. One shared atomic per subgroup.
-        var req = 0u;
-        if (!done) { req = select(1u, 0x80000000u | t, waited > SPIN_LIMIT); }
-        req = sg_max(req);
-        if (lane == 0u && req != 0u) { atomicMax(&s_req, req); }
-        workgroupBarrier();
-        if (lid == 0u) { s_ctrl = atomicExchange(&s_req, 0u); }
-        let ctrl = workgroupUniformLoad(&s_ctrl);
-        if (ctrl == 0u) { break; }
-        if (ctrl >= 0x80000000u) {  // a predecessor is slow: count its digits here
-            let ft = ctrl & 0x7fffffffu;
-            let c = tile_count(lid, ft);
-            var base = 0u;
-            if (ft == 0u) { base = wg_scan(lid, atomicLoad(&state[HIST + P.pass_index * 256u + lid]), sg).x; }
-            if (!done && t == ft) {
-                prefix += c;
-                waited = 0u;
-                if (ft == 0u) {
-                    prefix += base;
-                    done = true;
-                    atomicMax(&state[status_index(ft, lid)], FLAG_INC | (base + c));
-                } else {
-                    atomicMax(&state[status_index(ft, lid)], FLAG_AGG | c);
-                    t -= 1u;
-                }
-            }
-        }
-    }
-    return prefix;
-}
+// The per-digit scan across tiles (look_back.wgsl walk_lanes): invocation
+// `lid` sums digit `lid` over tiles 0..tile-1, plus the digit's global base
+// (the chain's origin); a slow predecessor's digits are counted from its keys.
+{% macro digit_status(j) %}state[status_index({{ j }}, lid)]{% endmacro %}
+{% macro digit_count(j) %}tile_count(lid, {{ j }}){% endmacro %}
+{% macro digit_base() %}wg_scan(lid, atomicLoad(&state[HIST + P.pass_index * 256u + lid]), sg).x{% endmacro %}
+{{ look_back.walk_lanes(LOOKBACK, digit_status, digit_count, digit_base) }}
 
 // A trivial pass: the tile's rows go to the same rows of the output.
 fn copy_tile(lid: u32, tile: u32) {

@@ -70,6 +70,7 @@
 // parameter keeps nothing, infinite window and LOD bounds compare as IEEE.
 
 {% import "algorithms/shaders/views.wgsl" as views %}
+{% import "algorithms/shaders/look_back.wgsl" as look_back %}
 {% include "algorithms/shaders/group_subgroup.wgsl" if subgroups else "algorithms/shaders/group_portable.wgsl" %}
 
 override SEGMENTED: bool = false;     // knob of the group primitives; nothing here is segmented
@@ -143,10 +144,7 @@ var<workgroup> s_bits: array<atomic<u32>, WG * WPL>;  // the tile's kept rows, o
 var<workgroup> s_words: array<u32, WG * WPL>;         // the same words, read back by the writes
 var<workgroup> s_before: array<u32, WG * WPL>;        // kept rows of the tile before each word
 var<workgroup> s_part: array<u32, WG>;          // kept rows per scan group
-var<workgroup> s_nr: array<atomic<u32>, 2>;     // look-back step: nearest unpublished,
-var<workgroup> s_term: array<atomic<u32>, 2>;   // nearest terminal (inclusive prefix),
-var<workgroup> s_sum: array<atomic<u32>, 2>;    // sum up to it (double-buffered by step parity)
-var<workgroup> s_step: vec3<u32>;
+{{ look_back.workgroup_state() }}
 var<workgroup> s_count: atomic<u32>;
 var<workgroup> s_kept: vec2<u32>;               // (kept, base), for a uniform read
 var<workgroup> s_fb: atomic<u32>;
@@ -386,126 +384,19 @@ fn reduce_tile(g: Group, j: u32) -> u32 {
     return workgroupUniformLoad(&s_fb_res);
 }
 
-// Kept rows before global tile `tile` (> 0), walked by the whole workgroup
-// (devices without subgroups). Workgroup-uniform. A step reads
-// LOOKBACK predecessor states, only SPIN_WINDOW while the nearest one is
-// still unpublished (waiting tiles do not flood the lines publishers write).
-fn look_back(g: Group, tile: u32) -> u32 {
-    var look = tile;  // tiles look..tile-1 are summed into acc
-    var acc = 0u;
-    var spins = 0u;
-    var it = 0u;
-    var window = LOOKBACK;
-    if (g.lid < 2u) {
-        atomicStore(&s_nr[g.lid], LOOKBACK);
-        atomicStore(&s_term[g.lid], LOOKBACK);
-        atomicStore(&s_sum[g.lid], 0u);
-    }
-    workgroupBarrier();
-    loop {
-        let par = it & 1u;
-        var val = 0u;
-        if (g.lid < window) {
-            var kind = 2u;  // before the first tile: the empty prefix
-            if (g.lid < look) {
-                let st = inspect(look - 1u - g.lid);
-                kind = st.x;
-                val = st.y;
-            }
-            if (kind == 0u) { atomicMin(&s_nr[par], g.lid); }
-            if (kind == 2u) { atomicMin(&s_term[par], g.lid); }
-        }
-        workgroupBarrier();
-        if (g.lid < window) {
-            let nr = atomicLoad(&s_nr[par]);
-            let term = atomicLoad(&s_term[par]);
-            if (g.lid < select(nr, term + 1u, term < nr)) { atomicAdd(&s_sum[par], val); }
-        }
-        workgroupBarrier();
-        if (g.lid == 0u) {
-            let nr = atomicLoad(&s_nr[par]);
-            s_step = vec3<u32>(nr, atomicLoad(&s_term[par]), atomicLoad(&s_sum[par]));
-            let next = select(LOOKBACK, SPIN_WINDOW, nr == 0u);  // the next step's window
-            atomicStore(&s_nr[1u - par], next);
-            atomicStore(&s_term[1u - par], next);
-            atomicStore(&s_sum[1u - par], 0u);
-        }
-        let step = workgroupUniformLoad(&s_step);
-        acc += step.z;
-        if (step.y < step.x) { break; }
-        look -= step.x;
-        spins = select(0u, spins + 1u, step.x == 0u);
-        window = select(LOOKBACK, SPIN_WINDOW, step.x == 0u);
-        if (spins > SPIN_LIMIT) {
-            acc += reduce_tile(g, look - 1u);
-            look -= 1u;
-            spins = 0u;
-            window = LOOKBACK;
-            if (g.lid == 0u) {  // the slots were sized for a spin window
-                atomicStore(&s_nr[1u - par], LOOKBACK);
-                atomicStore(&s_term[1u - par], LOOKBACK);
-            }
-            workgroupBarrier();
-        }
-        it += 1u;
-    }
-    return acc;
-}
-
-// look_back with the walk run by subgroup 0 alone (where subgroups exist),
-// no workgroup barrier per step: lane i inspects predecessor look-1-i,
-// subgroup minima find the nearest unpublished and the nearest inclusive
-// prefix, a subgroup sum adds the states up to it. (On an H200 this beats
-// the workgroup walk by ~3 us at 25M rows; two or four states per lane and
-// step, unrolled, were 2-10 us slower: the walk's depth is not what costs.) After SPIN_LIMIT fruitless polls the whole workgroup
-// evaluates the stalled predecessor (reduce_tile), then the walk resumes.
-fn look_back_group(g: Group, tile: u32, kept: u32) -> u32 {
-    var look = tile;
-    var acc = 0u;
-    loop {
-        if (g.id == 0u) {
-            var window = g.size;
-            var spins = 0u;
-            var done = 0u;
-            loop {
-                var st = vec2<u32>(1u, 0u);  // lanes past the window: neutral
-                if (g.lane < window) {
-                    st = vec2<u32>(2u, 0u);  // before the first tile: the empty prefix
-                    if (g.lane < look) { st = inspect(look - 1u - g.lane); }
-                }
-                let nr = min(window, grp_min(select(g.size, g.lane, st.x == 0u)));
-                let term = grp_min(select(g.size, g.lane, st.x == 2u));
-                let used = select(nr, term + 1u, term < nr);
-                acc += grp_add(select(0u, st.y, g.lane < used));
-                if (term < nr) {
-                    done = 1u;
-                    break;
-                }
-                look -= nr;
-                if (nr == 0u) {
-                    spins += 1u;
-                    window = min(SPIN_WINDOW, g.size);
-                    if (spins > SPIN_LIMIT) { break; }
-                } else {
-                    spins = 0u;
-                    window = g.size;
-                }
-            }
-            if (g.lane == 0u) {
-                s_step = vec3<u32>(look, acc, done);
-                // the tile's inclusive prefix, the moment it is known (successors wait on it)
-                if (done != 0u) { publish_prefix(tile, acc + kept); }
-            }
-        }
-        let r = workgroupUniformLoad(&s_step);
-        look = r.x;
-        acc = r.y;
-        if (r.z != 0u) { break; }
-        acc += reduce_tile(g, look - 1u);
-        look -= 1u;
-    }
-    return acc;
-}
+// The look-back (look_back.wgsl): a tile's aggregate is its kept rows,
+// `kept` in look_back_group; no tile ends the walk but one with its
+// inclusive prefix published. The workgroup walk leaves the publishing to
+// its caller (place_tile). The subgroup walk reads one state per lane and
+// step (wider steps measured slower on the H200: docs/benchmarks.md).
+{% macro add_reduced(j, when) %}
+acc += reduce_tile(g, {{ j }});
+{% endmacro %}
+{% macro publish_inclusive(when, prefix) %}
+if ({{ when }}) { publish_prefix(tile, {{ prefix }} + kept); }
+{% endmacro %}
+{{ look_back.walk_workgroup(add_reduced, "SPIN_WINDOW") }}
+{{ look_back.walk_group(add_reduced, publish_inclusive, "kept: u32", "g.size") }}
 
 // Lane slot p (the order the group scans use) owns bit word p of the tile.
 fn slot(g: Group) -> u32 { return g.id * g.size + g.lane; }
