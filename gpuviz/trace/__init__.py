@@ -9,12 +9,12 @@ lane packing, multi-rank merge, synthetic traces, the GPU scene
 pieces (loaders, the synthetic generator, the GPU scene) load on first use.
 """
 
-from gpuviz.trace.errors import TraceFormatError, TraceSchemaError
-from gpuviz.trace.model import Trace
+from .errors import TraceFormatError, TraceSchemaError
+from .model import Trace
 # Eager: these functions share their module's name, and importing the module
 # (``import gpuviz.trace.load``) would otherwise bind the module here instead.
-from gpuviz.trace.load import load
-from gpuviz.trace.synthetic import synthetic
+from .load import load
+from .synthetic import synthetic
 
 __all__ = ["load", "Trace", "TraceFormatError", "TraceSchemaError", "synthetic", "GPUTraceScene", "TraceIndex",
            "GPUTraceInteraction", "GPUTraceFrame", "TraceViewState"]

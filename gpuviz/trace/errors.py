@@ -4,7 +4,7 @@ A leaf module: it imports only :mod:`gpuviz.errors`, so every importer
 (Chrome, Kineto, OTLP, Parquet) raises the same classes.
 """
 
-from gpuviz.errors import GraphValidationError
+from ..errors import GraphValidationError
 
 __all__ = ["TraceFormatError", "TraceSchemaError"]
 

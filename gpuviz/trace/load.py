@@ -13,8 +13,8 @@ import os
 import re
 from pathlib import Path
 
-from gpuviz.trace.errors import TraceFormatError
-from gpuviz.trace.model import Trace
+from .errors import TraceFormatError
+from .model import Trace
 
 __all__ = ["load", "FORMATS"]
 
@@ -90,7 +90,7 @@ def load_file(path, *, format="auto", strict=False, partition=None, progress=Non
     """Import one file (no folders, no lists); ``partition`` None = the
     file's own rank (Kineto) or 0; ``progress(fraction)`` is called as the
     events are decoded. Does not merge or align anything."""
-    from gpuviz.trace.formats.jsonevents import read_bytes
+    from .formats.jsonevents import read_bytes
     path = Path(path)
     if format == "parquet":
         return _read_parquet(path)
@@ -100,12 +100,12 @@ def load_file(path, *, format="auto", strict=False, partition=None, progress=Non
     size = len(holder[0])
     if format == "otlp" or (format == "auto" and _is_otlp(holder[0][:1 << 16])):
         holder.clear()
-        from gpuviz.trace.formats.otlp import read_otlp
+        from .formats.otlp import read_otlp
         return read_otlp(path, strict=strict, partition=partition or 0)
     if format == "chrome":
-        from gpuviz.trace.formats.chrome import read_chrome
+        from .formats.chrome import read_chrome
         return read_chrome(path, strict=strict, partition=partition or 0, data=holder, progress=_scaled(progress, size))
-    from gpuviz.trace.formats.kineto import read_json_trace
+    from .formats.kineto import read_json_trace
     return read_json_trace(path, strict=strict, partition=partition, data=holder, kineto=format == "kineto" or None,
                            progress=_scaled(progress, size))
 
@@ -123,7 +123,7 @@ def _scaled(progress, size):
 
 
 def _is_otlp(head):
-    from gpuviz.trace.formats.otlp import is_otlp
+    from .formats.otlp import is_otlp
     return is_otlp(head)
 
 
@@ -133,7 +133,7 @@ def _load_one(args):
 
 
 def _load_many(paths, format, strict, progress, workers):
-    from gpuviz.trace.merge import merge_traces
+    from .merge import merge_traces
     if not paths:
         raise TraceFormatError(None, "no trace files given")
     for p in paths:

@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gpuviz.trace.model import Trace, merge_reports, table
+from .model import Trace, merge_reports, table
 
 __all__ = ["merge_traces", "collectives"]
 

@@ -15,8 +15,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gpuviz.trace.errors import TraceSchemaError
-from gpuviz.trace.lanes import pack_lanes
+from .errors import TraceSchemaError
+from .lanes import pack_lanes
 
 __all__ = [
     "SPANS_SCHEMA", "LINKS_SCHEMA", "THREADS_SCHEMA", "PROCESSES_SCHEMA",

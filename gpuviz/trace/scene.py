@@ -61,15 +61,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpuviz.graph import GPUCommandGraph
-from gpuviz.graph.checks import check_device, check_id
-from gpuviz.errors import GraphStateError, GraphTypeError, GraphValidationError
-from gpuviz.graph.resources import GraphVectorView
-from gpuviz.tables import GPUData, GPURecordBatch, GPUSchema, GPUTable, GPUVector
-from gpuviz.tables.data import DEFAULT_USAGE
-from gpuviz.trace.model import Trace
-from gpuviz.trace.index import TraceIndex
-from gpuviz.trace.scene_tables import MAX_PARTITIONS, NO_PARENT, PARTITION_SHIFT, RECORD_WORDS, SceneTables
+from ..graph import GPUCommandGraph
+from ..graph.checks import check_device, check_id
+from ..errors import GraphStateError, GraphTypeError, GraphValidationError
+from ..graph.resources import GraphVectorView
+from ..tables import GPUData, GPURecordBatch, GPUSchema, GPUTable, GPUVector
+from ..tables.data import DEFAULT_USAGE
+from .model import Trace
+from .index import TraceIndex
+from .scene_tables import MAX_PARTITIONS, NO_PARENT, PARTITION_SHIFT, RECORD_WORDS, SceneTables
 
 __all__ = ["GPUTraceScene", "TraceAdjacency", "RECORD_WORDS", "RECORD_BYTES", "RECORD_CHUNK_ALIGN", "NO_PARENT",
            "PARTITION_SHIFT",
@@ -240,7 +240,7 @@ class GPUTraceScene:
                                  f"(got {type(counter_tracks).__name__})")
         tracks = ()
         if counter_tracks:
-            from gpuviz.trace.counter_tracks import with_counter_tracks
+            from .counter_tracks import with_counter_tracks
             trace, tracks = with_counter_tracks(trace)
         self.device, self.label = device, label
         self._destroyed = False

@@ -35,12 +35,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gpuviz.trace.formats.chrome_phases import (async_spans, begin_end_spans, counters_table, first_seen,
-                                                flow_links, flow_points, flow_v2_links, instants_table, metadata)
-from gpuviz.trace.formats.jsonevents import (Reporter, decode_events, import_memory_pool, release_free_memory,
-                                              take_bytes)
-from gpuviz.trace.lanes import pack_lanes, visiting
-from gpuviz.trace.model import assemble, table
+from .chrome_phases import (async_spans, begin_end_spans, counters_table, first_seen,
+                            flow_links, flow_points, flow_v2_links, instants_table, metadata)
+from .jsonevents import (Reporter, decode_events, import_memory_pool, release_free_memory,
+                         take_bytes)
+from ..lanes import pack_lanes, visiting
+from ..model import assemble, table
 
 __all__ = ["read_chrome", "build_trace", "PHASES"]
 

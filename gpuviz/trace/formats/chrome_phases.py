@@ -11,9 +11,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gpuviz.trace.lanes import visiting
+from ..lanes import visiting
 
-from gpuviz.trace.model import table
+from ..model import table
 
 __all__ = ["metadata", "begin_end_spans", "async_spans", "flow_points", "flow_links", "flow_v2_links", "first_seen",
            "counters_table", "instants_table"]

@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gpuviz.trace.formats.rawtext import args_text, id_values, raws_to_ns, raws_to_text
+from .rawtext import args_text, id_values, raws_to_ns, raws_to_text
 
 __all__ = ["block_columns"]
 

@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gpuviz.trace.errors import TraceFormatError
+from ..errors import TraceFormatError
 
 try:  # ISA-L's inflate: the same deflate streams, ~2x zlib's speed (measured on the 10 MB ResNet trace 11.9 -> 6.0 ms)
     from isal import isal_zlib as _inflate
@@ -37,9 +37,9 @@ try:  # ISA-L's inflate: the same deflate streams, ~2x zlib's speed (measured on
 except ImportError:  # pragma: no cover - isal is a dependency; zlib is the fallback where it has no wheel
     _inflate = zlib
     _INFLATE_ERRORS = (zlib.error,)
-from gpuviz.trace.formats.fastblock import block_columns
-from gpuviz.trace.formats.parallel import event_span
-from gpuviz.trace.formats.rawtext import args_text, id_text, ids_as_text, raw_text, raw_to_binary, raw_to_ns
+from .fastblock import block_columns
+from .parallel import event_span
+from .rawtext import args_text, id_text, ids_as_text, raw_text, raw_to_binary, raw_to_ns
 
 __all__ = ["read_bytes", "take_bytes", "decode_events", "decode_parts", "event_span", "EventColumns", "Reporter", "Event",
            "raw_text", "raw_to_binary", "raw_to_ns", "PARALLEL_BYTES", "FAST_COLUMNS", "import_memory_pool",
@@ -578,13 +578,13 @@ def _both(progress, release):
 def _decode_blocks(buf, path, reporter, header, base_offset, progress=None):
     """Decode ``[ev, ev, ...]`` (a memoryview) in blocks cut at event boundaries."""
     if not reporter.strict and len(buf) >= PARALLEL_BYTES:
-        from gpuviz.trace.formats.parallel import decode_parallel
+        from .parallel import decode_parallel
         parts = decode_parallel(buf, path, reporter, progress, workers=PARALLEL_WORKERS,
                                 decode_parts=decode_parts, event_type=Event)
         if parts is not None:
             return _columns(parts, header)
     if not reporter.strict and len(buf) >= FORK_BYTES:
-        from gpuviz.trace.formats.parallel import decode_forked
+        from .parallel import decode_forked
         parts = decode_forked(buf, path, reporter, progress, decode_parts=decode_parts, block=_BLOCK)
         if parts is not None:
             return _columns(parts, header)

@@ -19,9 +19,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gpuviz.trace.formats.chrome import build_trace
-from gpuviz.trace.formats.jsonevents import (Reporter, decode_events, import_memory_pool, release_free_memory,
-                                              take_bytes)
+from .chrome import build_trace
+from .jsonevents import (Reporter, decode_events, import_memory_pool, release_free_memory,
+                         take_bytes)
 
 __all__ = ["read_kineto", "read_json_trace", "is_kineto_header", "looks_like_kineto", "GPU_CATEGORIES"]
 

@@ -59,8 +59,8 @@ import zlib
 import numpy as np
 import pyarrow as pa
 
-from gpuviz.trace.errors import TraceFormatError
-from gpuviz.trace.model import assemble, table
+from ..errors import TraceFormatError
+from ..model import assemble, table
 
 __all__ = ["read_otlp", "parse_otlp", "is_otlp", "SPAN_KINDS", "STATUS_CODES"]
 

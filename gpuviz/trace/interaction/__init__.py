@@ -8,9 +8,9 @@ is its earlier name, kept for one release); its numpy model is
 outputs is :mod:`gpuviz.widgets.trace`.
 """
 
-from gpuviz.trace.interaction.frame import (DENSITY, EDGES, MERGED, SPANS, STATS, GPUTraceFrame, GPUTraceInteraction,
-                                            TraceLayout)
-from gpuviz.trace.interaction.state import FOCUS_MODES, SEARCH_MODES, TraceViewState, column_bounds
+from .frame import (DENSITY, EDGES, MERGED, SPANS, STATS, GPUTraceFrame, GPUTraceInteraction,
+                    TraceLayout)
+from .state import FOCUS_MODES, SEARCH_MODES, TraceViewState, column_bounds
 
 __all__ = ["GPUTraceInteraction", "GPUTraceFrame", "TraceLayout", "TraceViewState", "column_bounds",
            "SPANS", "MERGED", "DENSITY", "EDGES", "STATS", "FOCUS_MODES", "SEARCH_MODES"]

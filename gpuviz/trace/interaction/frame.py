@@ -42,21 +42,21 @@ import struct
 import numpy as np
 import wgpu
 
-from gpuviz.algorithms.dispatch import ceil_div
-from gpuviz.algorithms.hierarchy_layout import GPUHierarchyLayout
-from gpuviz.graph import GPUCommandGraph
-from gpuviz.graph.checks import check_id
-from gpuviz.errors import GraphStateError, GraphTypeError, GraphValidationError
-from gpuviz.render.draw_commands import DrawCommandBuffer
-from gpuviz.trace.interaction import nodes as steps
-from gpuviz.trace.index import TraceLayout
-from gpuviz.trace.interaction.tables import edges_by_link, link_csrs, row_tiles
-from gpuviz.trace.interaction.nodes import (DENSITY, EDGES, MERGED, ROWS_PER_GROUP, SPANS, STATS_WORDS,
-                                            VIEW_BYTES)
-from gpuviz.trace.interaction.state import DEFAULT_FOCUS_DEPTH, TraceViewState, column_bounds
-from gpuviz.trace.model import Trace
-from gpuviz.trace.scene import GPUTraceScene
-from gpuviz.workflows.visibility import GPUVisibilityWorkflow
+from ...algorithms.dispatch import ceil_div
+from ...algorithms.hierarchy_layout import GPUHierarchyLayout
+from ...graph import GPUCommandGraph
+from ...graph.checks import check_id
+from ...errors import GraphStateError, GraphTypeError, GraphValidationError
+from ...render.draw_commands import DrawCommandBuffer
+from . import nodes as steps
+from ..index import TraceLayout
+from .tables import edges_by_link, link_csrs, row_tiles
+from .nodes import (DENSITY, EDGES, MERGED, ROWS_PER_GROUP, SPANS, STATS_WORDS,
+                    VIEW_BYTES)
+from .state import DEFAULT_FOCUS_DEPTH, TraceViewState, column_bounds
+from ..model import Trace
+from ..scene import GPUTraceScene
+from ...workflows.visibility import GPUVisibilityWorkflow
 
 __all__ = ["GPUTraceInteraction", "GPUTraceFrame", "TraceLayout", "SPANS", "MERGED", "DENSITY", "EDGES", "STATS",
            "DEFAULT_WIDTH_CAPACITY", "DEFAULT_ROW_CAPACITY", "DEFAULT_MINIMAP_BINS", "DEFAULT_MAX_SEEDS"]

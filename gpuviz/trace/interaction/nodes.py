@@ -11,12 +11,12 @@ from __future__ import annotations
 import numpy as np
 import wgpu
 
-from gpuviz.algorithms.ancestor_projection import GPUAncestorProjection
-from gpuviz.algorithms.dispatch import ceil_div
-from gpuviz.algorithms.graph_traversal import GPUGraphTraversal
-from gpuviz.graph import ComputeKernel
-from gpuviz.graph.shaders import wgsl
-from gpuviz.trace.scene import RECORD_BYTES
+from ...algorithms.ancestor_projection import GPUAncestorProjection
+from ...algorithms.dispatch import ceil_div
+from ...algorithms.graph_traversal import GPUGraphTraversal
+from ...graph import ComputeKernel
+from ...graph.shaders import wgsl
+from ..scene import RECORD_BYTES
 
 # The predicate and merge kernels run without wgpu's bounds checks and loop
 # bounding: their loops have constant or width bounds, and every index is in

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from gpuviz.errors import GraphTypeError, GraphValidationError
+from ...errors import GraphTypeError, GraphValidationError
 
 __all__ = ["TraceViewState", "column_bounds", "FOCUS_MODES", "SEARCH_MODES", "DEFAULT_FOCUS_DEPTH"]
 
