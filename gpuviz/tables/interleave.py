@@ -7,7 +7,7 @@ import wgpu
 
 from ..graph import ComputeKernel, GraphDataView, GraphVectorView
 from ..graph.checks import check_id
-from ..errors import GraphTypeError, GraphValidationError
+from ..errors import GraphTypeError, GraphValidationError, ViewRangeError
 from ..graph.shaders import wgsl
 
 __all__ = ["GPUInterleave"]
@@ -76,8 +76,18 @@ class GPUInterleave:
         self.node_ids: list = []
 
     def add_to_graph(self, graph) -> list:
-        """Add the interleave node to ``graph`` (none for zero rows); returns its IDs."""
+        """Validate against ``graph`` and add the interleave node (none for
+        zero rows); returns its IDs."""
         xs, ys, outs = self._chunks
+        owner = f'GPUInterleave "{self.id}"'
+        for role, views in (("x", xs), ("y", ys), ("output", outs)):
+            for view in views:
+                if graph.buffers.get(view.handle.id) is not view.handle:
+                    raise GraphValidationError(f'{owner} {role} belongs to graph "{view.handle.graph_id}", '
+                                               f'not "{graph.id}"')
+                if not view.is_packed or view.byte_offset % 4:
+                    raise ViewRangeError(f"{owner} {role} must be packed rows on a 4-byte offset (byte offset "
+                                         f"{view.byte_offset}, stride {view.byte_stride})")
         work = [k for k, view in enumerate(outs) if view.length]
         if not work:
             self.node_ids = []

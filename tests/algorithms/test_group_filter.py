@@ -6,6 +6,8 @@ output dropping the disabled groups, and the construction errors."""
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gpuviz.algorithms import GPUGroupAggregation, GPUGroupFilter
 from gpuviz.errors import GraphValidationError
@@ -102,3 +104,16 @@ def test_errors(device):
         GPUGroupFilter(id="gf", values=f, codes=short, enabled=u, output=o).add_to_graph(graph)
     with pytest.raises(GraphValidationError, match="share buffer"):
         GPUGroupFilter(id="gf", values=f, codes=u, enabled=short, output=f).add_to_graph(graph)
+
+
+@settings(max_examples=6, deadline=None)
+@given(lengths=st.lists(st.sampled_from([0, 1, WG - 1, WG, WG + 1, 700]), min_size=1, max_size=4),
+       groups=st.integers(1, 40), seed=st.integers(0, 2 ** 32 - 1))
+def test_property_vectors(device, lengths, groups, seed):
+    values, codes, enabled = case(sum(lengths), groups, seed)
+    if not sum(lengths):
+        return
+    cuts = np.cumsum(lengths)[:-1]
+    graph, out, _ = build(device, np.split(values, cuts), np.split(codes, cuts), enabled, vector=True)
+    submit_encodings(device, graph.compile(), 1)
+    same(read_out(device, out, True), group_filter(values, codes, enabled))

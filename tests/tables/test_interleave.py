@@ -7,6 +7,8 @@ columns, and the construction errors."""
 import numpy as np
 import pytest
 import wgpu
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gpuviz.errors import GraphTypeError, GraphValidationError
 from gpuviz.formats import vector_format
@@ -105,3 +107,33 @@ def test_errors(device):
                       output=graph.create_data_view(big, format="float32x2", length=8))
     with pytest.raises(GraphTypeError):
         GPUInterleave(id="il", x=np.zeros(3), y=f4, output=pairs)
+
+
+def test_views_of_another_graph(device):
+    one, two = GPUCommandGraph(device, id="one"), GPUCommandGraph(device, id="two")
+    x = one.import_gpu_data("x", GPUData.from_numpy(device, np.zeros(4, np.float32), USAGE))
+    y = two.import_gpu_data("y", GPUData.from_numpy(device, np.zeros(4, np.float32), USAGE))
+    out = two.import_gpu_data("o", GPUData.from_numpy(device, np.zeros((4, 2), np.float32), USAGE))
+    with pytest.raises(GraphValidationError, match='x belongs to graph "one", not "two"'):
+        GPUInterleave(id="il", x=x, y=y, output=out).add_to_graph(two)
+
+
+@settings(max_examples=6, deadline=None)
+@given(lengths=st.lists(st.sampled_from([0, 1, 2, WG - 1, WG, WG + 1, 600]), min_size=1, max_size=4),
+       seed=st.integers(0, 2 ** 32 - 1))
+def test_property_vectors(device, lengths, seed):
+    xs = [columns(n, seed + k)[0] for k, n in enumerate(lengths)]
+    ys = [columns(n, seed + 7 * k + 1)[1] for k, n in enumerate(lengths)]
+    graph = GPUCommandGraph(device, id="t")
+    out_data = GPUVector.from_numpy(device, [np.full((n, 2), 5, np.float32) for n in lengths], USAGE)
+    node = GPUInterleave(id="il", x=graph.import_gpu_vector("x", GPUVector.from_numpy(device, xs, USAGE)),
+                         y=graph.import_gpu_vector("y", GPUVector.from_numpy(device, ys, USAGE)),
+                         output=graph.import_gpu_vector("o", out_data))
+    if not node.add_to_graph(graph):
+        assert sum(lengths) == 0
+        return
+    run(device, graph)
+    for chunk, a, b in zip(out_data.chunks, xs, ys):
+        if len(a):
+            got = np.asarray(read_array(device, chunk)).view(np.uint32).reshape(-1, 2)
+            np.testing.assert_array_equal(got, interleave(a, b))
