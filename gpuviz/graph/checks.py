@@ -54,15 +54,22 @@ def check_device(owner: str, device) -> wgpu.GPUDevice:
     return device
 
 
-def check_count(owner: str, name: str, value, *, error=GraphTypeError) -> int:
+def check_count(owner: str, name: str, value, *, low=None, high=None, error=GraphTypeError) -> int:
     """``value`` as a Python ``int`` if it is an integer: ``int`` or a numpy
     integer (``np.int64(5)`` is a fine length). ``bool`` is refused (True is
     not a row count), and so are floats, even integral ones: no silent
-    coercion. Raises ``error`` (default :class:`GraphTypeError`); the sign is
-    the caller's to check."""
+    coercion. Raises ``error`` (default :class:`GraphTypeError`) for a
+    non-integer and :class:`GraphValidationError` when the value is below
+    ``low`` or above ``high`` (``None``: no bound, the caller's to check).
+    Messages start with ``owner`` (``'GPUScan "scan"'``), then ``name``."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise error(f"{owner} {name} must be an integer (got {type(value).__name__} {value!r})")
-    return operator.index(value)
+    value = operator.index(value)
+    if (low is not None and value < low) or (high is not None and value > high):
+        bounds = (f"in [{low}, {high}]" if low is not None and high is not None
+                  else f">= {low}" if low is not None else f"<= {high}")
+        raise GraphValidationError(f"{owner} {name} must be {bounds} (got {value})")
+    return value
 
 
 def _check_flags(owner: str, usage, mask: int, enum_name: str) -> int:
