@@ -7,14 +7,14 @@ carry.
 
 from __future__ import annotations
 
-import operator
 
 import numpy as np
 import wgpu
 
 from ..graph import ComputeKernel
+from ..graph.checks import check_count
 from ..graph.checks import check_id
-from ..errors import GraphTypeError, GraphValidationError
+from ..errors import GraphValidationError
 from ..graph.shaders import wgsl
 from .dispatch import WORKGROUP, ceil_div
 from .validation import check_topology, chunks_of, refuse_overlaps
@@ -43,16 +43,7 @@ def projection_rounds(max_depth: int, *, walk: int = WALK) -> int:
 
 
 def _int_arg(id: str, name: str, value, low: int, high: int) -> int:
-    if isinstance(value, bool):
-        raise GraphTypeError(f'GPUAncestorProjection "{id}" {name} must be an int (got bool)')
-    try:
-        value = operator.index(value)
-    except TypeError:
-        raise GraphTypeError(f'GPUAncestorProjection "{id}" {name} must be an int '
-                             f"(got {type(value).__name__})") from None
-    if not low <= value <= high:
-        raise GraphValidationError(f'GPUAncestorProjection "{id}" {name} must be in [{low}, {high}] (got {value})')
-    return value
+    return check_count(f'GPUAncestorProjection "{id}"', name, value, low=low, high=high)
 
 
 class GPUAncestorProjection:

@@ -8,13 +8,13 @@ turns the heights into exclusive offsets.
 
 from __future__ import annotations
 
-import operator
 
 import numpy as np
 import wgpu
 
 from ..formats import vector_format
 from ..graph import ComputeKernel
+from ..graph.checks import check_count
 from ..graph.checks import check_id
 from ..errors import GraphTypeError, GraphValidationError
 from ..graph.resources import GraphDataView, GraphVectorView
@@ -34,15 +34,7 @@ U32 = vector_format("uint32")
 
 def _u32_arg(id: str, name: str, value, low: int = 0) -> int:
     """A Python or numpy integer in [low, 2**32) (bools and floats refused)."""
-    if isinstance(value, bool):
-        raise GraphTypeError(f'GPUHierarchyLayout "{id}" {name} must be an int (got bool)')
-    try:
-        value = operator.index(value)
-    except TypeError:
-        raise GraphTypeError(f'GPUHierarchyLayout "{id}" {name} must be an int (got {type(value).__name__})') from None
-    if not low <= value < 1 << 32:
-        raise GraphValidationError(f'GPUHierarchyLayout "{id}" {name} must be in [{low}, 2**32) (got {value})')
-    return value
+    return check_count(f'GPUHierarchyLayout "{id}"', name, value, low=low, high=0xFFFFFFFF)
 
 
 def _rows(view: GraphDataView, length: int, byte_offset: int = 0) -> GraphDataView:

@@ -36,7 +36,6 @@ nothing here submits: the caller encodes and submits.
 
 from __future__ import annotations
 
-import operator
 import struct
 
 import numpy as np
@@ -45,7 +44,7 @@ import wgpu
 from ...algorithms.dispatch import ceil_div
 from ...algorithms.hierarchy_layout import GPUHierarchyLayout
 from ...graph import GPUCommandGraph
-from ...graph.checks import check_id
+from ...graph.checks import check_count, check_id
 from ...errors import GraphStateError, GraphTypeError, GraphValidationError
 from ...render.draw_commands import DrawCommandBuffer
 from . import nodes as steps
@@ -257,17 +256,7 @@ class GPUTraceInteraction:
             raise
 
     def _count(self, name, value, low, high=None):
-        if isinstance(value, bool):
-            raise GraphTypeError(f'GPUTraceInteraction "{self.id}" {name} must be an int (got bool)')
-        try:
-            value = operator.index(value)
-        except TypeError:
-            raise GraphTypeError(f'GPUTraceInteraction "{self.id}" {name} must be an int '
-                                 f"(got {type(value).__name__})") from None
-        if value < low or (high is not None and value > high):
-            raise GraphValidationError(f'GPUTraceInteraction "{self.id}" {name} must be in [{low}, {high}] '
-                                       f"(got {value})")
-        return value
+        return check_count(f'GPUTraceInteraction "{self.id}"', name, value, low=low, high=high)
 
     # ------------------------------------------------------------- host side
     def _host_links(self, trace):

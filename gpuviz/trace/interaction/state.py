@@ -14,12 +14,12 @@ The pixel grid is exact integer arithmetic: column ``c`` of a window
 
 from __future__ import annotations
 
-import operator
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from ...errors import GraphTypeError, GraphValidationError
+from ...graph.checks import check_count
 
 __all__ = ["TraceViewState", "column_bounds", "FOCUS_MODES", "SEARCH_MODES", "DEFAULT_FOCUS_DEPTH"]
 
@@ -34,15 +34,7 @@ DEFAULT_FOCUS_DEPTH = 8
 
 
 def _int(name, value, low=None, high=None):
-    if isinstance(value, bool):
-        raise GraphTypeError(f'TraceViewState {name} must be an int (got bool)')
-    try:
-        value = operator.index(value)
-    except TypeError:
-        raise GraphTypeError(f"TraceViewState {name} must be an int (got {type(value).__name__})") from None
-    if (low is not None and value < low) or (high is not None and value > high):
-        raise GraphValidationError(f"TraceViewState {name} must be in [{low}, {high}] (got {value})")
-    return value
+    return check_count("TraceViewState", name, value, low=low, high=high)
 
 
 def _flags(name, value, count):

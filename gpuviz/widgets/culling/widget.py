@@ -18,9 +18,9 @@ import numpy as np
 
 from ...device import device_capabilities, request_device
 from ...errors import GraphStateError, GraphTypeError, GraphValidationError
+from ...graph.checks import check_count
 from ...tables import GPUData
 from ..canvas import GPUCanvas, draw_offscreen
-from ..arguments import check_integer
 from ..inspector import GraphInspector
 from ..lifecycle import WidgetLifecycle, close_widget_tree, guarded
 from .camera import Camera, OrbitControl
@@ -38,7 +38,7 @@ _HINTS = ("drag: rotate · right-drag: pan · wheel: dolly",)
 
 
 def _count(name, value, *, low=0):
-    return check_integer(NAME, name, value, low=low)
+    return check_count(NAME, name, value, low=low)
 
 
 def count_label(count: int) -> str:

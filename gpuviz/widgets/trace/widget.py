@@ -20,9 +20,9 @@ import numpy as np
 
 from ...device import request_device
 from ...errors import GraphTypeError, GraphValidationError
+from ...graph.checks import check_count
 from ...render.overlay import PlotOverlay
 from ..canvas import GPUCanvas, draw_offscreen
-from ..arguments import check_integer
 from ..inspector import GraphInspector
 from ..lifecycle import WidgetLifecycle, guarded
 from .chrome import MINIMAP_BINS, details_html, queue_chrome, span_lines
@@ -44,7 +44,7 @@ FOCUS_MODES = ("dim", "hide")
 MAX_FOCUS_DEPTH = 8
 _ZOOM_STEP = 1.25
 def _int(name, value, low=None):
-    return check_integer(NAME, name, value, low=low)
+    return check_count(NAME, name, value, low=low)
 
 
 def _span_ids(index, span_ids, what: str) -> np.ndarray:
