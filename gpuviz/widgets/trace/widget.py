@@ -24,7 +24,7 @@ from ...graph.checks import check_count
 from ...render.overlay import PlotOverlay
 from ..canvas import GPUCanvas, draw_offscreen
 from ..inspector import GraphInspector
-from ..lifecycle import WidgetLifecycle, guarded
+from ..lifecycle import WidgetLifecycle, close_widget_tree, guarded
 from .chrome import MINIMAP_BINS, details_html, queue_chrome, span_lines
 from .cpuview import ViewModel
 from .events import handle as handle_event
@@ -192,7 +192,8 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
         self.canvas = GPUCanvas(self, device=self.device, size=size)
         self.details = widgets.HTML(details_html(index, self._selection))
         side = widgets.VBox([self.details, self.inspector], layout=widgets.Layout(flex="1 1 320px"))
-        self.layout = widgets.Layout(flex_flow="row wrap", align_items="flex-start")
+        # the box's own Layout, changed in place: a replaced one would stay registered
+        self.layout.flex_flow, self.layout.align_items = "row wrap", "flex-start"
         self.children = [self.canvas, side]
 
     # ----------------------------------------------------------- the view
@@ -204,8 +205,8 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
         return self._window
 
     @time_window.setter
+    @guarded
     def time_window(self, window) -> None:
-        self._check_usable("time_window")
         try:
             start, end = window
         except (TypeError, ValueError):
@@ -233,8 +234,8 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
         return self._first_row
 
     @first_row.setter
+    @guarded
     def first_row(self, row) -> None:
-        self._check_usable("first_row")
         self._first_row = min(_int("first_row", row, 0), max(self._layout().total_rows - 1, 0))
         self._changed()
 
@@ -321,6 +322,7 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
         """pyarrow Table: the selected rows of ``trace.spans`` (ascending IDs)."""
         return self.trace.spans.take(self._selection)
 
+    @guarded
     def on_select(self, callback) -> None:
         """Call ``callback(selection_table)`` after every selection change."""
         if not callable(callback):
@@ -357,6 +359,7 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
         return self._focus_mode
 
     @focus_mode.setter
+    @guarded
     def focus_mode(self, mode) -> None:
         if mode not in FOCUS_MODES:
             raise GraphValidationError(f"{NAME} focus_mode must be one of {FOCUS_MODES} (got {mode!r})")
@@ -418,8 +421,8 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
         return frozenset(c for c, on in zip(self.index.categories, self._categories) if on)
 
     @categories.setter
+    @guarded
     def categories(self, shown) -> None:
-        self._check_usable("categories")
         if shown is None:
             self._categories = None
         else:
@@ -439,8 +442,8 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
         return self._min_duration
 
     @min_duration_ns.setter
+    @guarded
     def min_duration_ns(self, value) -> None:
-        self._check_usable("min_duration_ns")
         self._min_duration = _int("min_duration_ns", value, 0)
         self._changed()
 
@@ -453,8 +456,8 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
         return None if self._search is None else self._search[0]
 
     @search.setter
+    @guarded
     def search(self, value) -> None:
-        self._check_usable("search")
         mode = "highlight"
         if isinstance(value, tuple):
             if len(value) != 2 or value[1] not in ("highlight", "filter"):
@@ -471,6 +474,7 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
         self._changed()
 
     @property
+    @guarded
     def search_count(self) -> int:
         """Spans whose name matches the search in the current view (0 without
         a search): the GPU frame's count, read back (this call waits)."""
@@ -544,7 +548,7 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
         submitted, so its readback sample may map; polls for it from the
         event loop. A host that calls :meth:`draw` itself calls this after
         its submit."""
-        if self._graph is None:
+        if self._check_usable("frame_submitted", raise_lost=False):
             return
         self._graph.sampler.submitted()
         poll_later(self)
@@ -590,6 +594,7 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
             return False
         return handle_event(self, event)
 
+    @guarded
     def zoom_to_span(self, span_id) -> None:
         """Fit the window to one span (10 % margin each side)."""
         s = int(_span_ids(self.index, span_id, "zoom_to_span")[0])
@@ -603,22 +608,26 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
     _LIFECYCLE_PANEL = "details"  # WidgetLifecycle: shows a device loss (escaped)
 
     def close(self) -> None:
-        """Close the widgets and free the graph, the scene and the overlay (idempotent)."""
-        if getattr(self, "_graph", None) is not None:
-            if self._trailing is not None:
-                self._trailing.cancel()
-                self._trailing = None
-            self.canvas.close()
-            self.inspector.close()
-            if self._overlay is not None:
-                self._overlay.destroy()
-            if self._summary is not None:
-                self._summary.destroy()
-            if self._region is not None:
-                self._region.destroy()
-            self._presenter.destroy()
-            self._graph.destroy()
-            self._graph = None
-            self.scene.destroy()
-        super().close()
+        """Close every ipywidget the viewer made (canvas, inspector, details,
+        their boxes, layouts and styles) and free the graph, the scene and
+        the overlay. Waits for a frame or call in progress on another thread
+        (it holds :attr:`call_lock`); from then on every public method raises
+        GraphStateError. Idempotent; does not wait for the GPU."""
+        with self.call_lock:
+            if getattr(self, "_graph", None) is not None:
+                if self._trailing is not None:
+                    self._trailing.cancel()
+                    self._trailing = None
+                close_widget_tree(self, root=False)  # the canvas's close event still finds the viewer open
+                if self._overlay is not None:
+                    self._overlay.destroy()
+                if self._summary is not None:
+                    self._summary.destroy()
+                if self._region is not None:
+                    self._region.destroy()
+                self._presenter.destroy()
+                self._graph.destroy()
+                self._graph = None
+                self.scene.destroy()
+            super().close()
 

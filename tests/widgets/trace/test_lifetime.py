@@ -1,0 +1,177 @@
+"""TraceViewer's lifetime and threads: close() frees every GPU buffer and
+ipywidget the viewer made, every public call after it raises
+GraphStateError, and calls from two threads never tear a frame."""
+
+import threading
+import time
+
+import pytest
+
+from gpuviz import GraphStateError
+from gpuviz.trace.synthetic import synthetic
+from gpuviz.widgets.trace import TraceViewer
+from tests.widgets.closed import check_closed_refuses_everything
+from tests.widgets.lifetime import GPUBufferLedger, live_gpu_buffers, registered_widgets, widget_types
+
+SIZE = (300, 160)
+
+
+@pytest.fixture(scope="module")
+def trace():
+    return synthetic(spans=300, processes=2, threads_per_process=2, seed=4)
+
+
+def make(trace, device):
+    return TraceViewer(trace, size=SIZE, device=device)
+
+
+def cycle(trace, device) -> TraceViewer:
+    viewer = make(trace, device)
+    viewer.draw_offscreen(width=SIZE[0], height=SIZE[1])
+    viewer.close()
+    return viewer
+
+
+def test_close_destroys_every_buffer_even_while_the_viewer_is_held(trace, device):
+    with GPUBufferLedger() as ledger:
+        viewer = cycle(trace, device)
+        left = ledger.undestroyed()
+    assert left == [], f"{len(left)} buffers of a closed TraceViewer were never destroyed: {left}"
+
+
+def test_twenty_cycles_leave_no_live_buffer_and_no_registered_widget(trace, device):
+    cycle(trace, device)  # per-device caches (pipelines, glyph atlases) are made once, by the first viewer
+    buffers, widgets = live_gpu_buffers(), registered_widgets()
+    for _ in range(20):
+        cycle(trace, device)
+    left = {k: w for k, w in registered_widgets().items() if k not in widgets}
+    assert not left, f"{len(left)} ipywidgets stay registered after 20 closed TraceViewer: " \
+                     f"{widget_types(left.values())}"
+    assert live_gpu_buffers() - buffers == 0
+
+
+def test_every_public_method_and_setter_raises_graph_state_error_after_close(trace, device):
+    viewer = cycle(trace, device)
+    none = ((), {})
+    check_closed_refuses_everything(viewer, name="TraceViewer", calls={
+        "reset_view": none, "span_rect": ((0,), {}), "pick": ((1, 1), {}), "select": (([0],), {}),
+        "select_region": (((0, 10),), {}), "on_select": ((lambda table: None,), {}), "focus": ((0,), {}),
+        "clear_focus": none, "collapse": none, "expand": none, "summary": none,
+        "draw": ((None, None, SIZE), {}), "frame_submitted": none,
+        "draw_offscreen": ((), dict(width=8, height=8)),
+        "handle_event": (({"event_type": "pointer_move", "x": 1.0, "y": 1.0},), {}),
+        "zoom_to_span": ((0,), {}),
+    }, values={"time_window": (0, 10), "first_row": 0, "focus_mode": "hide", "categories": None,
+               "min_duration_ns": 0, "search": "x"})
+    with pytest.raises(GraphStateError, match="TraceViewer is closed"):
+        viewer.search_count  # a getter that reads the GPU back
+    viewer.close()  # a second close is harmless
+
+
+def _run_threads(*targets):
+    errors = []
+
+    def guard(target):
+        def run():
+            try:
+                target()
+            except BaseException as error:  # reported by the test thread
+                errors.append(error)
+        return run
+
+    threads = [threading.Thread(target=guard(t)) for t in targets]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    assert not any(thread.is_alive() for thread in threads), "a thread did not finish"
+    return errors
+
+
+def test_setters_while_another_thread_draws(trace, device):
+    viewer = make(trace, device)
+    start, end = viewer.time_window
+    iterations = 100
+
+    def draw():
+        for _ in range(iterations):
+            viewer.draw_offscreen(width=SIZE[0], height=SIZE[1])
+
+    def set_parameters():
+        for i in range(iterations):
+            viewer.time_window = (start + i * (end - start) // 400, end)
+            viewer.focus_mode = ("dim", "hide")[i % 2]
+            viewer.search = ("a", None)[i % 2]
+            viewer.zoom_to_span(i % 50)
+            (viewer.collapse if i % 2 else viewer.expand)()
+
+    try:
+        errors = _run_threads(draw, set_parameters)
+        assert errors == []
+        assert viewer.focus_mode == "hide" and viewer.search is None
+    finally:
+        viewer.close()
+
+
+def test_setters_from_another_thread_wait_for_the_frame_being_recorded(trace, device):
+    """A frame holds the viewer's call lock from draw to submission: setters
+    called from another thread meanwhile (an ipywidgets callback, a user's
+    thread) apply after it, never between the frame's reads of the view."""
+    viewer = make(trace, device)
+    start, end = viewer.time_window
+    recording, seen = threading.Event(), []
+    draw = viewer.draw
+
+    def state():
+        return (viewer.time_window, viewer.first_row, viewer.focus_mode, viewer.min_duration_ns, viewer.search)
+
+    def slow_draw(encoder, target_view, size):  # a frame that takes a while to record
+        before = state()
+        recording.set()
+        time.sleep(0.3)
+        seen.append((before, state()))
+        draw(encoder, target_view, size)
+
+    def set_view():
+        recording.wait(timeout=60)
+        viewer.time_window = (start + 1, end)
+        viewer.first_row = 1
+        viewer.focus_mode = "hide"
+        viewer.min_duration_ns = 5
+        viewer.search = "a"
+
+    viewer.draw = slow_draw
+    try:
+        errors = _run_threads(lambda: viewer.draw_offscreen(width=SIZE[0], height=SIZE[1]), set_view)
+        assert errors == []
+        assert seen and all(before == after for before, after in seen), seen
+        assert state() == ((start + 1, end), 1, "hide", 5, "a")
+    finally:
+        del viewer.draw
+        viewer.close()
+
+
+def test_close_while_another_thread_draws_raises_only_graph_state_error(trace, device):
+    viewer = make(trace, device)
+    started = threading.Event()
+    drawn = []
+
+    def draw():
+        while True:
+            try:
+                viewer.draw_offscreen(width=SIZE[0], height=SIZE[1])
+                viewer.focus_mode = "dim"
+            except GraphStateError:
+                return  # closed: the only error a call after close may raise
+            drawn.append(1)
+            started.set()
+
+    def close():
+        started.wait(timeout=120)
+        viewer.close()
+
+    errors = _run_threads(draw, close)
+    assert errors == []
+    assert drawn
+    with pytest.raises(GraphStateError, match="TraceViewer is closed"):
+        viewer.zoom_to_span(0)
