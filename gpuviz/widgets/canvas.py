@@ -222,6 +222,11 @@ class GPUCanvas(JupyterRenderCanvas):
         the pending indicator (also set before a frame predicted to take longer).
     placeholder : str
         Text shown until the first frame exists.
+    clock : callable
+        Seconds on a monotonic clock (default ``time.perf_counter``): what
+        frame costs, the pending indicator's lateness and the browser's
+        delivery intervals are measured on. Tests pass a fake one to time
+        frames without sleeping; the loop's timers still run in real time.
 
     Notes
     -----
@@ -251,13 +256,15 @@ class GPUCanvas(JupyterRenderCanvas):
 
     def __init__(self, drawable, *, device=None, size=(640, 400), max_buffered_frames: int = 8,
                  quality: int = 80, interaction_scale: float | None = None, frame_budget: float = 1 / 30,
-                 idle_delay: float = 0.2, pending_after: float = 0.3, placeholder: str = "compiling…", **kwargs):
+                 idle_delay: float = 0.2, pending_after: float = 0.3, placeholder: str = "compiling…",
+                 clock=time.perf_counter, **kwargs):
         # min_fps=0: nothing is drawn or sent while idle. max_fps=60 lifts
         # rendercanvas's default 30 fps cap on the scheduler's ticks.
         kwargs.setdefault("max_fps", 60)
         self._native_size = None  # (logical w, logical h, pixel ratio) of the browser's last resize
         super().__init__(size=size, update_mode="ondemand", min_fps=0, **kwargs)
         self.drawable = drawable
+        self.clock = clock
         self.device = device or request_device()
         self.max_buffered_frames = max_buffered_frames
         self.quality = quality
@@ -276,16 +283,16 @@ class GPUCanvas(JupyterRenderCanvas):
         #: ``"GPU device lost: ..."`` once a frame found the device lost, else None.
         self.device_lost = None
         self._scale = 1.0  # the scale rendercanvas's size record holds now
-        self._frame_started = None  # perf_counter at the start of the frame being produced
-        self._frame_submitted = None  # perf_counter when that frame's commands were submitted
-        self._requested_at = None  # perf_counter of the oldest draw request not yet sent
+        self._frame_started = None  # clock() at the start of the frame being produced
+        self._frame_submitted = None  # clock() when that frame's commands were submitted
+        self._requested_at = None  # clock() of the oldest draw request not yet sent
         self._settle_next = False  # the next frame ends an interaction: full size, lossless
         self._again = False  # a draw was requested while a frame was being produced
         self._wanted = False  # a draw was requested and no frame has started since
         self._soon = set()  # names of call_soon callbacks queued and not yet run
         self._timers = {}
         self._sent_pixels = {}  # frame index -> pixels, until the browser confirms it
-        self._last_confirmed = None  # (index, perf_counter) of the last confirmation
+        self._last_confirmed = None  # (index, clock()) of the last confirmation
         self._context = _configure(self, self.device)
         self.observe(self._on_feedback, names="_frame_feedback")
         self.add_event_handler(self._route_event, "*")
@@ -304,7 +311,7 @@ class GPUCanvas(JupyterRenderCanvas):
             self._again = True  # requested while a frame is produced: the next one is on its way
         else:
             if self._requested_at is None:
-                self._requested_at = time.perf_counter()
+                self._requested_at = self.clock()
                 self._call_later("pending", self.pending_after, self._mark_pending)
             self._call_soon("start", self._start_frame)
 
@@ -314,7 +321,7 @@ class GPUCanvas(JupyterRenderCanvas):
         if self._frame_started is None:
             return False
         submitted = self._frame_submitted
-        if submitted is not None and time.perf_counter() - submitted > _STUCK_SECONDS:
+        if submitted is not None and self.clock() - submitted > _STUCK_SECONDS:
             self._frame_started = None  # its present failed (rendercanvas logged it): do not wait forever
             return False
         return True
@@ -352,7 +359,7 @@ class GPUCanvas(JupyterRenderCanvas):
             self._cancel("pending")
             self.pending = False
             return  # no texture taken: rendercanvas skips the present
-        self._frame_started, self._frame_submitted = time.perf_counter(), None
+        self._frame_started, self._frame_submitted = self.clock(), None
         self._wanted = self._again = False
         self._set_render_scale(self._next_scale())
         width, height = self.get_physical_size()
@@ -364,7 +371,7 @@ class GPUCanvas(JupyterRenderCanvas):
         except BaseException:
             self._frame_started = None  # rendercanvas logs it; no frame follows
             raise
-        self._frame_submitted = time.perf_counter()  # its readback is under way from here
+        self._frame_submitted = self.clock()  # its readback is under way from here
         self.frames_drawn += 1
 
     def _next_scale(self) -> float:
@@ -375,7 +382,7 @@ class GPUCanvas(JupyterRenderCanvas):
 
     def _frame_sent(self, array, *, reduced: bool) -> None:
         """Bookkeeping after a frame left: cost model, counters, overlays."""
-        now = time.perf_counter()
+        now = self.clock()
         started, self._frame_started = self._frame_started, None
         if started is not None:
             self.last_frame_seconds = now - started
@@ -403,7 +410,7 @@ class GPUCanvas(JupyterRenderCanvas):
         """The browser confirmed frames up to an index: its delivery rate, when
         it had more frames waiting (so the interval is its own cost)."""
         index = int(change["new"].get("index", 0))
-        now = time.perf_counter()
+        now = self.clock()
         self.window.confirmed(index, now)
         if self._wanted:
             self._call_soon("start", self._start_frame)  # the window may have room now
@@ -474,7 +481,7 @@ class GPUCanvas(JupyterRenderCanvas):
             return None
         if self.device_lost is None:
             was = self.interaction.interacting
-            if self.interaction.on_event(event, time.perf_counter()):
+            if self.interaction.on_event(event, self.clock()):
                 self._call_later("idle", self.interaction.delay(), self._check_idle)
                 self._settle_next = False
             elif was:
@@ -504,7 +511,7 @@ class GPUCanvas(JupyterRenderCanvas):
 
     def _check_idle(self) -> None:
         """Idle timer: end the interaction once ``idle_delay`` passed since its last event."""
-        now = time.perf_counter()
+        now = self.clock()
         if self.interaction.settle_due(now):
             self._settle()
         elif self.interaction.interacting:

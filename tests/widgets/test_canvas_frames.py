@@ -1,9 +1,13 @@
 """GPUCanvas frame policy without a browser: reduced frames while the pointer
 is down or the wheel turns, one full-resolution lossless frame after, the
-placeholder before the first frame and the pending flag of a late frame."""
+placeholder before the first frame and the pending flag of a late frame.
+
+Frame costs and delivery intervals are measured on the canvas's injected
+clock (:class:`FakeClock`), not by sleeping; only the tests of the loop's
+timers (idle settle, late-frame pending) wait in real time.
+"""
 
 import asyncio
-import time
 
 import numpy as np
 import simplejpeg
@@ -32,6 +36,19 @@ class Follower(Quadrants):
             self.last_x = event.get("x")
             return True
         return False
+
+
+class FakeClock:
+    """A monotonic clock the test moves by hand: ``clock()`` reads it, ``advance(s)`` moves it."""
+
+    def __init__(self, start: float = 100.0):
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
 
 
 def _canvas(drawable, **kwargs):
@@ -127,17 +144,20 @@ def test_placeholder_until_the_first_frame():
 
 
 class Slow(Quadrants):
-    def __init__(self, seconds):
+    """Each draw costs ``seconds`` on ``clock`` (it moves the clock instead of sleeping)."""
+
+    def __init__(self, seconds, clock):
         super().__init__()
-        self.seconds = seconds
+        self.seconds, self.clock = seconds, clock
 
     def draw(self, encoder, target, size):
-        time.sleep(self.seconds)
+        self.clock.advance(self.seconds)
         super().draw(encoder, target, size)
 
 
 def test_pending_is_set_before_a_frame_predicted_to_be_slow_and_cleared_when_sent():
-    canvas, sent = _canvas(Slow(0.12), pending_after=0.1)
+    clock = FakeClock()
+    canvas, sent = _canvas(Slow(0.12, clock), pending_after=0.1, clock=clock)
     seen = []
     canvas.observe(lambda change: seen.append(change["new"]), names="pending")
     canvas.force_draw()  # unmeasured: no prediction, nothing flagged
@@ -201,17 +221,17 @@ def test_hover_moves_do_not_start_an_interaction():
 
 
 def test_a_busy_browser_lowers_the_scale_through_its_confirmations():
-    drawable = Follower()
-    canvas, sent = _canvas(drawable)
+    drawable, clock = Follower(), FakeClock()
+    canvas, sent = _canvas(drawable, clock=clock)
     for _ in range(3):
         canvas.force_draw()
     assert canvas.interaction.delivery_seconds_per_pixel is None
     canvas._frame_feedback = {"index": 1, "timestamp": 0, "localtime": 0}
-    time.sleep(0.06)
+    clock.advance(0.06)
     canvas._frame_feedback = {"index": 2, "timestamp": 0, "localtime": 0}  # frame 3 still waiting
     rate = canvas.interaction.delivery_seconds_per_pixel
-    assert rate is not None and 0.06 <= rate * 64 * 48 < 1.0
-    time.sleep(0.05)
+    assert rate is not None and np.isclose(rate * 64 * 48, 0.06)  # exactly the interval on the clock
+    clock.advance(0.05)
     canvas._frame_feedback = {"index": 3, "timestamp": 0, "localtime": 0}  # nothing left in flight
     assert canvas.interaction.delivery_seconds_per_pixel == rate  # an idle browser's interval says nothing
     _event(canvas, "pointer_down", 3)
