@@ -106,7 +106,10 @@ class FrustumCulling(WidgetLifecycle, widgets.HBox):
     but the sampled count (a readback ring, never waited for);
     :meth:`visible_count`, :meth:`visible_ids` and :meth:`pick` read back
     explicitly. After :meth:`close` (or a lost device) the methods raise
-    GraphStateError.
+    GraphStateError. Public calls, the controls' callbacks and each canvas
+    frame (draw to submission) hold one re-entrant lock
+    (:attr:`call_lock`), so calls from other threads wait for the frame
+    being recorded instead of tearing it.
     """
 
     def __init__(self, spheres=None, *, instances: int = 100_000, seed: int = 0, size=(960, 480), device=None,
@@ -194,18 +197,14 @@ class FrustumCulling(WidgetLifecycle, widgets.HBox):
 
     def _set_instances(self, n) -> None:
         with self.call_lock:
-            self._rebuild(n)
-
-    def _rebuild(self, n) -> None:
-        """A generated scene of ``n`` instances (the selector's observer; holds the call lock)."""
-        if not self._generated or n == self._frame.n or self._check_usable("instances", raise_lost=False):
-            return
-        camera_kept = self._frame.camera
-        self._build(generated_spheres(self._scene, n, seed=self._seed), None)
-        self._frame.set_camera(camera_kept)
-        self.inspector.attach(self._frame.graph.compiled)
-        self._watch()
-        self._redraw()
+            if not self._generated or n == self._frame.n or self._check_usable("instances", raise_lost=False):
+                return
+            camera_kept = self._frame.camera
+            self._build(generated_spheres(self._scene, n, seed=self._seed), None)
+            self._frame.set_camera(camera_kept)
+            self.inspector.attach(self._frame.graph.compiled)
+            self._watch()
+            self._redraw()
 
     # ------------------------------------------------------------ the camera
     @property
@@ -348,34 +347,30 @@ class FrustumCulling(WidgetLifecycle, widgets.HBox):
         with self.call_lock:
             if self._check_usable("draw", raise_lost=False):
                 return
-            self._record(encoder, target_view, size)
-
-    def _record(self, encoder, target_view, size) -> None:
-        """The body of :meth:`draw` (the caller holds the call lock)."""
-        width, height = (max(2, int(v)) for v in size)
-        fw, fh = self._frame.graph.frame_size
-        scale = min(1.0, fw / width, fh / height)
-        self._frame.set_render_size((max(2, int(width * scale)), max(1, int(height * scale))))
-        if self._auto_orbit and not self._offscreen:
+            width, height = (max(2, int(v)) for v in size)
+            fw, fh = self._frame.graph.frame_size
+            scale = min(1.0, fw / width, fh / height)
+            self._frame.set_render_size((max(2, int(width * scale)), max(1, int(height * scale))))
+            if self._auto_orbit and not self._offscreen:
+                now = time.perf_counter()
+                if self._last_tick is not None:
+                    self._frame.set_camera(self._orbit.advance(self._frame.camera, now - self._last_tick))
+                self._last_tick = now
+            if self._frame.poll():
+                self.readout.value = html.escape(self._frame.readout())
+            self._collect_timings()
             now = time.perf_counter()
-            if self._last_tick is not None:
-                self._frame.set_camera(self._orbit.advance(self._frame.camera, now - self._last_tick))
-            self._last_tick = now
-        if self._frame.poll():
-            self.readout.value = html.escape(self._frame.readout())
-        self._collect_timings()
-        now = time.perf_counter()
-        timestamps = self._timestamps and now - self._last_timestamps >= _TIMESTAMP_INTERVAL
-        if timestamps:
-            self._last_timestamps = now
-        self.inspector.poll()
-        cpu = self._frame.encode(encoder, timestamps=timestamps)
-        self.inspector.sample_counts(encoder)
-        self.inspector.record_encode(cpu, gpu_times=self._gpu_times)
-        ratio = 1.0 if self._offscreen else self._pixel_ratio()
-        self._frame.present(encoder, target_view, (width, height), pixel_ratio=ratio, extra=_HINTS)
-        if not self._offscreen and (self._auto_orbit or not self._frame.readout_current):
-            self.canvas.request_draw()  # keep orbiting / until a count sample of these parameters is read
+            timestamps = self._timestamps and now - self._last_timestamps >= _TIMESTAMP_INTERVAL
+            if timestamps:
+                self._last_timestamps = now
+            self.inspector.poll()
+            cpu = self._frame.encode(encoder, timestamps=timestamps)
+            self.inspector.sample_counts(encoder)
+            self.inspector.record_encode(cpu, gpu_times=self._gpu_times)
+            ratio = 1.0 if self._offscreen else self._pixel_ratio()
+            self._frame.present(encoder, target_view, (width, height), pixel_ratio=ratio, extra=_HINTS)
+            if not self._offscreen and (self._auto_orbit or not self._frame.readout_current):
+                self.canvas.request_draw()  # keep orbiting / until a count sample of these parameters is read
 
     def frame_submitted(self) -> None:
         """GPUCanvas drawable hook: the frame :meth:`draw` recorded was
@@ -408,30 +403,26 @@ class FrustumCulling(WidgetLifecycle, widgets.HBox):
         with self.call_lock:
             if self._event_ignored(event):
                 return False
-            return self._handle(event)
-
-    def _handle(self, event) -> bool:
-        """The body of :meth:`handle_event` (the caller holds the call lock)."""
-        kind = event.get("event_type")
-        if kind == "resize":
-            self._size = (max(2, int(event.get("width", self._size[0]))), max(2, int(event.get("height",
-                                                                                              self._size[1]))))
-            return True
-        if kind == "pointer_leave":
-            self._frame.set_hover(None)
-            return True
-        _, _, _, view_height = view_rects(*self._size)["perspective"]
-        camera = self._orbit.handle(event, self._frame.camera, view_height=view_height)
-        if camera is not None:
-            self._frame.set_camera(camera)
-            return True
-        if kind == "pointer_move":
-            try:
-                self._frame.set_hover(self._frame_pixel(event.get("x", -1), event.get("y", -1)))
-            except GraphValidationError:
-                return False
-            return True
-        return False
+            kind = event.get("event_type")
+            if kind == "resize":
+                self._size = (max(2, int(event.get("width", self._size[0]))),
+                              max(2, int(event.get("height", self._size[1]))))
+                return True
+            if kind == "pointer_leave":
+                self._frame.set_hover(None)
+                return True
+            _, _, _, view_height = view_rects(*self._size)["perspective"]
+            camera = self._orbit.handle(event, self._frame.camera, view_height=view_height)
+            if camera is not None:
+                self._frame.set_camera(camera)
+                return True
+            if kind == "pointer_move":
+                try:
+                    self._frame.set_hover(self._frame_pixel(event.get("x", -1), event.get("y", -1)))
+                except GraphValidationError:
+                    return False
+                return True
+            return False
 
     @guarded
     def draw_offscreen(self, *, width: int, height: int) -> np.ndarray:
