@@ -88,6 +88,9 @@ class TraceViewState:
     search : numpy bool array per name ID, or None (no search)
         Names that match (the name table is matched on the CPU).
     search_mode : {"highlight", "filter"}
+    search_pattern : str, re.Pattern or None
+        What ``search`` was matched from, for the caller that keeps the
+        state (a viewer's ``search`` property); the frame reads only ``search``.
     focus_seeds : sequence of int
         Span IDs (rows of ``trace.spans``) the focus starts from; empty = no focus.
     focus_depth : int
@@ -111,6 +114,7 @@ class TraceViewState:
     min_duration_ns: int = 0
     search: np.ndarray | None = None
     search_mode: str = "highlight"
+    search_pattern: object = None
     focus_seeds: tuple = field(default_factory=tuple)
     focus_depth: int = DEFAULT_FOCUS_DEPTH
     focus_mode: str = "dim"

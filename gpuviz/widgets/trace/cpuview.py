@@ -3,7 +3,8 @@ state (O(threads), cached) and the frame's tests for one span or (as an
 oracle for explicit queries and tests, never a frame) for every span.
 
 A mixin of :class:`~gpuviz.widgets.trace.widget.TraceViewer`: it reads the
-viewer's state (window, rows, filters, focus) and never touches the GPU.
+viewer's :class:`~gpuviz.trace.interaction.TraceViewState` and the trace's
+index, and never touches the GPU.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ class ViewModel:
     def _layout(self):
         """The row layout of the expansion state (the GPU computes the same),
         int64 for pixel arithmetic: O(threads), cached per expansion state."""
-        pexp, texp = self._process_expanded, self._thread_expanded
+        pexp, texp = self._state.process_expanded, self._state.thread_expanded
         key = (pexp.tobytes(), texp.tobytes())
         if self._layout_cache[0] == key:
             return self._layout_cache[1]
@@ -51,16 +52,16 @@ class ViewModel:
         key = ("visible", geometry.width, geometry.height)
         if key in self._cache:
             return self._cache[key]
-        h, rows = self.index, self._rows()
-        w0, w1 = self._window
-        keep = (h.start < w1) & (h.end > w0) & (rows >= self._first_row) & (h.duration >= self._min_duration)
+        h, rows, state = self.index, self._rows(), self._state
+        w0, w1 = state.window
+        keep = (h.start < w1) & (h.end > w0) & (rows >= state.rows[0]) & (h.duration >= state.min_duration_ns)
         keep &= self._layout().thread_mode[h.thread] != MODE_PROCESS_COLLAPSED  # drawn as density bins
         keep &= geometry.y_of(rows) < geometry.bottom
-        if self._categories is not None:
-            keep &= self._categories[h.category_id]
-        if self._search is not None and self._search[1] == "filter":
-            keep &= self._search_names[h.name_id]
-        if self._focus is not None and self._focus_mode == "hide":
+        if state.categories is not None:
+            keep &= state.categories[h.category_id]
+        if state.search is not None and state.search_mode == "filter":
+            keep &= state.search[h.name_id]
+        if len(state.focus_seeds) and state.focus_mode == "hide":
             keep &= self._focus_set()
         self._cache[key] = keep
         return keep
@@ -68,22 +69,23 @@ class ViewModel:
     def _shown(self, s: int, geometry) -> bool:
         """Span ``s`` passes the frame's tests (``_visible`` for one span: O(1)
         but for the focus set in "hide" mode)."""
-        h = self.index
+        h, state = self.index, self._state
         row = int(h.span_rows(self._layout(), ids=[s])[0])
-        w0, w1 = self._window
-        if not (h.start[s] < w1 and h.end[s] > w0 and row >= self._first_row and h.duration[s] >= self._min_duration):
+        w0, w1 = state.window
+        if not (h.start[s] < w1 and h.end[s] > w0 and row >= state.rows[0]
+                and h.duration[s] >= state.min_duration_ns):
             return False
         if self._layout().thread_mode[h.thread[s]] == MODE_PROCESS_COLLAPSED or geometry.y_of(row) >= geometry.bottom:
             return False
-        if self._categories is not None and not self._categories[h.category_id[s]]:
+        if state.categories is not None and not state.categories[h.category_id[s]]:
             return False
-        if self._search is not None and self._search[1] == "filter" and not self._search_names[h.name_id[s]]:
+        if state.search is not None and state.search_mode == "filter" and not state.search[h.name_id[s]]:
             return False
-        return not (self._focus is not None and self._focus_mode == "hide" and not self._focus_set()[s])
+        return not (len(state.focus_seeds) and state.focus_mode == "hide" and not self._focus_set()[s])
 
     def _focus_set(self):
         """bool per span in the focus (CPU, O(links x depth)): only for explicit queries."""
-        if self._focus_mask is None:
-            seeds, depth = self._focus
-            self._focus_mask = self.index.focus_set(seeds, depth=depth)
-        return self._focus_mask
+        key = ("focus", self._state.focus_seeds, self._state.focus_depth)
+        if key not in self._cache:
+            self._cache[key] = self.index.focus_set(self._state.focus_seeds, depth=self._state.focus_depth)
+        return self._cache[key]

@@ -66,6 +66,13 @@ class Geometry:
     window: tuple  # (start_ns, end_ns) absolute, start < end
     first_row: int
 
+    @classmethod
+    def of(cls, state, size) -> "Geometry":
+        """The geometry of a :class:`~gpuviz.trace.interaction.TraceViewState`
+        (its window and first row) on a canvas of ``size`` logical pixels."""
+        w, h = size
+        return cls(width=float(w), height=float(h), window=state.window, first_row=state.rows[0])
+
     @property
     def plot_width(self) -> float:
         return max(self.width - GUTTER, 1.0)

@@ -22,13 +22,13 @@ Nodes::
     pick          GPUIndexPickingTarget pixel pass: the span ID under a pixel
                   (the pointer's, each frame, or :meth:`TraceGraph.pick`'s).
     labels        the drawn spans wide enough for a label, from the frame's
-                  compacted visible set (:mod:`.labels`).
+                  compacted visible set (:mod:`.sampler`).
     links         render node, last (so tracks, pick and labels share one
                   compute pass): the selection's link segments blended over
                   the frame texture (our own indirect draw record).
 
 After the graph, :meth:`TraceGraph.sample` copies the stats, the pick
-output and the labels into a readback ring slot (:class:`.labels.ViewSampler`),
+output and the labels into a readback ring slot (:class:`.sampler.ViewSampler`),
 read back without waiting a frame or two later.
 
 A view change is :meth:`GPUTraceInteraction.write` (a few parameter buffers) and
@@ -49,7 +49,7 @@ from ...render.draw_commands import DrawCommandBuffer
 from ...render.picking import NO_ID, GPUIndexPickingTarget
 from ...trace.interaction import SPANS, GPUTraceInteraction
 from ..canvas import TEXTURE_FORMAT
-from .labels import ViewSampler, add_label_node, label_bytes
+from .sampler import ViewSampler, add_label_node, label_bytes
 from .tracks import RECORD_BINDINGS, add_links_node, add_tracks_node, spread_capacity
 
 __all__ = ["TraceGraph", "FRAME_SIZE", "BACKGROUND", "MAX_SEGMENTS", "VIEW_FLAGS", "bench_frame"]

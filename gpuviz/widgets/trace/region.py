@@ -27,10 +27,11 @@ import wgpu
 
 from ...errors import GraphStateError, GraphValidationError
 from ...graph import GPUCommandGraph
+from .geometry import GUTTER, ROW_HEIGHT, TRACKS_TOP
 from ...trace.interaction.nodes import add_region_keep, record_pieces
 from ...workflows.visibility import GPUVisibilityWorkflow
 
-__all__ = ["RegionSelection", "select_region", "region_ids", "pick_merged", "summary_html", "queue_band"]
+__all__ = ["RegionSelection", "check_region", "merged_column", "longest_in_column", "summary_html", "queue_band"]
 
 BU = wgpu.BufferUsage
 _MASK = (1 << 64) - 1
@@ -161,61 +162,40 @@ def _pair(name, value):
     return int(a), int(b)
 
 
-def region_ids(viewer, window, rows) -> np.ndarray:
-    """Span IDs shown in ``window`` x ``rows`` (absolute ns, layout rows,
-    half-open, already checked) of the current view; waits for the readback."""
-    from .frames import write_frame
-    if viewer._region is None:
-        viewer._region = RegionSelection(viewer.device, viewer._graph.frame)
-    write_frame(viewer, viewer._size, 1.0)  # the frame of the current view (as pick does)
-    encoder = viewer.device.create_command_encoder(label="trace-viewer-region")
-    viewer._graph.encode(encoder)
-    origin = viewer.scene.time_origin_ns
-    return viewer._region.run(encoder, t0_rel=window[0] - origin, t1_rel=window[1] - origin,
-                              row0=rows[0], row1=rows[1])
-
-
-def select_region(viewer, window, rows=None) -> np.ndarray:
-    """Select the spans shown in ``window`` x ``rows`` of ``viewer`` (see
-    :meth:`TraceViewer.select_region`); returns the selected IDs."""
+def check_region(window, rows, default_rows) -> tuple:
+    """``((t0, t1), (row0, row1))`` of a :meth:`TraceViewer.select_region`
+    call (``rows`` None: ``default_rows``); GraphValidationError otherwise."""
     t0, t1 = _pair("window", window)
-    if rows is None:
-        first = viewer._first_row
-        rows = (first, first + viewer._geometry().visible_rows)
-    row0, row1 = _pair("rows", rows)
+    row0, row1 = _pair("rows", default_rows if rows is None else rows)
     if row0 < 0:
         raise GraphValidationError(f"TraceViewer select_region rows must be >= 0 (got {rows!r})")
-    ids = region_ids(viewer, (t0, t1), (row0, row1))
-    viewer.select(ids)
-    if len(ids):
-        viewer.details.value += summary_html(viewer.summary())
-    return ids
+    return (t0, t1), (row0, row1)
 
 
-def pick_merged(viewer, x, y):
-    """The span a click at logical ``(x, y)`` means when the picking target
-    holds no ID there (a merged sub-pixel column): of the spans shown in
-    that frame column (its exact ns bounds) on that row, found by the
-    region pass, the longest of those inside the one column (the merged
-    ones; ties: the lowest ID), else the longest of all; None when none."""
+def merged_column(geometry, columns, x, y):
+    """``(t0, t1, row)`` of the frame column (its exact ns bounds, on the
+    grid of ``columns`` columns) and layout row under logical ``(x, y)``, or
+    None off the tracks."""
     from ...trace.interaction import column_bounds
-    from .geometry import GUTTER, ROW_HEIGHT, TRACKS_TOP
-    geometry = viewer._geometry()
     if x < GUTTER or y < TRACKS_TOP or y >= geometry.bottom:
         return None
-    w0, w1 = viewer._window
-    columns = viewer._columns  # the frame's column grid (write_frame)
+    w0, w1 = geometry.window
     c = min(int((x - GUTTER) / (geometry.plot_width / columns)), columns - 1)
     bounds = column_bounds((0, w1 - w0), columns)
-    t0, t1 = w0 + int(bounds[c]), w0 + int(bounds[c + 1])
-    row = viewer._first_row + int((y - TRACKS_TOP) // ROW_HEIGHT)
-    ids = region_ids(viewer, (t0, t1), (row, row + 1))
+    row = geometry.first_row + int((y - TRACKS_TOP) // ROW_HEIGHT)
+    return w0 + int(bounds[c]), w0 + int(bounds[c + 1]), row
+
+
+def longest_in_column(index, ids, t0, t1):
+    """The span a click on a merged sub-pixel column means, of the spans
+    ``ids`` (ascending) shown in that column ``[t0, t1)``: the longest of
+    those inside the one column (the merged ones; ties: the lowest ID),
+    else the longest of all; None when there are none."""
     if not len(ids):
         return None
-    h = viewer.index
-    inside = ids[(h.start[ids] >= t0) & (h.end[ids] <= t1)]
+    inside = ids[(index.start[ids] >= t0) & (index.end[ids] <= t1)]
     ids = inside if len(inside) else ids
-    return int(ids[np.argmax(h.duration[ids])])  # ids ascend: argmax keeps the lowest on ties
+    return int(ids[np.argmax(index.duration[ids])])  # ids ascend: argmax keeps the lowest on ties
 
 
 def summary_html(frame) -> str:

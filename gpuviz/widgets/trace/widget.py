@@ -7,13 +7,14 @@ zoom, rows, collapse, filters, search, focus, selection, hover) is a small
 buffer write; the overlay (axis, gutter, labels, counters, minimap,
 tooltip) is queued on the CPU from small tables: which spans get a label,
 the span under the pointer and the status counts come from the GPU frame
-through a readback ring (:mod:`.labels`), so no frame passes over every span.
+through a readback ring (:mod:`.sampler`), so no frame passes over every span.
 """
 
 from __future__ import annotations
 
 import re
 import time
+from dataclasses import replace
 
 import ipywidgets as widgets
 import numpy as np
@@ -22,19 +23,20 @@ from ...device import request_device
 from ...errors import GraphTypeError, GraphValidationError
 from ...graph.checks import check_count
 from ...render.overlay import PlotOverlay
+from ...trace.interaction.state import TraceViewState
 from ..canvas import GPUCanvas, draw_offscreen
 from ..inspector import GraphInspector
 from ..lifecycle import WidgetLifecycle, close_widget_tree, guarded
-from .chrome import MINIMAP_BINS, details_html, queue_chrome, span_lines
+from .decorations import MINIMAP_BINS, details_html, queue_decorations, span_lines
 from .cpuview import ViewModel
-from .events import handle as handle_event
-from .frames import status_line, write_frame
+from .events import PointerState, handle
+from .frames import FrameWriter, status_line
 from .graph import TraceGraph
 from .geometry import GUTTER, MIN_WINDOW_NS, ROW_HEIGHT, TRACKS_TOP, Geometry, name_colour
 from .load import as_trace
 from .present import Presenter
-from .region import pick_merged, queue_band, select_region
-from .sampling import apply_sample, label_items, poll_later
+from .region import RegionSelection, check_region, longest_in_column, merged_column, queue_band, summary_html
+from .sampler import SamplePoller, label_items, sample_hover
 from .tiers import CAPACITY_TIERS, capacity_tier
 
 __all__ = ["TraceViewer", "FOCUS_MODES", "CAPACITY_TIERS", "capacity_tier"]
@@ -116,7 +118,7 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
     small buffers and queues the overlay from O(labels + rows + instants in
     the window) data: the labels, hover and the status counts come from
     the GPU frame (the compacted visible set, the picking pass, the stats
-    words) through a readback ring, a frame or two late (:mod:`.labels`).
+    words) through a readback ring, a frame or two late (:mod:`.sampler`).
 
     What it does NOT do (yet): only the selection's links are drawn (from
     the CPU, not the frame's GPU edges); hover does not resolve merged
@@ -159,30 +161,26 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
             self.scene.destroy()
             raise
         self._size = size
-        self._window = index.extent
-        self._process_expanded = np.ones(index.process_count, bool)
-        self._thread_expanded = np.ones(index.thread_count, bool)
-        self._first_row = 0
-        self._categories = None
-        self._min_duration = 0
-        self._search = None
-        self._search_names = None
-        self._focus = None  # (seeds, depth)
-        self._focus_mode = "dim"
-        self._focus_mask = None  # the CPU focus set, computed only for explicit queries (span_rect, summary)
+        # the view: what a frame shows. Setters and input handlers replace it (never change it in
+        # place); each frame completes it with its column and row counts (frames.frame_state)
+        self._state = TraceViewState(window=index.extent, width=1, rows=(0, 0),
+                                     process_expanded=np.ones(index.process_count, bool),
+                                     thread_expanded=np.ones(index.thread_count, bool), focus_depth=0)
+        self._pointer = PointerState()  # position, hover, drag and rubber band
         self._layout_cache = (None, None)
-        self._columns = 1  # pixel columns of the frame's grid (write_frame sets it)
-        self._chrome_cache = {}  # overlay pieces that outlive a frame (queue_chrome)
+        self._decorations_cache = {}  # overlay pieces that outlive a frame (queue_decorations)
         self._drawn_sample = None  # the readback sample the last frame's overlay used
-        self._trailing = None  # call_later handle of a poll for samples after the last frame
         self._selection = self._graph.selected_ids  # empty, and what the selection buffer holds
         self._callbacks = []
-        self._hover, self._pointer, self._drag = None, None, None
-        self._version, self._written, self._cache = 0, None, {}
+        self._version, self._cache = 0, {}
+        self._frames = FrameWriter(self._graph, index)
+        self._poller = SamplePoller(self._graph.sampler, on_sample=self._sample_arrived,
+                                    redraw=lambda: self.canvas.request_draw(),
+                                    alive=lambda: self._graph is not None and self.device_lost is None)
         self._minimap = np.histogram(index.start, bins=MINIMAP_BINS, range=index.extent)[0] if index.n \
             else np.zeros(MINIMAP_BINS, np.int64)
         self._summary = None
-        self._region, self._band = None, None  # region graph (lazy), shift-drag rubber band
+        self._region = None  # the region graph, built on the first region
         self._presenter = Presenter(self.device, self._graph)
         self._overlay = None
         self._offscreen = False
@@ -202,7 +200,7 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
         """``(start_ns, end_ns)``: the absolute nanoseconds the tracks show
         (integers, start < end). Setting it is a buffer write; a window
         outside the trace shows empty tracks."""
-        return self._window
+        return self._state.window
 
     @time_window.setter
     @guarded
@@ -219,25 +217,28 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
         self._set_window(start, end)
 
     def _set_window(self, start, end) -> None:
-        self._window = (int(start), int(end))
+        self._update(window=(int(start), int(end)))
+
+    def _update(self, **changes) -> None:
+        """Replace the view state with these fields changed (a new state: a new frame)."""
+        self._state = self._state.with_(**changes)
         self._changed()
 
     @guarded
     def reset_view(self) -> None:
         """Show the whole trace from the first row (filters, focus and selection stay)."""
-        self._first_row = 0
-        self._set_window(*self.index.extent)
+        self._update(window=self.index.extent, rows=(0, self._state.rows[1]))
 
     @property
     def first_row(self) -> int:
         """The layout row at the top of the tracks (vertical scroll)."""
-        return self._first_row
+        return self._state.rows[0]
 
     @first_row.setter
     @guarded
     def first_row(self, row) -> None:
-        self._first_row = min(_int("first_row", row, 0), max(self._layout().total_rows - 1, 0))
-        self._changed()
+        row = min(_int("first_row", row, 0), max(self._layout().total_rows - 1, 0))
+        self._update(rows=(row, self._state.rows[1]))
 
     def _changed(self) -> None:
         self._version += 1
@@ -246,8 +247,12 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
             self.canvas.request_draw()
 
     def _geometry(self, size=None) -> Geometry:
-        w, h = size or self._size
-        return Geometry(width=float(w), height=float(h), window=self._window, first_row=self._first_row)
+        return Geometry.of(self._state, size or self._size)
+
+    def _write_frame(self, size, scale) -> None:
+        """Write the view of :attr:`_state` into the graph's buffers (what changed)."""
+        self._frames.write(self._state, version=self._version, selection=self._selection, layout=self._layout(),
+                           pointer=self._pointer, size=size, scale=scale)
 
     # --------------------------------------------------------- geometry
     @guarded
@@ -280,12 +285,27 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
         w, h = self._size
         if not (0 <= x < w and 0 <= y < h):
             return None
-        write_frame(self, self._size, 1.0)
+        self._write_frame(self._size, 1.0)
         rw, rh = self._graph.render_size
         picked = self._graph.pick((min(int(x * rw / w), rw - 1), min(int(y * rh / h), rh - 1)))
         if picked is None and self.index.n:  # a merged sub-pixel column carries no ID: ask the region pass
-            picked = pick_merged(self, float(x), float(y))
+            column = merged_column(self._geometry(), self._frames.columns, float(x), float(y))
+            if column is not None:
+                t0, t1, row = column
+                picked = longest_in_column(self.index, self._region_ids((t0, t1), (row, row + 1)), t0, t1)
         return picked
+
+    def _region_ids(self, window, rows) -> np.ndarray:
+        """Span IDs shown in ``window`` x ``rows`` (absolute ns, layout rows,
+        half-open, already checked) of the current view; waits for the readback."""
+        if self._region is None:
+            self._region = RegionSelection(self.device, self._graph.frame)
+        self._write_frame(self._size, 1.0)  # the frame of the current view (as pick draws it)
+        encoder = self.device.create_command_encoder(label="trace-viewer-region")
+        self._graph.encode(encoder)
+        origin = self.scene.time_origin_ns
+        return self._region.run(encoder, t0_rel=window[0] - origin, t1_rel=window[1] - origin,
+                                row0=rows[0], row1=rows[1])
 
     # -------------------------------------------------------- selection
     @guarded
@@ -315,7 +335,13 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
         It does NOT select spans outside the current view, hidden by a
         filter, or in a collapsed process's summary row.
         """
-        return select_region(self, window, rows)
+        first = self._state.rows[0]
+        window, rows = check_region(window, rows, (first, first + self._geometry().visible_rows))
+        ids = self._region_ids(window, rows)
+        self.select(ids)
+        if len(ids):
+            self.details.value += summary_html(self.summary())
+        return ids
 
     @property
     def selection(self):
@@ -343,28 +369,24 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
         if len(seeds) > self._graph.frame.max_seeds:
             raise GraphValidationError(f"{NAME} focus takes at most {self._graph.frame.max_seeds} seed spans "
                                        f"(got {len(seeds)})")
-        self._focus = (seeds, depth)  # the GPU traverses the links each frame
-        self._focus_mask = None
-        self._changed()
+        self._update(focus_seeds=tuple(int(v) for v in seeds), focus_depth=depth)  # the GPU traverses the links
 
     @guarded
     def clear_focus(self) -> None:
         """Show every span normally again."""
-        self._focus = self._focus_mask = None
-        self._changed()
+        self._update(focus_seeds=(), focus_depth=0)
 
     @property
     def focus_mode(self) -> str:
         """``"dim"`` (default) or ``"hide"``: what happens to unfocused spans."""
-        return self._focus_mode
+        return self._state.focus_mode
 
     @focus_mode.setter
     @guarded
     def focus_mode(self, mode) -> None:
         if mode not in FOCUS_MODES:
             raise GraphValidationError(f"{NAME} focus_mode must be one of {FOCUS_MODES} (got {mode!r})")
-        self._focus_mode = mode
-        self._changed()
+        self._update(focus_mode=mode)
 
     # -------------------------------------------------------- expansion
     def _targets(self, process, thread, action):
@@ -394,37 +416,40 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
         """Collapse a process (one summary row) or a thread (its lane 0);
         with no argument, every process. Rows or names (str) are accepted."""
         procs, threads = self._targets(process, thread, "collapse")
+        pexp, texp = self._state.process_expanded.copy(), self._state.thread_expanded.copy()
         if procs is not None:
-            self._process_expanded[procs] = False
+            pexp[procs] = False
         if threads is not None:
-            self._thread_expanded[threads] = False
-        self._changed()
+            texp[threads] = False
+        self._update(process_expanded=pexp, thread_expanded=texp)
 
     @guarded
     def expand(self, process=None, *, thread=None) -> None:
         """Undo :meth:`collapse` (no argument: every process and thread)."""
         procs, threads = self._targets(process, thread, "expand")
+        pexp, texp = self._state.process_expanded.copy(), self._state.thread_expanded.copy()
         if process is None and thread is None:
-            self._thread_expanded[:] = True
+            texp[:] = True
         if procs is not None:
-            self._process_expanded[procs] = True
+            pexp[procs] = True
         if threads is not None:
-            self._thread_expanded[threads] = True
-        self._changed()
+            texp[threads] = True
+        self._update(process_expanded=pexp, thread_expanded=texp)
 
     # ---------------------------------------------------------- filters
     @property
     def categories(self):
         """The shown categories (a frozenset of str), or None for all. Set an iterable of names or None."""
-        if self._categories is None:
+        shown = self._state.categories
+        if shown is None:
             return None
-        return frozenset(c for c, on in zip(self.index.categories, self._categories) if on)
+        return frozenset(c for c, on in zip(self.index.categories, shown) if on)
 
     @categories.setter
     @guarded
     def categories(self, shown) -> None:
         if shown is None:
-            self._categories = None
+            mask = None
         else:
             if isinstance(shown, str):
                 shown = [shown]
@@ -433,19 +458,18 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
             if unknown:
                 raise GraphValidationError(f"{NAME} categories: {sorted(unknown)!r} not in the trace "
                                            f"(it has {self.index.categories!r})")
-            self._categories = np.array([c in shown for c in self.index.categories], bool)
-        self._changed()
+            mask = np.array([c in shown for c in self.index.categories], bool)
+        self._update(categories=mask)
 
     @property
     def min_duration_ns(self) -> int:
         """Spans shorter than this are hidden (0: all shown)."""
-        return self._min_duration
+        return self._state.min_duration_ns
 
     @min_duration_ns.setter
     @guarded
     def min_duration_ns(self, value) -> None:
-        self._min_duration = _int("min_duration_ns", value, 0)
-        self._changed()
+        self._update(min_duration_ns=_int("min_duration_ns", value, 0))
 
     @property
     def search(self):
@@ -453,7 +477,7 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
         regex over span names. Matching spans stay bright (the rest dims);
         set ``(pattern, "filter")`` to hide the rest. :attr:`search_count`
         counts the matches in the window."""
-        return None if self._search is None else self._search[0]
+        return None if self._state.search is None else self._state.search_pattern
 
     @search.setter
     @guarded
@@ -465,23 +489,21 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
                                            f"(got {value!r})")
             value, mode = value
         if value is None or value == "":
-            self._search = self._search_names = None
+            self._update(search=None, search_mode="highlight", search_pattern=None)
         elif isinstance(value, (str, re.Pattern)):
-            self._search = (value, mode)
-            self._search_names = self.index.name_matches(value)
+            self._update(search=self.index.name_matches(value), search_mode=mode, search_pattern=value)
         else:
             raise GraphTypeError(f"{NAME} search must be a str, a re.Pattern or None (got {type(value).__name__})")
-        self._changed()
 
     @property
     @guarded
     def search_count(self) -> int:
         """Spans whose name matches the search in the current view (0 without
         a search): the GPU frame's count, read back (this call waits)."""
-        if self._search is None:
+        if self._state.search is None:
             return 0
         from ...trace.interaction import STATS
-        write_frame(self, self._size, 1.0)
+        self._write_frame(self._size, 1.0)
         return int(self._graph.read_stats()[STATS["search_matches"]])
 
     # ---------------------------------------------------------- summary
@@ -520,7 +542,7 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
         graph = self._graph
         if graph.sampler.poll():  # samples of earlier (submitted) frames, never waiting
             self._apply_sample()
-        write_frame(self, logical, ratio)
+        self._write_frame(logical, ratio)
         self.inspector.poll()
         cpu = graph.encode(encoder)
         graph.sample(encoder, self._sample_key(logical))
@@ -532,13 +554,16 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
             self._overlay = PlotOverlay(self.device, pixel_ratio=ratio, label="trace-viewer-overlay")
         geometry = self._geometry(logical)
         sample = self._drawn_sample = graph.sampler.latest
-        hover_lines = span_lines(self.index, self._hover) if self._hover is not None else None
-        queue_chrome(self._overlay, index=self.index, layout=self._layout(), process_expanded=self._process_expanded,
-                     labels=label_items(self, sample), counters=self.index.counter_tracks, cache=self._chrome_cache,
-                     geometry=geometry, minimap=self._minimap, text_dark=self._text_dark, hover_lines=hover_lines,
-                     pointer=self._pointer, status=status_line(self, geometry, None if sample is None else sample.stats))
-        if self._band is not None:
-            queue_band(self._overlay, self._band)
+        state, pointer = self._state, self._pointer
+        hover_lines = span_lines(self.index, pointer.hover) if pointer.hover is not None else None
+        status = status_line(self.index, state, self._selection, geometry, None if sample is None else sample.stats)
+        queue_decorations(self._overlay, index=self.index, layout=self._layout(),
+                          process_expanded=state.process_expanded, labels=label_items(self.index, state, sample),
+                          counters=self.index.counter_tracks, cache=self._decorations_cache, geometry=geometry,
+                          minimap=self._minimap, text_dark=self._text_dark, hover_lines=hover_lines,
+                          pointer=pointer.position, status=status)
+        if pointer.band is not None:
+            queue_band(self._overlay, pointer.band)
         self._overlay.upload(self.device.queue, target_size=(width, height))
         self._presenter.present(encoder, target_view, (width, height), self._overlay)
         self._encode_seconds = time.perf_counter() - t0
@@ -551,13 +576,22 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
         if self._check_usable("frame_submitted", raise_lost=False):
             return
         self._graph.sampler.submitted()
-        poll_later(self)
+        self._poller.later()
 
     def _sample_key(self, logical) -> tuple:
-        return (self._version, tuple(logical), self._graph.render_size, self._pointer)
+        return (self._version, tuple(logical), self._graph.render_size, self._pointer.position)
 
     def _apply_sample(self) -> None:
-        apply_sample(self)
+        """Take the hover from the latest sample when it was drawn for the current pointer."""
+        found, hover = sample_hover(self._graph.sampler.latest, self._pointer.position, self.index.n)
+        if found:
+            self._pointer = replace(self._pointer, hover=hover)
+
+    def _sample_arrived(self) -> bool:
+        """A sample came back after the last frame: take its hover; True when
+        the overlay drawn last is not this sample's (a redraw shows it)."""
+        self._apply_sample()
+        return self._graph.sampler.latest is not self._drawn_sample
 
     def _pixel_ratio(self) -> float:
         try:
@@ -585,14 +619,38 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
             self._offscreen = False
             self._size = kept
             self._cache.clear()
-            self._written = None
+            self._frames.forget()
 
     # ------------------------------------------------------------ events
     def handle_event(self, event) -> bool:
         """GPUCanvas event hook (rendercanvas events); True to redraw."""
         if self._event_ignored(event):
             return False
-        return handle_event(self, event)
+        state = self._state
+        outcome = handle(state, self._pointer, event, size=self._size, layout=self._layout(),
+                         extent=self.index.extent)
+        self._pointer, self._size = outcome.pointer, outcome.size
+        if outcome.state is not state or event.get("event_type") == "resize":
+            self._state = outcome.state
+            self._changed()
+        if outcome.request is not None:
+            self._carry_out(outcome.request)
+        return outcome.redraw
+
+    def _carry_out(self, request) -> None:
+        """What an event asked of the viewer (GPU picking, selection): see :class:`.events.Outcome`."""
+        kind = request[0]
+        if kind == "select_at":
+            picked = self.pick(*request[1:])
+            self.select([] if picked is None else [picked])
+        elif kind == "zoom_at":
+            picked = self.pick(*request[1:])
+            if picked is not None:
+                self.zoom_to_span(picked)
+        elif kind == "select_region":
+            self.select_region(request[1], rows=request[2])
+        elif kind == "clear_selection":
+            self.select([])
 
     @guarded
     def zoom_to_span(self, span_id) -> None:
@@ -615,9 +673,7 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
         GraphStateError. Idempotent; does not wait for the GPU."""
         with self.call_lock:
             if getattr(self, "_graph", None) is not None:
-                if self._trailing is not None:
-                    self._trailing.cancel()
-                    self._trailing = None
+                self._poller.cancel()
                 close_widget_tree(self, root=False)  # the canvas's close event still finds the viewer open
                 if self._overlay is not None:
                     self._overlay.destroy()

@@ -11,7 +11,7 @@ import pytest
 import wgpu
 
 from gpuviz.trace.synthetic import synthetic
-from gpuviz.widgets.trace.chrome import MIN_LABEL_PX
+from gpuviz.widgets.trace.decorations import MIN_LABEL_PX
 from gpuviz.widgets.trace.graph import TraceGraph
 from gpuviz.trace.index import TraceIndex
 from gpuviz.widgets.trace.geometry import GUTTER, ROW_HEIGHT
@@ -142,7 +142,7 @@ def test_hover_is_the_picking_pass_under_the_pointer(viewer):
         frames.hover((r[0] + r[2]) / 2, (r[1] + r[3]) / 2)
         viewer._graph.sampler.poll(wait=True)  # what the event loop's trailing poll does
         viewer._apply_sample()
-        assert viewer._hover == s
+        assert viewer._pointer.hover == s
         # another span, with no view change in between: the pick pixel follows the pointer
         s2 = next(k for k in range(viewer.index.n) if k != s and (q := viewer.span_rect(k)) and q[2] - q[0] > 20
                   and q[1] != r[1])
@@ -150,9 +150,9 @@ def test_hover_is_the_picking_pass_under_the_pointer(viewer):
         frames.hover((q[0] + q[2]) / 2, (q[1] + q[3]) / 2)
         viewer._graph.sampler.poll(wait=True)
         viewer._apply_sample()
-        assert viewer._hover == s2
+        assert viewer._pointer.hover == s2
         frames.hover(10, 10)  # over the header: no span
-        assert viewer._hover is None
+        assert viewer._pointer.hover is None
     finally:
         frames.destroy()
 

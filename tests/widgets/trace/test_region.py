@@ -99,7 +99,7 @@ def test_empty_regions_select_nothing(viewer):
 def test_shift_drag_events_select_the_same_region(viewer):
     x0, x1 = GUTTER + 150.0, GUTTER + 420.0
     y0, y1 = TRACKS_TOP + 1.5 * ROW_HEIGHT, TRACKS_TOP + 4.2 * ROW_HEIGHT
-    window, rows = band_region(viewer, (x0, y0, x1, y1))
+    window, rows = band_region(viewer._geometry(), (x0, y0, x1, y1))
     assert rows == (1, 5)
     want = oracle(viewer, window, rows)
     assert len(want) and sub_pixel(viewer, want) > 0
@@ -107,14 +107,14 @@ def test_shift_drag_events_select_the_same_region(viewer):
     shift = {"modifiers": ("Shift",)}
     viewer.handle_event({"event_type": "pointer_down", "x": x0, "y": y0, "button": 1, "buttons": (1,), **shift})
     viewer.handle_event({"event_type": "pointer_move", "x": (x0 + x1) / 2, "y": y1, "buttons": (1,), **shift})
-    assert viewer._band is not None
+    assert viewer._pointer.band is not None
     plain = viewer.draw_offscreen(width=W, height=H)
     viewer.handle_event({"event_type": "pointer_move", "x": x1, "y": y1, "buttons": (1,), **shift})
-    assert viewer._band == (x0, y0, x1, y1)
+    assert viewer._pointer.band == (x0, y0, x1, y1)
     banded = viewer.draw_offscreen(width=W, height=H)
     assert np.abs(banded.astype(int) - plain.astype(int)).max() > 20  # the band grew on screen
     viewer.handle_event({"event_type": "pointer_up", "x": x1, "y": y1, "button": 1, **shift})
-    assert viewer._band is None
+    assert viewer._pointer.band is None
     assert viewer.time_window == kept  # a region drag does not pan
     assert np.array_equal(viewer.selection.column("id").to_numpy(), want)
     assert "Region summary" in viewer.details.value

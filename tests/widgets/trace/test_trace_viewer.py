@@ -151,7 +151,7 @@ def test_events_drag_wheel_keys_and_clicks(viewer):
     viewer.reset_view()
     ev({"event_type": "pointer_move", "x": cx, "y": cy, "buttons": ()})
     draw(viewer)  # the frame's picking pass at the pointer, read back through the ring
-    assert viewer._hover == s
+    assert viewer._pointer.hover == s
     # ... and draws its tooltip (name, category, start, duration, thread) beside the pointer
     def dark_share(image):  # the tooltip box is near black (92 % opaque) over the spans
         box = image[int(cy) + 14:int(cy) + 40, int(cx) + 14:int(cx) + 120, :3]
@@ -161,7 +161,7 @@ def test_events_drag_wheel_keys_and_clicks(viewer):
     without = dark_share(draw(viewer))
     assert with_tip > without + 0.3, (with_tip, without)
     ev({"event_type": "pointer_move", "x": cx, "y": cy, "buttons": ()})
-    from gpuviz.widgets.trace.chrome import span_lines
+    from gpuviz.widgets.trace.decorations import span_lines
     lines = span_lines(viewer.index, s)
     assert lines[0] == viewer.index.names[viewer.index.name_id[s]] and lines[1].startswith("category: ")
     # a click in the minimap centres the window there
@@ -178,7 +178,7 @@ def test_events_drag_wheel_keys_and_clicks(viewer):
     y = TRACKS_TOP + viewer._layout().process_row[p] * ROW_HEIGHT + 4
     ev({"event_type": "pointer_down", "x": 10.0, "y": y, "button": 1, "buttons": (1,)})
     ev({"event_type": "pointer_up", "x": 10.0, "y": y, "button": 1, "buttons": ()})
-    assert not viewer._process_expanded[p]
+    assert not viewer._state.process_expanded[p]
     assert viewer.compile_count == 1
 
 
@@ -388,7 +388,7 @@ def test_bad_arguments():
 
 
 def test_links_to_a_collapsed_process_land_on_its_summary_row(viewer):
-    from gpuviz.widgets.trace.chrome import link_segments
+    from gpuviz.widgets.trace.decorations import link_segments
     h = viewer.index
     cross = np.flatnonzero(h.process[h.link_source] != h.process[h.link_target])
     k = int(cross[0]) if len(cross) else 0
@@ -472,6 +472,7 @@ def test_a_dropped_frame_leaves_no_sample_under_a_later_pointer(viewer):
         draw(viewer)
     finally:
         del sampler._parse
-    assert viewer._hover == b
-    assert parsed and all(p == viewer._pointer for p in parsed), parsed  # no sample of the dropped frame
+    assert viewer._pointer.hover == b
+    # no sample of the dropped frame
+    assert parsed and all(p == viewer._pointer.position for p in parsed), parsed
     assert sampler.pending == 0 and sampler.ring.free_count == sampler.ring.slot_count

@@ -1,5 +1,6 @@
 """What a TraceViewer frame tells the CPU without a pass over every span:
-the labels to draw, the span under the pointer and the frame's counts.
+the labels to draw, the span under the pointer and the frame's counts, and
+the poll that brings them back once an interaction stops.
 
 :func:`add_label_node` adds a compute node (``shaders/labels.wgsl``) that
 picks the spans wide enough for a label out of the frame's compacted
@@ -11,11 +12,14 @@ after the graph, and reads slots back when their maps have resolved: the
 frame path never waits, so a sample describes a frame or two ago (labels
 are placed from the current window on the CPU; only which spans get one
 lags). :meth:`ViewSampler.poll` with ``wait=True`` is for explicit reads
-(offscreen images, tests).
+(offscreen images, tests). :class:`SamplePoller` polls from the event loop
+after the last frame of an interaction, so that frame still gets its
+labels and hover (no frame waits for a sample).
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,12 +31,15 @@ from ...graph.readback_ring import GPUReadbackRing
 from ...graph.shaders import wgsl
 from ...render.picking import NO_ID
 
-__all__ = ["MAX_LABELS", "LABEL_FOCUSED", "Sample", "ViewSampler", "add_label_node", "label_bytes"]
+__all__ = ["MAX_LABELS", "LABEL_FOCUSED", "Sample", "ViewSampler", "SamplePoller", "add_label_node", "label_bytes",
+           "label_items", "label_dimmed", "sample_hover"]
 
 MAX_LABELS = 4096
 LABEL_FOCUSED = 1  # flag: the span is in the focus mask (labels.wgsl FLAG_FOCUSED)
 _GROUPS = 64  # workgroups of 256 striding over the visible count (labels.wgsl GRID)
 _STATS_BYTES, _PICK_BYTES = 64, 16
+_POLL_S = 0.008  # seconds between trailing polls
+_POLL_TRIES = 250  # give up after ~2 s (a sample that never resolves: a lost device)
 
 
 def label_bytes() -> int:
@@ -172,3 +179,70 @@ class ViewSampler:
         self.ring.destroy()
 
 
+def label_items(index, state, sample):
+    """(span IDs, dimmed) of the labels of ``sample`` (empty before the
+    first) in the view ``state``: O(labels)."""
+    if sample is None:
+        return np.zeros(0, np.int64), np.zeros(0, bool)
+    ids = sample.label_ids[sample.label_ids < index.n]
+    return ids, label_dimmed(index, state, ids, sample.label_flags[:len(ids)])
+
+
+def label_dimmed(index, state, ids, flags):
+    """bool per label span drawn dimmed (search highlight, focus "dim"):
+    O(labels) from the name codes and the GPU's focus flags."""
+    dim = np.zeros(len(ids), bool)
+    if state.search is not None:
+        dim |= ~state.search[index.name_id[ids]]
+    if len(state.focus_seeds):
+        dim |= (flags & LABEL_FOCUSED) == 0
+    return dim
+
+
+def sample_hover(sample, position, span_count):
+    """``(found, hover)``: whether ``sample`` was drawn for the pointer at
+    ``position`` and, if so, the span it found there (None: none)."""
+    if sample is None or sample.key[3] is None or sample.key[3] != position:
+        return False, None
+    return True, sample.hover if sample.hover is not None and sample.hover < span_count else None
+
+
+class SamplePoller:
+    """Polls a :class:`ViewSampler` from the running event loop while samples
+    are in flight and calls ``on_sample()`` when one arrives; ``on_sample``
+    returns True when the overlay changed, and then ``redraw()`` is called.
+    ``alive()`` False stops the polling (a closed widget, a lost device).
+    Without a running loop (scripts) it does nothing."""
+
+    def __init__(self, sampler, *, on_sample, redraw, alive):
+        self.sampler = sampler
+        self._on_sample, self._redraw, self._alive = on_sample, redraw, alive
+        self._handle = None
+
+    def later(self) -> None:
+        """Start polling unless a poll is already scheduled or nothing is in flight."""
+        if self._handle is not None or not self.sampler.pending:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._handle = loop.call_later(_POLL_S, self._poll, 0)
+
+    def cancel(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def _poll(self, tries) -> None:
+        self._handle = None
+        if not self._alive():
+            return
+        if self.sampler.poll():
+            if self._on_sample():
+                self._redraw()
+        elif self.sampler.pending and tries < _POLL_TRIES:
+            try:
+                self._handle = asyncio.get_running_loop().call_later(_POLL_S, self._poll, tries + 1)
+            except RuntimeError:
+                pass

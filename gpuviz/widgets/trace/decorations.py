@@ -1,4 +1,4 @@
-"""What a TraceViewer draws around and over the tracks, on the CPU side:
+"""The decorations a TraceViewer draws around and over the tracks, on the CPU side:
 the minimap, the time axis, the gutter of process and thread names, span
 labels, instants, the links of the selection, the tooltip and the HTML
 details of the selected span.
@@ -22,7 +22,7 @@ from .counters import queue_counters
 from .geometry import (AXIS_HEIGHT, GUTTER, MINIMAP_HEIGHT, MINIMAP_TOP, MODE_EXPANDED, MODE_HIDDEN,
                        MODE_PROCESS_COLLAPSED, PROCESS_COLUMN, ROW_HEIGHT, STATUS_HEIGHT, TRACKS_TOP, format_ns)
 
-__all__ = ["queue_chrome", "link_segments", "span_lines", "details_html", "MINIMAP_BINS", "MIN_LABEL_PX"]
+__all__ = ["queue_decorations", "link_segments", "span_lines", "details_html", "MINIMAP_BINS", "MIN_LABEL_PX"]
 
 MINIMAP_BINS = 512
 _GUTTER_BG = (0.11, 0.115, 0.135, 1.0)
@@ -162,8 +162,8 @@ def _queue_instants(overlay, index, layout, geometry, height):
         overlay.rect(x - 0.5, max(y0, TRACKS_TOP), x + 1.0, y1, color=colour)
 
 
-def queue_chrome(overlay, *, index, layout, process_expanded, labels, geometry, minimap, text_dark, hover_lines,
-                 pointer, status, counters=(), cache=None):
+def queue_decorations(overlay, *, index, layout, process_expanded, labels, geometry, minimap, text_dark,
+                      hover_lines, pointer, status, counters=(), cache=None):
     """Queue the whole overlay of one frame (logical pixels): O(labels +
     rows in view + instants in the window), never a pass over every span.
     ``process_expanded``: bool per process row (the gutter's marks);
