@@ -28,7 +28,7 @@ from .frame import CullingFrame
 from .graph import view_rects
 from .scene import SCENES, check_spheres, generated_spheres, scene_extent
 
-__all__ = ["FrustumCulling", "INSTANCE_CHOICES", "count_label"]
+__all__ = ["FrustumCulling", "INSTANCE_CHOICES"]
 
 NAME = "FrustumCulling"
 #: The instance-count selector's sizes (10M only where the device can bind its spheres).
