@@ -27,6 +27,7 @@ __all__ = ["Axis", "AxisLayout", "AXIS_SIDES", "AXIS_SCALES"]
 AXIS_SIDES = ("bottom", "left", "right", "top")
 AXIS_SCALES = ("linear", "log", "time", "category", "edges")
 _GAP = 8.0  # logical pixels between two horizontal tick labels
+_CATEGORY_LABEL = 20.0  # the narrowest label a category band keeps (a few characters and an ellipsis)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -174,7 +175,9 @@ class Axis:
         if self.scale == "category":
             widest = max((measure(c) for c in self.categories), default=0.0)
             per = length / max(len(self.categories), 1)
-            room = per if not self.horizontal else max(per, min(widest, 36.0) + 4)  # longer ones get an ellipsis
+            # Every category keeps its label, cut to its band with an ellipsis, while a band holds a few
+            # characters; narrower bands are thinned (dropping whole labels of four bars reads as missing data).
+            room = per if not self.horizontal else max(per, min(widest, _CATEGORY_LABEL) + 4)
             slots = max(1, int(length / (room if self.horizontal else max(per, 14.0)) + 1e-6))
             return category_ticks(self.categories, max_labels=slots)
         if self.scale == "edges":

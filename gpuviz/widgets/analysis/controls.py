@@ -1,5 +1,13 @@
 """The ipywidgets of :class:`~gpuviz.widgets.DataAnalysis`: its controls, the
-status line for refused values and the legend of what each panel shows.
+status line (refused values; values left out for being beyond float32's
+range) and the legend of what each panel shows.
+
+Every number shown here is the parameters' value in one format
+(:func:`~gpuviz.render.number_format.format_number`, four significant
+digits, as the plot's axes and tooltips): the range slider has no readout
+of its own, which showed the browser's snapped handles (5.059 … 24.33
+beside a legend of 5.099 … 24.3); ``range_readout`` beside it shows the
+value range.
 
 Host-side only: a control calls the widget's setter, and the controls show
 the widget's :class:`~gpuviz.widgets.analysis.parameters.AnalysisParameters`
@@ -23,16 +31,19 @@ import time
 from collections import deque
 
 import ipywidgets as widgets
+import numpy as np
 
 from ...errors import GraphError
+from ...render.number_format import format_number
 from .graph import OPERATIONS
 from .render import BAR_COLOR, CDF_COLOR, GROUP_PALETTE, css_color
 
-__all__ = ["AnalysisControls"]
+__all__ = ["AnalysisControls", "range_text"]
 
 _MAX_ECHOES = 8  # one per message the browser answers, with room; bounds a kernel <-> browser ping-pong
 _SNAP_SECONDS = 2.0  # how long a range sent to the browser may come back snapped onto the slider's steps
 _SWATCH = '<span style="color: {}">&#9632;</span>'
+_F32_MAX = float(np.finfo(np.float32).max)
 
 
 class AnalysisControls:
@@ -57,7 +68,7 @@ class AnalysisControls:
     operation_dropdown, range_slider, reset_button, full_button :
         The controls (``reset_button``: robust home bounds; ``full_button``:
         the x / y columns' full finite extent).
-    status, legend : ipywidgets.HTML
+    status, legend, range_readout : ipywidgets.HTML
     rows : list of ipywidgets.HBox
         The controls laid out in three rows.
 
@@ -86,7 +97,8 @@ class AnalysisControls:
                                                   style={"button_width": "64px"})
         self.operation_dropdown = widgets.Dropdown(options=list(OPERATIONS), value=parameters.operation,
                                                    description="heatmap", layout=layout)
-        self.range_slider = widgets.FloatRangeSlider(description="range", readout_format=".4g",
+        self.range_readout = widgets.HTML()
+        self.range_slider = widgets.FloatRangeSlider(description="range", readout=False,
                                                      layout=widgets.Layout(width="420px"))
         self._sync_range_slider()
         self._echo = None  # nothing in a browser yet to echo the defaults back
@@ -111,8 +123,9 @@ class AnalysisControls:
         self.full_button.on_click(lambda _button: full(None))
         self.rows = [widgets.HBox([self.x_dropdown, self.y_dropdown, self.value_dropdown]),
                      widgets.HBox([self.bins_slider, self.scale_toggle]),
-                     widgets.HBox([self.operation_dropdown, self.range_slider, self.reset_button,
+                     widgets.HBox([self.operation_dropdown, self.range_slider, self.range_readout, self.reset_button,
                                    self.full_button])]
+        self.show_notice()
 
     def _observer(self, handler):
         def observer(change):
@@ -121,7 +134,7 @@ class AnalysisControls:
                     return
                 try:
                     handler(change)
-                    self.status.value = ""
+                    self.show_notice()
                 except (ValueError, GraphError) as exc:  # shown in the widget; the control goes back to its state
                     self.status.value = f'<span style="color: #c33">{html.escape(str(exc))}</span>'
                     self.sync()
@@ -158,6 +171,7 @@ class AnalysisControls:
                 slider.step = step
                 slider.value = p.value_range
                 self._sent.append((time.monotonic(), tuple(p.value_range)))
+            self.range_readout.value = range_text(p.value_range)
         finally:
             self._syncing = syncing
 
@@ -207,12 +221,11 @@ class AnalysisControls:
         x, y, value = (html.escape(p.columns[role]) for role in ("x", "y", "value"))
         x0, y0, x1, y1 = p.bounds
         # The colour bar (with its range and normalisation) is drawn in the frame itself.
-        parts = [f"<b>heatmap</b> {p.operation} of <i>{value}</i> · <i>{x}</i> {x0:.4g} … {x1:.4g} · "
-                 f"<i>{y}</i> {y0:.4g} … {y1:.4g}",
+        parts = [f"<b>heatmap</b> {p.operation} of <i>{value}</i> · <i>{x}</i> {range_text((x0, x1))} · "
+                 f"<i>{y}</i> {range_text((y0, y1))}",
                  f"{_SWATCH.format(css_color(BAR_COLOR))} <b>histogram</b> of <i>{value}</i>: {p.bins} "
-                 f"{p.scale} bins {p.edges[0]:.4g} … {p.edges[-1]:.4g} · "
-                 f"{_SWATCH.format(css_color(CDF_COLOR))} CDF · range {p.value_range[0]:.4g} … "
-                 f"{p.value_range[1]:.4g}"]
+                 f"{p.scale} bins {range_text((p.edges[0], p.edges[-1]))} · "
+                 f"{_SWATCH.format(css_color(CDF_COLOR))} CDF · range {range_text(p.value_range)}"]
         if self.data.group is not None:
             shown = p.group_enabled
             labels = " ".join(f"{_SWATCH.format(css_color(GROUP_PALETTE[g % len(GROUP_PALETTE)]))} "
@@ -222,3 +235,21 @@ class AnalysisControls:
         legend = '<div style="font: 12px sans-serif; line-height: 1.6">' + "<br>".join(parts) + "</div>"
         if legend != self.legend.value:
             self.legend.value = legend
+
+    def show_notice(self) -> None:
+        """The status line when no value is refused: the finite values of the
+        x / y / value columns beyond float32's range, which every view leaves
+        out (they are infinite on the GPU); empty when there are none."""
+        parts = []
+        for name in dict.fromkeys(self.parameters.columns.values()):
+            overflow = self.data.stats[name].overflow
+            if overflow:
+                parts.append(f"{overflow:,} of <i>{html.escape(name)}</i>")
+        self.status.value = ("" if not parts else f'<span style="color: #b70">overflow: {", ".join(parts)} '
+                             f"beyond float32's range (±{_F32_MAX:.4g}), left out of every view</span>")
+
+
+def range_text(pair) -> str:
+    """``lo … hi`` as the controls and the legend show a range."""
+    lo, hi = pair
+    return f"{format_number(float(lo), digits=4)} … {format_number(float(hi), digits=4)}"

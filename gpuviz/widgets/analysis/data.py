@@ -10,6 +10,7 @@ a bin count and a scale (or user edges) into literal edges for
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,7 +25,7 @@ __all__ = ["AnalysisData", "ColumnStats", "ROBUST_PERCENTILES", "SKEW_THRESHOLD"
 
 #: Most distinct values a group column may have (one bar each).
 MAX_GROUPS = 256
-_CODES = "__gpuviz_group_codes__"
+_CODES = "__gpuviz_group_codes__"  # lengthened with "_" while the user's table has a column of that name
 _F32_MAX = float(np.finfo(np.float32).max)
 
 
@@ -61,6 +62,10 @@ class ColumnStats:
         Every finite value is > 0, their moment skewness is at least
         :data:`SKEW_THRESHOLD` and their logarithms are less skewed than
         they are (log-normal-like data): the histogram defaults to log bins.
+    overflow : int
+        Values that are finite in the table but beyond float32's range
+        (about ±3.4e38): infinite once uploaded, so excluded from every view
+        like infinities; the widget's status line counts them.
     """
 
     lo: float
@@ -71,6 +76,7 @@ class ColumnStats:
     robust_hi: float = float("nan")
     integer: bool = False
     skewed: bool = False
+    overflow: int = 0
 
 
 @dataclass
@@ -92,6 +98,9 @@ class AnalysisData:
         ``len(group_labels)`` and are counted in the overflow word only.
     chunk_lengths : tuple of int
         Rows per record batch.
+    codes_column : str
+        The GPU table's name for the group codes: a name no column of the
+        user's table has, and never offered as a column.
     """
 
     table: object
@@ -154,7 +163,7 @@ def robust_range(finite: np.ndarray) -> tuple:
     return float(ranked[k_lo]), float(ranked[k_hi])
 
 
-def _column_stats(column: pa.ChunkedArray, *, integer_type: bool = False) -> ColumnStats:
+def _column_stats(column: pa.ChunkedArray, *, integer_type: bool = False, overflow: int = 0) -> ColumnStats:
     """The :class:`ColumnStats` of one float32 column: extent, robust
     percentiles (one ``np.partition`` of the finite values for both),
     integer-ness (known from an integer Arrow type, else checked on every
@@ -164,7 +173,7 @@ def _column_stats(column: pa.ChunkedArray, *, integer_type: bool = False) -> Col
     finite = values[np.isfinite(values)]
     n = int(finite.size)
     if n == 0:
-        return ColumnStats(float("nan"), float("nan"), None, 0)
+        return ColumnStats(float("nan"), float("nan"), None, 0, overflow=overflow)
     lo, hi = float(finite.min()), float(finite.max())
     robust_lo, robust_hi = robust_range(finite)
     sample = finite[::max(1, n // _SKEW_SAMPLE)]
@@ -180,15 +189,20 @@ def _column_stats(column: pa.ChunkedArray, *, integer_type: bool = False) -> Col
     else:
         positive_lo = float(np.min(finite, where=finite > 0, initial=np.inf)) if hi > 0 else None
     return ColumnStats(lo, hi, positive_lo, n, robust_lo=robust_lo, robust_hi=robust_hi, integer=integer,
-                       skewed=bool(skewed))
+                       skewed=bool(skewed), overflow=overflow)
 
 
-def _as_float32(column: pa.ChunkedArray) -> pa.ChunkedArray:
-    """float32 with nulls as NaN, chunk for chunk (64-bit values are rounded)."""
+def _as_float32(column: pa.ChunkedArray) -> tuple:
+    """float32 with nulls as NaN, chunk for chunk (64-bit values are rounded),
+    and the number of finite values that became infinite (beyond float32's
+    range; only wider floats have them)."""
     if pa.types.is_boolean(column.type):
         column = pc.cast(column, pa.uint8())
     out = pc.cast(column, pa.float32(), safe=False)
-    return pc.fill_null(out, pa.scalar(float("nan"), pa.float32())) if out.null_count else out
+    overflow = 0
+    if pa.types.is_floating(column.type) and column.type.bit_width > 32:
+        overflow = (pc.sum(pc.is_inf(out)).as_py() or 0) - (pc.sum(pc.is_inf(column)).as_py() or 0)
+    return (pc.fill_null(out, pa.scalar(float("nan"), pa.float32())) if out.null_count else out), int(overflow)
 
 
 def _group_codes(column: pa.ChunkedArray, name: str) -> tuple:
@@ -219,63 +233,82 @@ def prepare_table(device, obj, *, x, y, value, group=None, max_chunk_rows=None) 
     """Validate ``obj`` for the widget and upload it once.
 
     Raises GraphValidationError (a ValueError) naming the column and the
-    available ones for a missing, non-numeric or all-NaN x / y / value
-    column, an unusable group column, or an empty table; nothing is uploaded
-    then. Numeric columns without any finite value are left out of the
-    dropdowns.
+    available ones for a missing, duplicated, non-numeric or all-NaN
+    x / y / value column, a missing or duplicated or unusable group column,
+    or an empty table; nothing is uploaded then. Numeric columns without any
+    finite value, and other columns whose name appears more than once, are
+    left out of the dropdowns.
     """
     table = to_arrow_table(obj)
     names = table.column_names
     if table.num_rows == 0:
         raise GraphValidationError(f"DataAnalysis got an empty table (0 rows; columns: {', '.join(names) or 'none'})")
-    numeric = [n for n in names if _is_numeric(table.schema.field(n).type)]
-    for role, name in (("x", x), ("y", y), ("value", value)):
+    repeats = {n: names.count(n) for n in set(names) if names.count(n) > 1}
+    types = {field.name: field.type for field in table.schema if field.name not in repeats}
+    numeric = [n for n in names if n in types and _is_numeric(types[n])]
+    for role, name in (("x", x), ("y", y), ("value", value), ("group", group)):
+        if role == "group" and name is None:
+            continue
         if not isinstance(name, str) or name not in names:
             raise GraphValidationError(
                 f'DataAnalysis {role}= column "{name}" is not in the table (columns: {", ".join(names)})')
-        if name not in numeric:
+        if name in repeats:
             raise GraphValidationError(
-                f'DataAnalysis {role}= column "{name}" has type {table.schema.field(name).type}, not a number '
+                f'DataAnalysis {role}= column "{name}" appears {repeats[name]} times in the table; '
+                f"rename the duplicates first")
+        if role != "group" and name not in numeric:
+            raise GraphValidationError(
+                f'DataAnalysis {role}= column "{name}" has type {types[name]}, not a number '
                 f"(numeric columns: {', '.join(numeric) or 'none'})")
-    if group is not None and (not isinstance(group, str) or group not in names):
-        raise GraphValidationError(
-            f'DataAnalysis group= column "{group}" is not in the table (columns: {", ".join(names)})')
 
     # One chunk layout for every column: record batches, each small enough for one storage binding.
     batches = [b for b in table.to_batches(max_chunksize=max_chunk_rows) if b.num_rows]
     table = pa.Table.from_batches(batches, schema=table.schema)
     columns, stats = {}, {}
     for name in numeric:
-        dtype = table.schema.field(name).type
-        column = _as_float32(table.column(name))
-        column_stats = _column_stats(column, integer_type=pa.types.is_integer(dtype) or pa.types.is_boolean(dtype))
+        dtype = types[name]
+        column, overflow = _as_float32(table.column(name))
+        column_stats = _column_stats(column, integer_type=pa.types.is_integer(dtype) or pa.types.is_boolean(dtype),
+                                     overflow=overflow)
         if column_stats.finite:
             columns[name], stats[name] = column, column_stats
         elif name in (x, y, value):
-            raise GraphValidationError(
-                f'DataAnalysis column "{name}" has no finite values ({table.num_rows} rows of NaN, null or '
-                f"infinity); pick another column")
-    labels = []
+            what = (f"{table.num_rows} rows: {overflow} finite beyond float32's range ±{_F32_MAX:.4g}, the rest "
+                    f"NaN, null or infinity" if overflow else f"{table.num_rows} rows of NaN, null or infinity")
+            raise GraphValidationError(f'DataAnalysis column "{name}" has no finite values ({what}); pick another column')
+    labels, codes = [], _CODES
     if group is not None:
-        columns[_CODES], labels = _group_codes(table.column(group), group)
+        while codes in names:  # internal names never shadow (or get shadowed by) a user column
+            codes += "_"
+        columns[codes], labels = _group_codes(table.column(group), group)
     upload = pa.table(columns)
     return AnalysisData(table=table_to_gpu(device, upload), stats=stats, group=group, group_labels=labels,
-                        chunk_lengths=tuple(b.num_rows for b in batches))
+                        chunk_lengths=tuple(b.num_rows for b in batches), codes_column=codes)
 
 
 def histogram_edges(stats: ColumnStats, bins: int, max_bins: int, scale: str) -> tuple:
-    """Literal edges for a histogram compiled with ``max_bins`` bins showing ``bins``.
+    """Literal edges for a histogram compiled with ``max_bins`` bins showing at most ``bins``.
 
-    Returns ``(real, padded)``: the ``bins + 1`` float32 edges over the
-    column's finite extent (equal-width for ``"linear"``, geometric from the
-    smallest positive value for ``"log"``), and the ``max_bins + 1`` edges
-    handed to the GPU. In ``padded`` the real upper edge ``hi`` is nudged to
-    the next float32 above it, so that ``hi`` (excluded from ``[e_i, e_i+1)``
-    once it is no longer the last edge) still lands in the last real bin; the
-    unused top edges follow it one float32 step apart, so the padding bins
-    cover ``(hi, hi + a few ulp]``, where no value of the column lies. With
-    ``bins == max_bins`` the two arrays are equal.
+    Returns ``(real, padded)``: the float32 edges over the column's finite
+    extent (equal-width for ``"linear"``, geometric from the smallest
+    positive value for ``"log"``), and the ``max_bins + 1`` edges handed to
+    the GPU. Linear bins of an integer column (:attr:`ColumnStats.integer`,
+    values within ±2**23, where half-integers are exact in float32) hold a
+    whole number of values each, the fewest per bin that gives at most
+    ``bins`` bins, with edges halfway between whole numbers: hours 0..23 get
+    24 bins of one hour, not 48 of which every other is empty. Otherwise
+    there are ``bins + 1`` real edges. In ``padded`` the real upper edge
+    ``hi`` is nudged to the next float32 above it, so that ``hi`` (excluded
+    from ``[e_i, e_i+1)`` once it is no longer the last edge) still lands in
+    the last real bin; the unused top edges follow it one float32 step
+    apart, so the padding bins cover ``(hi, hi + a few ulp]``, where no value
+    of the column lies. With ``max_bins`` real bins the two arrays are equal.
     """
+    lo, hi = stats.lo, stats.hi
+    per_bin = math.ceil((hi - lo + 1) / bins) if scale == "linear" and stats.integer else 0
+    if per_bin and max(abs(lo), abs(hi)) + per_bin < 2 ** 23:
+        real = (lo - 0.5 + per_bin * np.arange(math.ceil((hi - lo + 1) / per_bin) + 1)).astype(np.float32)
+        return real, pad_edges(real, max_bins)
     if scale == "log":
         if stats.positive_lo is None:
             raise GraphValidationError("DataAnalysis log bins need positive values (the value column has none)")
@@ -284,7 +317,6 @@ def histogram_edges(stats: ColumnStats, bins: int, max_bins: int, scale: str) ->
             lo, hi = lo / 2, hi * 2
         real = np.geomspace(lo, hi, bins + 1)
     else:
-        lo, hi = stats.lo, stats.hi
         if hi <= lo:
             pad = max(0.5, abs(lo) * 1e-3)
             lo, hi = lo - pad, hi + pad

@@ -40,6 +40,7 @@ COLOUR_SCALES = ("auto",) + COLOUR_NORMALISATIONS
 _SHADE = (0.45, 0.70, 1.0, 0.13)
 _SHADE_EDGE = (0.55, 0.78, 1.0, 0.85)
 _DIM = (0.45, 0.45, 0.50, 1.0)
+_NOTE_DROP = 7.0  # below the plot to the x axis title's row, less a line: Axis tick length + pad + 1
 
 
 def resolve_colour_scale(colour_scale: str, operation: str, value_stats) -> str:
@@ -368,7 +369,9 @@ class AnalysisOverlay:
         self.colour_bar = self._cached(("colour_bar", _frozen(tuple(sorted(spec.items())))), lambda: colour_bar_layout(
             stops=RAMP, measure=plot.measure, line_height=lh, **spec))
         plot.colour_bar(self.colour_bar)
-        plot.text(note, x=bar[0], y=bar[1] + bar[3] + 6, anchor=("left", "top"), color=MUTED_COLOR,
+        # in the x axis's title row, right of the plot: the tick labels' row has the last tick's label
+        # centred on the plot's right edge, reaching into the colour bar's column after a pan
+        plot.text(note, x=bar[0], y=bar[1] + bar[3] + _NOTE_DROP + lh, anchor=("left", "top"), color=MUTED_COLOR,
                   max_width=fx + fw - bar[0] - 2)
 
     def _histogram(self, plot, rects, params, brush) -> None:

@@ -38,14 +38,22 @@ class AnalysisParameters:
     columns : dict
         Initial ``{"x": name, "y": name, "value": name}``.
     bins, max_bins : int
-        Histogram bins shown and compiled (``1 <= bins <= max_bins``, checked by the caller).
+        Histogram bins asked for and compiled (``1 <= bins <= max_bins``, checked by the caller).
     operation : str
         Initial heatmap statistic, one of :data:`OPERATIONS`.
 
     Attributes
     ----------
     columns : dict
-    bins, max_bins : int
+    bins : int
+        Histogram bins shown: ``len(edges) - 1``.
+    regular_bins : int
+        The bin count last asked for (constructor, :meth:`set_bins`): linear
+        and log edges use it. Custom edges show their own count, and linear
+        bins of an integer column may be fewer (whole values per bin, see
+        :func:`~.data.histogram_edges`); the count comes back when custom
+        edges give way to a new value column or scale.
+    max_bins : int
     scale : {"linear", "log", "custom"}
     operation : str
     value_range : (float, float)
@@ -64,7 +72,8 @@ class AnalysisParameters:
     def __init__(self, data, *, columns: dict, bins: int, max_bins: int, operation: str):
         self.data = data
         self.columns = dict(columns)
-        self.bins, self.max_bins, self.operation = bins, max_bins, operation
+        self.bins = self.regular_bins = bins
+        self.max_bins, self.operation = max_bins, operation
         self.scale = self.default_scale(self.columns["value"])
         self.value_range = self.extent(self.columns["value"])
         self.bounds = self.home_bounds()
@@ -86,15 +95,20 @@ class AnalysisParameters:
         ``full`` its finite extent; an integer column's view ends half a
         unit beyond its extreme values (cell edges at ``k - 0.5``), a
         collapsed robust range falls back to the extent, and a constant
-        column gets a pad."""
+        column gets a pad. The ends are float32 values, rounded outward and
+        at least one float32 step apart: where half a unit is below
+        float32's resolution (a constant 30,000,001 or 1e30) the view is the
+        neighbouring float32 values, which :meth:`set_bounds` accepts."""
         stats = self.data.stats[name]
         lo, hi = (stats.lo, stats.hi) if full else (stats.robust_lo, stats.robust_hi)
         if not (np.isfinite(lo) and np.isfinite(hi) and hi > lo):
             lo, hi = stats.lo, stats.hi
         if stats.integer:
-            return (lo - 0.5, hi + 0.5)
-        pad = 0.0 if hi > lo else max(0.5, abs(lo) * 1e-3)
-        return (lo - pad, hi + pad)
+            lo, hi = lo - 0.5, hi + 0.5
+        elif hi <= lo:
+            pad = max(0.5, abs(lo) * 1e-3)
+            lo, hi = lo - pad, hi + pad
+        return _float32_span(lo, hi)
 
     def home_bounds(self, *, full: bool = False) -> tuple:
         """Default heatmap bounds: :meth:`axis_extent` of the x and y columns
@@ -132,9 +146,10 @@ class AnalysisParameters:
             self._compute_edges()
 
     def set_bins(self, bins) -> None:
-        """``bins`` (1 to ``max_bins``) new edges of the current scale (custom becomes linear)."""
+        """``bins`` (1 to ``max_bins``) new edges of the current scale (custom
+        becomes linear); integer columns may get fewer (see :attr:`regular_bins`)."""
         check_int("bins", bins, 1, self.max_bins)
-        self.bins = int(bins)
+        self.regular_bins = int(bins)
         if self.scale == "custom":
             self.scale = "linear"
         self._compute_edges()
@@ -151,7 +166,8 @@ class AnalysisParameters:
             raise
 
     def set_edges(self, edges) -> None:
-        """User edges (see :func:`~.data.check_edges`); the scale becomes ``"custom"``."""
+        """User edges (see :func:`~.data.check_edges`); the scale becomes
+        ``"custom"`` (:attr:`regular_bins` is kept for the next linear or log edges)."""
         real = check_edges(edges, self.max_bins)
         self.padded_edges = pad_edges(real, self.max_bins)
         self.bins, self.scale, self.edges = len(real) - 1, "custom", real
@@ -227,8 +243,30 @@ class AnalysisParameters:
 
     def _compute_edges(self) -> None:
         """Linear or log edges of the current value column, bin count and scale."""
-        self.edges, self.padded_edges = histogram_edges(self.data.stats[self.columns["value"]], self.bins,
+        self.edges, self.padded_edges = histogram_edges(self.data.stats[self.columns["value"]], self.regular_bins,
                                                         self.max_bins, self.scale)
+        self.bins = len(self.edges) - 1
+
+
+def _float32_span(lo: float, hi: float) -> tuple:
+    """``(lo, hi)`` unchanged when they stay finite and ordered in float32;
+    otherwise as float32 values rounded outward (clamped to float32's finite
+    range), apart by at least one float32 step."""
+    top = np.float32(np.finfo(np.float32).max)
+    with np.errstate(over="ignore"):
+        a, b = np.float32([lo, hi])
+    if np.isfinite(a) and np.isfinite(b) and a < b:
+        return (lo, hi)
+    a, b = np.clip([a, b], -top, top)
+    if float(a) > lo:  # (compared in float64: NumPy would compare a Python float with a float32 in float32)
+        a = np.nextafter(a, -top)
+    if float(b) < hi:
+        b = np.nextafter(b, top)
+    if not a < b:  # one value: a step either side of it (centred), or two below float32's largest
+        a, b = np.nextafter(a, -top), np.nextafter(b, top)
+        if not a < b:
+            a = np.nextafter(a, -top)
+    return (float(a), float(b))
 
 
 def check_int(name, value, lo, hi) -> None:

@@ -17,13 +17,15 @@ renders: never inside another frame).
 
 from __future__ import annotations
 
+import math
+import numbers
 import time
 
 import ipywidgets as widgets
 import numpy as np
 
 from ...device import device_capabilities, request_device
-from ...errors import GraphValidationError
+from ...errors import GraphTypeError, GraphValidationError
 from ...tables import GPUData
 from ...tables.readback import read_many
 from ..canvas import GPUCanvas, draw_offscreen
@@ -81,9 +83,11 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
     operation_dropdown, range_slider, reset_button, full_button :
         The controls (ipywidgets); setting their values drives the widget
         exactly like the ``set_*`` methods (``full_button``: ``reset_view(full=True)``).
-    status, legend : ipywidgets.HTML
-        Messages for refused control values; what each panel shows (columns,
-        ranges, bins, colours and group labels), from host-side state only.
+    status, legend, range_readout : ipywidgets.HTML
+        Messages for refused control values (and, otherwise, the count of
+        values beyond float32's range that every view leaves out); what each
+        panel shows (columns, ranges, bins, colours and group labels), from
+        host-side state only; the value range beside its slider.
     device_lost : str or None
         ``"GPU device lost: ..."`` once the widget found its device lost.
 
@@ -97,8 +101,13 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
     ``full extent`` button show every row; drag to pan, wheel to zoom,
     double-click or ``reset_view`` to go back); empty cells are NaN. An
     integer column with no more values in view than the axis has cells bins
-    one cell per value (``results()["binning"]``). Skewed positive value
-    columns default to log histogram bins. Clicking a group bar hides that
+    one cell per value (``results()["binning"]``); an integer value
+    column's linear histogram bins hold whole values, one bin per value
+    when ``bins`` allows (:attr:`bins` may be fewer than asked). Skewed
+    positive value columns default to log histogram bins. Duplicated column
+    names are refused for x, y, value and group and left out of the
+    dropdowns otherwise; finite values beyond float32's range are counted in
+    ``status`` and left out like infinities. Clicking a group bar hides that
     group from every view (:meth:`set_group_mask`).
     Each parameter change writes parameters, encodes the graph once (CPU
     encode times always, GPU timestamps at most every 0.5 s when the device
@@ -181,7 +190,7 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
         self.bins_slider, self.scale_toggle = c.bins_slider, c.scale_toggle
         self.operation_dropdown, self.range_slider, self.reset_button = (c.operation_dropdown, c.range_slider,
                                                                           c.reset_button)
-        self.full_button = c.full_button
+        self.full_button, self.range_readout = c.full_button, c.range_readout
         self.status, self.legend = c.status, c.legend
         # The canvas column keeps its size (a shrinking column would resize the canvas whenever the
         # inspector's text changes); the inspector sits beside it, or below when the page is narrow.
@@ -342,6 +351,7 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
         self._unwritten = self._dirty = True
         self._controls.sync()
         self._controls.update_legend()
+        self._controls.show_notice()
         self._frame()
 
     # --------------------------------------------------------------- frames
@@ -475,7 +485,9 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
         the value under it (:attr:`hover`, read back without waiting) and
         sets the cursor (crosshair, ew-resize, pointer). Returns True to redraw.
         A pan or zoom that would leave float32 (or collapse the view) is ignored,
-        and so is every event once the device is lost (see ``status``).
+        and so is every event once the device is lost (see ``status``); an
+        event whose ``x``, ``y`` or ``dy`` is not a finite number raises
+        GraphTypeError (not a number) or GraphValidationError (NaN, infinite).
         Holds :attr:`call_lock` (events may arrive from another thread)."""
         with self.call_lock:
             return self._handle_event(event)
@@ -483,6 +495,14 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
     def _handle_event(self, event) -> bool:
         if self._event_ignored(event):
             return False
+        for key in ("x", "y", "dy"):  # what pointer handling reads as numbers
+            value = event.get(key, 0.0)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise GraphTypeError(f'{self._name()} handle_event() event "{key}" must be a number '
+                                     f"(got {value!r})")
+            if not math.isfinite(value):
+                raise GraphValidationError(f'{self._name()} handle_event() event "{key}" must be finite '
+                                           f"(got {value!r})")
         if event.get("event_type") == "resize":
             return True
         rects = panel_rects(*self.canvas.get_logical_size(), bool(self.graph.groups))

@@ -1,6 +1,8 @@
 """AnalysisParameters without a GPU: defaults from column extents, the rules
 that tie parameters together, and refusals that leave the state unchanged."""
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -73,10 +75,11 @@ def test_refused_log_bins_keep_the_scale():
 
 
 class _Owner:
-    """The setters AnalysisControls calls, on bare parameters (no GPU)."""
+    """The setters AnalysisControls calls, on bare parameters (no GPU), and the lock its callbacks hold."""
 
     def __init__(self, params):
         self.params, self.controls, self.ranges = params, None, []
+        self.call_lock = threading.RLock()
 
     def set_columns(self, **columns):
         self.params.set_columns(**columns)
