@@ -43,9 +43,9 @@ class ReductionTuning:
         node-owned state buffer, tagged with an encoding parity so it is never
         cleared) reduces the partials and writes the output, instead of a
         second, one-workgroup dispatch. None (the default) picks it for inputs
-        of at most ``SINGLE_PASS_MAX_ROWS`` rows: on the H200 it saved the
-        second dispatch's fixed cost at 16M rows (1.16-1.17x a read against
-        1.19-1.21x) and was 0.2-0.9 us slower at 64M.
+        of at most ``SINGLE_PASS_MAX_ROWS`` rows: up to there saving the
+        second dispatch's fixed cost outweighs the ticket, beyond it the
+        two-dispatch reduction is faster.
     """
 
     group_blocks: int = 4

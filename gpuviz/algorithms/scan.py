@@ -46,8 +46,8 @@ class ScanTuning:
     group_lookback : bool
         Where subgroups are used, let one subgroup walk back alone with
         subgroup minima and sums (no workgroup barrier per step). False
-        (default) keeps the workgroup-wide walk, 64 states a step, which
-        measured faster on the H200 (fewer steps per tile).
+        (default) keeps the workgroup-wide walk, 64 states a step: fewer
+        steps per tile, which makes it the faster walk.
     early_publish : bool
         With the workgroup walk, lane 0 publishes the tile's inclusive prefix
         as soon as it sees the walk end, before the workgroup barrier that
@@ -63,8 +63,8 @@ class ScanTuning:
     runtime_checks : bool
         Compile with wgpu's bounds checks and forced loop bounding (True) or
         without them (False; every index of this kernel is in range and
-        every loop ends by construction). Measured no faster without them on
-        the H200, so the default keeps them. See
+        every loop ends by construction). The scan runs no faster without
+        them, so the default keeps them. See
         :mod:`gpuviz.graph.shaders`.
     """
 

@@ -10,8 +10,8 @@ compiled graph, then for three windows (zoomed out: the whole trace; mid:
 
 * ``gpu_s``: median GPU time of a whole pan/zoom frame (timestamps around
   ``compiled.encode``, >= 20 runs after warm-up), timed after 1 s of GPU
-  work and the encode runs below (clocks up: the first H200 run timed frames
-  that followed seconds of numpy oracle on an idle GPU 2-2.5x slow); the
+  work and the encode runs below (clocks up: frames that follow seconds of
+  numpy oracle on an idle GPU time several times slow); the
   same frame is timed again after the focus runs and noted when the two
   differ by over 20%;
 * ``encode_s``: median CPU time of the frame's writes (a window moved by 1 ns:
@@ -239,10 +239,9 @@ def _tier(device, n, runs, timer, table, hook, per_node):
             wrong = check_trace_graph_tracks(graph, oracle, want, state) if graph is not None else None
             if wrong:
                 raise Mismatch(f"trace-viewer {n} {zoom} {wrong}")
-            # The oracle above keeps the GPU idle for seconds at 25M (9 s): its clocks drop, and the
-            # session-5 start run timed such cold frames 2-2.5x slower than the same frames later
-            # (exactly the rows after a long oracle: every zoomed-out row and all 25M rows). A full
-            # second of work first, then the encode runs, then the timing.
+            # The oracle above keeps the GPU idle for seconds at large sizes: its clocks drop, and
+            # frames timed right after it run several times slower than the same frames later.
+            # A full second of work first, then the encode runs, then the timing.
             if n >= 1 << 20:
                 warm_up(device, 1.0)
             encode_s, encode_parts = _encode_time(device, rig.write, compiled, state, runs)
@@ -254,7 +253,7 @@ def _tier(device, n, runs, timer, table, hook, per_node):
             if zoom == ZOOMS[0][0]:  # the focus mask does not depend on the window: check it once per tier
                 _compare(f"trace-viewer {n} {zoom} focus", frame.read_back(), oracle.frame(focused))
                 if n >= 1 << 20:
-                    warm_up(device, 1.0)  # after that oracle too (03:23: focus 631 µs zoomed out, 203 later)
+                    warm_up(device, 1.0)  # after that oracle too: a cold GPU times the focus change slow
             focus_s = filter_s = None
             if frame.focus_graph is not None:
                 focus_s = timer.median(lambda encoder: frame.focus_graph.encode(encoder))

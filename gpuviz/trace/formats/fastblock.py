@@ -3,7 +3,7 @@
 Same result, element for element, as the reference
 ``jsonevents._block_columns`` (tests/trace/test_fast_import.py runs both on
 every data file, the synthetic traces, hypothesis traces and the fuzz
-corpus). What makes it cheaper (measured, /work/notes/jsonfast.md):
+corpus). What makes it cheaper:
 
 * fields are pulled with ``map(attrgetter(...))`` (C loops) instead of
   list comprehensions;

@@ -1,7 +1,7 @@
 """Trace Event JSON bytes -> event columns, fast, exact, and tolerant.
 
-The parser is msgspec (chosen by measurement, see /work/notes/chrome.md and
-docs/benchmarks.md): events decode into a typed ``Struct`` whose numeric and
+The parser is msgspec (chosen by measurement against the other fast JSON
+parsers, see docs/benchmarks.md): events decode into a typed ``Struct`` whose numeric and
 ID fields are ``msgspec.Raw`` — the exact JSON text — so ``ts``/``dur`` are
 converted to int64 ns from their decimal text by Arrow's string -> decimal
 cast (1.1 us is exactly 1100 ns; digits below 1 ns are truncated toward
@@ -31,7 +31,7 @@ import pyarrow.compute as pc
 
 from ..errors import TraceFormatError
 
-try:  # ISA-L's inflate: the same deflate streams, ~2x zlib's speed (measured on the 10 MB ResNet trace 11.9 -> 6.0 ms)
+try:  # ISA-L's inflate: the same deflate streams, about twice zlib's speed
     from isal import isal_zlib as _inflate
     _INFLATE_ERRORS = (zlib.error, _inflate.error)
 except ImportError:  # pragma: no cover - isal is a dependency; zlib is the fallback where it has no wheel
@@ -598,9 +598,7 @@ PARALLEL_WORKERS = None
 #: Event arrays this large (non-strict; below PARALLEL_BYTES or where worker
 #: pools are not used) are split in two halves, the second decoded by a
 #: forked child on another CPU (see :func:`gpuviz.trace.formats.parallel.decode_forked`).
-#: On the 2-core machine (session 9, medians of 7 warm loads) the fork cost
-#: 2 ms at 2.5 MB, broke even at 5 MB and saved 23-28 % at 10 and 20 MB
-#: (0.130 -> 0.100 s, 0.25 -> 0.188 s) and 7 % on the 9.8 MB ResNet Kineto trace.
+#: Below about 5 MB the fork costs more than the second CPU saves.
 FORK_BYTES = 6 << 20
 #: Block columns by :func:`gpuviz.trace.formats.fastblock.block_columns`
 #: (True) or by the reference :func:`_block_columns` (False: tests compare them).

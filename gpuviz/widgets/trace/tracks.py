@@ -2,9 +2,9 @@
 :class:`~gpuviz.widgets.trace.graph.TraceGraph`.
 
 Why compute: a data-centre GPU (the H200's GH100) runs vertex and pixel
-shaders on a few of its processor clusters only, so instanced rects cost
-~10 ns each and a full-screen triangle ~0.3 ms there, while the same
-pixels written by compute cost bandwidth only. ``tracks`` dispatches the
+shaders on a few of its processor clusters only, so instanced rects and
+full-screen passes are slow there, while the same pixels written by compute
+cost bandwidth only. ``tracks`` dispatches the
 four entry points of shaders/tracks.wgsl in one pass (clear, scatter,
 spread_runs, resolve): the visible spans and the merged and density runs
 mark the (layout row, pixel column) cells they cover, then one invocation
