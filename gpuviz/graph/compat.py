@@ -280,9 +280,8 @@ class PassDescriptor:
     """A compute or render pass descriptor made once and begun on many encoders.
 
     wgpu-py 0.32 rebuilds every cffi struct of a pass descriptor from its
-    dicts on each ``begin_*_pass`` (a render pass with two colour targets and
-    a depth target: ~25 µs warm, ~85 µs in a frame loop's cold caches, against
-    ~5 µs for the call itself); a compiled graph begins the same passes every
+    dicts on each ``begin_*_pass`` (for a render pass with several targets
+    that costs several times the call itself); a compiled graph begins the same passes every
     frame. Built through wgpu-py's own struct helpers (its checks run once,
     here) and begun with the same wgpu-native entry point, errors included.
     Keeps the attachment dicts (their texture views) alive.

@@ -146,7 +146,7 @@ def _vector_depth(s, e, zero, th, new_thread, pos_in_thread, thread_first):
     skey, ekey = _thread_keys(s, e, th, new_thread)
     # A fresh array, sorted in place. The ends of spans in visiting order are
     # nearly sorted already: timsort ("stable") is far cheaper on them than
-    # the default introsort (measured, 262K spans: 11 -> 2 ms); same values.
+    # the default introsort; same values.
     ekey.sort(kind="stable")
     ended = np.searchsorted(ekey, skey, side="right") - thread_first   # ends <= start in thread
     del ekey

@@ -40,8 +40,8 @@ NO_PARENT = 0xFFFFFFFF
 PARTITION_SHIFT = 8
 #: Partitions a scene can hold (24 bits of word 10).
 MAX_PARTITIONS = 1 << (32 - PARTITION_SHIFT)
-#: Records written per block (1.5 MiB, near a core's L2): each block costs ~22 us of GIL-held
-#: numpy dispatch (6 % of a 32K block, 17 % of an 8K one: 8 threads would queue on the GIL).
+#: Records written per block (1.5 MiB, near a core's L2): each block costs a fixed amount of
+#: GIL-held numpy dispatch, a small share of a block this large (smaller ones queue threads on the GIL).
 BLOCK_ROWS = 1 << 15
 #: Rows per record write (6 MiB): each worker fills reused buffers of this size, never the whole
 #: 48-byte-per-span table: the first touch of fresh memory (page faults; on the 2-core VM 0.47 s

@@ -97,8 +97,8 @@ for _letter, _code in PHASES.items():
 
 def _chunk_codes(ph):
     """A chunk of only one-letter phases (nearly all are) is looked up by
-    its bytes, the letters themselves (1.5M events: 22 -> 4 ms); others are
-    dictionary encoded."""
+    its bytes, the letters themselves (several times cheaper than a
+    dictionary encode); others are dictionary encoded."""
     if len(ph) and ph.null_count == 0 and pa.types.is_string(ph.type):
         offsets = np.frombuffer(ph.buffers()[1], np.int32)[ph.offset:ph.offset + len(ph) + 1]
         if offsets[-1] - offsets[0] == len(ph) and (np.diff(offsets) == 1).all():
@@ -228,8 +228,7 @@ def build_trace(cols, reporter, *, partition=0, source="", thread_kind=None, flo
     event = merged["event"]
     # The flows need the packed parents only at the end: the lanes are packed
     # on another thread meanwhile (numpy releases the GIL in its sorts and
-    # searches; measured on a 40 MB file, 262K spans, 125K flow points:
-    # 31 + 38 ms one after the other -> 40 ms). Neither reports anything, so
+    # searches, so the two overlap almost entirely). Neither reports anything, so
     # the report stays in order. Both visit the spans in one order, made
     # once (time, and memory while both run). Below BACKGROUND_PACKING_SPANS
     # they run one after the other: there both sets of temporaries at once
@@ -263,18 +262,17 @@ def build_trace(cols, reporter, *, partition=0, source="", thread_kind=None, flo
 def _pack_and_trim(**spans):
     """pack_lanes, then the free pages of its temporaries handed back: they
     were allocated on another thread, in a malloc arena of its own that the
-    rest of the import does not reuse (measured on a 40 MB file: peak RSS
-    +5 MB without)."""
+    rest of the import does not reuse, and would otherwise raise the
+    import's peak memory."""
     packed = pack_lanes(**spans)
     release_free_memory()
     return packed
 
 
 #: Spans from which the lanes are packed on a second thread while the flows
-#: are prepared. Peak RSS above the interpreter, synthetic Chrome files, 2
-#: CPUs: 262K spans (40 MB) 2.48x the file one after the other, 2.83-2.93x
-#: together (the 3x target); 1M spans (162 MB) 2.61x vs 2.58x (the peak is
-#: in the decode there) and ~40 ms faster together.
+#: are prepared: below it the overlap saves little time and raises the peak
+#: memory (both temporaries live at once); above it the decode's peak
+#: dominates and the overlap saves time.
 BACKGROUND_PACKING_SPANS = 1 << 20
 
 
@@ -333,7 +331,7 @@ def _span_rows(event, n):
 
     def taken(column):
         # chunk by chunk: a take over a ChunkedArray first concatenates it (the whole
-        # column copied; measured on the ResNet trace's three string columns 5.0 -> 2.5 ms)
+        # column copied, which costs about as much as the take itself)
         if not isinstance(column, pa.ChunkedArray) or column.num_chunks < 2:
             return pc.take(column, take)
         bounds = np.cumsum([0] + [len(c) for c in column.chunks])

@@ -361,8 +361,8 @@ def _nearest_starts(order, th, st, thread, t, enclosing):
     hi_i = np.append(first[1:], len(th))[u]
     # Searched in sorted order (points come in time order, so nearly sorted
     # already): the search then walks the keys instead of jumping around.
-    # (Stable: timsort, cheaper on the nearly sorted q, 6.5 -> 3.8 ms for 125K
-    # points; any order of equal q gives the same result.)
+    # (Stable: timsort, cheaper on the nearly sorted q; any order of equal q
+    # gives the same result.)
     by_q = np.argsort(q, kind="stable")
     enc = enclosing[by_q]
     k = np.empty(len(q), np.int64)
@@ -397,8 +397,8 @@ def _flow_keys(cols, idx, ids, span):
     of the events' ids (< ``span``). Built from separate codes of the three
     fields, so fields holding NUL cannot make two keys one (as the text
     joined with NULs did). The keys are the codes combined when they fit in
-    a few times the event count (dense ids: no hash pass, 500K events
-    21 ms less), else renumbered densely."""
+    a few times the event count (dense ids: no hash pass), else renumbered
+    densely."""
     cat, cats = _dense(_take_flat(cols.cat, idx))
     name, names = _dense(_take_flat(cols.name, idx))
     pair, npairs = cat * len(names) + name, len(cats) * len(names)
@@ -436,7 +436,7 @@ def _id_values(ids):
     (Kineto's, most writers') are their numbers less the smallest: the
     text -> int64 -> text round trip gives back every one, so equal
     numbers mean equal texts. Other ids are numbered by a hash of their
-    text (500K ids: 17 ms by numbers, 46 ms hashed)."""
+    text (the slower path: hashing text costs several times the numbers)."""
     if len(ids) and ids.null_count == 0:
         try:
             numbers = pc.cast(ids, pa.int64())
@@ -476,7 +476,7 @@ def flow_points(cols, code, ts, ident, spans, visit=None):
         return None
     by_time = np.lexsort((idx, ts[idx]))
     # Every s/t/f event is in cols.flows (sorted); all of them kept (the
-    # usual case, no bad timestamps): the same list, no search (500K: 10 ms).
+    # usual case, no bad timestamps): the same list, no search.
     listed = cols.flows["index"]
     at_flow = by_time if len(listed) == len(idx) else np.searchsorted(listed, idx)[by_time]
     idx = idx[by_time]

@@ -46,8 +46,8 @@ __all__ = ["read_bytes", "take_bytes", "decode_events", "decode_parts", "event_s
            "release_free_memory"]
 
 #: Bytes per decoded block: small enough that a block's event objects and
-#: per-field lists stay in the CPU caches (measured, 2 MB -> 512 KB: block
-#: decoding 12-19% faster), large enough that per-block calls are cheap.
+#: per-field lists stay in the CPU caches, large enough that per-block
+#: calls are cheap.
 _BLOCK = 512 << 10
 _BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 _ERROR_BYTE = re.compile(r"\(byte (\d+)\)")
@@ -100,8 +100,7 @@ class _FastEvent(msgspec.Struct, gc=False, omit_defaults=True):
     there, or any flow v2 key (``flow_in``/``flow_out``/``bind_id``, which
     then need no check per event), is decoded again as Event. Fields in the
     PyTorch profiler's key order: msgspec tries the field after the last
-    one matched first (decoding 5-8% faster than Event's order, measured
-    on Kineto, synthetic Chrome and the real ResNet trace)."""
+    one matched first, so this order decodes faster than Event's."""
     ph: _PHASE_LETTERS = ""
     cat: str = ""
     name: str = ""
@@ -209,9 +208,8 @@ def read_bytes(path):
 def _gunzip(data):
     """gzip.decompress, cheaper for the usual single member: the output is
     written into one buffer of the size the gzip trailer gives (zlib's own
-    growing output blocks, then joined, fault in and copy twice the output:
-    measured on the 10 MB ResNet trace 4.7K -> 2.4K page faults, 16-18 ->
-    10-12 ms); anything else (several members, damage) goes to
+    growing output blocks, then joined, fault in and copy twice the
+    output); anything else (several members, damage) goes to
     gzip.decompress itself, with its own errors. The result is a bytearray
     for large outputs (read-only use, like bytes)."""
     try:
@@ -287,13 +285,11 @@ _POOL_STATE = {"depth": 0, "saved": None}
 def import_memory_pool():
     """Arrow allocations inside come from the system allocator when
     pyarrow's default is mimalloc, which keeps the freed temporaries of the
-    per-block conversions resident (measured: peak RSS of a 40 MB import
-    4.1x -> 3.5x the file; jemalloc and glibc give them back). numpy's
+    per-block conversions resident (jemalloc and glibc give them back). numpy's
     transparent-huge-page hint for large arrays is off inside too: an
     import makes hundreds of short-lived arrays of a few MB, and faulting
-    in (zeroing) a fresh huge page for each cost more than the work on
-    them (measured: the event-columns-to-Trace step of a 160 MB file
-    1.00 -> 0.76 CPU s). Both are restored when the outermost import ends
+    in (zeroing) a fresh huge page for each costs more than the work on
+    them. Both are restored when the outermost import ends
     (nested and concurrent imports share one switch). Does not change any
     other pool."""
     with _POOL_LOCK:
@@ -321,12 +317,11 @@ def release_free_memory(nbytes=None):
     """Hand the C heap's free pages back to the system (glibc
     ``malloc_trim``; nothing elsewhere). Decoding leaves the heap full of
     holes between the kept block columns (freed event objects and per-block
-    temporaries) that later large arrays cannot reuse: measured on a 160 MB
-    file, 224 -> 141 MB resident after decoding, for 12 ms. ``nbytes``: the
-    size of the decoded text; below :data:`TRIM_BYTES` nothing is done (the
-    pages kept are few, and the rest of the import reuses them instead of
-    faulting in fresh ones: measured on the 10 MB ResNet trace, ~4.5K page
-    faults, 4-8 ms)."""
+    temporaries) that later large arrays cannot reuse; trimming costs a
+    little time and saves much resident memory. ``nbytes``: the size of the
+    decoded text; below :data:`TRIM_BYTES` nothing is done (the pages kept
+    are few, and the rest of the import reuses them instead of faulting in
+    fresh ones)."""
     if nbytes is not None and nbytes < TRIM_BYTES:
         return
     trim = _MALLOC_TRIM[0] if _MALLOC_TRIM else _malloc_trim()
@@ -479,7 +474,7 @@ _EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
 def _locate_events(data, start):
     """Where the top-level "traceEvents" array of an object document lies,
     without the full pass :data:`_HEADER` makes over the whole file to skip
-    it (6.4 ms of a 67 ms load of a 10 MB Kineto trace): ``(header, lo, hi)``
+    it (a tenth of a Kineto trace's load): ``(header, lo, hi)``
     with ``data[lo:hi]`` the array text and ``header`` the other top-level
     values (Raw), or None when the layout is not the plain one.
 
@@ -642,8 +637,8 @@ def decode_parts(buf, path, reporter, base_offset=0, progress=None, *, span=None
 class _Frame:
     """One buffer reused for every block of a decode: ``fill`` returns
     ``[`` + buf[pos:cut] + ``]`` as a view of it. A fresh buffer per block
-    cost more than the decode's copy itself (its pages are zeroed and
-    faulted in anew: ~0.3 us per event, measured). Safe because nothing
+    costs more than the decode's copy itself (its pages are zeroed and
+    faulted in anew). Safe because nothing
     decoded from a block is read after its :func:`_decode_block` (the
     columns are copies; kept events are re-encoded).
 
@@ -651,8 +646,7 @@ class _Frame:
     block until the next one is decoded: then no CPython arena holding that
     block's objects is entirely free, none is handed back to the system,
     and the next block's objects reuse them instead of faulting in fresh
-    pages (measured: ~430-2000 page faults per 2 MB block -> 0, ~6% of the
-    block's time)."""
+    pages."""
 
     def __init__(self):
         self.buffer = bytearray()

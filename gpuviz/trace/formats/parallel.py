@@ -8,7 +8,7 @@ and returns the column tuples, with the few events kept as objects
 (non-X phases) re-encoded as JSON. Only used in non-strict mode, where
 problems are counted, not located, so chunk-local event indexes suffice.
 
-On 2-3 CPUs a pool's transfers cost more than they save (measured), so
+On 2-3 CPUs a pool's transfers cost more than they save, so
 :func:`decode_forked` instead splits the array in two at a block boundary
 and lets a forked child (sharing the parent's pages) decode the second part
 while the parent decodes the first (a little larger: :data:`PARENT_SHARE`);
@@ -77,7 +77,7 @@ def decode_parallel(buf, path, reporter, progress=None, workers=None, *, decode_
     """
     cpus = os.cpu_count() or 1
     if workers is None and cpus < MIN_CPUS:
-        return None             # on 2-3 cores the transfers eat the gain (measured)
+        return None             # on 2-3 cores the transfers eat the gain
     count = workers or min(cpus, max(1, len(buf) // _MIN_CHUNK))
     if count < 2:
         return None
@@ -117,8 +117,7 @@ def decode_parallel(buf, path, reporter, progress=None, workers=None, *, decode_
 #: Share of the events the parent decodes itself (the cut is the block
 #: boundary nearest to it): more than half, as the child decodes ~15%
 #: slower (fresh memory, cold caches) and still has to hand its columns
-#: back. Measured on a 40 MB file, 2 CPUs: 0.53-0.59 all end the halves
-#: within noise of each other, 0.5 left the parent waiting ~40 ms.
+#: back; an even split leaves the parent waiting for the child.
 PARENT_SHARE = 0.55
 
 
@@ -212,8 +211,8 @@ def _idle_cpu():
 def _runnable_now(samples=3, gap_s=0.001, idle_below=0.0):
     """The fewest runnable tasks (``procs_running``) in ``samples`` reads of
     /proc/stat ``gap_s`` apart, or None without it. A read below
-    ``idle_below`` ends the sampling: the fewest can only be lower, and the
-    ~2 ms of further gaps were 3 % of a 10 MB Kineto import."""
+    ``idle_below`` ends the sampling: the fewest can only be lower, and
+    further gaps would cost the import time for nothing."""
     fewest = None
     for k in range(samples):
         if k:
@@ -256,8 +255,8 @@ def _middle_block_boundary(buf, pos, end, block, share=0.5):
         starts.append(pos)
     if not bounds:
         return None
-    # Decoding costs about the same per event, X or flow, whatever its size
-    # (measured): halve the events, not the bytes (short flow and metadata
+    # Decoding costs about the same per event, X or flow, whatever its size:
+    # halve the events, not the bytes (short flow and metadata
     # events often fill the end of a file), sampled in each block.
     ends = [b[0] for b in bounds] + [end]
     events = [_event_density(buf, a, b) * (b - a) for a, b in zip(starts, ends)]
@@ -292,9 +291,8 @@ def _fork_child(work, in_place=None):
     ``in_place(result)``: addresses of the Arrow buffers the parent reads in
     place (default none). (pid, pipe's read fd, memfd) or None.
 
-    Through a pipe the transfer cost ~40 ms for the 16 MB of a 40 MB file's
-    second half (64 KB at a time, the parent copying it into fresh buffers);
-    through the memfd it is one write in the child and, for most of it, no
+    Through a pipe the transfer is slow (64 KB at a time, the parent
+    copying it into fresh buffers); through the memfd it is one write in the child and, for most of it, no
     copy in the parent."""
     import pickle
     if not hasattr(os, "memfd_create"):
@@ -328,7 +326,7 @@ def _fork_child(work, in_place=None):
         copied = [0] + [int(not (isinstance(o, pa.Buffer) and o.address in keep)) for o in owners]
         offsets, _, total = _layout(sizes, copied)
         # Written, not copied into a mapping: the write fills fresh pages
-        # without a page fault each (measured on 16 MB: 6 ms, 14 through a mapping).
+        # without a page fault each (about half the time of a mapping).
         padded, at = [], 0
         for k in sorted(range(len(raws)), key=offsets.__getitem__):
             padded += [_ZEROS[:offsets[k] - at], raws[k]]
@@ -358,8 +356,7 @@ def _layout(sizes, copied):
     parent copies out: one mapping stays whole as long as any column of
     the trace uses it, so only what the trace keeps is read in place; the
     copies of the rest (numbers the columns concatenate, ph/pid/tid) are
-    freed as usual (measured: peak RSS of three 40 MB imports in a row
-    ~15 MB lower than with everything in place)."""
+    freed as usual, which keeps the peak memory of imports in a row lower."""
     offsets, at = [0] * len(sizes), 0
     for group in (0, 1):
         if group:
@@ -444,7 +441,7 @@ def _receive(child, timeout):
         _reap(child, kill=True)
         return None
     # The child is done (its header is complete); its exit (unmapping its
-    # memory, ~6 ms) need not be waited for here.
+    # memory) need not be waited for here.
     threading.Thread(target=_reap, args=(child,), daemon=True).start()
     return pickle.loads(pieces[0], buffers=pieces[1:])
 
