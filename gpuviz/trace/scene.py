@@ -179,7 +179,8 @@ class GPUTraceScene:
         parent -> children.
     thread_process, thread_lanes : GPUData
         uint32 per thread (``trace.threads`` order, not sorted by process):
-        its process row; its lane count (largest lane + 1, 0 without spans).
+        its process row; its lane count (largest lane + 1, 0 without spans,
+        1 for a counter track's thread); the same as ``index.thread_lanes``.
     names, categories, link_kinds : pyarrow.StringArray
         The strings of the dense IDs (ID = index), on the CPU.
     time_origin_ns : int

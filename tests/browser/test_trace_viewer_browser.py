@@ -33,8 +33,8 @@ hovers = []  # (span, pointer) at each frame that had a hover (a pointer_leave c
 _draw = viewer.draw
 def _traced_draw(*args):
     _draw(*args)
-    if viewer._hover is not None:
-        hovers.append((viewer._hover, viewer._pointer))
+    if viewer._pointer.hover is not None:
+        hovers.append((viewer._pointer.hover, viewer._pointer.position))
 viewer.draw = _traced_draw
 import logging
 logged = []  # wgpu / rendercanvas / gpuviz log records (a failed frame would show here)

@@ -1,4 +1,4 @@
-"""The compute nodes of a :class:`~gpuviz.trace.interaction.frame.GPUTraceFrame`
+"""The compute nodes of a :class:`~gpuviz.trace.interaction.frame.GPUTraceInteraction`
 (one function per node or library primitive), and the record layouts they share.
 
 Each ``add_*`` function takes the frame (its capacities, host tables and
@@ -22,7 +22,7 @@ from ..scene import RECORD_BYTES
 # bounding: their loops have constant or width bounds, and every index is in
 # range by construction (records, masks and focus are bound per piece and
 # read below its row count; cells are row < row_count <= row capacity times
-# column < width <= width capacity, both checked by GPUTraceFrame.write;
+# column < width <= width capacity, both checked by GPUTraceInteraction.write;
 # process, thread, name and category IDs come from the scene's own tables).
 # GPUVIZ_RUNTIME_CHECKS=1 restores both.
 _TRUSTED = {"bounds_checks": False, "loop_bounding": False}
@@ -31,7 +31,7 @@ __all__ = ["SPANS", "MERGED", "DENSITY", "EDGES", "STATS_WORDS", "VIEW_BYTES", "
            "add_clear", "add_rows", "add_focus", "add_edges", "add_predicate", "add_minimap", "add_merge", "pieces",
            "record_pieces", "add_region_keep"]
 
-#: Records of :attr:`GPUTraceFrame.draw_commands` (``"draw"`` type, 6 vertices each).
+#: Records of :attr:`GPUTraceInteraction.draw_commands` (``"draw"`` type, 6 vertices each).
 SPANS, MERGED, DENSITY, EDGES = 0, 1, 2, 3
 STATS_WORDS = 16
 VIEW_BYTES = 64  # trace_view.wgsl: TraceView

@@ -2,7 +2,7 @@
 
 The state is plain data: a time window in integer nanoseconds, the canvas
 width, a vertical row range, expansion states, filters and focus. A
-:class:`~gpuviz.trace.interaction.frame.GPUTraceFrame` turns it into small
+:class:`~gpuviz.trace.interaction.frame.GPUTraceInteraction` turns it into small
 parameter-buffer writes; nothing in it is structural, so changing any field
 never recompiles a graph.
 
@@ -101,7 +101,7 @@ class TraceViewState:
     -----
     Plain data; validates values against itself only. Shapes against a
     scene and limits against a frame are checked by
-    :meth:`GPUTraceFrame.write <gpuviz.trace.interaction.frame.GPUTraceFrame.write>`.
+    :meth:`GPUTraceInteraction.write <gpuviz.trace.interaction.frame.GPUTraceInteraction.write>`.
     Does not touch the GPU and does not match names (pass the mask).
     """
 

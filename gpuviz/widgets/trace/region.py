@@ -43,7 +43,7 @@ class RegionSelection:
     Parameters
     ----------
     device : wgpu.GPUDevice
-    frame : GPUTraceFrame
+    frame : GPUTraceInteraction
         Its ``shown`` and ``thread_rows`` buffers (written by the frame
         graph) and its scene's records are read, never written.
 

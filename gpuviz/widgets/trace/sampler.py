@@ -50,7 +50,7 @@ def label_bytes() -> int:
 def add_label_node(graph, *, id, view, records, chunk_rows, frame_views, labels, spans_count_word) -> str:
     """Add the label node: ``view`` (our View uniform handle), ``records``
     (the scene's record chunk views, at most 4; ``chunk_rows`` records in
-    each but the last), ``frame_views`` (GPUTraceFrame.views), ``labels``
+    each but the last), ``frame_views`` (GPUTraceInteraction.views), ``labels``
     (an imported handle of :func:`label_bytes` bytes)."""
     fv = frame_views
     commands = fv["draw_commands"]
@@ -79,7 +79,7 @@ def add_label_node(graph, *, id, view, records, chunk_rows, frame_views, labels,
 @dataclass(frozen=True)
 class Sample:
     """One frame's readback: ``key`` (the view it was drawn for), ``stats``
-    (uint32 words of GPUTraceFrame.stats), ``hover`` (span ID under the
+    (uint32 words of GPUTraceInteraction.stats), ``hover`` (span ID under the
     pointer or None), ``label_ids`` / ``label_flags`` (at most MAX_LABELS),
     ``candidates`` (labels wanted, also those past the cap)."""
 

@@ -88,12 +88,25 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
     details : ipywidgets.HTML
         The selected span's fields, args, parent chain and links.
     trace : Trace
+    scene : GPUTraceScene
+        The trace on the GPU (counter tracks appended as threads).
+    index : TraceIndex
+        ``scene.index``: the trace's one CPU index (name and category codes,
+        thread order, lanes, counter tracks, span columns) that the scene's
+        records, the interaction policy and this viewer share.
     device_lost : str or None
 
     Notes
     -----
+    The view is one :class:`~gpuviz.trace.interaction.TraceViewState`
+    (window, first row, expansion, filters, search, focus) that the setters
+    and the input handlers (:func:`.events.handle`: state and event in, new
+    state out) replace, plus a small pointer state (position, hover, drag,
+    rubber band); each frame is written from the state it is given
+    (:class:`.frames.FrameWriter`).
+
     One command graph per capacity tier, compiled once
-    (:attr:`compile_count` stays 1): a :class:`~gpuviz.trace.interaction.GPUTraceFrame`
+    (:attr:`compile_count` stays 1): a :class:`~gpuviz.trace.interaction.GPUTraceInteraction`
     (64-bit window predicate, expansion, categories, duration, search and
     focus over links; compaction of the drawn spans with the count written
     into the indirect draw's instanceCount; sub-pixel spans merged per row
@@ -124,8 +137,9 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
     the CPU, not the frame's GPU edges); hover does not resolve merged
     sub-pixel columns (clicks and :meth:`pick` do); :meth:`summary` without
     a selection, :meth:`span_rect` with focus "hide" and the CPU oracles
-    (``_visible``, ``_rows``) are O(spans) numpy, for explicit calls only. A GPUTraceScene alone is
-    refused (it keeps no names on the CPU).
+    (``_visible``, ``_rows``) are O(spans) numpy, for explicit calls only.
+    A GPUTraceScene alone is refused (the viewer builds its own, with
+    counter tracks).
     """
 
     def __init__(self, trace, *, size=(1000, 600), capacity=None, device=None):

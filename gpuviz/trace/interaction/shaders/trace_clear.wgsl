@@ -1,4 +1,4 @@
-// GPUTraceFrame "{id}-clear": zero the per-frame accumulators before the
+// GPUTraceInteraction "{id}-clear": zero the per-frame accumulators before the
 // predicate: cells (occupancy and density), stats, and the
 // MERGED / DENSITY / EDGES instance counts the merge and edge passes append to.
 

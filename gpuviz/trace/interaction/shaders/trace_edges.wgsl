@@ -1,4 +1,4 @@
-// GPUTraceFrame "{id}-edges": the links a frame draws, appended at the
+// GPUTraceInteraction "{id}-edges": the links a frame draws, appended at the
 // EDGES instance count (order unspecified). Per link, each endpoint
 // resolves by its row's shown code (written by the predicate):
 //   1 shown                 -> itself

@@ -1,4 +1,4 @@
-// GPUTraceFrame "{id}-merge": runs of equal non-zero cells in a row become
+// GPUTraceInteraction "{id}-merge": runs of equal non-zero cells in a row become
 // one record (row, x0, x1, value), appended at an atomic count that is the
 // instance_count word of the record's draw (order unspecified).
 // Occupancy cells (value = largest name ID + 1) -> merged (value - 1 stored);

@@ -1,4 +1,4 @@
-{# GPUTraceFrame "{id}-minimap": the whole-trace density of span starts of
+{# GPUTraceInteraction "{id}-minimap": the whole-trace density of span starts of
    the spans passing the filters (not the window or the rows), over
    minimap_bins bins of [trace start, trace end]. One pass per piece (a row
    range inside one record chunk); template value: bins (sizes the

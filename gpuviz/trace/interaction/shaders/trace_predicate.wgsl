@@ -1,4 +1,4 @@
-{# GPUTraceFrame "{id}-predicate": one pass over the span records of one
+{# GPUTraceInteraction "{id}-predicate": one pass over the span records of one
    piece (a row range inside one record chunk, at most a binding long).
 
    Per span, with every time relative to the window origin as an exact
@@ -18,7 +18,7 @@
 {% include "trace/interaction/shaders/trace_view.wgsl" %}
 {% include "trace/interaction/shaders/trace_filters.wgsl" %}
 
-// Per 2048-row tile (GPUTraceFrame._tiles): time extent and process.
+// Per 2048-row tile (GPUTraceInteraction._tiles): time extent and process.
 struct Tile {
     min_start: vec2<u32>,  // ns since the scene origin
     max_end: vec2<u32>,    // latest start + max(duration, 1)
@@ -39,7 +39,7 @@ struct Piece {
 override THREAD_STATES: u32;  // word of thread 0's state in states (process states come first)
 override ROW_CELLS: u32;      // cells per row (width capacity)
 override CELLS: u32;          // occupancy cells; density cells follow
-override ROWS_PER_LANE: u32;     // rows per invocation (GPUTraceFrame ROWS_PER_GROUP / 256)
+override ROWS_PER_LANE: u32;     // rows per invocation (GPUTraceInteraction ROWS_PER_GROUP / 256)
 
 @group(0) @binding(0) var<uniform> view: TraceView;
 @group(0) @binding(1) var<uniform> piece: Piece;

@@ -1,4 +1,4 @@
-// GPUTraceFrame "{id}-rows": each thread's first layout row, by thread row.
+// GPUTraceInteraction "{id}-rows": each thread's first layout row, by thread row.
 // GPUHierarchyLayout gave row offsets per display slot; a thread of a
 // collapsed process takes its process's summary row (its first slot's).
 

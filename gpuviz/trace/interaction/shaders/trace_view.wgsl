@@ -1,6 +1,6 @@
-{# The per-frame view parameters of a GPUTraceFrame, as a uniform:
+{# The per-frame view parameters of a GPUTraceInteraction, as a uniform:
    {% include "trace/interaction/shaders/trace_view.wgsl" %}; bind
-   GPUTraceFrame.view as var<uniform> (64 bytes). Written by GPUTraceFrame.write.
+   GPUTraceInteraction.view as var<uniform> (64 bytes). Written by GPUTraceInteraction.write.
 
    origin / end     the window [origin, end) as time words (ns since the scene's time origin, (lo, hi))
    width            pixel columns of the canvas
