@@ -174,8 +174,8 @@ def _bench_cull(device, table, n, runs, peers, tunings=None):
     dst = device.create_buffer(size=4 * words, usage=BU.STORAGE)
     copy = ReferenceKernel(device, "copy", words, src, dst)
     # a full second of load first (the numpy oracle just idled the GPU for ~1 s per 10M rows), then
-    # copy and cull alternately: the session's first 10M run timed its copy at 1.4 TB/s against the
-    # 3.7-3.8 TB/s of the same kernel minutes later (clocks still rising), which skews the ratio
+    # copy and cull alternately: a copy timed while the clocks still rise runs at well under half its
+    # warm bandwidth, which skews the ratio
     warm_up(device, 1.0)
     refs, ourses, resident = [], {name: [] for name in graphs}, {}
     for r in range(ROUNDS):

@@ -47,8 +47,8 @@ COLUMNS = (Column("size", "size", 5, "size"), Column("case", "case", 40), Column
 #: the class's default: the tile by row count, tile_for_rows). preload: vec4 loads a lane puts in flight before its
 #: first test in a full tile (0, or under two quads: the bounds-checked
 #: loop); pair: two tiles per workgroup (early: the second ticket right after
-#: the first tile's loads). The 03:23 H200 sweep also timed preload 24 and 48
-#: and staged ID writes: slower everywhere.
+#: the first tile's loads). Preloads of 24 and 48 and staged ID writes are
+#: slower everywhere and left out.
 TUNINGS = {name: dict(tile_rows=tile, preload=preload, tiles_per_group=min(pair, 2), early_second=pair == 3)
            for name, tile, preload, pair in (
                ("auto-pre6", None, 6, 1), ("tile8K-pre6", 8192, 6, 1), ("tile8K", 8192, 0, 1),
@@ -61,11 +61,9 @@ LAG_TUNINGS = {"auto-pre6": TUNINGS["auto-pre6"], **{f"lag-{d}": dict(write_lag=
 #: The size sweep's tunings: tile sizes (rows per workgroup: 256 lanes x 1-8
 #: quads) with the load batches each allows (intervals + a mask load 3 vec4
 #: per quad, spheres 4: preload 6 batches two quads of intervals and leaves
-#: spheres in the loop; 0 is the loop for both). The H200 sweeps of session
-#: 6 (06:43, 07:00, 07:31) also timed 8K-pre8, 4K-pre8/9/12/16, 2K-pre8,
-#: 2K, 1K, pairs (4K and 2K) and the planes in workgroup memory: none beat
-#: the default (4096 rows, preload 6) beyond the noise (~2 µs between
-#: repeats of one tuning in a run).
+#: spheres in the loop; 0 is the loop for both). Other tiles, preloads,
+#: pairs and the planes in workgroup memory do not beat the default (4096
+#: rows, preload 6) beyond the noise and are left out.
 TILE_TUNINGS = {name: dict(tile_rows=tile, preload=preload, tiles_per_group=1, early_second=False)
                 for name, tile, preload in (("auto", None, 6), ("8K-pre6", 8192, 6), ("4K", 4096, 0),
                                             ("2K-pre6", 2048, 6))}
@@ -229,8 +227,8 @@ def _case(device, timer, table, n, label, arrays, targeted, peers, runs, mask_ou
     compiled = _compiled(device, bufs, arrays, n)
     read_bytes = _read_bytes(arrays)
     written = 4 * expected.size + 4 + (4 * n if mask_output else 0)
-    # a second, as the culling benchmark does: after 0.3 s the 25M rows' first case still timed its copy at
-    # 1.5-1.6 TB/s in every session-9 run (warm: 3.7)
+    # a second, as the culling benchmark does: after a shorter warm-up the first case still times its
+    # copy at under half the warm bandwidth
     rewarm(device, n, 1.0)
     ref = copy_time(device, timer, -(-(read_bytes + written) // 32) * 4)  # half read, half written
     device.queue.write_buffer(bufs["count"], 0, np.full(4, 0xFFFFFFFF, np.uint32))
@@ -475,7 +473,7 @@ def main(argv=None) -> int:
     if (args.variants or args.sweep_only) and not (args.size_sweep or args.occupancy or args.lag):
         jobs.append(("topology visibility tunings",
                      lambda device, peers, report: bench_visibility_tunings(device, sizes, args.runs, report=report)))
-    # a fresh machine's clocks rise for a while (the 03:23 sweep ran cold)
+    # a fresh machine's clocks rise for a while: warm up longer first
     return run_benchmarks(jobs, prog="gpuviz.bench.topology_visibility", argv=argv, json_path=args.json,
                           warm_seconds=1.5)
 

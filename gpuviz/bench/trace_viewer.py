@@ -172,8 +172,7 @@ def _encode_time(device, write, compiled, state, runs):
         times.append(finished - started)
         device.queue.submit([buffer])
         # Wait (untimed) so each run starts on an idle queue: back-to-back frames would queue up behind
-        # the GPU and the next write_buffer / encode would wait for it (the 03:23 H200 run: 1.22 ms zoomed
-        # out vs 0.76 ms deep, the same CPU work; only the GPU time differed).
+        # the GPU and the next write_buffer / encode would wait for it, timing the GPU's work as the CPU's.
         device.queue.read_buffer(_sync_buffer(device), 0, 4)
         if k >= 3:
             for key, value in (("write", written - started), ("encode", encoded - written),
