@@ -103,11 +103,13 @@ def test_setters_while_another_thread_draws(table):
             widget.set_bins(4 + i % 8)
             widget.set_operation(("count", "sum", "mean", "min", "max")[i % 5])
             widget.set_value_range((0.5 + 0.01 * (i % 7), 20.0))
+            widget.scale_toggle.value = ("linear", "log")[i % 2]  # an ipywidgets callback, as a browser's
+            assert widget.status.value == "", widget.status.value  # (a refused value would show there)
 
     try:
         errors = _run_threads(draw, set_parameters)
         assert errors == []
-        assert widget.bins == 4 + (iterations - 1) % 8
+        assert widget.bins == 4 + (iterations - 1) % 8 and widget.scale == "log"
         assert widget.results()["histogram_counts"].sum() > 0
     finally:
         widget.close()
