@@ -275,7 +275,8 @@ def prepare_table(device, obj, *, x, y, value, group=None, max_chunk_rows=None) 
         elif name in (x, y, value):
             what = (f"{table.num_rows} rows: {overflow} finite beyond float32's range ±{_F32_MAX:.4g}, the rest "
                     f"NaN, null or infinity" if overflow else f"{table.num_rows} rows of NaN, null or infinity")
-            raise GraphValidationError(f'DataAnalysis column "{name}" has no finite values ({what}); pick another column')
+            raise GraphValidationError(f'DataAnalysis column "{name}" has no finite values ({what}); '
+                                       f"pick another column")
     labels, codes = [], _CODES
     if group is not None:
         while codes in names:  # internal names never shadow (or get shadowed by) a user column

@@ -14,6 +14,7 @@ from gpuviz.widgets.analysis.render import panel_rects
 
 N = 2400
 GROUPS = ["app", "card", "cash", "voucher"]
+NOTES = ("p1\u2013p99", "min\u2013max", "log scale")  # the colour bar's normalisation notes
 
 
 @pytest.fixture(scope="module")
@@ -105,10 +106,10 @@ def test_the_colour_bar_note_never_overlaps_the_x_tick_labels_after_pans(table, 
         checked = 0
         for start in np.linspace(0.0, 0.3, 16):  # (at 0.08 the tick label "0.45" reached into the note)
             widget.set_bounds((float(start), 0.0, float(start) + 0.37, 1.0))
-            recorded["axes"].clear(), recorded["texts"].clear()
+            recorded["axes"].clear()
+            recorded["texts"].clear()
             widget.draw_offscreen(width=960, height=540)
-            notes = [(plot, label, kw) for plot, label, kw in recorded["texts"] if label in ("p1\u2013p99", "min\u2013max",
-                                                                                            "log scale")]
+            notes = [(plot, label, kw) for plot, label, kw in recorded["texts"] if label in NOTES]
             assert notes, "no colour-bar note was drawn"
             plot, label, kw = notes[-1]
             note = box(plot, label, kw["x"], kw["y"], kw.get("anchor", ("left", "top")), kw.get("max_width"))

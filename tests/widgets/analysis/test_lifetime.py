@@ -49,7 +49,7 @@ def test_twenty_cycles_leave_no_live_buffer_and_no_registered_widget(table):
     for _ in range(20):
         cycle(table)
     left = {k: w for k, w in registered_widgets().items() if k not in widgets}
-    assert not left, f"{len(left)} ipywidgets stay registered after 20 closed DataAnalysis: {widget_types(left.values())}"
+    assert not left, f"{len(left)} ipywidgets stay registered after 20 closes: {widget_types(left.values())}"
     assert live_gpu_buffers() - buffers == 0
 
 
