@@ -28,15 +28,19 @@ def compaction(x, flags):
 
 
 def reduction(x, operation, dtype):
-    """sum / min / max / extent of one column; empty input gives zeros."""
+    """GPUReduction's sum / min / max / extent of one column: integer sums
+    wrap to 32 bits, float32 sums are the float64 sum rounded once (exact
+    where the values are, whatever the GPU's order), float min / max skip
+    NaN and infinities; an empty (or all non-finite) input gives zeros."""
     x = np.asarray(x, dtype)
-    if x.size == 0:
-        return np.zeros(2 if operation == "extent" else 1, dtype)
     if operation == "sum":
-        return np.array([x.sum(dtype=dtype)], dtype)
-    if operation == "extent":
-        return np.array([x.min(), x.max()], dtype)
-    return np.array([x.min() if operation == "min" else x.max()], dtype)
+        if x.dtype.kind == "f":
+            return np.array([x.astype(np.float64).sum()], dtype)
+        wrapped = int(x.astype(np.int64).sum()) % (1 << 32)
+        return np.array([wrapped], np.uint64).astype(np.uint32).view(dtype)
+    finite = x[np.isfinite(x)] if x.dtype.kind == "f" else x
+    lo, hi = (finite.min(), finite.max()) if finite.size else (0, 0)
+    return np.array({"min": [lo], "max": [hi], "extent": [lo, hi]}[operation], dtype)
 
 
 def mask(inputs, operation):

@@ -9,6 +9,7 @@ import gpuviz
 from gpuviz.algorithms import GPUReduction, ScanTuning, reduction
 from gpuviz.algorithms.reduction import ReductionTuning
 from gpuviz.graph import shaders
+from gpuviz.oracles import algorithms as oracles
 
 from .conftest import gpu_data, gpu_vector, new_graph, read, run, shared_vector, submit_encodings, write_chunks
 
@@ -29,14 +30,7 @@ def reduce_on_gpu(device, chunks, fmt, operation, *, vector=False, tuning=None):
 
 
 def oracle(x, fmt, operation):
-    x = np.asarray(x)
-    if operation == "sum":
-        if fmt == "float32":
-            return [np.float32(np.sum(x.astype(np.float64)))]
-        return [np.array(np.sum(x.astype(np.int64)) % (1 << 32), np.uint64).astype(np.uint32).view(DTYPES[fmt])]
-    finite = x[np.isfinite(x)] if fmt == "float32" else x
-    lo, hi = (finite.min(), finite.max()) if finite.size else (0, 0)
-    return {"min": [lo], "max": [hi], "extent": [lo, hi]}[operation]
+    return oracles.reduction(x, operation, DTYPES[fmt])
 
 
 def check(got, expected, fmt, operation):
