@@ -164,8 +164,9 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
         # counter tracks are threads without spans appended to the threads table (rows in the GPU layout)
         self.scene = GPUTraceScene(self.device, self.trace, label="trace-viewer", max_chunk_bytes=chunk,
                                    counter_tracks=True)
-        self.index = index = self.scene.index.prepare_spans()  # read every frame: none is built mid-frame
+        self.index = index = self.scene.index
         try:
+            index.prepare_spans()  # read every frame: none is built mid-frame
             colours = [name_colour(v) for v in index.names]
             packed = np.array([int(r * 255) | int(g * 255) << 8 | int(b * 255) << 16 | 255 << 24
                                for r, g, b in colours], np.uint32)
