@@ -28,7 +28,7 @@ from ..canvas import GPUCanvas, draw_offscreen
 from ..inspector import GraphInspector
 from ..lifecycle import WidgetLifecycle, close_widget_tree, guarded
 from .decorations import MINIMAP_BINS, details_html, queue_decorations, span_lines
-from .cpuview import ViewModel
+from .cpuview import layout_of, shown, visible
 from .events import PointerState, handle
 from .frames import FrameWriter, status_line
 from .graph import TraceGraph
@@ -62,7 +62,7 @@ def _span_ids(index, span_ids, what: str) -> np.ndarray:
     return ids
 
 
-class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
+class TraceViewer(WidgetLifecycle, widgets.HBox):
     """A zoomable timeline of a trace's spans, drawn on the GPU.
 
     Parameters
@@ -260,6 +260,41 @@ class TraceViewer(ViewModel, WidgetLifecycle, widgets.HBox):
         self._cache.clear()
         if getattr(self, "canvas", None) is not None:
             self.canvas.request_draw()
+
+    # ------------------------------------------------------ the CPU model
+    def _layout(self):
+        """The row layout of the view's expansion state: O(threads), cached per expansion state."""
+        key = (self._state.process_expanded.tobytes(), self._state.thread_expanded.tobytes())
+        if self._layout_cache[0] != key:
+            self._layout_cache = (key, layout_of(self.index, self._state))
+        return self._layout_cache[1]
+
+    def _rows(self):
+        """Layout row of every span: O(spans), for explicit queries and tests only (never a frame)."""
+        if "rows" not in self._cache:
+            self._cache["rows"] = self.index.span_rows(self._layout())
+        return self._cache["rows"]
+
+    def _visible(self, geometry=None) -> np.ndarray:
+        """bool per span drawn in the current view (:func:`.cpuview.visible`):
+        O(spans), for :meth:`summary` and tests only (never a frame)."""
+        geometry = geometry or self._geometry()
+        key = ("visible", geometry.width, geometry.height)
+        if key not in self._cache:
+            self._cache[key] = visible(self.index, self._state, self._layout(), self._rows(), geometry,
+                                       self._focus_set)
+        return self._cache[key]
+
+    def _shown(self, s: int, geometry) -> bool:
+        """Span ``s`` passes the frame's tests (:func:`.cpuview.shown`)."""
+        return shown(self.index, self._state, self._layout(), geometry, s, self._focus_set)
+
+    def _focus_set(self):
+        """bool per span in the focus (CPU, O(links x depth)): only for explicit queries."""
+        key = ("focus", self._state.focus_seeds, self._state.focus_depth)
+        if key not in self._cache:
+            self._cache[key] = self.index.focus_set(self._state.focus_seeds, depth=self._state.focus_depth)
+        return self._cache[key]
 
     def _geometry(self, size=None) -> Geometry:
         return Geometry.of(self._state, size or self._size)
