@@ -231,7 +231,8 @@ def span_lines(index, s: int) -> list:
              f"thread: {thread} ({process})"]
     args = index.trace.spans.column("args")[int(s)].as_py()
     if args:
-        text = args if len(args) <= 90 else args[:87] + "..."
+        text = " ".join(args.split())  # one tooltip line: Kineto's args are indented JSON
+        text = text if len(text) <= 90 else text[:87] + "..."
         lines.append(f"args: {text}")
     return lines
 
