@@ -32,7 +32,7 @@ MAX_SMALL_SLOTS = 2048     # one-workgroup sort: 2 x 2048 words of workgroup mem
 MAX_ROWS = (1 << 30) - 1   # look-back words keep 30-bit counts
 _SCATTER_SHARED_WORDS = 2 * 256 + 2  # per-digit arrays and control words beside the tile (sort_radix.wgsl)
 STAGINGS = ("auto", "plain", "shared")
-PROBES = ("no-lookback", "no-ranking", "coalesced-writes", "lookup-writes")  # SortTuning.probes
+RADIX_TEMPLATE = "algorithms/shaders/sort_radix.wgsl"  # SortTuning.radix_template's default
 _STATE_HEADER_WORDS = 1056  # digit histograms (1024) + tile counters, see sort_radix.wgsl
 
 
@@ -87,14 +87,14 @@ class SortTuning:
     pad_words : int
         Unused workgroup words added to the scatter pass (0): a benchmark
         knob telling a workgroup-memory occupancy limit from a register one.
-    probes : tuple of str
-        Timing probes of ``gpuviz.bench.sort_profile``, each removing a part
-        of the scatter pass: "no-lookback" (offsets guessed from the digit
-        histogram, writes clamped), "no-ranking" (the subgroup ranking
-        replaced by a fixed split), "coalesced-writes" or "lookup-writes"
-        (each row written to its own row of the output, without or with
-        reading its digit's offset). Their output is wrong by design: they
-        bound what each part costs and are for that profiler only.
+    radix_template : str
+        The radix kernels' template (a path the shader builder loads): the
+        sort's own, or one extending it through its blocks (the timing
+        probes of ``gpuviz.bench.sort_profile``, whose output is wrong by
+        design).
+    template_values : tuple of (str, value) pairs
+        Values that template takes beside the sort's own (none for the
+        sort's template).
     """
 
     items: int = 21
@@ -108,7 +108,8 @@ class SortTuning:
     ballots_first: bool = False
     runtime_checks: bool = False
     pad_words: int = 0
-    probes: tuple = ()
+    radix_template: str = RADIX_TEMPLATE
+    template_values: tuple = ()
 
     @property
     def tile(self) -> int:
@@ -141,9 +142,8 @@ def radix_shader(tuning: SortTuning, *, subgroups: bool, has_values: bool, stagi
     """``(code, constants)`` of the radix kernels (entry points ``clear``,
     ``histogram``, ``scatter``): template values for what sizes function-scope
     arrays or unrolls per-row code, ``override`` constants for the rest."""
-    code = wgsl("algorithms/shaders/sort_radix.wgsl", ITEMS=tuning.items, LOOKBACK=tuning.lookback,
-                HIST_ITEMS=HIST_ITEMS, staging=staging, subgroups=subgroups, pad_words=tuning.pad_words,
-                probes=tuning.probes)
+    code = wgsl(tuning.radix_template, ITEMS=tuning.items, LOOKBACK=tuning.lookback, HIST_ITEMS=HIST_ITEMS,
+                staging=staging, subgroups=subgroups, pad_words=tuning.pad_words, **dict(tuning.template_values))
     constants = {"SPIN_LIMIT": tuning.spin_limit, "HAS_VALUES": has_values, "LATE_VALUES": tuning.late_values,
                  "BALLOTS_FIRST": tuning.ballots_first, "CNT_WORDS": tuning.counter_words()}
     return code, constants
@@ -176,17 +176,18 @@ def check_args(owner: str, id, direction, key_bits, tuning, device) -> None:
     if not isinstance(key_bits, int) or isinstance(key_bits, bool) or not 1 <= key_bits <= 32:
         raise GraphValidationError(f'{owner} "{id}" key_bits must be an integer in 1..32 (got {key_bits!r})')
     checked_tuning(owner, id, tuning, SortTuning)
-    probes = tuning.probes
+    values = tuning.template_values
     if (not 1 <= tuning.items <= 64 or not 1 <= tuning.lookback <= 32 or not 1 <= tuning.small_max <= MAX_SMALL_SLOTS
             or tuning.spin_limit < 0 or tuning.staging not in STAGINGS
             or tuning.rank_lanes not in (8, 16, 32, 64, 128) or not isinstance(tuning.ballots_first, bool)
             or not isinstance(tuning.runtime_checks, bool) or not isinstance(tuning.pad_words, int)
-            or tuning.pad_words < 0 or not isinstance(probes, tuple) or not set(probes) <= set(PROBES)
-            or {"coalesced-writes", "lookup-writes"} <= set(probes)):
+            or tuning.pad_words < 0 or not isinstance(tuning.radix_template, str) or not isinstance(values, tuple)
+            or not all(isinstance(v, tuple) and len(v) == 2 and isinstance(v[0], str) for v in values)):
         raise GraphValidationError(f'{owner} "{id}" has invalid sort tuning {tuning} (items 1..64, lookback 1..32, '
                                    f"small_max 1..{MAX_SMALL_SLOTS}, spin_limit >= 0, staging one of {STAGINGS}, "
                                    "rank_lanes 8/16/32/64/128, ballots_first and runtime_checks bools, "
-                                   f"pad_words >= 0, probes a tuple of {PROBES} with one write probe at most)")
+                                   "pad_words >= 0, radix_template a str, template_values a tuple of (name, value) "
+                                   "pairs)")
     limit = int(device.limits["max-compute-workgroup-storage-size"])
     shared = 4 * tuning.shared_words(tuning.resolved_staging(device))
     if shared > limit:

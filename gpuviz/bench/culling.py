@@ -40,7 +40,7 @@ FRAME_GPU_TARGET = 2e-3
 FRAME_CPU_TARGET = 0.5e-3
 #: ``--probes``: the default tuning without its look-back (tile bases from one atomic counter), without
 #: its ID writes, without both, or writing by consecutive lanes, and the workflow reporting its most
-#: concurrently running workgroups in place of the count (GPUVisibilityWorkflow.probe).
+#: concurrently running workgroups in place of the count (visibility_probes.ProbedVisibility.probe).
 PROBE_TUNINGS = {f"probe-{p}": dict(probe=p) for p in ("unordered", "nowrite", "bare", "coalesced", "resident")}
 #: ``--lag``: the workflow without lagged placement and with other lags (GPUVisibilityWorkflow.write_lag:
 #: tickets between a tile's evaluation and its placement; the default is 512), and the occupancy of
@@ -141,7 +141,7 @@ def _bench_cull(device, table, n, runs, peers, tunings=None):
     """One size: the workflow as the widget builds it (row "default") and,
     with ``tunings`` (``{name: workflow attributes}``), each variant on the
     same buffers, timed in the same rounds as the copy kernel."""
-    from ..workflows.visibility import GPUVisibilityWorkflow
+    from .visibility_probes import ProbedVisibility
     from .harness import (BU, GPUTimer, Mismatch, ReferenceKernel, cpu_median, import_graph, node_times, read,
                           upload, warm_up)
 
@@ -159,8 +159,8 @@ def _bench_cull(device, table, n, runs, peers, tunings=None):
 
     def compiled_with(tuning):
         graph, v = import_graph(device, spec)
-        workflow = GPUVisibilityWorkflow(id="cull", spheres=v["spheres"], planes=v["planes"], output=v["ids"],
-                                         count=v["count"])
+        workflow = ProbedVisibility(id="cull", spheres=v["spheres"], planes=v["planes"], output=v["ids"],
+                                    count=v["count"])
         for name, value in tuning.items():
             setattr(workflow, name, value)
         workflow.add_to_graph(graph)

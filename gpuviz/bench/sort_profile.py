@@ -5,7 +5,8 @@ Splits the radix sort's time between its parts on one device, in one run:
 * checked variants: real sorts (output compared with numpy's stable argsort
   before a time prints) under different ``SortTuning`` values;
 * timing probes: the scatter pass with parts of its work removed by
-  ``SortTuning.probes`` (template flags that ``sort_radix.wgsl`` honours: no
+  ``bench/shaders/sort_radix_probes.wgsl``, a template extending
+  ``sort_radix.wgsl`` through its blocks (:func:`probe_tuning`: no
   look-back, offsets guessed from the digit histogram; no ranking; coalesced
   writes). Their output is wrong by design and never checked: they bound
   what each part costs.
@@ -23,6 +24,25 @@ import os
 from typing import NamedTuple
 
 import numpy as np
+
+
+#: The probes of bench/shaders/sort_radix_probes.wgsl (template value
+#: ``probes``), each removing a part of the scatter pass: "no-lookback"
+#: (offsets guessed from the digit histogram, writes clamped), "no-ranking"
+#: (the subgroup ranking replaced by a fixed split), "coalesced-writes" or
+#: "lookup-writes" (each row written to its own row of the output, without
+#: or with reading its digit's offset).
+PROBES = ("no-lookback", "no-ranking", "coalesced-writes", "lookup-writes")
+PROBE_TEMPLATE = "bench/shaders/sort_radix_probes.wgsl"
+
+
+def probe_tuning(SortTuning, probes: tuple, **fields):
+    """A SortTuning (``fields`` as given) whose radix kernels carry
+    ``probes`` (a tuple of :data:`PROBES`, one write probe at most)."""
+    if (not isinstance(probes, tuple) or not set(probes) <= set(PROBES)
+            or {"coalesced-writes", "lookup-writes"} <= set(probes)):
+        raise ValueError(f"sort probes must be a tuple of {PROBES} with one write probe at most (got {probes!r})")
+    return SortTuning(radix_template=PROBE_TEMPLATE, template_values=(("probes", probes),), **fields)
 
 
 class Case(NamedTuple):
@@ -54,7 +74,7 @@ def _cases(SortTuning, *, probes: bool) -> dict:
                              ("... with the offset lookups", ("no-lookback", "lookup-writes")),
                              ("no look-back, no ranking, coalesced", ("no-lookback", "no-ranking",
                                                                       "coalesced-writes"))):
-            cases[f"probe: {label}"] = Case(SortTuning(probes=parts), checked=False)
+            cases[f"probe: {label}"] = Case(probe_tuning(SortTuning, parts), checked=False)
     return cases
 
 

@@ -25,7 +25,7 @@ import time
 import numpy as np
 
 from ..oracles.workflows import visibility_float32 as visibility_oracle
-from ..workflows.visibility import GPUVisibilityWorkflow
+from .visibility_probes import ProbedVisibility
 from .harness import (BU, GPUTimer, Mismatch, ReferenceKernel, check_equal, copy_time, import_graph, node_times, read,
                       rewarm, upload, warm_up)
 from .tables import Column, Report
@@ -202,10 +202,10 @@ def _compiled(device, bufs, arrays, n, tuning=None):
     spec = {k: (b, FORMATS.get(k, "uint32"), arrays[k].shape[0] if k in PARAMETERS else (1 if k == "count" else n))
             for k, b in bufs.items()}
     graph, v = import_graph(device, spec)
-    workflow = GPUVisibilityWorkflow(id="visible", output=v["ids"], count=v["count"],
-                                     masks=[v["mask"]] if "mask" in v else (), intervals=v.get("intervals"),
-                                     window=v.get("window"), spheres=v.get("spheres"), planes=v.get("planes"),
-                                     mask_output=v.get("mask_out"))
+    workflow = ProbedVisibility(id="visible", output=v["ids"], count=v["count"],
+                                masks=[v["mask"]] if "mask" in v else (), intervals=v.get("intervals"),
+                                window=v.get("window"), spheres=v.get("spheres"), planes=v.get("planes"),
+                                mask_output=v.get("mask_out"))
     for name, value in (tuning or {}).items():
         setattr(workflow, name, value)
     workflow.add_to_graph(graph)

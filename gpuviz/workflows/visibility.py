@@ -13,6 +13,7 @@ once and a few words of tile state per tile.
 from __future__ import annotations
 
 import operator
+from types import MappingProxyType
 
 import numpy as np
 import wgpu
@@ -41,8 +42,8 @@ TILE_ROWS = (1024, 2048, 4096, 8192, 16384)
 #: fastest lag on the benchmark GPU, ahead of no lag on every case and of
 #: 128, 256 and 1024 tickets.
 WRITE_LAG = 512
-#: GPUVisibilityWorkflow.probe values (benchmarks: the workflow without some of its work).
-PROBES = ("unordered", "nowrite", "bare", "coalesced", "resident")
+#: The template of the workflow's kernel (GPUVisibilityWorkflow.kernel_template).
+TEMPLATE = "workflows/shaders/visibility.wgsl"
 #: The tile for a row count when :attr:`GPUVisibilityWorkflow.tile_rows` is
 #: None: ``(most rows, tile)`` pairs in order, the first whose bound the
 #: workflow's total row count does not exceed (None: any count).
@@ -188,15 +189,15 @@ class GPUVisibilityWorkflow:
     early_second = False
     #: Lagged placement: the tickets between a tile's evaluation and its
     #: placement (0: none; None, the default: :data:`WRITE_LAG` for one
-    #: tile per workgroup and no probe but "resident", else 0). With lag L
+    #: tile per workgroup, else 0). With lag L
     #: the workgroup of a chunk's ticket s evaluates tile s, publishes its
     #: count and kept bits (16 bytes per 128 rows, in the node's state
     #: buffer: a quarter byte per row), then places and writes tile s - L,
     #: whose predecessors started their evaluations at least L tickets
     #: earlier: its look-back sums published states instead of waiting for
     #: tiles still loading. A chunk runs tiles + min(L, tiles) workgroups
-    #: (the last ones only place). A lag > 0 needs tiles_per_group 1 and no
-    #: probe but "resident". None means 0 as well where the bits would not
+    #: (the last ones only place). A lag > 0 needs tiles_per_group 1. None
+    #: means 0 as well where the bits would not
     #: fit one storage binding (over about four times its size in rows); a
     #: lag set explicitly is then refused.
     write_lag = None
@@ -204,13 +205,14 @@ class GPUVisibilityWorkflow:
     #: workgroup only, where the H200's driver needs it to be correct (see
     #: the module's note on wgpu's runtime checks); True or False forces it.
     loop_bounding = None
-    #: Benchmarks only, one of :data:`PROBES`: "unordered", "nowrite" or
-    #: "bare" time the workflow without its look-back, its ID writes or both,
-    #: "coalesced" with its writes done by consecutive lanes (visibility.wgsl
-    #: "probe"; the outputs are then not the workflow's); "resident" is the
-    #: workflow writing its most concurrently running workgroups into count.
-    #: "": the workflow.
-    probe = ""
+    #: The kernel's template (a path the shader builder loads), rendered
+    #: with the workflow's values plus :attr:`kernel_values`, and the state
+    #: words it keeps after the tiles' (before lagged placement's bits).
+    #: Benchmarks give a template that extends :data:`TEMPLATE` through its
+    #: blocks (``gpuviz.bench.visibility_probes``); the workflow needs none.
+    kernel_template = TEMPLATE
+    kernel_values = MappingProxyType({})
+    reserved_state_words = 0
 
     def __init__(self, *, id: str, output, count, length=None, source_ids=None, mask_output=None, masks=(),
                  spheres=None, planes=None, intervals=None, window=None, lod=None, lod_range=None):
@@ -352,23 +354,18 @@ class GPUVisibilityWorkflow:
         iters = tile // 1024
         batch = min(iters, preload // max(loads, 1))
         batch = batch if batch >= 2 else 0
-        if self.probe not in ("", *PROBES):
-            raise GraphValidationError(f'{NAME} "{self.id}" tuning: probe must be "" or one of {PROBES} '
-                                       f"(got {self.probe!r})")
-        lag, lag_fits = self.write_lag, pair == 1 and self.probe in ("", "resident")
+        lag = self.write_lag
         if lag is None:
-            lag = WRITE_LAG if lag_fits else 0
-        elif not isinstance(lag, int) or isinstance(lag, bool) or lag < 0 or (lag and not lag_fits):
+            lag = WRITE_LAG if pair == 1 else 0
+        elif not isinstance(lag, int) or isinstance(lag, bool) or lag < 0 or (lag and pair != 1):
             raise GraphValidationError(f'{NAME} "{self.id}" tuning: write_lag must be None or an int >= 0 (got '
-                                       f'{lag!r}); a lag needs tiles_per_group 1 and no probe but "resident"')
-        if self.probe == "resident" and pair == 2:  # a pair's workgroup leaves before the probe's decrement
-            raise GraphValidationError(f'{NAME} "{self.id}" tuning: probe "resident" needs tiles_per_group 1')
+                                       f"{lag!r}); a lag needs tiles_per_group 1")
         if self.loop_bounding is not None and not isinstance(self.loop_bounding, bool):
             raise GraphValidationError(f'{NAME} "{self.id}" tuning: loop_bounding must be None, True or False '
                                        f"(got {self.loop_bounding!r})")
         bounded = pair == 2 if self.loop_bounding is None else self.loop_bounding
         return {"tile": tile, "batch": batch, "pair": (("early" if self.early_second else "late") if pair == 2 else ""),
-                "probe": self.probe, "lag": lag, "loop_bounding": bounded}
+                "lag": lag, "loop_bounding": bounded, "reserved": int(self.reserved_state_words)}
 
     def _fit_lag(self, graph, tuning, total_tiles) -> dict:
         """``tuning`` with lagged placement off when its bits would make the
@@ -435,14 +432,14 @@ class GPUVisibilityWorkflow:
                 fixed[11 + masks] = (chunk_table, 0, chunk_table.size)
             template = dict(masks=masks, subgroups=use_subgroups(ctx, None), scatter=scatter,
                             iters=tuning["tile"] // 1024, wpl=max(1, tuning["tile"] // 8192), batch=tuning["batch"],
-                            pair=tuning["pair"], probe=tuning["probe"], lag=bool(lag))
+                            pair=tuning["pair"], lag=bool(lag), **self.kernel_values)
             constants = {"SPIN_LIMIT": spin_limit, "TRUST_STATE": trust}
             dispatches = []
             for row, ch in enumerate(chunks):
                 views = {**ch["views"], **params, "mask_out": ch["mask_out"], "count": count,
                          "ids": ch["views"].get("source_ids")}
-                kernel, bound, offsets = _chunk_kernel(ctx, views, masks, align, template, constants,
-                                                       loop_bounding=tuning["loop_bounding"])
+                kernel, bound, offsets = _chunk_kernel(ctx, views, masks, align, self.kernel_template, template,
+                                                       constants, loop_bounding=tuning["loop_bounding"])
                 ticket_base = ch["tile_base"] + sum(lags[:row])
                 words = [ch["n"], ch["tile_base"], ch["tiles"], ch["row_base"], total_tiles - 1, out_off, ticket_base,
                          total_tiles + sum(lags) - 1, lags[row], *offsets]
@@ -465,12 +462,12 @@ class GPUVisibilityWorkflow:
 
 def _state_words(total_tiles: int, tuning: dict) -> int:
     """Words of the node's state buffer: the ticket, three per tile, the
-    probes' two counters and lagged placement's bits (16-bit halves,
-    visibility.wgsl HALVES: a word per 16 rows)."""
-    return 1 + 3 * total_tiles + 2 * bool(tuning["probe"]) + bool(tuning["lag"]) * total_tiles * tuning["tile"] // 16
+    kernel template's reserved words and lagged placement's bits (16-bit
+    halves, visibility.wgsl HALVES: a word per 16 rows)."""
+    return 1 + 3 * total_tiles + tuning["reserved"] + bool(tuning["lag"]) * total_tiles * tuning["tile"] // 16
 
 
-def _chunk_kernel(ctx, views, masks, align, template, constants, *, loop_bounding) -> tuple:
+def _chunk_kernel(ctx, views, masks, align, kernel_template, template, constants, *, loop_bounding) -> tuple:
     """``(kernel, {role: ViewBinding}, offsets)`` of one chunk's dispatch;
     offsets are the VisParams words from ``count_off`` on."""
     views = {**views, **{f"mask{k}": views[f"masks[{k}]"] for k in range(masks)}}
@@ -478,7 +475,7 @@ def _chunk_kernel(ctx, views, masks, align, template, constants, *, loop_boundin
     bound = {name: view_binding(number, views[name], alignment=align)
              for name, number in numbers.items() if views.get(name) is not None}
     layouts = {name: bound[name].layout if name in bound else "none" for name in numbers}
-    code = wgsl("workflows/shaders/visibility.wgsl", layouts=layouts, spheres="spheres" in bound,
+    code = wgsl(kernel_template, layouts=layouts, spheres="spheres" in bound,
                 intervals="intervals" in bound, lod="lod" in bound, **template)
     kernel = ComputeKernel(ctx.device, code=code, label=ctx.node_id, constants=constants, bounds_checks=False,
                            loop_bounding=loop_bounding)

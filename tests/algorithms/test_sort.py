@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from gpuviz import (GPUBatchSort, GPUCommandGraph, GPUData, GPUSegmentedSort, GPUSort, GPUVector, GraphError,
                     GraphTypeError, GraphValidationError, ScanTuning, SortTuning, read_array)
-from gpuviz.algorithms.sort import PROBES, check_args, radix_shader, width_class
-from gpuviz.graph.shaders import ShaderTemplateError, compute_pipeline
+from gpuviz.algorithms.sort import check_args, radix_shader, width_class
+from gpuviz.graph.shaders import ShaderTemplateError
 from gpuviz.oracles.algorithms import sort_order
 
 BU = wgpu.BufferUsage
@@ -148,8 +148,8 @@ def test_staging_and_ranking_variants(device, tuning, dist):
 
 def test_staging_validation(device):
     for bad in (SortTuning(staging="atomic"), SortTuning(rank_lanes=12), SortTuning(runtime_checks="no"),
-                SortTuning(pad_words=-1), SortTuning(probes=("faster",)), SortTuning(probes=["no-lookback"]),
-                SortTuning(probes=("coalesced-writes", "lookup-writes"))):
+                SortTuning(pad_words=-1), SortTuning(radix_template=None), SortTuning(template_values=[("a", 1)]),
+                SortTuning(template_values=(("a",),))):
         with pytest.raises(GraphValidationError, match="invalid sort tuning"):
             check_args("GPUSort", "s", "ascending", 32, bad, device)
     assert SortTuning(items=18).resolved_staging(device) in ("plain", "shared")
@@ -243,39 +243,9 @@ def test_workgroup_padding_is_honoured(device):
     check_sort(device, make_keys(rng, n, "random"), np.arange(n, dtype=np.uint32), tuning=tuning)
 
 
-PROFILE_PROBES = [("no-lookback",), ("no-lookback", "coalesced-writes"), ("no-lookback", "lookup-writes"),
-                  ("no-lookback", "no-ranking", "coalesced-writes")]
-
-
-@pytest.mark.parametrize("probes", PROFILE_PROBES, ids=["+".join(p) for p in PROFILE_PROBES])
-@pytest.mark.parametrize("subgroups", [True, False], ids=["subgroups", "portable"])
-def test_profile_probes_render_and_compile(device, probes, subgroups):
-    """Every probe the sort profiler times is a template flag: each changes the scatter code, and the result
-    compiles (the profile runs them only on the GPU machine)."""
-    if subgroups and not gpuviz_subgroups(device):
-        pytest.skip("the device has no subgroup feature")
-    tuning = SortTuning(probes=probes)
-    code, constants = radix_shader(tuning, subgroups=subgroups, has_values=True, staging="shared")
-    default, _ = radix_shader(SortTuning(), subgroups=subgroups, has_values=True, staging="shared")
-    assert code != default
-    assert ("prefix = look_back(" in code) == ("no-lookback" not in probes)
-    assert ("count = rank_subgroup(" in code) == ("no-ranking" not in probes)
-    writes = {"coalesced-writes": "= key + s_start[d] * 0u;", "lookup-writes": "= key ^ s_start[d];"}
-    for probe, line in writes.items():
-        assert (line in code) == (probe in probes)
-    assert "key_out[P.key_out + s_start[d] + j] = key;" not in code  # clamped or coalesced
-    compute_pipeline(device, code, entry_point="scatter", constants=constants, bounds_checks=False,
-                     loop_bounding=False)
-
-
-def gpuviz_subgroups(device):
-    return "subgroup" in device.features
-
-
 def test_radix_template_refuses_unknown_staging():
     with pytest.raises(ShaderTemplateError, match='staging must be "shared" or "plain" \\(got "atomic"\\)'):
         radix_shader(SortTuning(), subgroups=False, has_values=True, staging="atomic")
-    assert set(PROBES) == {"no-lookback", "no-ranking", "coalesced-writes", "lookup-writes"}
 
 
 def test_width_class():

@@ -92,7 +92,7 @@ def split(a, chunks):
 
 
 def run_workflow(device, n, rows, prm, *, chunks=None, source_ids=None, output="data", mask_output=True,
-                 length=None, spare=5, tuning=None):
+                 length=None, spare=5, tuning=None, workflow_class=GPUVisibilityWorkflow):
     """Build, compile and run one workflow; returns (compiled, ids, count,
     mask, buffers) with ids including ``spare`` words past the rows."""
     graph = GPUCommandGraph(device, id="visibility")
@@ -136,7 +136,7 @@ def run_workflow(device, n, rows, prm, *, chunks=None, source_ids=None, output="
         else:
             buffers["mask"] = upload_vector(device, [np.full(c, SENTINEL, np.uint32) for c in chunks])
             kwargs["mask_output"] = graph.import_gpu_vector("mask", buffers["mask"])
-    workflow = GPUVisibilityWorkflow(id="vis", output=out, count=count, length=length, **kwargs)
+    workflow = workflow_class(id="vis", output=out, count=count, length=length, **kwargs)
     for name, value in (tuning or {}).items():
         setattr(workflow, name, value)
     workflow.add_to_graph(graph)
@@ -287,11 +287,10 @@ def test_tunings_match_numpy(device, monkeypatch, tuning, subgroups):
 
 
 @pytest.mark.parametrize("tuning", [dict(tile_rows=512), dict(tile_rows=12288), dict(preload=-1), dict(preload=2.5),
-                                    dict(tiles_per_group=3), dict(probe="fast"),
-                                    dict(probe="resident", tiles_per_group=2), dict(loop_bounding="yes"),
+                                    dict(tiles_per_group=3), dict(loop_bounding="yes"),
                                     dict(loop_bounding=1), dict(write_lag=-1),
                                     dict(write_lag=True), dict(write_lag=2.0), dict(write_lag=2, tiles_per_group=2),
-                                    dict(write_lag=1, probe="unordered"), dict(write_lag="auto")])
+                                    dict(write_lag="auto")])
 def test_bad_tunings_are_refused(device, tuning):
     graph = GPUCommandGraph(device, id="tuning")
     workflow = GPUVisibilityWorkflow(id="vis", output=graph.import_gpu_data("ids", upload(device, np.zeros(8, np.uint32))),
@@ -300,39 +299,6 @@ def test_bad_tunings_are_refused(device, tuning):
         setattr(workflow, name, value)
     with pytest.raises(GraphValidationError, match='GPUVisibilityWorkflow "vis" tuning'):
         workflow.add_to_graph(graph)
-
-
-@pytest.mark.parametrize("probe, lag", [("unordered", 0), ("nowrite", 0), ("bare", 0), ("coalesced", 0),
-                                        ("resident", 0), ("resident", 2)])
-def test_benchmark_probes(device, probe, lag):
-    """The benchmarks' probes (visibility.wgsl "probe") keep the mask output;
-    "unordered" writes the oracle's IDs as whole tiles in some order, twice
-    in a row (its counter restarts every encoding); "coalesced" writes the
-    words the workflow writes, no others; "nowrite" leaves the IDs untouched;
-    "resident" writes the workflow's IDs and, as the count, how many of the
-    six tiles' workgroups ran at once at most."""
-    rng = np.random.default_rng(len(probe))
-    chunks = [3 * 1024 + 5, 0, 2 * 1024]
-    n = sum(chunks)
-    rows = {"masks": [(rng.random(n) < 0.4).astype(np.uint32)]}
-    compiled, buffers = run_workflow(device, n, rows, {}, chunks=chunks,
-                                     tuning=dict(tile_rows=1024, probe=probe, write_lag=lag))
-    want_ids, want_mask = oracle_of(n, rows, {})
-    for _ in range(2):
-        ids = read_array(device, buffers["ids"])
-        if probe == "unordered":
-            np.testing.assert_array_equal(np.sort(ids[:want_ids.size]), want_ids)
-            assert (ids[want_ids.size:] == SENTINEL).all()
-        elif probe == "coalesced":
-            assert (ids[:want_ids.size] != SENTINEL).all() and (ids[want_ids.size:] == SENTINEL).all()
-        elif probe == "resident":
-            np.testing.assert_array_equal(ids[:want_ids.size], want_ids)
-            # the count view is word 1; a lag adds that many placing workgroups per chunk
-            assert 1 <= read_array(device, buffers["count"])[1] <= 6 + 2 * lag
-        else:
-            assert (ids == SENTINEL).all()
-        np.testing.assert_array_equal(read_array(device, buffers["mask"]), want_mask)
-        submit(device, compiled)
 
 
 def test_tile_by_row_count(device, monkeypatch):

@@ -1,10 +1,21 @@
 """Smoke test of the visibility benchmark at a tiny size (not a timed test):
 every case's row prints only after its IDs and count matched numpy."""
 
+import numpy as np
+import pytest
+
 from gpuviz.bench.harness import Peers
 from gpuviz.bench.tables import Report
 from gpuviz.bench.topology_visibility import bench_visibility
+from gpuviz.bench.visibility_probes import PROBES, ProbedVisibility
+from gpuviz.errors import GraphValidationError
+from gpuviz.graph import GPUCommandGraph
+from gpuviz.graph.shaders import wgsl
 from gpuviz.oracles.workflows import visibility, visibility_float32
+from gpuviz.tables import read_array
+from gpuviz.workflows.visibility import TEMPLATE
+
+from .test_visibility import SENTINEL, oracle_of, run_workflow, submit, upload
 
 
 def test_bench_visibility_tiny(device, capsys):
@@ -107,3 +118,64 @@ def test_bench_write_patterns_tiny(device):
     assert [(row["density"], row["kernel"]) for row in table.rows] == [
         (d, k) for d in (0.5, 0.0, 1.0) for k in ("rows", "dense")]
     assert all(row["gpu_s"] > 0 and row["ref_s"] > 0 for row in table.rows)
+
+
+@pytest.mark.parametrize("probe, lag", [("unordered", 0), ("nowrite", 0), ("bare", 0), ("coalesced", 0),
+                                        ("resident", 0), ("resident", 2)])
+def test_benchmark_probes(device, probe, lag):
+    """The benchmarks' probes (ProbedVisibility.probe) keep the mask output;
+    "unordered" writes the oracle's IDs as whole tiles in some order, twice
+    in a row (its counter restarts every encoding); "coalesced" writes the
+    words the workflow writes, no others; "nowrite" leaves the IDs untouched;
+    "resident" writes the workflow's IDs and, as the count, how many of the
+    six tiles' workgroups ran at once at most."""
+    rng = np.random.default_rng(len(probe))
+    chunks = [3 * 1024 + 5, 0, 2 * 1024]
+    n = sum(chunks)
+    rows = {"masks": [(rng.random(n) < 0.4).astype(np.uint32)]}
+    compiled, buffers = run_workflow(device, n, rows, {}, chunks=chunks,
+                                     tuning=dict(tile_rows=1024, probe=probe, write_lag=lag),
+                                     workflow_class=ProbedVisibility)
+    want_ids, want_mask = oracle_of(n, rows, {})
+    for _ in range(2):
+        ids = read_array(device, buffers["ids"])
+        if probe == "unordered":
+            np.testing.assert_array_equal(np.sort(ids[:want_ids.size]), want_ids)
+            assert (ids[want_ids.size:] == SENTINEL).all()
+        elif probe == "coalesced":
+            assert (ids[:want_ids.size] != SENTINEL).all() and (ids[want_ids.size:] == SENTINEL).all()
+        elif probe == "resident":
+            np.testing.assert_array_equal(ids[:want_ids.size], want_ids)
+            # the count view is word 1; a lag adds that many placing workgroups per chunk
+            assert 1 <= read_array(device, buffers["count"])[1] <= 6 + 2 * lag
+        else:
+            assert (ids == SENTINEL).all()
+        np.testing.assert_array_equal(read_array(device, buffers["mask"]), want_mask)
+        submit(device, compiled)
+
+
+@pytest.mark.parametrize("tuning", [dict(probe="fast"), dict(probe="resident", tiles_per_group=2),
+                                    dict(write_lag=1, probe="unordered")])
+def test_bad_probe_tunings_are_refused(device, tuning):
+    graph = GPUCommandGraph(device, id="tuning")
+    workflow = ProbedVisibility(id="vis", output=graph.import_gpu_data("ids", upload(device, np.zeros(8, np.uint32))),
+                                count=graph.import_gpu_data("n", upload(device, np.zeros(1, np.uint32))), length=8)
+    for name, value in tuning.items():
+        setattr(workflow, name, value)
+    with pytest.raises(GraphValidationError, match='GPUVisibilityWorkflow "vis" tuning'):
+        workflow.add_to_graph(graph)
+
+
+def test_the_probe_template_without_a_probe_is_the_workflows():
+    """The probes' template replaces blocks of the workflow's; with probe ""
+    every block renders the workflow's code (the production template itself
+    names no probe)."""
+    values = dict(layouts={role: "vec4-start" for role in ("count", "mask_out", "spheres", "planes", "intervals",
+                                                           "window", "lod", "lod_range", "ids", "mask0")},
+                  masks=1, spheres=True, intervals=True, lod=True, subgroups=True,
+                  scatter=dict(dst=[13, 14], table=True, rows=3), iters=4, wpl=1, batch=2, pair="", lag=True)
+    production = wgsl(TEMPLATE, **values)
+    assert wgsl("bench/shaders/visibility_probes.wgsl", probe="", **values) == production
+    assert "probe_counter" not in production and "LOOK_BACK: bool = true" in production
+    for probe in PROBES:
+        assert wgsl("bench/shaders/visibility_probes.wgsl", probe=probe, **values) != production

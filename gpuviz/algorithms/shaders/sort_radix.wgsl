@@ -19,8 +19,9 @@
 // function-scope arrays or unroll per-row code: ITEMS (rows per invocation),
 // LOOKBACK (predecessor tiles read per look-back step), HIST_ITEMS (keys per
 // invocation per histogram step); `staging` (the workgroup layout below),
-// `subgroups` (which variant file ends this one), `pad_words` and `probes`
-// (benchmark knobs of SortTuning). The rankers come from sort_rank.wgsl. The
+// `subgroups` (which variant file ends this one), `pad_words` (a benchmark
+// knob of SortTuning). Benchmark probes extend this template and replace its
+// jinja blocks (gpuviz/bench/shaders/sort_radix_probes.wgsl). The rankers come from sort_rank.wgsl. The
 // template's for-blocks over range(N) repeat their body with constant
 // indices: per-row arrays then stay in registers, and the loads of a block
 // are all issued before their first use.
@@ -263,10 +264,6 @@ fn copy_tile(lid: u32, tile: u32) {
 //      (consecutive invocations write consecutive rows of a digit run),
 //      keeping each row's digit packed four to a word
 //   5. stage the values in digit order and write them to the same places.
-// Timing probes (SortTuning.probes, for gpuviz.bench.sort_profile) replace
-// the look-back by offsets guessed from the histogram (writes then clamped),
-// the subgroup ranking by a fixed split, or the scattered writes by coalesced
-// ones: their output is wrong by design.
 fn scatter_tile(lid: u32, sg_size: u32, lane: u32) {
     if (lid == 0u) {
         s_ctrl = atomicAdd(&state[COUNTER + P.pass_index], 1u);
@@ -316,11 +313,9 @@ fn scatter_tile(lid: u32, sg_size: u32, lane: u32) {
 
     var count = 0u;
     if (sg != 0u) {
-{% if "no-ranking" in probes %}
-        count = TILE / 256u; s_start[lid] = lid * (TILE / 256u); workgroupBarrier();
-{% else %}
+{% block rank_subgroup %}
         count = rank_subgroup(lid, sg, &keys, &pos, valid);
-{% endif %}
+{% endblock %}
     } else {
         count = rank_split(lid, &keys, &pos, valid);
     }
@@ -336,11 +331,9 @@ fn scatter_tile(lid: u32, sg_size: u32, lane: u32) {
     if (tile == 0u) {
         prefix = wg_scan(lid, atomicLoad(&state[HIST + P.pass_index * 256u + lid]), sg).x;
     } else {
-{% if "no-lookback" in probes %}
-        prefix = wg_scan(lid, atomicLoad(&state[HIST + P.pass_index * 256u + lid]), sg).x + tile * (TILE / 256u);
-{% else %}
+{% block prefix %}
         prefix = look_back(lid, tile, sg, lane);
-{% endif %}
+{% endblock %}
     }
     atomicStore(&state[status], FLAG_INC | (prefix + count));
     s_start[lid] = prefix - s_start[lid];  // only this invocation reads entry lid before the barrier
@@ -360,15 +353,9 @@ fn scatter_tile(lid: u32, sg_size: u32, lane: u32) {
         if (HAS_VALUES) {
             if (({{ i }}u % 4u) == 0u) { digits[{{ i }}u / 4u] = d; } else { digits[{{ i }}u / 4u] |= d << (8u * ({{ i }}u % 4u)); }
         }
-{% if "coalesced-writes" in probes %}
-        if (j < valid) { key_out[P.key_out + base + j] = key + s_start[d] * 0u; }
-{% elif "lookup-writes" in probes %}
-        if (j < valid) { key_out[P.key_out + base + j] = key ^ s_start[d]; }
-{% elif "no-lookback" in probes %}
-        if (j < valid) { key_out[min(P.key_out + s_start[d] + j, P.key_out + P.n - 1u)] = key; }
-{% else %}
+{% block write_key %}
         if (j < valid) { key_out[P.key_out + s_start[d] + j] = key; }
-{% endif %}
+{% endblock %}
     }
     {% endfor %}
     if (HAS_VALUES) {
@@ -381,15 +368,9 @@ fn scatter_tile(lid: u32, sg_size: u32, lane: u32) {
         {
             let j = {{ i }}u * WG + lid;
             let d = (digits[{{ i }}u / 4u] >> (8u * ({{ i }}u % 4u))) & 255u;
-{% if "coalesced-writes" in probes %}
-            if (j < valid) { val_out[P.val_out + base + j] = st_load(j); }
-{% elif "lookup-writes" in probes %}
-            if (j < valid) { val_out[P.val_out + base + j] = st_load(j) ^ s_start[d]; }
-{% elif "no-lookback" in probes %}
-            if (j < valid) { val_out[min(P.val_out + s_start[d] + j, P.val_out + P.n - 1u)] = st_load(j); }
-{% else %}
+{% block write_value %}
             if (j < valid) { val_out[P.val_out + s_start[d] + j] = st_load(j); }
-{% endif %}
+{% endblock %}
         }
         {% endfor %}
     }

@@ -54,16 +54,10 @@
 // structure shares a pipeline; parameter contents (planes, window,
 // lod_range) are read from their buffers on every dispatch.
 //
-// probe (benchmarks only, never a default; outputs are not those of the
-// workflow): "unordered" takes each tile's base from one atomic counter
-// instead of the look-back (kept IDs in tile blocks of any order, count
-// wrong), "nowrite" skips the ID writes, "bare" both, "coalesced" writes
-// as many words to the same places but by consecutive lanes (wrong IDs):
-// what the look-back, the writes and their pattern cost; "resident" is the
-// workflow, except that `count` receives the most workgroups ever running
-// at once (occupancy: a running count and its high-water mark). The counters
-// are two state words past the tiles' (unordered, bare: per epoch parity;
-// the last ticket of an epoch clears the next one's).
+// Benchmarks time the workflow without parts of its work through a
+// template that extends this one (gpuviz/bench/shaders/visibility_probes.wgsl)
+// and replaces some of its jinja blocks; here each block holds the
+// workflow's code (most are empty).
 //
 // Float tests go through the bits (WGSL lets compilers assume no NaN or
 // infinity): a row with a non-finite value it is tested on is culled, a NaN
@@ -128,7 +122,7 @@ const ITER: u32 = {{ iters }}u;      // quads of rows per lane (template: 1, 2, 
 const WPL: u32 = {{ wpl }}u;         // bit words per lane slot (32 rows each; max(1, ITER / 8): in a
                                      // tile under 8192 rows the slots past its TILE / 32 words scan zeros)
 const TILE: u32 = WG * ITER * 4u;
-const LOOK_BACK: bool = {{ "false" if probe in ("unordered", "bare") else "true" }};  // (probes)
+const LOOK_BACK: bool = {% block look_back %}true{% endblock %};  // tiles take their base from the look-back
 const READY: u32 = 0x80000000u;
 const PARITY: u32 = 0x40000000u;
 const TAG_MASK: u32 = READY | PARITY;
@@ -407,19 +401,14 @@ fn take_ticket() -> u32 {
     if ((ticket & TICKET_MASK) == P.last_ticket) {
         // every ticket of this encoding is taken: open the next epoch
         atomicStore(&state[0], ((ticket >> EPOCH_SHIFT) + 1u) << EPOCH_SHIFT);
-{% if probe in ("unordered", "bare") %}
-        atomicStore(&state[probe_counter(((ticket >> EPOCH_SHIFT) & 1u) == 0u)], 0u);  // the next epoch's
-{% endif %}
+{% block epoch_opened %}{% endblock %}
     }
     return ticket;
 }
 
 fn set_epoch(ticket: u32) { ep_tag = READY | select(0u, PARITY, ((ticket >> EPOCH_SHIFT) & 1u) != 0u); }
 
-{% if probe in ("unordered", "bare", "resident") %}
-// The probe's counter of the epochs of one parity (two words after the tile states).
-fn probe_counter(odd: bool) -> u32 { return 1u + 3u * (P.last_tile + 1u) + select(0u, 1u, odd); }
-{% endif %}
+{% block functions %}{% endblock %}
 
 // The tile's rows into s_bits and lane_kept (prefetched: the first batch of
 // a full tile is already in p0.. : the second tile of a pair).
@@ -512,10 +501,7 @@ fn settle(g: Group, tile: u32, lane_kept_in: u32) -> vec2<u32> {
     // Kept rows of the tile before each bit word.
 {{ scan_bits() }}
     var base = 0u;
-{% if probe in ("unordered", "bare") %}
-    if (g.lid == 0u) { s_step.x = atomicAdd(&state[probe_counter((ep_tag & PARITY) != 0u)], kept); }
-    base = workgroupUniformLoad(&s_step).x;
-{% endif %}
+{% block tile_base %}{% endblock %}
 {{ place_tile("tile", "LOOK_BACK && tile != 0u") }}
     // (a barrier too: s_words and s_before are complete, every lane has read s_count)
     return workgroupUniformLoad(&s_kept);
@@ -523,14 +509,7 @@ fn settle(g: Group, tile: u32, lane_kept_in: u32) -> vec2<u32> {
 
 // The kept IDs of local tile lt (kb: settle's (kept, base)).
 fn write_ids(g: Group, lt: u32, kb: vec2<u32>) {
-{% if probe in ("nowrite", "bare") %}
-    return;
-{% endif %}
-{% if probe == "coalesced" %}
-    // the same number of words at the same places, written by consecutive lanes (wrong values)
-    for (var k = g.lid; k < kb.x; k += WG) { scatter(kb.y + k, row_id(lt * TILE + k)); }
-    return;
-{% endif %}
+{% block write_ids %}{% endblock %}
     let kept = kb.x;
     let base = kb.y;
     if (kept == 0u) { return; }  // uniform
@@ -560,7 +539,7 @@ fn write_ids(g: Group, lt: u32, kb: vec2<u32>) {
 // as HALVES 16-bit halves tagged like the states, after them in `state`.
 const HALVES: u32 = TILE / 16u;
 
-fn halves_at(t: u32) -> u32 { return 1u + 3u * (P.last_tile + 1u) + {{ 2 if probe else 0 }}u + t * HALVES; }
+fn halves_at(t: u32) -> u32 { return 1u + 3u * (P.last_tile + 1u) + {% block reserved_words %}0{% endblock %}u + t * HALVES; }
 
 // After tile `tile`'s evaluation: its count and its bits published, s_bits cleared.
 fn publish_evaluated(g: Group, tile: u32, lane_kept_in: u32) {
@@ -649,9 +628,7 @@ fn kernel_main(g: Group, wg: u32) {
 {% else %}
     if (wg >= P.num_tiles{{ " + P.lag" if lag }}) { return; }  // uniform per workgroup: the 2-D grid's spare groups
 {% endif %}
-{% if probe == "resident" %}
-    if (g.lid == 0u) { atomicMax(&state[probe_counter(true)], atomicAdd(&state[probe_counter(false)], 1u) + 1u); }
-{% endif %}
+{% block kernel_start %}{% endblock %}
     if (g.lid == 0u) { s_ticket = take_ticket(); }
     for (var j = 0u; j < WPL; j++) { atomicStore(&s_bits[WPL * slot(g) + j], 0u); }
 {% if spheres %}
@@ -683,14 +660,7 @@ fn kernel_main(g: Group, wg: u32) {
         load_bits(g, P.tile_base + lw);
         write_ids(g, lw, place(g, P.tile_base + lw));
     }
-{% if probe == "resident" %}
-    if (g.lid == 0u) {
-        atomicSub(&state[probe_counter(false)], 1u);
-        if (slot == P.num_tiles + P.lag - 1u && P.tile_base + P.num_tiles - 1u == P.last_tile) {
-            count_set1(0u, atomicLoad(&state[probe_counter(true)]));
-        }
-    }
-{% endif %}
+{% block lagged_end %}{% endblock %}
 {% else %}
     let tile = ticket & TICKET_MASK;
     set_epoch(ticket);
@@ -748,11 +718,6 @@ fn kernel_main(g: Group, wg: u32) {
     let kb = settle(g, tile, lane_kept);
 {% endif %}
     write_ids(g, lt, kb);
-{% if probe == "resident" %}
-    if (g.lid == 0u) {
-        atomicSub(&state[probe_counter(false)], 1u);
-        if (tile == P.last_tile) { count_set1(0u, atomicLoad(&state[probe_counter(true)])); }
-    }
-{% endif %}
+{% block kernel_end %}{% endblock %}
 {% endif %}
 }
