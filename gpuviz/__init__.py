@@ -19,7 +19,8 @@ from .render import (Ticks, category_ticks, format_duration, format_durations, f
                      log_ticks, nice_ticks, time_ticks)
 from .algorithms import (AggregationTuning, GPUBatchSort, GPUCompaction, GPUGridAggregation, GPUGridBinning,
                          GPUGridStatistic, GPUGroupAggregation, GPUGroupFilter, GPUHistogram, GPUHierarchyLayout,
-                         GPUGraphTraversal,
+                         GPUGraphTraversal, GPUHashIndex, GPUBatchHashIndex, GPUHashIndexQuery, GPUHashJoin,
+                         GPUBatchHashJoin,
                          GPUAncestorProjection, GPUIndexedRangeCompaction, GPUMask,
                          GPUPartitionedIndexedRangeCompaction, GPUReduction, GPUScan, GPUSegmentedSort, GPUSort,
                          IndexedRangeLayout, ReductionTuning, ScanTuning, SortTuning)

@@ -247,6 +247,12 @@ TUNED = {
     GPUGridAggregation: (AggregationTuning, lambda g, t: GPUGridAggregation(
         id="p", positions=f32(g, "xy", components=2), weights=f32(g, "w"), output=f32(g, "o", 6),
         grid_size=(3, 2), bounds=(0.0, 0.0, 1.0, 1.0), operation="sum", tuning=t)),
+    gpuviz.GPUHashJoin: (ScanTuning, lambda g, t: gpuviz.GPUHashJoin(
+        id="p", left_keys=u32(g, "k"), index=gpuviz.GPUHashIndex(id="p-index", keys=u32(g, "rk")),
+        pairs=f32(g, "pairs", 4, components=2), count=u32(g, "n", 1), capacity=4, tuning=t)),
+    gpuviz.GPUBatchHashJoin: (ScanTuning, lambda g, t: gpuviz.GPUBatchHashJoin(
+        id="p", left_keys=vector(g, "k"), index=gpuviz.GPUBatchHashIndex(id="p-index", keys=vector(g, "rk")),
+        pairs=vector(g, "pairs"), counts=u32(g, "n", 2), tuning=t)),
 }
 TUNINGS = (ScanTuning, SortTuning, ReductionTuning, AggregationTuning)
 

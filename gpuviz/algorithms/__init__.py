@@ -14,6 +14,12 @@ from .graph_traversal import UNREACHED, GPUGraphTraversal
 from .group_aggregation import GPUGroupAggregation
 from .group_filter import GPUGroupFilter
 from .hierarchy_layout import GPUHierarchyLayout
+from .hash_batch_index import GPUBatchHashIndex
+from .hash_batch_join import GPUBatchHashJoin
+from .hash_index import GPUHashIndex
+from .hash_join import GPUHashJoin
+from .hash_query import GPUHashIndexQuery
+from .hash_table import EMPTY_KEY, NOT_FOUND
 from .histogram import GPUHistogram
 from .mask import GPUMask
 from .reduction import GPUReduction, ReductionTuning
@@ -26,4 +32,6 @@ __all__ = ["GPUScan", "GPUCompaction", "GPUIndexedRangeCompaction", "GPUPartitio
            "IndexedRangeLayout", "ScanTuning", "GPUMask", "GPUReduction", "ReductionTuning", "GPUHistogram", "GPUGridBinning", "GPUGridAggregation",
            "GPUGridStatistic", "GRID_STATISTICS", "GPUGroupFilter", "GPUGroupAggregation", "AggregationTuning",
            "GPUSort", "GPUBatchSort", "GPUSegmentedSort", "SortTuning",
-           "GPUHierarchyLayout", "GPUGraphTraversal", "UNREACHED", "GPUAncestorProjection"]
+           "GPUHierarchyLayout", "GPUGraphTraversal", "UNREACHED", "GPUAncestorProjection",
+           "GPUHashIndex", "GPUBatchHashIndex", "GPUHashIndexQuery", "GPUHashJoin", "GPUBatchHashJoin",
+           "EMPTY_KEY", "NOT_FOUND"]

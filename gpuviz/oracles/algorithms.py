@@ -322,3 +322,88 @@ def grid_statistic(counts, sums, mins, maxs, grid_size, operation, offset=(0.0, 
     pick = {"count": n.astype(f), "sum": sums[k], "mean": (sums[k] / np.maximum(n, 1).astype(f)).astype(f),
             "min": mins[k], "max": maxs[k]}[operation]
     return np.where(n > 0, pick, f(np.nan)).astype(f), n
+
+
+# ------------------------------------------------------------- hash index
+HASH_EMPTY = 0xFFFFFFFF  # GPUHashIndex's reserved key word and NOT_FOUND value
+_M32 = 0xFFFFFFFF
+
+
+def fmix32(x):
+    """murmur3's 32-bit finalizer over uint32 values (a bijection)."""
+    h = np.asarray(x, np.uint64) & _M32
+    h ^= h >> 16
+    h = (h * 0x85EBCA6B) & _M32
+    h ^= h >> 13
+    h = (h * 0xC2B2AE35) & _M32
+    h ^= h >> 16
+    return h.astype(np.uint32)
+
+
+def fmix32_inverse(h):
+    """The key whose fmix32 is ``h``: crafts keys that share a probe chain."""
+    x = np.asarray(h, np.uint64) & _M32
+    x ^= x >> 16
+    x = (x * pow(0xC2B2AE35, -1, 1 << 32)) & _M32
+    x ^= (x >> 13) ^ (x >> 26)
+    x = (x * pow(0x85EBCA6B, -1, 1 << 32)) & _M32
+    x ^= x >> 16
+    return x.astype(np.uint32)
+
+
+def _murmur_block(h, word):
+    k = (np.asarray(word, np.uint64) * 0xCC9E2D51) & _M32
+    k = ((k << 15) | (k >> 17)) & _M32
+    k = (k * 0x1B873593) & _M32
+    m = (np.asarray(h, np.uint64) ^ k) & _M32
+    m = ((m << 13) | (m >> 19)) & _M32
+    return (m * 5 + 0xE6546B64) & _M32
+
+
+def hash_slot(keys, capacity):
+    """The slot a key starts probing from: ``keys`` is (n,) uint32 (one word)
+    or (n, 2) uint32 (low, high: murmur3_32 of the 8 bytes, seed 0)."""
+    keys = np.asarray(keys, np.uint32)
+    if keys.ndim == 1:
+        h = fmix32(keys)
+    else:
+        h = fmix32(_murmur_block(_murmur_block(0, keys[:, 0]), keys[:, 1]) ^ 8)
+    return (h & np.uint32(capacity - 1)).astype(np.uint32)
+
+
+def _key_tuples(keys):
+    keys = np.asarray(keys, np.uint32)
+    return [(k,) for k in keys.tolist()] if keys.ndim == 1 else [tuple(r) for r in keys.tolist()]
+
+
+def hash_index(keys, values=None):
+    """GPUHashIndex as a dict ``key tuple -> value`` (the lowest row's value
+    for a duplicated key; keys whose words are all HASH_EMPTY skipped) and
+    the counts ``{"inserted_count", "duplicate_count", "invalid", "rows"}``."""
+    table = {}
+    invalid = 0
+    rows = _key_tuples(keys)
+    for row, key in enumerate(rows):
+        if all(w == HASH_EMPTY for w in key):
+            invalid += 1
+        elif key not in table:
+            table[key] = row if values is None else int(values[row])
+    return table, {"inserted_count": len(table), "duplicate_count": len(rows) - invalid - len(table),
+                   "invalid": invalid, "rows": len(rows)}
+
+
+def hash_lookup(table, keys):
+    """``(output, found)`` of looking ``keys`` up in a :func:`hash_index` dict."""
+    out, found = [], []
+    for key in _key_tuples(keys):
+        value = table.get(key)
+        out.append(HASH_EMPTY if value is None else value)
+        found.append(value is not None)
+    return np.asarray(out, np.uint32), np.asarray(found, np.uint32)
+
+
+def hash_join(table, keys, row_base=0):
+    """Many-to-one join pairs ``(n, 2)`` uint32 (left row, value) in left order."""
+    out, found = hash_lookup(table, keys)
+    rows = np.flatnonzero(found).astype(np.uint32) + np.uint32(row_base)
+    return np.stack([rows, out[found != 0]], axis=1).astype(np.uint32).reshape(-1, 2)
