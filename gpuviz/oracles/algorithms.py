@@ -407,3 +407,10 @@ def hash_join(table, keys, row_base=0):
     out, found = hash_lookup(table, keys)
     rows = np.flatnonzero(found).astype(np.uint32) + np.uint32(row_base)
     return np.stack([rows, out[found != 0]], axis=1).astype(np.uint32).reshape(-1, 2)
+
+
+def indexed_range_compaction(flags, ranges, active):
+    """GPUIndexedRangeCompaction: the flagged rows of the active ranges
+    (``ranges[r] = (start, count)``), ranges in ascending index order, each
+    range's rows in order."""
+    return [s for r in sorted(set(active)) for s in range(ranges[r][0], ranges[r][0] + ranges[r][1]) if flags[s]]

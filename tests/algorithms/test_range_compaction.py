@@ -10,6 +10,7 @@ from hypothesis import given, settings, strategies as st
 import gpuviz
 from gpuviz.algorithms import (GPUIndexedRangeCompaction, GPUPartitionedIndexedRangeCompaction, IndexedRangeLayout,
                                ReductionTuning)
+from gpuviz.oracles.algorithms import indexed_range_compaction as expected_ids
 
 from .conftest import gpu_data, gpu_vector, new_graph, read
 
@@ -31,10 +32,6 @@ def encode(device, compiled):
 
 def words(device, buffer, n):
     return np.frombuffer(device.queue.read_buffer(buffer), np.uint32)[:n].tolist()
-
-
-def expected_ids(flags, ranges, active):
-    return [s for r in sorted(set(active)) for s in range(ranges[r][0], ranges[r][0] + ranges[r][1]) if flags[s]]
 
 
 def test_partitioned_reference_example(device):

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 import gpuviz
 from gpuviz import GPUData, GPUVector, read_array
 from gpuviz.formats import vector_format
+from gpuviz.oracles.tables import read_rows
 
 RAW = (np.arange(256) * 37 % 251).astype(np.uint8)  # distinct-ish bytes, no NaN patterns in float16/32 rows
 
@@ -20,11 +21,7 @@ def raw_data(device):
 
 def oracle(fmt, *, length, byte_offset, byte_stride):
     """Rows read on the CPU from RAW."""
-    fmt = vector_format(fmt)
-    rows = [RAW[byte_offset + i * byte_stride : byte_offset + i * byte_stride + fmt.byte_size] for i in range(length)]
-    flat = np.concatenate(rows) if rows else np.empty(0, np.uint8)
-    shape = (length,) if fmt.components == 1 else (length, fmt.components)
-    return flat.view(fmt.dtype).reshape(shape)
+    return read_rows(RAW, fmt, length=length, byte_offset=byte_offset, byte_stride=byte_stride)
 
 
 @pytest.mark.parametrize(
