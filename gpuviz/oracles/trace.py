@@ -8,10 +8,12 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow.compute as pc
 
-from gpuviz.trace.interaction.frame import STATS
-from gpuviz.trace.interaction.state import column_bounds
+from ..trace.interaction.frame import STATS
+from ..trace.interaction.state import column_bounds
+from ..trace.scene import NO_PARENT, RECORD_WORDS
 
-__all__ = ["TraceViewOracle", "OracleFrame", "pack_lanes_reference"]
+__all__ = ["TraceViewOracle", "OracleFrame", "pack_lanes_reference", "scene_records", "scene_csrs",
+           "scene_tables_by_loops"]
 
 
 @dataclass(frozen=True)
@@ -289,3 +291,129 @@ def _greedy_tracks(start, end):
         out_parent[i] = stack[-1][1] if stack else -1
         stack.append((e, i))
     return out_track, out_depth, out_parent
+
+
+def _first_appearance_ids(strings):
+    ids = {}
+    return np.asarray([ids.setdefault(s, len(ids)) for s in strings], np.uint32)
+
+
+def scene_records(trace):
+    """GPUTraceScene's (rows, 12) uint32 span records, as the module docstring
+    of gpuviz.trace.scene defines them, one whole-column expression per word
+    (no blocks, chunks or threads)."""
+    spans = trace.spans
+    n = spans.num_rows
+
+    def col(name):
+        return spans.column(name).to_numpy()
+
+    partition = col("partition").astype(np.int64)
+    order = np.argsort(partition, kind="stable")  # scene row -> span ID
+    row_of = np.empty(n, np.int64)
+    row_of[order] = np.arange(n)
+    start, duration = col("start_ns"), col("duration_ns")
+    origin = int(start.min()) if n else 0
+    rel = (start - origin).astype(np.uint64)  # exact: origin is the minimum
+    dur = duration.astype(np.uint64)
+    parent = col("parent")
+    parent_row = np.where(parent >= 0, row_of[np.maximum(parent, 0)], -1)  # per span ID
+    has_children = np.isin(row_of, parent_row[parent_row >= 0])
+    links_out = np.isin(row_of, row_of[trace.links.column("source").to_numpy().astype(np.int64)])
+    links_in = np.isin(row_of, row_of[trace.links.column("target").to_numpy().astype(np.int64)])
+    flags = (col("incomplete").astype(np.int64) * 1 + spans.column("args").is_valid().to_numpy() * 2
+             + (parent < 0) * 4 + has_children * 8 + links_out * 16 + links_in * 32 + (duration == 0) * 64)
+    words = np.zeros((n, RECORD_WORDS), np.uint64)  # per span ID, reordered to rows at the end
+    words[:, 0], words[:, 1] = rel & 0xFFFFFFFF, rel >> np.uint64(32)
+    words[:, 2], words[:, 3] = dur & 0xFFFFFFFF, dur >> np.uint64(32)
+    for word, name in ((4, "lane"), (5, "thread"), (6, "process"), (7, "depth")):
+        words[:, word] = col(name)
+    words[:, 8] = _first_appearance_ids(spans.column("name").to_pylist())
+    words[:, 9] = _first_appearance_ids(spans.column("category").to_pylist())
+    words[:, 10] = flags + (partition << 8)
+    words[:, 11] = np.arange(n)
+    assert n == 0 or words.max() < 2**32
+    return words[order].astype(np.uint32)
+
+
+def scene_csrs(trace):
+    """GPUTraceScene's four CSRs (links forward and reverse, hierarchy forward
+    and reverse), each ``(local offsets, neighbors, edges, partition starts)``,
+    by stable argsorts."""
+    spans, n = trace.spans, trace.spans.num_rows
+    order = np.argsort(spans.column("partition").to_numpy(), kind="stable")
+    row_of = np.empty(n, np.int64)
+    row_of[order] = np.arange(n)
+    partition = spans.column("partition").to_numpy()[order].astype(np.int64)
+    parts = max(1, len(trace.sources), int(partition.max()) + 1 if n else 0,
+                int(trace.processes.column("partition").to_numpy().max()) + 1)
+    bounds = np.searchsorted(partition, np.arange(parts + 1))
+    parent = spans.column("parent").to_numpy()[order]
+    parent_row = np.where(parent >= 0, row_of[np.maximum(parent, 0)], -1)
+    src = row_of[trace.links.column("source").to_numpy().astype(np.int64)]
+    dst = row_of[trace.links.column("target").to_numpy().astype(np.int64)]
+    child = np.flatnonzero(parent_row >= 0)
+
+    def csr(keys, values, with_edges):
+        by_key = np.argsort(keys, kind="stable")
+        offsets = np.concatenate([[0], np.cumsum(np.bincount(keys, minlength=n))]).astype(np.int64)
+        local = np.concatenate([offsets[a:b + 1] - offsets[a] for a, b in zip(bounds, bounds[1:])])
+        return local, values[by_key], by_key if with_edges else None, offsets[bounds]
+
+    return {"links_forward": csr(src, dst, True), "links_reverse": csr(dst, src, True),
+            "hierarchy_reverse": csr(parent_row[child], child, False),
+            "hierarchy_forward": csr(child, parent_row[child], False)}
+
+
+#: GPUTraceScene's record flag bits (word 10, low byte).
+SCENE_FLAG_BITS = {"incomplete": 1, "args": 2, "root": 4, "children": 8, "out": 16, "in": 32, "zero": 64}
+
+
+def scene_tables_by_loops(trace):
+    """GPUTraceScene's tables computed with plain Python loops over the Arrow
+    rows: row order, partition bounds, time origin, name and category lists,
+    parent rows, records, children and link adjacency (slow; small traces)."""
+    spans = trace.spans.to_pylist()
+    links = trace.links.to_pylist()
+    parts = max([len(trace.sources), 1] + [s["partition"] + 1 for s in spans] +
+                [p + 1 for p in trace.processes.column("partition").to_pylist()])
+    order = [s["id"] for p in range(parts) for s in spans if s["partition"] == p]  # row -> id
+    row = {span_id: r for r, span_id in enumerate(order)}
+    bounds = [0]
+    for p in range(parts):
+        bounds.append(bounds[-1] + sum(1 for s in spans if s["partition"] == p))
+    origin = min((s["start_ns"] for s in spans), default=0)
+    names, cats = [], []
+    for s in spans:
+        if s["name"] not in names:
+            names.append(s["name"])
+        if s["category"] not in cats:
+            cats.append(s["category"])
+    children = {r: [] for r in range(len(spans))}
+    parent_row = []
+    for r, span_id in enumerate(order):
+        p = spans[span_id]["parent"]
+        parent_row.append(NO_PARENT if p < 0 else row[p])
+    for r, p in enumerate(parent_row):
+        if p != NO_PARENT:
+            children[p].append(r)
+    out_links = {r: [] for r in range(len(spans))}
+    in_links = {r: [] for r in range(len(spans))}
+    for i, link in enumerate(links):
+        out_links[row[link["source"]]].append((row[link["target"]], i))
+        in_links[row[link["target"]]].append((row[link["source"]], i))
+    records = []
+    for r, span_id in enumerate(order):
+        s = spans[span_id]
+        rel, dur = s["start_ns"] - origin, s["duration_ns"]
+        flags = ((SCENE_FLAG_BITS["incomplete"] if s["incomplete"] else 0) | (SCENE_FLAG_BITS["args"] if s["args"] else 0)
+                 | (SCENE_FLAG_BITS["root"] if parent_row[r] == NO_PARENT else 0)
+                 | (SCENE_FLAG_BITS["children"] if children[r] else 0) | (SCENE_FLAG_BITS["out"] if out_links[r] else 0)
+                 | (SCENE_FLAG_BITS["in"] if in_links[r] else 0) | (SCENE_FLAG_BITS["zero"] if dur == 0 else 0))
+        records.append([rel % 2**32, rel >> 32, dur % 2**32, dur >> 32, s["lane"], s["thread"], s["process"],
+                        s["depth"], names.index(s["name"]), cats.index(s["category"]),
+                        flags | s["partition"] << 8, span_id])
+    return dict(order=order, bounds=bounds, origin=origin, names=names, cats=cats, parents=parent_row,
+                records=np.asarray(records, np.uint32).reshape(-1, RECORD_WORDS), children=children,
+                parent_adj={r: [] if p == NO_PARENT else [p] for r, p in enumerate(parent_row)},
+                out_links=out_links, in_links=in_links, links=links, row=row)

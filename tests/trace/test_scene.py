@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 import gpuviz
 from gpuviz.errors import GraphStateError, GraphTypeError
 from gpuviz.graph.shaders import compute_pipeline, wgsl
+from gpuviz.oracles.trace import scene_tables_by_loops as _expected
 from gpuviz.tables import read_array
 from gpuviz.trace.formats.otlp import read_otlp
 from gpuviz.trace.model import assemble, table
@@ -24,8 +25,6 @@ from gpuviz.trace.synthetic import synthetic
 DATA = Path("/work/shared/data/traces")
 if not DATA.exists():  # a clone elsewhere: the repository's shared folder
     DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "traces"
-
-FLAG_BITS = {"incomplete": 1, "args": 2, "root": 4, "children": 8, "out": 16, "in": 32, "zero": 64}
 
 
 def _make_trace(spans, *, threads, links=(), processes=None):
@@ -52,54 +51,6 @@ def _make_trace(spans, *, threads, links=(), processes=None):
                     thread=np.asarray([s["thread"] for s in spans], np.uint32), threads=thr, processes=procs,
                     args=[s.get("args") for s in spans], incomplete=[s.get("incomplete", False) for s in spans],
                     links=lk, sources=[f"rank{p}" for p in range(max(processes) + 1)], **kwargs)
-
-
-def _expected(trace):
-    """The scene's tables computed with plain Python loops over the Arrow rows."""
-    spans = trace.spans.to_pylist()
-    links = trace.links.to_pylist()
-    parts = max([len(trace.sources), 1] + [s["partition"] + 1 for s in spans] +
-                [p + 1 for p in trace.processes.column("partition").to_pylist()])
-    order = [s["id"] for p in range(parts) for s in spans if s["partition"] == p]  # row -> id
-    row = {span_id: r for r, span_id in enumerate(order)}
-    bounds = [0]
-    for p in range(parts):
-        bounds.append(bounds[-1] + sum(1 for s in spans if s["partition"] == p))
-    origin = min((s["start_ns"] for s in spans), default=0)
-    names, cats = [], []
-    for s in spans:
-        if s["name"] not in names:
-            names.append(s["name"])
-        if s["category"] not in cats:
-            cats.append(s["category"])
-    children = {r: [] for r in range(len(spans))}
-    parent_row = []
-    for r, span_id in enumerate(order):
-        p = spans[span_id]["parent"]
-        parent_row.append(NO_PARENT if p < 0 else row[p])
-    for r, p in enumerate(parent_row):
-        if p != NO_PARENT:
-            children[p].append(r)
-    out_links = {r: [] for r in range(len(spans))}
-    in_links = {r: [] for r in range(len(spans))}
-    for i, link in enumerate(links):
-        out_links[row[link["source"]]].append((row[link["target"]], i))
-        in_links[row[link["target"]]].append((row[link["source"]], i))
-    records = []
-    for r, span_id in enumerate(order):
-        s = spans[span_id]
-        rel, dur = s["start_ns"] - origin, s["duration_ns"]
-        flags = ((FLAG_BITS["incomplete"] if s["incomplete"] else 0) | (FLAG_BITS["args"] if s["args"] else 0)
-                 | (FLAG_BITS["root"] if parent_row[r] == NO_PARENT else 0)
-                 | (FLAG_BITS["children"] if children[r] else 0) | (FLAG_BITS["out"] if out_links[r] else 0)
-                 | (FLAG_BITS["in"] if in_links[r] else 0) | (FLAG_BITS["zero"] if dur == 0 else 0))
-        records.append([rel % 2**32, rel >> 32, dur % 2**32, dur >> 32, s["lane"], s["thread"], s["process"],
-                        s["depth"], names.index(s["name"]), cats.index(s["category"]),
-                        flags | s["partition"] << 8, span_id])
-    return dict(order=order, bounds=bounds, origin=origin, names=names, cats=cats, parents=parent_row,
-                records=np.asarray(records, np.uint32).reshape(-1, RECORD_WORDS), children=children,
-                parent_adj={r: [] if p == NO_PARENT else [p] for r, p in enumerate(parent_row)},
-                out_links=out_links, in_links=in_links, links=links, row=row)
 
 
 def _csr_chunks(device, adjacency):

@@ -9,77 +9,11 @@ import pyarrow as pa
 import pytest
 
 import gpuviz.trace.scene_tables as scene_tables
+from gpuviz.oracles.trace import scene_csrs as oracle_csrs
+from gpuviz.oracles.trace import scene_records as oracle_records
 from gpuviz.trace.model import Trace
 from gpuviz.trace.scene_tables import RECORD_WORDS, SceneTables, used_rows
 from gpuviz.trace.synthetic import synthetic
-
-
-def _first_appearance_ids(strings):
-    ids = {}
-    return np.asarray([ids.setdefault(s, len(ids)) for s in strings], np.uint32)
-
-
-def oracle_records(trace):
-    """The (rows, 12) uint32 records from the module docstring of gpuviz.trace.scene."""
-    spans = trace.spans
-    n = spans.num_rows
-
-    def col(name):
-        return spans.column(name).to_numpy()
-
-    partition = col("partition").astype(np.int64)
-    order = np.argsort(partition, kind="stable")  # scene row -> span ID
-    row_of = np.empty(n, np.int64)
-    row_of[order] = np.arange(n)
-    start, duration = col("start_ns"), col("duration_ns")
-    origin = int(start.min()) if n else 0
-    rel = (start - origin).astype(np.uint64)  # exact: origin is the minimum
-    dur = duration.astype(np.uint64)
-    parent = col("parent")
-    parent_row = np.where(parent >= 0, row_of[np.maximum(parent, 0)], -1)  # per span ID
-    has_children = np.isin(row_of, parent_row[parent_row >= 0])
-    links_out = np.isin(row_of, row_of[trace.links.column("source").to_numpy().astype(np.int64)])
-    links_in = np.isin(row_of, row_of[trace.links.column("target").to_numpy().astype(np.int64)])
-    flags = (col("incomplete").astype(np.int64) * 1 + spans.column("args").is_valid().to_numpy() * 2
-             + (parent < 0) * 4 + has_children * 8 + links_out * 16 + links_in * 32 + (duration == 0) * 64)
-    words = np.zeros((n, RECORD_WORDS), np.uint64)  # per span ID, reordered to rows at the end
-    words[:, 0], words[:, 1] = rel & 0xFFFFFFFF, rel >> np.uint64(32)
-    words[:, 2], words[:, 3] = dur & 0xFFFFFFFF, dur >> np.uint64(32)
-    for word, name in ((4, "lane"), (5, "thread"), (6, "process"), (7, "depth")):
-        words[:, word] = col(name)
-    words[:, 8] = _first_appearance_ids(spans.column("name").to_pylist())
-    words[:, 9] = _first_appearance_ids(spans.column("category").to_pylist())
-    words[:, 10] = flags + (partition << 8)
-    words[:, 11] = np.arange(n)
-    assert n == 0 or words.max() < 2**32
-    return words[order].astype(np.uint32)
-
-
-def oracle_csrs(trace):
-    """The four CSRs ``(local offsets, neighbors, edges, partition starts)`` by stable argsorts."""
-    spans, n = trace.spans, trace.spans.num_rows
-    order = np.argsort(spans.column("partition").to_numpy(), kind="stable")
-    row_of = np.empty(n, np.int64)
-    row_of[order] = np.arange(n)
-    partition = spans.column("partition").to_numpy()[order].astype(np.int64)
-    parts = max(1, len(trace.sources), int(partition.max()) + 1 if n else 0,
-                int(trace.processes.column("partition").to_numpy().max()) + 1)
-    bounds = np.searchsorted(partition, np.arange(parts + 1))
-    parent = spans.column("parent").to_numpy()[order]
-    parent_row = np.where(parent >= 0, row_of[np.maximum(parent, 0)], -1)
-    src = row_of[trace.links.column("source").to_numpy().astype(np.int64)]
-    dst = row_of[trace.links.column("target").to_numpy().astype(np.int64)]
-    child = np.flatnonzero(parent_row >= 0)
-
-    def csr(keys, values, with_edges):
-        by_key = np.argsort(keys, kind="stable")
-        offsets = np.concatenate([[0], np.cumsum(np.bincount(keys, minlength=n))]).astype(np.int64)
-        local = np.concatenate([offsets[a:b + 1] - offsets[a] for a, b in zip(bounds, bounds[1:])])
-        return local, values[by_key], by_key if with_edges else None, offsets[bounds]
-
-    return {"links_forward": csr(src, dst, True), "links_reverse": csr(dst, src, True),
-            "hierarchy_reverse": csr(parent_row[child], child, False),
-            "hierarchy_forward": csr(child, parent_row[child], False)}
 
 
 def _mixed(trace, seed, *, interleave):
