@@ -23,6 +23,79 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 TOKEN = "gpuviz-browser-test"
 
 
+def budget_ms(seconds: float) -> float:
+    """A wait's budget in milliseconds: ``seconds`` on an idle machine, scaled
+    by the load per core when the machine is busier than that (at most 8x).
+
+    Every wait here is on a condition; the budget only bounds how long a
+    condition may take before the test fails, and a loaded machine (several
+    JupyterLabs and kernels on two cores) takes several times longer."""
+    try:
+        load = os.getloadavg()[0] / (os.cpu_count() or 1)
+    except OSError:  # no load average on this platform
+        load = 1.0
+    return seconds * 1000 * min(max(load, 1.0), 8.0)
+
+
+# Installs a frame counter on a canvas <img> (jupyter_rfb replaces its source
+# once per frame, so each frame is one 'load' event) and returns the count.
+_FRAME_COUNTER = """img => {
+    if (img.__gvFrames === undefined) {
+        img.__gvFrames = 0;
+        img.__gvLast = performance.now();
+        img.addEventListener('load', () => { img.__gvFrames += 1; img.__gvLast = performance.now(); });
+    }
+    return img.__gvFrames;
+}"""
+
+
+def frame_count(image) -> int:
+    """Frames ``image`` (a canvas view's ``<img>`` locator) has loaded since its
+    counter was installed (by the first call); pass the value to :func:`wait_frames`."""
+    return image.evaluate(_FRAME_COUNTER)
+
+
+def wait_frames(page, image, since: int, *, count: int = 1, quiet_ms: float = 500, timeout: float = 60,
+                required: bool = True) -> bool:
+    """Wait until ``image`` has loaded ``count`` frames more than ``since``
+    (a :func:`frame_count`) and then none for ``quiet_ms``: the frames an
+    action caused have arrived. With ``required=False`` returns False instead
+    of raising when none came within the budget (an action that may not redraw)."""
+    frame_count(image)
+    try:
+        page.wait_for_function(
+            "([img, n, quiet]) => img.__gvFrames >= n && performance.now() - img.__gvLast >= quiet",
+            arg=[image.element_handle(), since + count, quiet_ms], timeout=budget_ms(timeout))
+    except Exception:
+        if required:
+            raise
+        return False
+    return True
+
+
+def wait_settled(page, image, *, quiet_ms: float = 500, timeout: float = 60) -> None:
+    """Wait until ``image`` shows a real frame (wider than jupyter_rfb's 1 px
+    start) and has loaded none for ``quiet_ms``: whatever frames were on their
+    way (the first frames, a lossless redraw after interaction) have landed."""
+    frame_count(image)
+    page.wait_for_function(
+        "([img, quiet]) => img.complete && img.naturalWidth > 1 && performance.now() - img.__gvLast >= quiet",
+        arg=[image.element_handle(), quiet_ms], timeout=budget_ms(timeout))
+
+
+def wait_painted(page, element, *, timeout: float = 30) -> None:
+    """Scroll ``element`` into view and wait until it lies inside the viewport
+    and the browser has painted twice since (two animation frames): what a
+    screenshot of it takes is on screen."""
+    element.scroll_into_view_if_needed()
+    page.wait_for_function(
+        """el => new Promise(resolve => {
+            const r = el.getBoundingClientRect();
+            if (r.bottom <= 0 || r.top >= innerHeight || (el.complete === false)) { resolve(false); return; }
+            requestAnimationFrame(() => requestAnimationFrame(() => resolve(true)));
+        })""", arg=element.element_handle(), timeout=budget_ms(timeout))
+
+
 def browser_available() -> bool:
     try:
         import playwright  # noqa: F401
@@ -80,26 +153,40 @@ def notebook_page(base_url: str, notebook: str, *, viewport=(1600, 1200)):
         try:
             page = browser.new_page(viewport={"width": viewport[0], "height": viewport[1]})
             page.goto(f"{base_url}/lab/tree/{notebook}?reset&token={TOKEN}")
-            page.wait_for_selector(".jp-NotebookPanel .jp-Notebook", timeout=90_000)
-            page.wait_for_timeout(1500)
-            select = page.locator(".jp-Dialog button:has-text('Select')")
-            if select.count():  # JupyterLab may ask which kernel to start
-                select.first.click()
-            page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle'], "
-                                   "#jp-main-statusbar :text('Idle')", timeout=90_000)
+            page.wait_for_selector(".jp-NotebookPanel .jp-Notebook", timeout=budget_ms(90))
+            pick_kernel_or_wait_idle(page)
             yield page
         finally:
             browser.close()
 
 
+IDLE = ".jp-Notebook-ExecutionIndicator[data-status='idle'], #jp-main-statusbar :text('Idle')"
+KERNEL_DIALOG = ".jp-Dialog button:has-text('Select')"
+
+
+def pick_kernel_or_wait_idle(page, idle: str = IDLE, timeout: float = 90) -> None:
+    """Answer JupyterLab's kernel dialog when it asks which kernel to start,
+    then wait until the kernel is idle."""
+    page.wait_for_selector(f"{KERNEL_DIALOG}, {idle}", timeout=budget_ms(timeout))
+    select = page.locator(KERNEL_DIALOG)
+    if select.count():
+        select.first.click()
+    page.wait_for_selector(idle, timeout=budget_ms(timeout))
+
+
+_PROMPTS = "() => [...document.querySelectorAll('.jp-InputPrompt')].map(p => p.innerText)"
+
+
 def run_all_cells(page, timeout: float = 600) -> None:
-    """Run every cell and wait until none is still queued or running."""
+    """Run every cell and wait until the prompts have changed (the run began)
+    and none is still queued or running."""
+    before = page.evaluate(_PROMPTS)
     page.get_by_role("menuitem", name="Run").first.click()
     page.get_by_text("Run All Cells", exact=True).click()
-    page.wait_for_timeout(1000)
     page.wait_for_function(
-        "() => [...document.querySelectorAll('.jp-InputPrompt')].every(p => !p.innerText.includes('*'))",
-        timeout=timeout * 1000)
+        f"""before => {{ const now = ({_PROMPTS})();
+                        return now.join('|') !== before.join('|') && now.every(p => !p.includes('*')); }}""",
+        arg=before, timeout=budget_ms(timeout))
 
 
 def run_code(page, code: str, marker: str, timeout: float = 60) -> str:
@@ -113,13 +200,14 @@ def run_code(page, code: str, marker: str, timeout: float = 60) -> str:
     page.keyboard.press("Escape")
     before = cells.count()
     page.keyboard.press("b")  # new cell below, in command mode
-    page.wait_for_function("n => document.querySelectorAll('.jp-Notebook .jp-Cell').length > n", arg=before)
+    page.wait_for_function("n => document.querySelectorAll('.jp-Notebook .jp-Cell').length > n", arg=before,
+                           timeout=budget_ms(30))
     cell = cells.nth(before)  # the new last cell, by index: Shift+Enter appends another below it
     page.keyboard.press("Enter")
     page.keyboard.insert_text(code)
     page.keyboard.press("Shift+Enter")
     output = cell.locator(".jp-OutputArea-output").filter(has_text=re.compile(re.escape(marker)))
-    output.last.wait_for(timeout=timeout * 1000)
+    output.last.wait_for(timeout=budget_ms(timeout))
     return output.last.inner_text()
 
 

@@ -78,31 +78,47 @@ def _page(url: str, path: str):
         try:
             page = browser.new_page(viewport={"width": 1600, "height": 1000})
             page.goto(f"{url}{path}?reset&token={lab.TOKEN}")
-            page.wait_for_selector(".jp-NotebookPanel .jp-Notebook", timeout=90_000)
-            page.wait_for_timeout(1500)
-            select = page.locator(".jp-Dialog button:has-text('Select')")
-            if select.count():
-                select.first.click()
+            page.wait_for_selector(".jp-NotebookPanel .jp-Notebook", timeout=lab.budget_ms(90))
             page.wait_for_function("() => document.body.dataset.gpuvizExtension !== undefined || "
-                                   "document.querySelector('.jp-NotebookPanel') !== null", timeout=60_000)
-            page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle'], "
-                                   "#jp-main-statusbar :text('Idle'), .jp-NotebookKernelStatus-idle, "
-                                   "[data-status='idle']", timeout=90_000)
+                                   "document.querySelector('.jp-NotebookPanel') !== null", timeout=lab.budget_ms(60))
+            lab.pick_kernel_or_wait_idle(page, ".jp-Notebook-ExecutionIndicator[data-status='idle'], "
+                                               "#jp-main-statusbar :text('Idle'), .jp-NotebookKernelStatus-idle, "
+                                               "[data-status='idle']")
             yield page
         finally:
             browser.close()
 
 
-def _run_cells(page, timeout: float = 300) -> None:
-    """Run every cell (keyboard: works in JupyterLab and Notebook 7)."""
-    page.locator(".jp-Notebook .jp-Cell").first.click()
-    page.keyboard.press("Escape")
-    for _ in page.locator(".jp-Notebook .jp-Cell").all():
-        page.keyboard.press("Shift+Enter")
-        page.wait_for_timeout(200)
+# True once cell ``i``'s prompt shows it queued or run ("[*]:" or "[3]:"), not "[ ]:".
+_CELL_STARTED = """i => {
+    const prompt = document.querySelectorAll('.jp-Notebook .jp-Cell')[i]?.querySelector('.jp-InputPrompt');
+    return prompt !== undefined && prompt !== null && /\\[(\\*|\\d+)\\]/.test(prompt.innerText);
+}"""
+
+
+def _run_cells(page, count: int, timeout: float = 300) -> None:
+    """Run the notebook's ``count`` cells (keyboard: works in JupyterLab and
+    Notebook 7): select a cell by its prompt, Shift+Enter, and wait until its
+    prompt shows it queued or run; a key press the page was not ready for
+    (the kernel still connecting) is pressed again. The notebook renders its
+    cells lazily: wait until all ``count`` are in the page first."""
+    page.wait_for_function("n => document.querySelectorAll('.jp-Notebook .jp-Cell').length >= n", arg=count,
+                           timeout=lab.budget_ms(60))
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    for index in range(count):
+        for attempt in range(3):
+            cells.nth(index).locator(".jp-InputPrompt").click()
+            page.keyboard.press("Escape")
+            page.keyboard.press("Shift+Enter")
+            try:
+                page.wait_for_function(_CELL_STARTED, arg=index, timeout=lab.budget_ms(15))
+                break
+            except Exception:
+                if attempt == 2:
+                    raise
     page.wait_for_function(
         "() => [...document.querySelectorAll('.jp-InputPrompt')].every(p => !p.innerText.includes('*'))",
-        timeout=timeout * 1000)
+        timeout=lab.budget_ms(timeout))
 
 
 # The mean colour of the middle of an image's pixels, read in the page (what the
@@ -123,17 +139,20 @@ _FRAME_COLOUR = """img => {
 def _wait_for_frame(page, selector: str, colour, path: Path, timeout_s: float = 120) -> np.ndarray:
     """Wait until ``selector``'s image holds a real frame near ``colour``; returns its mean colour."""
     image = page.locator(selector).first
-    image.wait_for(timeout=timeout_s * 1000)
-    seen = None
-    for _ in range(int(timeout_s)):
-        page.evaluate("window.dispatchEvent(new Event('resize'))")  # headless: the canvas measures itself
+    image.wait_for(timeout=lab.budget_ms(timeout_s))
+    try:
+        # polled each second with a resize event first (headless: the canvas measures itself then)
+        page.wait_for_function(f"""([img, colour]) => {{
+                window.dispatchEvent(new Event('resize'));
+                const seen = ({_FRAME_COLOUR})(img);
+                return seen !== null && seen.every((v, i) => Math.abs(v - colour[i]) < 20);
+            }}""", arg=[image.element_handle(), list(colour)], polling=1000, timeout=lab.budget_ms(timeout_s))
+    except Exception:
         seen = image.evaluate(_FRAME_COLOUR)
-        if seen is not None and np.abs(np.asarray(seen) - colour).max() < 20:
-            image.screenshot(path=str(path), type="jpeg", quality=90)
-            return np.asarray(seen)
-        page.wait_for_timeout(1000)
-    page.screenshot(path=str(path.with_name(path.stem + "-page.png")), full_page=True)
-    raise AssertionError(f"{selector} never showed a frame of {colour} (last mean colour {seen})")
+        page.screenshot(path=str(path.with_name(path.stem + "-page.png")), full_page=True)
+        raise AssertionError(f"{selector} never showed a frame of {colour} (last mean colour {seen})") from None
+    image.screenshot(path=str(path), type="jpeg", quality=90)
+    return np.asarray(image.evaluate(_FRAME_COLOUR))
 
 
 def _kernel_value(page, expression: str) -> object:
@@ -160,7 +179,7 @@ def _append_and_run(page, code: str) -> None:
 def _open_gpu_panel(page) -> None:
     tab = page.locator(".lm-TabBar-tab[data-id='gpuviz-gpu-panel'], .lm-TabBar-tab[title^='GPU']").first
     tab.click()
-    page.wait_for_selector("#gpuviz-gpu-panel", state="visible", timeout=30_000)
+    page.wait_for_selector("#gpuviz-gpu-panel", state="visible", timeout=lab.budget_ms(30))
 
 
 @pytest.fixture(scope="module")
@@ -177,9 +196,9 @@ def test_split_right_panel_gets_frames_and_input_and_gpu_panel_lists_it(server):
     name = lab.write_notebook(root, "lab.ipynb",
                               [SETUP, GRAPH, 'show(canvas, where="split-right", title="flat canvas")'])
     with _page(url, f"/lab/tree/{name}") as page:
-        _run_cells(page)
+        _run_cells(page, 3)
         panel = page.locator("#jp-main-dock-panel .gpuviz-ShowPanel")
-        panel.wait_for(timeout=120_000)
+        panel.wait_for(timeout=lab.budget_ms(120))
         assert panel.get_attribute("data-gpuviz-area") == "main"
         # split-right: the panel sits beside the notebook, both visible
         notebook_box = page.locator(".jp-NotebookPanel").first.bounding_box()
@@ -196,19 +215,19 @@ def test_split_right_panel_gets_frames_and_input_and_gpu_panel_lists_it(server):
         model_id = _kernel_value(page, "canvas.model_id")
         _open_gpu_panel(page)
         row = page.locator(f"#gpuviz-gpu-panel [data-gpuviz-model='{model_id}']")
-        row.wait_for(timeout=60_000)
+        row.wait_for(timeout=lab.budget_ms(60))
         text = row.inner_text()
         assert "GPUCanvas" in text and "flat canvas" in text, text
         assert re.search(r"\b3\d\d×\d{3}\b", text), f"no canvas size listed: {text}"  # the view's CSS size
         assert model_id[:8] in text, text
         graph = page.locator("#gpuviz-gpu-panel [data-gpuviz-graph='copy-graph']")
-        graph.wait_for(timeout=30_000)
+        graph.wait_for(timeout=lab.budget_ms(30))
         assert "1 node ·" in graph.inner_text() and "1 pass ·" in graph.inner_text(), graph.inner_text()
         assert re.search(r"last frame \d+\.\d+ ms \(kernel frame\)", text), text  # the canvas's measured cost
         # opening the graph shows an inspector of it in a second panel
         graph.locator("button:has-text('open')").click()
         page.wait_for_function("() => document.querySelectorAll('.gpuviz-ShowPanel').length === 2",
-                               timeout=60_000)
+                               timeout=lab.budget_ms(60))
         models = page.eval_on_selector_all(".gpuviz-ShowPanel", "els => els.map(e => e.dataset.gpuvizModel)")
         assert len(set(models)) == 2 and model_id in models, models
         tabs = page.locator("#jp-main-dock-panel .lm-TabBar-tab").all_inner_texts()
@@ -224,7 +243,8 @@ def test_split_right_panel_gets_frames_and_input_and_gpu_panel_lists_it(server):
         # (the new tab is brought forward, hiding the notebook: wait for the panels, not for the output)
         _append_and_run(page, 'show(canvas, where="right", title="right view"); show(canvas, where="split-bottom", '
                               'title="bottom view"); show(canvas, where="tab", title="tab view")')
-        page.wait_for_function("() => document.querySelectorAll('.gpuviz-ShowPanel').length === 5", timeout=60_000)
+        page.wait_for_function("() => document.querySelectorAll('.gpuviz-ShowPanel').length === 5",
+                               timeout=lab.budget_ms(60))
         right = page.locator(".gpuviz-ShowPanel[data-gpuviz-area='right']")
         assert right.count() == 1 and page.locator("#jp-right-stack .gpuviz-ShowPanel").count() == 1
         notebook_bar = page.locator(".lm-TabBar:has(.lm-TabBar-tab:has-text('lab.ipynb'))")
@@ -241,9 +261,9 @@ def test_notebook7_falls_back_to_the_right_panel(server):
                               [SETUP, 'show(canvas, where="split-right", title="flat canvas")'])
     with _page(url, f"/notebooks/{name}") as page:
         assert page.locator("#main-panel, .jp-NotebookPanel").count()
-        _run_cells(page)
+        _run_cells(page, 2)
         panel = page.locator(".gpuviz-ShowPanel")
-        panel.wait_for(timeout=120_000)
+        panel.wait_for(timeout=lab.budget_ms(120))
         assert panel.get_attribute("data-gpuviz-area") == "right"
         link = page.locator(".gpuviz-ShowLink[data-gpuviz-status='shown']").first
         assert "right panel" in link.inner_text() and "no split-right here" in link.inner_text()
@@ -266,10 +286,10 @@ def test_without_the_extension_show_displays_inline_with_a_note(tmp_path):
     name = lab.write_notebook(root, "panel.ipynb", [SETUP, 'show(canvas, where="split-right", title="flat canvas")'])
     with lab.jupyterlab(root, env={"JUPYTER_CONFIG_DIR": str(config)}, log=OUTPUT / "panel-fallback.log") as url:
         with _page(url, f"/lab/tree/{name}") as page:
-            _run_cells(page)
+            _run_cells(page, 2)
             note = page.locator(".jp-OutputArea-output:has-text('no gpuviz extension in this front end')")
             try:
-                note.wait_for(timeout=120_000)
+                note.wait_for(timeout=lab.budget_ms(120))
             finally:
                 page.screenshot(path=str(OUTPUT / "panel-fallback.png"))
             _wait_for_frame(page, ".jp-OutputArea-output img", RED, OUTPUT / "panel-fallback.jpg")
