@@ -23,13 +23,15 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
+import wgpu
 
 from .formats import GPUVectorFormat
-from .errors import GraphTypeError, GraphValidationError
+from .errors import GraphKeyError, GraphTypeError, GraphValidationError
 from .tables import GPUData, GPURecordBatch, GPUSchema, GPUTable, GPUVector
 from .tables.readback import read_many
 
-__all__ = ["table_to_gpu", "gpu_to_arrow"]
+__all__ = ["table_to_gpu", "gpu_to_arrow", "hash_join"]
 
 _SCALARS = {
     pa.uint8(): "uint8", pa.uint16(): "uint16", pa.uint32(): "uint32",
@@ -291,3 +293,295 @@ def gpu_to_arrow(device, gpu_obj):
     if container == "record_batch" and len(batches) == 1:
         return batches[0]
     return pa.Table.from_batches(batches, schema=arrow_schema)
+
+
+# ------------------------------------------------------------------ joins
+JOIN_HOWS = ("inner", "left")
+JOIN_VALIDATE = (None, "many_to_one", "m:1", "first")
+_EMPTY = 0xFFFFFFFF  # gpuviz.algorithms.EMPTY_KEY / NOT_FOUND
+
+
+def _as_table(what: str, obj) -> pa.Table:
+    if isinstance(obj, pa.Table):
+        return obj
+    if isinstance(obj, pa.RecordBatch):
+        return pa.Table.from_batches([obj])
+    if type(obj).__name__ == "DataFrame" and hasattr(obj, "columns"):
+        return pa.Table.from_pandas(obj, preserve_index=False)
+    raise GraphTypeError(f"hash_join {what} must be a pyarrow Table or RecordBatch or a pandas DataFrame "
+                         f"(got {type(obj).__name__})")
+
+
+def _join_columns(left: pa.Table, right: pa.Table, on, left_on, right_on) -> tuple:
+    """``(left key names, right key names)``, checked."""
+    listed = lambda v: [v] if isinstance(v, str) else list(v)  # noqa: E731
+    if on is not None and (left_on is not None or right_on is not None):
+        raise GraphValidationError("hash_join takes on= or left_on= and right_on=, not both")
+    if on is None and left_on is None and right_on is None:
+        on = [n for n in left.column_names if n in set(right.column_names)]
+        if not on:
+            raise GraphValidationError("hash_join: left and right share no column name; pass on= or left_on= and "
+                                       "right_on=")
+    if on is not None:
+        left_on = right_on = listed(on)
+    elif left_on is None or right_on is None:
+        raise GraphValidationError("hash_join needs both left_on= and right_on=")
+    left_on, right_on = listed(left_on), listed(right_on)
+    if len(left_on) != len(right_on):
+        raise GraphValidationError(f"hash_join left_on has {len(left_on)} columns but right_on has {len(right_on)}")
+    if not 1 <= len(left_on) <= 2:
+        raise GraphValidationError(f"hash_join joins on one or two key columns (got {len(left_on)}: {left_on})")
+    for side, table, names in (("left", left, left_on), ("right", right, right_on)):
+        for name in names:
+            if name not in table.column_names:
+                raise GraphKeyError(f'hash_join {side} has no column "{name}" (columns: {table.column_names})')
+    return left_on, right_on
+
+
+def _key_kind(what: str, dtype: pa.DataType) -> str:
+    value = dtype.value_type if pa.types.is_dictionary(dtype) else dtype
+    if pa.types.is_integer(value):
+        return "int"
+    if (pa.types.is_string(value) or pa.types.is_large_string(value) or pa.types.is_binary(value)
+            or pa.types.is_large_binary(value)):
+        return "str"
+    kind = "float" if pa.types.is_floating(value) else str(value)
+    raise GraphValidationError(f"hash_join {what} has type {dtype}: keys must be integer, string or dictionary "
+                               f"columns ({kind} keys are refused: equality on them is ill-defined or unsupported)")
+
+
+def _decoded(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    if not pa.types.is_dictionary(column.type):
+        return column
+    return pa.chunked_array([chunk.dictionary_decode() for chunk in column.chunks], type=column.type.value_type)
+
+
+def _factorize(left_values, right_values) -> tuple:
+    """Shared dense codes (uint64) of two value arrays, via one host dictionary."""
+    both = np.concatenate([np.asarray(left_values, object), np.asarray(right_values, object)]) \
+        if left_values.dtype != right_values.dtype else np.concatenate([left_values, right_values])
+    codes = np.unique(both, return_inverse=True)[1].astype(np.uint64).reshape(-1)
+    return codes[:len(left_values)], codes[len(left_values):]
+
+
+def _key_words(lcol: pa.ChunkedArray, rcol: pa.ChunkedArray, one_word: bool) -> tuple:
+    """``(left words, right words, left valid, right valid)``: the key as one
+    (uint64 < 2**32 - 1) or two uint32 words per row; nulls are invalid."""
+    lcol, rcol = _decoded(lcol), _decoded(rcol)
+    lvalid = np.asarray(lcol.is_valid(), bool) if len(lcol) else np.zeros(0, bool)
+    rvalid = np.asarray(rcol.is_valid(), bool) if len(rcol) else np.zeros(0, bool)
+    if pa.types.is_integer(lcol.type):
+        fill = lambda c: c.fill_null(0).to_numpy() if len(c) else np.zeros(0, c.type.to_pandas_dtype())  # noqa: E731
+        lv, rv = fill(lcol), fill(rcol)
+        valid_values = [int(v) for a, ok in ((lv, lvalid), (rv, rvalid)) if ok.any()
+                        for v in (a[ok].min(), a[ok].max())]
+        lo, hi = (min(valid_values), max(valid_values)) if valid_values else (0, 0)
+        if hi - lo < _EMPTY:  # one word, never the reserved one
+            def shifted(a):
+                if lo < 0:  # then every value fits int64 (hi < 2**32)
+                    return (a.astype(np.int64) - lo).astype(np.uint64)
+                return a.astype(np.uint64) - np.uint64(lo)
+            return shifted(lv), shifted(rv), lvalid, rvalid, 1
+        if hi - lo < (1 << 64) - 1 and not one_word:
+            shift = np.uint64(lo % (1 << 64))
+            return (lv.astype(np.uint64) - shift, rv.astype(np.uint64) - shift, lvalid, rvalid, 2)
+        lcodes, rcodes = _factorize(lv, rv)
+        return lcodes, rcodes, lvalid, rvalid, 1
+    target = pa.large_binary() if pa.types.is_binary(lcol.type) or pa.types.is_large_binary(lcol.type) \
+        else pa.large_string()
+    both = pa.chunked_array(lcol.cast(target).chunks + rcol.cast(target).chunks, type=target).combine_chunks()
+    indices = pc.dictionary_encode(both).indices.fill_null(0).to_numpy().astype(np.uint64)
+    return indices[:len(lcol)], indices[len(lcol):], lvalid, rvalid, 1
+
+
+def _encode_keys(left, right, left_on, right_on) -> tuple:
+    """``(left words (n, w), right words (m, w), w)``: uint32 key words,
+    every word of a null key set to the reserved empty key."""
+    columns = []
+    for lname, rname in zip(left_on, right_on):
+        lkind = _key_kind(f'left key "{lname}"', left.schema.field(lname).type)
+        rkind = _key_kind(f'right key "{rname}"', right.schema.field(rname).type)
+        if lkind != rkind:
+            raise GraphValidationError(
+                f'hash_join key types do not match: left "{lname}" is {left.schema.field(lname).type} but right '
+                f'"{rname}" is {right.schema.field(rname).type} (cast one side first)')
+        columns.append(_key_words(left.column(lname), right.column(rname), one_word=len(left_on) > 1))
+    sides = []
+    for side in (0, 1):
+        valid = np.logical_and.reduce([c[2 + side] for c in columns])
+        if len(columns) == 2:
+            words = np.stack([columns[0][side], columns[1][side]], axis=1)
+        elif columns[0][4] == 2:
+            v = columns[0][side]
+            words = np.stack([v & np.uint64(_EMPTY), v >> np.uint64(32)], axis=1)
+        else:
+            words = columns[0][side].reshape(-1, 1)
+        words = words.astype(np.uint32)
+        words[~valid] = _EMPTY
+        sides.append(words)
+    width = sides[0].shape[1]
+    return sides[0], sides[1], width
+
+
+class _GPUJoinRunner:
+    """One compiled graph: the right index (rebuilt every encoding) and a
+    fixed-capacity left batch that a lookup (``how="left"``) or a join
+    (``"inner"``) reads; batches are written into it and read back."""
+
+    def __init__(self, device, right_words, key_words, how, batch_rows):
+        from .algorithms import GPUHashIndex, GPUHashIndexQuery, GPUHashJoin
+        from .graph import GPUCommandGraph
+
+        usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.COPY_SRC
+        fmt = "uint32" if key_words == 1 else "uint32x2"
+        self.device, self.key_words, self.how, self.rows = device, key_words, how, batch_rows
+        words = lambda n: GPUData.from_numpy(device, np.zeros(max(n, 1), np.uint32), usage)  # noqa: E731
+        self.right = GPUData.from_numpy(device, right_words.reshape(-1) if right_words.size else
+                                        np.zeros(1, np.uint32), usage)
+        self.left, self.count = words(batch_rows * key_words), words(1)
+        self.index_stats, self.stats = words(8), words(8)
+        self.output = words(batch_rows * (2 if how == "inner" else 1))
+        graph = GPUCommandGraph(device, id="hash-join")
+
+        def view(name, data, fmt, length):
+            return graph.create_data_view(graph.import_gpu_data(name, data).handle, format=fmt, length=length)
+
+        self.index = GPUHashIndex(id="right-index", keys=view("right", self.right, fmt, len(right_words)),
+                                  key_words=key_words, stats=graph.import_gpu_data("index-stats", self.index_stats))
+        self.index.add_to_graph(graph)
+        left = view("left", self.left, fmt, batch_rows)
+        if how == "inner":
+            GPUHashJoin(id="join", left_keys=left, index=self.index, pairs=view("pairs", self.output, "uint32x2",
+                                                                                 batch_rows),
+                        count=graph.import_gpu_data("count", self.count), capacity=batch_rows,
+                        stats=graph.import_gpu_data("stats", self.stats)).add_to_graph(graph)
+        else:
+            GPUHashIndexQuery(id="lookup", index=self.index, keys=left,
+                              output=view("output", self.output, "uint32", batch_rows),
+                              stats=graph.import_gpu_data("stats", self.stats)).add_to_graph(graph)
+        self.compiled = graph.compile()
+
+    def run(self, left_words) -> tuple:
+        """``(left rows, right rows or NOT_FOUND, index stats)`` of one batch."""
+        n = len(left_words)
+        padded = np.full((self.rows, self.key_words), _EMPTY, np.uint32)
+        padded[:n] = left_words
+        self.device.queue.write_buffer(self.left.buffer, self.left.byte_offset, padded.tobytes())
+        encoder = self.device.create_command_encoder()
+        self.compiled.encode(encoder)
+        self.device.queue.submit([encoder.finish()])
+        stats, count, output = read_many(self.device, [self.index_stats, self.count, self.output])
+        if self.how == "inner":
+            pairs = output.reshape(-1, 2)[:int(count[0])]
+            return pairs[:, 0].astype(np.int64), pairs[:, 1], stats
+        return np.arange(n), output[:n], stats
+
+    def destroy(self):
+        for data in (self.right, self.left, self.index_stats, self.stats, self.count, self.output):
+            data.destroy()
+
+
+def hash_join(left, right, *, on=None, left_on=None, right_on=None, how: str = "inner", validate=None, device=None,
+              batch_rows: int = 1 << 20) -> pa.Table:
+    """Many-to-one join of two Arrow tables on the GPU, as ``pandas.merge``.
+
+    Parameters
+    ----------
+    left, right : pyarrow.Table, pyarrow.RecordBatch or pandas.DataFrame
+    on : str or list of str, optional
+        Key column(s) both sides share (one or two). Default, as pandas:
+        every column name the two sides share.
+    left_on, right_on : str or list of str, optional
+        Key columns named differently on each side (instead of ``on``).
+    how : {"inner", "left"}
+    validate : {None, "many_to_one", "m:1", "first"}
+        None and "many_to_one" refuse a right side whose keys repeat (the
+        error says how many rows repeat an earlier key); "first" keeps the
+        first right row of each key.
+    device : wgpu.GPUDevice, optional
+        Default :func:`gpuviz.request_device`.
+    batch_rows : int
+        Left rows per GPU batch: the graph is fixed-capacity, and larger
+        left sides stream through it (a tqdm.auto bar appears past ~1 s).
+
+    Returns
+    -------
+    pyarrow.Table
+        The rows and column order of ``pandas.merge(left, right, how=how,
+        on=..., sort=False)``: left columns, then right columns without the
+        keys ``on`` shares, overlapping names suffixed ``_x`` / ``_y``;
+        inner rows in left order; unmatched left rows carry nulls.
+
+    Notes
+    -----
+    Integer keys (int8..uint64, either side any width) are matched by value
+    as one or two uint32 words; string, binary and dictionary keys go
+    through one dictionary built on the host for both sides; two key
+    columns are one 64-bit key. Null keys never match (unlike pandas,
+    which matches NaN to NaN). The right side is hashed into a
+    :class:`~gpuviz.GPUHashIndex` and each left batch joined by a
+    :class:`~gpuviz.GPUHashJoin` (inner) or looked up by a
+    :class:`~gpuviz.GPUHashIndexQuery` (left); payload columns are
+    gathered on the host with ``Table.take``. Raises GraphValidationError
+    for float keys, mismatched key types, more than two key columns or a
+    repeating right key, GraphKeyError for a missing column, before
+    anything runs on the GPU (the repeat check reads the index statistics
+    of the first batch). Does not support many-to-many, outer or right
+    joins, does not sort, and does not keep the GPU buffers it made.
+    """
+    if how not in JOIN_HOWS:
+        raise GraphValidationError(f"hash_join how must be one of {', '.join(JOIN_HOWS)} (got {how!r})")
+    if validate not in JOIN_VALIDATE:
+        raise GraphValidationError(f"hash_join validate must be None, 'many_to_one', 'm:1' or 'first' "
+                                   f"(got {validate!r})")
+    if isinstance(batch_rows, bool) or not isinstance(batch_rows, (int, np.integer)) or batch_rows < 1:
+        raise GraphValidationError(f"hash_join batch_rows must be a positive int (got {batch_rows!r})")
+    left, right = _as_table("left", left), _as_table("right", right)
+    left_on, right_on = _join_columns(left, right, on, left_on, right_on)
+    lwords, rwords, key_words = _encode_keys(left, right, left_on, right_on)
+    if device is None:
+        from .device import request_device
+        device = request_device()
+    n = left.num_rows
+    runner = _GPUJoinRunner(device, rwords, key_words, how, int(min(batch_rows, max(n, 1))))
+    left_rows, right_rows = [], []
+    try:
+        from tqdm.auto import tqdm
+
+        with tqdm(total=n, delay=1.0, unit="rows", desc="hash_join", disable=n <= runner.rows) as bar:
+            for start in range(0, max(n, 1), runner.rows):
+                rows, values, stats = runner.run(lwords[start:start + runner.rows])
+                if start == 0:
+                    _check_right(stats, validate)
+                left_rows.append(rows + start)
+                right_rows.append(values)
+                bar.update(len(lwords[start:start + runner.rows]))
+    finally:
+        runner.destroy()
+    return _assemble(left, right, left_on, right_on, np.concatenate(left_rows), np.concatenate(right_rows))
+
+
+def _check_right(stats, validate) -> None:
+    """Refuse a right side with repeating keys (unless validate="first") or
+    an index that dropped rows."""
+    duplicates, overflow = int(stats[1]), int(stats[2])
+    if overflow:
+        raise GraphValidationError(f"hash_join right index dropped {overflow} rows (no slot found)")
+    if duplicates and validate != "first":
+        raise GraphValidationError(
+            f"hash_join right keys are not unique: {duplicates} right rows repeat an earlier row's key (a many-to-one "
+            "join needs unique right keys; validate='first' keeps the first row of each key)")
+
+
+def _assemble(left, right, left_on, right_on, left_rows, right_rows) -> pa.Table:
+    """The pandas.merge column layout over the gathered rows."""
+    shared = {l for l, r in zip(left_on, right_on) if l == r}
+    right_names = [name for name in right.column_names if name not in shared]
+    overlap = set(left.column_names) & set(right_names)
+    if len(left_rows) != left.num_rows or (len(left_rows) and (left_rows != np.arange(len(left_rows))).any()):
+        left = left.take(pa.array(left_rows, pa.int64()))
+    missing = right_rows == _EMPTY
+    right = right.select(right_names).take(pa.array(right_rows.astype(np.int64), pa.int64(), mask=missing))
+    names = [f"{n}_x" if n in overlap else n for n in left.column_names]
+    names += [f"{n}_y" if n in overlap else n for n in right_names]
+    return pa.Table.from_arrays(list(left.columns) + list(right.columns), names=names)

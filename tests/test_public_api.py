@@ -57,6 +57,8 @@ POSITIONAL = {
     "gpuviz.read_array": (("device", "data_or_vector"), "named by issue 2: read_array(device, data_or_vector)"),
     "gpuviz.arrow.table_to_gpu": (("device", "obj"), "named by issue 2: table_to_gpu(device, table)"),
     "gpuviz.arrow.gpu_to_arrow": (("device", "gpu_obj"), "the inverse of table_to_gpu, same (device, object) shape"),
+    "gpuviz.arrow.hash_join": (("left", "right"), "named by issue 35: hash_join(left, right, *, on=...) as "
+                                                 "pandas.merge(left, right)"),
     "gpuviz.DrawCommandBuffer.draw": (("render_pass", "index"), "named by issue 2: draw(render_pass, i)"),
     # Recording calls take (where to record, what) positionally, as wgpu's own encoder methods do; every
     # algorithm and widget records through them.
