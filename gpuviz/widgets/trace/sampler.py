@@ -212,11 +212,14 @@ class SamplePoller:
     are in flight and calls ``on_sample()`` when one arrives; ``on_sample``
     returns True when the overlay changed, and then ``redraw()`` is called.
     ``alive()`` False stops the polling (a closed widget, a lost device).
-    Without a running loop (scripts) it does nothing."""
+    Each poll holds ``lock`` (the widget's call lock), so it never maps a
+    slot while another thread records or closes. Without a running loop
+    (scripts) it does nothing."""
 
-    def __init__(self, sampler, *, on_sample, redraw, alive):
+    def __init__(self, sampler, *, on_sample, redraw, alive, lock):
         self.sampler = sampler
         self._on_sample, self._redraw, self._alive = on_sample, redraw, alive
+        self._lock = lock
         self._handle = None
 
     def later(self) -> None:
@@ -235,14 +238,15 @@ class SamplePoller:
             self._handle = None
 
     def _poll(self, tries) -> None:
-        self._handle = None
-        if not self._alive():
-            return
-        if self.sampler.poll():
-            if self._on_sample():
-                self._redraw()
-        elif self.sampler.pending and tries < _POLL_TRIES:
-            try:
-                self._handle = asyncio.get_running_loop().call_later(_POLL_S, self._poll, tries + 1)
-            except RuntimeError:
-                pass
+        with self._lock:
+            self._handle = None
+            if not self._alive():
+                return
+            if self.sampler.poll():
+                if self._on_sample():
+                    self._redraw()
+            elif self.sampler.pending and tries < _POLL_TRIES:
+                try:
+                    self._handle = asyncio.get_running_loop().call_later(_POLL_S, self._poll, tries + 1)
+                except RuntimeError:
+                    pass

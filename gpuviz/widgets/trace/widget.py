@@ -191,7 +191,8 @@ class TraceViewer(WidgetLifecycle, widgets.HBox):
         self._frames = FrameWriter(self._graph, index)
         self._poller = SamplePoller(self._graph.sampler, on_sample=self._sample_arrived,
                                     redraw=lambda: self.canvas.request_draw(),
-                                    alive=lambda: self._graph is not None and self.device_lost is None)
+                                    alive=lambda: self._graph is not None and self.device_lost is None,
+                                    lock=self.call_lock)
         self._minimap = np.histogram(index.start, bins=MINIMAP_BINS, range=index.extent)[0] if index.n \
             else np.zeros(MINIMAP_BINS, np.int64)
         self._summary = None
