@@ -16,6 +16,7 @@ with before). Two views of "live GPU buffer":
 from __future__ import annotations
 
 import gc
+import threading
 import warnings
 import weakref
 
@@ -23,7 +24,8 @@ import ipywidgets
 import wgpu
 from wgpu.backends.wgpu_native import GPUBuffer
 
-__all__ = ["live_gpu_buffers", "registered_widgets", "GPUBufferLedger"]
+__all__ = ["live_gpu_buffers", "registered_widgets", "GPUBufferLedger", "run_threads",
+           "check_close_destroys_every_buffer", "check_cycles_leave_nothing", "check_close_during_calls"]
 
 
 def live_gpu_buffers() -> int:
@@ -97,3 +99,73 @@ class GPUBufferLedger:
         ``gc.collect()``) and were never destroyed, sorted."""
         gc.collect()
         return sorted(buffer.label for buffer in list(self._created) if buffer not in self._destroyed)
+
+
+def run_threads(*targets) -> list:
+    """Run each callable in its own thread, wait for all (a thread still
+    running after 300 s fails the test) and return what they raised."""
+    errors = []
+
+    def guard(target):
+        def run():
+            try:
+                target()
+            except BaseException as error:  # reported by the test thread
+                errors.append(error)
+        return run
+
+    threads = [threading.Thread(target=guard(t)) for t in targets]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    assert not any(thread.is_alive() for thread in threads), "a thread did not finish"
+    return errors
+
+
+def check_close_destroys_every_buffer(cycle, *, name: str):
+    """``cycle()`` creates, draws and closes a widget; every buffer it made
+    must be destroyed while the closed widget is still held. Returns it."""
+    with GPUBufferLedger() as ledger:
+        widget = cycle()
+        left = ledger.undestroyed()
+    assert left == [], f"{len(left)} buffers of a closed {name} were never destroyed: {left}"
+    return widget
+
+
+def check_cycles_leave_nothing(cycle, *, name: str, cycles: int = 20) -> None:
+    """``cycles`` calls of ``cycle()`` (create, draw, close) leave no live
+    GPU buffer and no registered ipywidget behind. A first cycle runs before
+    counting: per-device caches (pipelines, glyph atlases) are made once."""
+    cycle()
+    buffers, widgets = live_gpu_buffers(), registered_widgets()
+    for _ in range(cycles):
+        cycle()
+    left = {k: w for k, w in registered_widgets().items() if k not in widgets}
+    assert not left, f"{len(left)} ipywidgets stay registered after {cycles} closed {name}: " \
+                     f"{widget_types(left.values())}"
+    assert live_gpu_buffers() - buffers == 0
+
+
+def check_close_during_calls(widget, calls, *, closed_error) -> None:
+    """One thread repeats ``calls(widget)`` (draws and setters) while another
+    closes ``widget`` after the first round: the calling thread may only
+    see ``closed_error`` (GraphStateError) once closed, nothing else."""
+    started = threading.Event()
+    rounds = []
+
+    def call():
+        while True:
+            try:
+                calls(widget)
+            except closed_error:
+                return  # closed: the only error a call after close may raise
+            rounds.append(1)
+            started.set()
+
+    def close():
+        started.wait(timeout=120)
+        widget.close()
+
+    assert run_threads(call, close) == []
+    assert rounds

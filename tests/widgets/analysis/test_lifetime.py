@@ -9,7 +9,8 @@ import pytest
 
 from gpuviz import GraphStateError
 from gpuviz.widgets import DataAnalysis
-from tests.widgets.lifetime import GPUBufferLedger, live_gpu_buffers, registered_widgets, widget_types
+from tests.widgets.lifetime import (check_close_destroys_every_buffer, check_close_during_calls,
+                                    check_cycles_leave_nothing, run_threads)
 
 SIZE = (96, 64)
 
@@ -36,21 +37,12 @@ def cycle(table) -> DataAnalysis:
 
 
 def test_close_destroys_every_buffer_even_while_the_widget_is_held(table):
-    with GPUBufferLedger() as ledger:
-        widget = cycle(table)
-        left = ledger.undestroyed()
-    assert left == [], f"{len(left)} buffers of a closed DataAnalysis were never destroyed: {left}"
+    widget = check_close_destroys_every_buffer(lambda: cycle(table), name="DataAnalysis")
     assert widget.graph is None
 
 
 def test_twenty_cycles_leave_no_live_buffer_and_no_registered_widget(table):
-    cycle(table)  # per-device caches (pipelines, glyph atlases) are made once, by the first widget
-    buffers, widgets = live_gpu_buffers(), registered_widgets()
-    for _ in range(20):
-        cycle(table)
-    left = {k: w for k, w in registered_widgets().items() if k not in widgets}
-    assert not left, f"{len(left)} ipywidgets stay registered after 20 closes: {widget_types(left.values())}"
-    assert live_gpu_buffers() - buffers == 0
+    check_cycles_leave_nothing(lambda: cycle(table), name="DataAnalysis")
 
 
 def test_every_public_method_raises_graph_state_error_after_close(table):
@@ -65,25 +57,6 @@ def test_every_public_method_raises_graph_state_error_after_close(table):
             call()
     widget.close()  # a second close is harmless
 
-
-def _run_threads(*targets):
-    errors = []
-
-    def guard(target):
-        def run():
-            try:
-                target()
-            except BaseException as error:  # reported by the test thread
-                errors.append(error)
-        return run
-
-    threads = [threading.Thread(target=guard(t)) for t in targets]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=300)
-    assert not any(thread.is_alive() for thread in threads), "a thread did not finish"
-    return errors
 
 
 def test_setters_while_another_thread_draws(table):
@@ -107,7 +80,7 @@ def test_setters_while_another_thread_draws(table):
             assert widget.status.value == "", widget.status.value  # (a refused value would show there)
 
     try:
-        errors = _run_threads(draw, set_parameters)
+        errors = run_threads(draw, set_parameters)
         assert errors == []
         assert widget.bins == 4 + (iterations - 1) % 8 and widget.scale == "log"
         assert widget.results()["histogram_counts"].sum() > 0
@@ -117,24 +90,7 @@ def test_setters_while_another_thread_draws(table):
 
 def test_close_while_another_thread_draws_raises_only_graph_state_error(table):
     widget = make(table)
-    started = threading.Event()
-    drawn = []
-
-    def draw():
-        while True:
-            try:
-                widget.draw_offscreen(width=SIZE[0], height=SIZE[1])
-            except GraphStateError:
-                return  # closed: the only error a draw after close may raise
-            drawn.append(1)
-            started.set()
-
-    def close():
-        started.wait(timeout=120)
-        widget.close()
-
-    errors = _run_threads(draw, close)
-    assert errors == []
-    assert drawn
+    check_close_during_calls(widget, lambda w: w.draw_offscreen(width=SIZE[0], height=SIZE[1]),
+                             closed_error=GraphStateError)
     with pytest.raises(GraphStateError, match="closed"):
         widget.set_bins(4)

@@ -2,14 +2,14 @@
 ipywidget the widget made, every public call after it raises
 GraphStateError, and calls from two threads never tear a frame."""
 
-import threading
 
 import pytest
 
 from gpuviz import GraphStateError
 from gpuviz.widgets import FrustumCulling
 from tests.widgets.closed import check_closed_refuses_everything
-from tests.widgets.lifetime import GPUBufferLedger, live_gpu_buffers, registered_widgets, widget_types
+from tests.widgets.lifetime import (check_close_destroys_every_buffer, check_close_during_calls,
+                                    check_cycles_leave_nothing, run_threads)
 
 SIZE = (64, 32)
 
@@ -26,21 +26,11 @@ def cycle(device) -> FrustumCulling:
 
 
 def test_close_destroys_every_buffer_even_while_the_widget_is_held(device):
-    with GPUBufferLedger() as ledger:
-        widget = cycle(device)
-        left = ledger.undestroyed()
-    assert left == [], f"{len(left)} buffers of a closed FrustumCulling were never destroyed: {left}"
+    check_close_destroys_every_buffer(lambda: cycle(device), name="FrustumCulling")
 
 
 def test_twenty_cycles_leave_no_live_buffer_and_no_registered_widget(device):
-    cycle(device)  # per-device caches (pipelines, glyph atlases) are made once, by the first widget
-    buffers, widgets = live_gpu_buffers(), registered_widgets()
-    for _ in range(20):
-        cycle(device)
-    left = {k: w for k, w in registered_widgets().items() if k not in widgets}
-    assert not left, f"{len(left)} ipywidgets stay registered after 20 closed FrustumCulling: " \
-                     f"{widget_types(left.values())}"
-    assert live_gpu_buffers() - buffers == 0
+    check_cycles_leave_nothing(lambda: cycle(device), name="FrustumCulling")
 
 
 def test_every_public_method_and_setter_raises_graph_state_error_after_close(device):
@@ -54,25 +44,6 @@ def test_every_public_method_and_setter_raises_graph_state_error_after_close(dev
     }, values={"culling": False})
     widget.close()  # a second close is harmless
 
-
-def _run_threads(*targets):
-    errors = []
-
-    def guard(target):
-        def run():
-            try:
-                target()
-            except BaseException as error:  # reported by the test thread
-                errors.append(error)
-        return run
-
-    threads = [threading.Thread(target=guard(t)) for t in targets]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=300)
-    assert not any(thread.is_alive() for thread in threads), "a thread did not finish"
-    return errors
 
 
 def test_setters_while_another_thread_draws(device):
@@ -93,7 +64,7 @@ def test_setters_while_another_thread_draws(device):
                 widget.instances_dropdown.value = (500, 2000)[i // 10 % 2]
 
     try:
-        errors = _run_threads(draw, set_parameters)
+        errors = run_threads(draw, set_parameters)
         assert errors == []
         assert widget.culling is True and widget.camera["eye"] == (34.0, 20.0, 30.0)
         assert 0 < widget.visible_count() <= 2000
@@ -103,25 +74,11 @@ def test_setters_while_another_thread_draws(device):
 
 def test_close_while_another_thread_draws_raises_only_graph_state_error(device):
     widget = make(device)
-    started = threading.Event()
-    drawn = []
 
-    def draw():
-        while True:
-            try:
-                widget.draw_offscreen(width=SIZE[0], height=SIZE[1])
-                widget.culling = not widget.culling
-            except GraphStateError:
-                return  # closed: the only error a call after close may raise
-            drawn.append(1)
-            started.set()
+    def calls(w):
+        w.draw_offscreen(width=SIZE[0], height=SIZE[1])
+        w.culling = not w.culling
 
-    def close():
-        started.wait(timeout=120)
-        widget.close()
-
-    errors = _run_threads(draw, close)
-    assert errors == []
-    assert drawn
+    check_close_during_calls(widget, calls, closed_error=GraphStateError)
     with pytest.raises(GraphStateError, match="FrustumCulling is closed"):
         widget.frame_submitted()

@@ -11,7 +11,8 @@ from gpuviz import GraphStateError
 from gpuviz.trace.synthetic import synthetic
 from gpuviz.widgets.trace import TraceViewer
 from tests.widgets.closed import check_closed_refuses_everything
-from tests.widgets.lifetime import GPUBufferLedger, live_gpu_buffers, registered_widgets, widget_types
+from tests.widgets.lifetime import (check_close_destroys_every_buffer, check_close_during_calls,
+                                    check_cycles_leave_nothing, run_threads)
 
 SIZE = (300, 160)
 
@@ -33,21 +34,11 @@ def cycle(trace, device) -> TraceViewer:
 
 
 def test_close_destroys_every_buffer_even_while_the_viewer_is_held(trace, device):
-    with GPUBufferLedger() as ledger:
-        viewer = cycle(trace, device)
-        left = ledger.undestroyed()
-    assert left == [], f"{len(left)} buffers of a closed TraceViewer were never destroyed: {left}"
+    check_close_destroys_every_buffer(lambda: cycle(trace, device), name="TraceViewer")
 
 
 def test_twenty_cycles_leave_no_live_buffer_and_no_registered_widget(trace, device):
-    cycle(trace, device)  # per-device caches (pipelines, glyph atlases) are made once, by the first viewer
-    buffers, widgets = live_gpu_buffers(), registered_widgets()
-    for _ in range(20):
-        cycle(trace, device)
-    left = {k: w for k, w in registered_widgets().items() if k not in widgets}
-    assert not left, f"{len(left)} ipywidgets stay registered after 20 closed TraceViewer: " \
-                     f"{widget_types(left.values())}"
-    assert live_gpu_buffers() - buffers == 0
+    check_cycles_leave_nothing(lambda: cycle(trace, device), name="TraceViewer")
 
 
 def test_every_public_method_and_setter_raises_graph_state_error_after_close(trace, device):
@@ -68,25 +59,6 @@ def test_every_public_method_and_setter_raises_graph_state_error_after_close(tra
     viewer.close()  # a second close is harmless
 
 
-def _run_threads(*targets):
-    errors = []
-
-    def guard(target):
-        def run():
-            try:
-                target()
-            except BaseException as error:  # reported by the test thread
-                errors.append(error)
-        return run
-
-    threads = [threading.Thread(target=guard(t)) for t in targets]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=300)
-    assert not any(thread.is_alive() for thread in threads), "a thread did not finish"
-    return errors
-
 
 def test_setters_while_another_thread_draws(trace, device):
     viewer = make(trace, device)
@@ -106,7 +78,7 @@ def test_setters_while_another_thread_draws(trace, device):
             (viewer.collapse if i % 2 else viewer.expand)()
 
     try:
-        errors = _run_threads(draw, set_parameters)
+        errors = run_threads(draw, set_parameters)
         assert errors == []
         assert viewer.focus_mode == "hide" and viewer.search is None
     finally:
@@ -142,7 +114,7 @@ def test_setters_from_another_thread_wait_for_the_frame_being_recorded(trace, de
 
     viewer.draw = slow_draw
     try:
-        errors = _run_threads(lambda: viewer.draw_offscreen(width=SIZE[0], height=SIZE[1]), set_view)
+        errors = run_threads(lambda: viewer.draw_offscreen(width=SIZE[0], height=SIZE[1]), set_view)
         assert errors == []
         assert seen and all(before == after for before, after in seen), seen
         assert state() == ((start + 1, end), 1, "hide", 5, "a")
@@ -153,25 +125,11 @@ def test_setters_from_another_thread_wait_for_the_frame_being_recorded(trace, de
 
 def test_close_while_another_thread_draws_raises_only_graph_state_error(trace, device):
     viewer = make(trace, device)
-    started = threading.Event()
-    drawn = []
 
-    def draw():
-        while True:
-            try:
-                viewer.draw_offscreen(width=SIZE[0], height=SIZE[1])
-                viewer.focus_mode = "dim"
-            except GraphStateError:
-                return  # closed: the only error a call after close may raise
-            drawn.append(1)
-            started.set()
+    def calls(v):
+        v.draw_offscreen(width=SIZE[0], height=SIZE[1])
+        v.focus_mode = "dim"
 
-    def close():
-        started.wait(timeout=120)
-        viewer.close()
-
-    errors = _run_threads(draw, close)
-    assert errors == []
-    assert drawn
+    check_close_during_calls(viewer, calls, closed_error=GraphStateError)
     with pytest.raises(GraphStateError, match="TraceViewer is closed"):
         viewer.zoom_to_span(0)
