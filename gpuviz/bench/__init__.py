@@ -35,6 +35,7 @@ BENCHMARK_MODULES = {
     "trace-import": "trace_import:bench_trace_import",
     "trace-viewer": "trace_viewer:bench_trace_viewer",
     "culling": "culling:bench_culling",
+    "hash": "hash:bench_hash",
 }
 #: What ``all`` runs: the primitives' benchmarks of the core layers.
 CORE_BENCHMARKS = ("scan", "compaction", "reduction", "sort", "analysis")

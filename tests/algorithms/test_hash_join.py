@@ -168,3 +168,15 @@ def test_errors(device, graph):
         GPUHashJoin(id="j", left_keys=keys, index=index, pairs=pairs, capacity=10,
                     count=graph.create_data_view(words, format="uint32", length=1),
                     stats=graph.create_data_view(words, format="uint32", length=8, byte_offset=32)).add_to_graph(graph)
+
+
+def test_bench_tiny(capsys):
+    """``python -m gpuviz.bench hash`` at a tiny size: every row prints only
+    after matching numpy (and hash_join after matching pandas)."""
+    from gpuviz.bench import main
+
+    assert main(["hash", "--sizes", "4K", "--runs", "1"]) == 0
+    out = capsys.readouterr().out
+    for text in ("build (unique keys)", "lookup (50% hits)", "join ⋈ 256 rows", "flights (336776) ⋈ planes"):
+        assert text in out
+    assert "NOT PRINTED" not in out
