@@ -292,9 +292,13 @@ def test_tunings_match_numpy(device, monkeypatch, tuning, subgroups):
                                     dict(write_lag=True), dict(write_lag=2.0), dict(write_lag=2, tiles_per_group=2),
                                     dict(write_lag="auto")])
 def test_bad_tunings_are_refused(device, tuning):
+    assert_tuning_refused(device, tuning)
+
+
+def assert_tuning_refused(device, tuning, workflow_class=GPUVisibilityWorkflow):
     graph = GPUCommandGraph(device, id="tuning")
-    workflow = GPUVisibilityWorkflow(id="vis", output=graph.import_gpu_data("ids", upload(device, np.zeros(8, np.uint32))),
-                                     count=graph.import_gpu_data("n", upload(device, np.zeros(1, np.uint32))), length=8)
+    workflow = workflow_class(id="vis", output=graph.import_gpu_data("ids", upload(device, np.zeros(8, np.uint32))),
+                              count=graph.import_gpu_data("n", upload(device, np.zeros(1, np.uint32))), length=8)
     for name, value in tuning.items():
         setattr(workflow, name, value)
     with pytest.raises(GraphValidationError, match='GPUVisibilityWorkflow "vis" tuning'):

@@ -8,14 +8,12 @@ from gpuviz.bench.harness import Peers
 from gpuviz.bench.tables import Report
 from gpuviz.bench.topology_visibility import bench_visibility
 from gpuviz.bench.visibility_probes import PROBES, ProbedVisibility
-from gpuviz.errors import GraphValidationError
-from gpuviz.graph import GPUCommandGraph
 from gpuviz.graph.shaders import wgsl
 from gpuviz.oracles.workflows import visibility, visibility_float32
 from gpuviz.tables import read_array
 from gpuviz.workflows.visibility import TEMPLATE
 
-from .test_visibility import SENTINEL, oracle_of, run_workflow, submit, upload
+from .test_visibility import SENTINEL, assert_tuning_refused, oracle_of, run_workflow, submit
 
 
 def test_bench_visibility_tiny(device, capsys):
@@ -157,13 +155,7 @@ def test_benchmark_probes(device, probe, lag):
 @pytest.mark.parametrize("tuning", [dict(probe="fast"), dict(probe="resident", tiles_per_group=2),
                                     dict(write_lag=1, probe="unordered")])
 def test_bad_probe_tunings_are_refused(device, tuning):
-    graph = GPUCommandGraph(device, id="tuning")
-    workflow = ProbedVisibility(id="vis", output=graph.import_gpu_data("ids", upload(device, np.zeros(8, np.uint32))),
-                                count=graph.import_gpu_data("n", upload(device, np.zeros(1, np.uint32))), length=8)
-    for name, value in tuning.items():
-        setattr(workflow, name, value)
-    with pytest.raises(GraphValidationError, match='GPUVisibilityWorkflow "vis" tuning'):
-        workflow.add_to_graph(graph)
+    assert_tuning_refused(device, tuning, ProbedVisibility)
 
 
 def test_the_probe_template_without_a_probe_is_the_workflows():
