@@ -2,8 +2,9 @@
    it: the chained scan (scan.wgsl), GPUVisibilityWorkflow
    (workflows/shaders/visibility.wgsl) and the radix sort's per-digit scan
    (sort_radix.wgsl). Imported as
-   {% import "algorithms/shaders/look_back.wgsl" as look_back %}; each macro
-   below renders one WGSL function, `look_back` or `look_back_group`.
+   {% import "algorithms/shaders/look_back.wgsl" as look_back %}:
+   workgroup_state() renders the walks' workgroup variables, each walk macro
+   one WGSL function, `look_back` or `look_back_group`.
 
    The protocol. Tiles take their index from an atomic ticket, so every tile
    a tile waits for has started. A tile publishes its aggregate (its own
@@ -19,10 +20,12 @@
    goes on past it. Values are u32 sums; a kernel whose tile value carries
    more (the scan's segment heads) keeps the rest in its hooks.
 
-   Hooks are the including kernel's: WGSL names it defines, and jinja macros
-   it passes in (each renders WGSL statements inside the walk's loop, where
-   `g`, `tile`, `look` and `acc` are the workgroup's Group, its tile, the
-   predecessor below the last one summed and the sum so far):
+   Hooks of walk_workgroup and walk_group (walk_lanes says its own) are the
+   including kernel's: WGSL names it defines, and jinja macros it passes in
+   (each renders WGSL statements inside the walk's loop, where `g`, `tile`,
+   `look` and `acc` are the workgroup's Group, its tile, the predecessor
+   below the last one summed and the sum so far; `own`, when given, names
+   the tile's aggregate and its type, the hooks' value type):
      inspect(j: u32) -> vec2<u32>   (WGSL) predecessor tile j's state: kind 0
                                     unpublished, 1 aggregate, 2 terminal; its value
      reduce(j, when)                adds predecessor `j`, reduced from its input
