@@ -1,0 +1,17 @@
+"""Spatial acceleration over GPU-resident points: GPUGridIndex (uniform grid,
+rebuilt every encoding), GPUGridIndexQuery (conservative cell candidates)
+and GPUPointSpatialFilter (the exact predicate, over all rows or candidates).
+
+Every primitive is a small object with ``add_to_graph(graph)`` that declares
+transients and nodes whose IDs derive from its own ``id``; none submits,
+maps or reads back. Queries are one GPU-resident record
+(:func:`write_query`), so a new query is a buffer write, not a recompile.
+"""
+
+from .grid import GRID_STATS, GPUGridIndex
+from .grid_query import QUERY_STATS, GPUGridIndexQuery
+from .point_filter import FILTER_STATS, GPUPointSpatialFilter
+from .query import MAX_POLYGON_VERTICES, QUERY_KINDS, QUERY_WORDS, query_record, write_query
+
+__all__ = ["GPUGridIndex", "GRID_STATS", "GPUGridIndexQuery", "QUERY_STATS", "GPUPointSpatialFilter", "FILTER_STATS", "QUERY_WORDS", "QUERY_KINDS", "MAX_POLYGON_VERTICES",
+           "query_record", "write_query"]
