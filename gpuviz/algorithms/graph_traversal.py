@@ -16,8 +16,8 @@ import numpy as np
 import wgpu
 
 from ..graph import ComputeKernel
-from ..graph.checks import check_id
-from ..errors import GraphTypeError, GraphValidationError
+from ..graph.checks import check_count, check_id
+from ..errors import GraphValidationError
 from ..graph.shaders import wgsl
 from .dispatch import WORKGROUP, ceil_div
 from .validation import check_topology, chunks_of, refuse_overlaps, single_row
@@ -148,17 +148,9 @@ class GPUGraphTraversal:
         if direction not in DIRECTIONS:
             raise GraphValidationError(f'{name} "{id}" direction must be one of {", ".join(DIRECTIONS)} '
                                        f"(got {direction!r})")
-        if isinstance(max_depth, bool) or not isinstance(max_depth, (int, np.integer)):
-            raise GraphTypeError(f'{name} "{id}" max_depth must be an int (got {type(max_depth).__name__})')
-        if not 0 <= max_depth <= MAX_DEPTH_LIMIT:
-            raise GraphValidationError(f'{name} "{id}" max_depth must be 0 to {MAX_DEPTH_LIMIT} (got {max_depth})')
+        max_depth = check_count(f'{name} "{id}"', "max_depth", max_depth, low=0, high=MAX_DEPTH_LIMIT)
         if frontier_capacity is not None:
-            if isinstance(frontier_capacity, bool) or not isinstance(frontier_capacity, (int, np.integer)):
-                raise GraphTypeError(f'{name} "{id}" frontier_capacity must be an int '
-                                     f"(got {type(frontier_capacity).__name__})")
-            if frontier_capacity < 1:
-                raise GraphValidationError(f'{name} "{id}" frontier_capacity must be at least 1 '
-                                           f"(got {frontier_capacity})")
+            frontier_capacity = check_count(f'{name} "{id}"', "frontier_capacity", frontier_capacity, low=1)
         if direction != "forward" and (reverse_offsets is None or reverse_neighbors is None):
             raise GraphValidationError(f'{name} "{id}" direction "{direction}" needs reverse_offsets and '
                                        "reverse_neighbors")

@@ -22,6 +22,7 @@ import numpy as np
 import wgpu
 
 from ..errors import DeviceMismatchError, GraphStateError, GraphTypeError, GraphValidationError
+from ..graph.checks import check_count
 from ..graph.compat import device_cache
 from ..graph.shaders import shader_module, wgsl
 from .glyph_atlas import GlyphAtlas, glyph_atlas
@@ -147,10 +148,7 @@ class TextLayer:
         elif atlas.device is not device:
             raise DeviceMismatchError(f'TextLayer "{label}" atlas belongs to another device than the one given')
         for name, value in (("capacity", capacity), ("sample_count", sample_count)):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-                raise GraphTypeError(f'TextLayer "{label}" {name} must be an integer (got {value!r})')
-            if value < 1:
-                raise GraphValidationError(f'TextLayer "{label}" {name} must be at least 1 (got {value})')
+            check_count(f'TextLayer "{label}"', name, value, low=1)
         self.device, self.atlas, self.pixel_ratio = device, atlas, atlas.pixel_ratio
         self._owner = f'TextLayer "{label}"'
         self._uniform_bytes = None  # what the uniform holds (upload writes it when that changes)

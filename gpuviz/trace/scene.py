@@ -62,7 +62,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..graph import GPUCommandGraph
-from ..graph.checks import check_device, check_id
+from ..graph.checks import check_count, check_device, check_id
 from ..errors import GraphStateError, GraphTypeError, GraphValidationError
 from ..graph.resources import GraphVectorView
 from ..tables import GPUData, GPURecordBatch, GPUSchema, GPUTable, GPUVector
@@ -226,9 +226,7 @@ class GPUTraceScene:
         limit = int(device.limits["max-buffer-size"])
         if max_chunk_bytes is None:
             max_chunk_bytes = limit
-        if isinstance(max_chunk_bytes, bool) or not isinstance(max_chunk_bytes, (int, np.integer)):
-            raise GraphTypeError(f'GPUTraceScene "{label}" max_chunk_bytes must be an int '
-                                 f"(got {type(max_chunk_bytes).__name__})")
+        check_count(f'GPUTraceScene "{label}"', "max_chunk_bytes", max_chunk_bytes)
         low = RECORD_BYTES * RECORD_CHUNK_ALIGN
         if not low <= max_chunk_bytes <= limit:
             raise GraphValidationError(f'GPUTraceScene "{label}" max_chunk_bytes must be in [{low}, {limit}] '
