@@ -80,7 +80,7 @@ class GridDomain:
         for n in cells:
             if not _is_int(n) or n <= 0:
                 raise GraphValidationError(f"{owner} cells must be positive ints (got {list(cells)})")
-        with np.errstate(over="ignore", invalid="ignore"):
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             lo32, hi32 = lo.astype(np.float32), hi.astype(np.float32)
             extent = hi32 - lo32
             scale = (np.asarray(cells, np.float64) / extent.astype(np.float64)).astype(np.float32)
@@ -270,9 +270,9 @@ class GPUGridIndex:
             out_rows = graph.create_data_view(sorted_rows.handle, format="uint32", length=self.rows)
             node_ids += GPUSort(id=f"{id}-sort", keys=key_view, values=row_view, output_keys=out_keys,
                                 output_values=out_rows, key_bits=max(1, cells.bit_length())).add_to_graph(graph)
-        resources = [(stats, "storage-read-write"), (ids, "storage-write"), (offsets, "storage-read-write")]
-        if self.rows:
-            resources.append((sorted_rows, "storage-read"))
+        # with no rows sorted_rows is never written, but finalize still binds it (and reads none of it)
+        resources = [(stats, "storage-read-write"), (ids, "storage-write"), (offsets, "storage-read-write"),
+                     (sorted_rows, "storage-read")]
         node_ids.append(graph.add_compute_node(id=f"{id}-finalize", resources=resources,
                                                compile=lambda ctx: self._compile_finalize(ctx, ids, offsets,
                                                                                           sorted_rows)))

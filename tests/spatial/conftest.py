@@ -2,6 +2,7 @@
 graph holding an index, a query and both filters, and readback."""
 
 import numpy as np
+import pytest
 import wgpu
 
 import gpuviz
@@ -39,6 +40,23 @@ def points_view(device, graph, points, chunks=None):
 
 def as_dict(words, fields):
     return {f: int(w) for f, w in zip(fields, words)}
+
+
+@pytest.fixture
+def compiled_pipelines(monkeypatch):
+    """The compute pipelines every ComputeKernel asks the shader builder for
+    from here on (a new query must add none)."""
+    from gpuviz.graph import kernel
+
+    pipelines = []
+    original = kernel.compute_pipeline
+
+    def spy(*args, **kwargs):
+        pipelines.append(original(*args, **kwargs))
+        return pipelines[-1]
+
+    monkeypatch.setattr(kernel, "compute_pipeline", spy)
+    return pipelines
 
 
 class SpatialRun:

@@ -59,7 +59,7 @@ fn classify(i: u32) -> vec2<u32> {
     for (var k = 0u; k < DIMS; k++) {
         let x = points[P.points_off + i * DIMS + k];
         if (!is_finite(x)) {
-            outcome = max(outcome, 1u);
+            outcome = 1u;  // non-finite wins over out of domain
         } else if (outcome == 0u) {
             if (x < P.grid.lo[k] || x > P.grid.hi[k]) {
                 outcome = 2u;
