@@ -26,7 +26,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import wgpu
 
+from .algorithms import EMPTY_KEY, NOT_FOUND, GPUHashIndex, GPUHashIndexQuery, GPUHashJoin
+from .device import request_device
 from .formats import GPUVectorFormat
+from .graph import GPUCommandGraph
 from .errors import GraphKeyError, GraphTypeError, GraphValidationError
 from .tables import GPUData, GPURecordBatch, GPUSchema, GPUTable, GPUVector
 from .tables.readback import read_many
@@ -298,7 +301,6 @@ def gpu_to_arrow(device, gpu_obj):
 # ------------------------------------------------------------------ joins
 JOIN_HOWS = ("inner", "left")
 JOIN_VALIDATE = (None, "many_to_one", "m:1", "first")
-_EMPTY = 0xFFFFFFFF  # gpuviz.algorithms.EMPTY_KEY / NOT_FOUND
 
 
 def _as_table(what: str, obj) -> pa.Table:
@@ -376,7 +378,7 @@ def _key_words(lcol: pa.ChunkedArray, rcol: pa.ChunkedArray, one_word: bool) -> 
         valid_values = [int(v) for a, ok in ((lv, lvalid), (rv, rvalid)) if ok.any()
                         for v in (a[ok].min(), a[ok].max())]
         lo, hi = (min(valid_values), max(valid_values)) if valid_values else (0, 0)
-        if hi - lo < _EMPTY:  # one word, never the reserved one
+        if hi - lo < EMPTY_KEY:  # one word, never the reserved one
             def shifted(a):
                 if lo < 0:  # then every value fits int64 (hi < 2**32)
                     return (a.astype(np.int64) - lo).astype(np.uint64)
@@ -413,11 +415,11 @@ def _encode_keys(left, right, left_on, right_on) -> tuple:
             words = np.stack([columns[0][side], columns[1][side]], axis=1)
         elif columns[0][4] == 2:
             v = columns[0][side]
-            words = np.stack([v & np.uint64(_EMPTY), v >> np.uint64(32)], axis=1)
+            words = np.stack([v & np.uint64(0xFFFFFFFF), v >> np.uint64(32)], axis=1)
         else:
             words = columns[0][side].reshape(-1, 1)
         words = words.astype(np.uint32)
-        words[~valid] = _EMPTY
+        words[~valid] = EMPTY_KEY
         sides.append(words)
     width = sides[0].shape[1]
     return sides[0], sides[1], width
@@ -429,9 +431,6 @@ class _GPUJoinRunner:
     (``"inner"``) reads; batches are written into it and read back."""
 
     def __init__(self, device, right_words, key_words, how, batch_rows):
-        from .algorithms import GPUHashIndex, GPUHashIndexQuery, GPUHashJoin
-        from .graph import GPUCommandGraph
-
         usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.COPY_SRC
         fmt = "uint32" if key_words == 1 else "uint32x2"
         self.device, self.key_words, self.how, self.rows = device, key_words, how, batch_rows
@@ -464,7 +463,7 @@ class _GPUJoinRunner:
     def run(self, left_words) -> tuple:
         """``(left rows, right rows or NOT_FOUND, index stats)`` of one batch."""
         n = len(left_words)
-        padded = np.full((self.rows, self.key_words), _EMPTY, np.uint32)
+        padded = np.full((self.rows, self.key_words), EMPTY_KEY, np.uint32)
         padded[:n] = left_words
         self.device.queue.write_buffer(self.left.buffer, self.left.byte_offset, padded.tobytes())
         encoder = self.device.create_command_encoder()
@@ -540,7 +539,6 @@ def hash_join(left, right, *, on=None, left_on=None, right_on=None, how: str = "
     left_on, right_on = _join_columns(left, right, on, left_on, right_on)
     lwords, rwords, key_words = _encode_keys(left, right, left_on, right_on)
     if device is None:
-        from .device import request_device
         device = request_device()
     n = left.num_rows
     runner = _GPUJoinRunner(device, rwords, key_words, how, int(min(batch_rows, max(n, 1))))
@@ -580,7 +578,7 @@ def _assemble(left, right, left_on, right_on, left_rows, right_rows) -> pa.Table
     overlap = set(left.column_names) & set(right_names)
     if len(left_rows) != left.num_rows or (len(left_rows) and (left_rows != np.arange(len(left_rows))).any()):
         left = left.take(pa.array(left_rows, pa.int64()))
-    missing = right_rows == _EMPTY
+    missing = right_rows == NOT_FOUND
     right = right.select(right_names).take(pa.array(right_rows.astype(np.int64), pa.int64(), mask=missing))
     names = [f"{n}_x" if n in overlap else n for n in left.column_names]
     names += [f"{n}_y" if n in overlap else n for n in right_names]

@@ -93,9 +93,9 @@ def test_matches_pandas_with_nulls(device, case):
         if ldf[name].dtype != rdf[name].dtype:
             ldf[name], rdf[name] = ldf[name].astype("Int64"), rdf[name].astype("Int64")
     expected = pd.merge(ldf, rdf, on=names, how=how, sort=False)
-    got = result.to_pandas(types_mapper=pd.ArrowDtype)
+    got = pandas_frame(result)
     for name in names:
-        if name in got and got[name].dtype != expected[name].dtype:
+        if got[name].dtype != expected[name].dtype:
             got[name], expected[name] = got[name].astype("Int64"), expected[name].astype("Int64")
     assert list(got.columns) == list(expected.columns)
     pd.testing.assert_frame_equal(got.reset_index(drop=True), expected.reset_index(drop=True), check_dtype=False)
