@@ -253,8 +253,8 @@ fn copy_tile(lid: u32, tile: u32) {
 //
 // Order of work, chosen so that successors are unblocked early and few
 // per-row values stay live. Workgroup memory, not registers, limits the
-// tiles resident per multiprocessor on the H200 (a 1 KB larger tile costs
-// half the speed), so every per-digit array here earns its place.
+// tiles resident per multiprocessor on a data-centre GPU (a slightly larger
+// tile can halve the speed), so every per-digit array here earns its place.
 //   0. tile index; the ranking path; a trivial pass copies and returns
 //   1. key loads (values too unless LATE_VALUES), ranking
 //   2. publish the tile's digit counts (aggregate), stage the keys in

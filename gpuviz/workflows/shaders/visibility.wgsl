@@ -13,7 +13,8 @@
 // predecessor tiles' published states; then lane l writes the IDs of rows
 // r * 256 + l, so a warp's kept rows land on consecutive output words. (A
 // staged variant, each 2048-row segment's IDs gathered in workgroup memory
-// and written by consecutive lanes, measured 15-25 % slower on the H200.)
+// and written by consecutive lanes, is slower: the gather costs more than
+// the coalescing saves.)
 // The sequence's last tile writes the total into `count`. With lagged
 // placement (`lag`, the default) evaluating and placing are split: the
 // workgroup of ticket s evaluates tile s and publishes its count and bits,
@@ -313,7 +314,7 @@ fn scatter(k: u32, v: u32) {
     // The binary search unrolled into its ceil(log2(rows)) steps. Written as
     // a `while` and compiled without loop bounding, it made the H200's
     // driver write wrong IDs and counts for multi-chunk outputs when every
-    // predicate was given (session 13).
+    // predicate is given.
 {% for _ in range((scatter.rows - 1).bit_length()) %}
     if (lo < hi) {
         let mid = (lo + hi) / 2u;
@@ -382,7 +383,7 @@ fn reduce_tile(g: Group, j: u32) -> u32 {
 // `kept` in look_back_group; no tile ends the walk but one with its
 // inclusive prefix published. The workgroup walk leaves the publishing to
 // its caller (place_tile). The subgroup walk reads one state per lane and
-// step (wider steps measured slower on the H200: docs/benchmarks.md).
+// step (wider steps are slower: docs/benchmarks.md).
 {% macro add_reduced(j, when) %}
 acc += reduce_tile(g, {{ j }});
 {% endmacro %}
@@ -515,8 +516,8 @@ fn write_ids(g: Group, lt: u32, kb: vec2<u32>) {
     if (kept == 0u) { return; }  // uniform
     let row0 = lt * TILE;
     // Unrolled by the template: as a counted loop, compiled without loop
-    // bounding, two tiles per workgroup and lagged placement wrote wrong
-    // counts on the H200 (session 14).
+    // bounding, two tiles per workgroup and lagged placement write wrong
+    // counts on the H200's driver.
 {% for r in range(4 * iters) %}
     {
         let t = {{ r }}u * WG + g.lid;
