@@ -91,12 +91,10 @@ def grid_query(index, words, domain, cells, out_capacity):
     valid, a, b = query_region(words, dims)
     stats = dict(candidate_count=0, written_count=0, overflow=0, index_overflow=0, ignored_outside=0, cell_count=0,
                  available_count=0)
-    if valid:
-        valid = bool((b >= lo).all() and (a <= hi).all())
-    if not valid:
-        return np.zeros(0, np.uint32), stats
-    if ((a < lo) | (b > hi)).any():
+    if valid and ((a < lo) | (b > hi)).any():  # also a region wholly outside: such rows may match it
         stats["ignored_outside"] = index["outside"]
+    if not (valid and (b >= lo).all() and (a <= hi).all()):
+        return np.zeros(0, np.uint32), stats
     c0 = [int(axis_cells([max(a[k], lo[k])], lo[k], hi[k], cells[k])[0]) for k in range(dims)]
     c1 = [int(axis_cells([min(b[k], hi[k])], lo[k], hi[k], cells[k])[0]) for k in range(dims)]
     stats["cell_count"] = int(np.prod([c1[k] - c0[k] + 1 for k in range(dims)]))
