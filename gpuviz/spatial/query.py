@@ -122,9 +122,10 @@ def query_record(*, dims: int = 2, point=None, bounds=None, radius=None, polygon
     return words
 
 
-def write_query(queue, target, *, dims: int = 2, point=None, bounds=None, radius=None, polygon=None) -> np.ndarray:
+def write_query(target, *, queue, dims: int = 2, point=None, bounds=None, radius=None, polygon=None) -> np.ndarray:
     """Write a query record (see :func:`query_record`) into ``target`` with
-    ``queue.write_buffer``; returns the words written.
+    ``queue.write_buffer`` (``queue``: the device's queue); returns the
+    words written.
 
     ``target`` is a GPUData (its buffer and byte offset) or a
     ``(wgpu.GPUBuffer, byte_offset)`` pair holding at least

@@ -95,7 +95,7 @@ class SpatialRun:
         self.compiled = graph.compile()
 
     def run(self, encodings=1, **query):
-        words = write_query(self.device.queue, self.bufs["query"], dims=self.dims, **query)
+        words = write_query(self.bufs["query"], queue=self.device.queue, dims=self.dims, **query)
         encoder = self.device.create_command_encoder()
         for _ in range(encodings):
             self.compiled.encode(encoder)

@@ -132,7 +132,7 @@ def test_mask_feeds_visibility_with_a_selection(device):
                                  length=n).add_to_graph(graph)
     compiled = graph.compile()
     for q in (dict(polygon=[(1, 1), (9, 2), (4, 8)]), dict(radius=((6, 6), 3))):
-        words = write_query(device.queue, query_data, **q)
+        words = write_query(query_data, queue=device.queue, **q)
         encoder = device.create_command_encoder()
         compiled.encode(encoder)
         device.queue.submit([encoder.finish()])
@@ -183,9 +183,9 @@ def test_filter_errors(device):
     with pytest.raises(GraphValidationError, match="mask and query share buffer"):
         GPUPointSpatialFilter(id="f", points=view, query=query, mask=query).add_to_graph(graph)
     with pytest.raises(GraphTypeError):
-        write_query(device.queue, "nowhere", point=(0, 0))
+        write_query("nowhere", queue=device.queue, point=(0, 0))
     with pytest.raises(GraphValidationError, match="needs 2112 bytes"):
-        write_query(device.queue, filled(device, 10), point=(0, 0))
+        write_query(filled(device, 10), queue=device.queue, point=(0, 0))
     other = graph.import_gpu_data("other", gpuviz.GPUData.from_numpy(device, np.zeros((5, 2), np.float32)))
     index = GPUGridIndex(id="g", points=other, domain=DOM2, cells=(2, 2))
     index.add_to_graph(graph)
