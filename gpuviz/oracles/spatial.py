@@ -166,3 +166,60 @@ def even_odd(points, vertices):
         crosses = spans & (left | (~right & (px < t)))
         inside ^= crosses
     return inside
+
+
+BIG = np.float32(np.finfo(np.float32).max)
+
+
+def bvh_nodes(minimum, maximum, leaf_capacity):
+    """``(nodes, ids, stats)`` of a GPUBVH: nodes (2L - 1, 2, 3) float32 in
+    level order (min, max; 2-D trees hold z = 0, empty nodes +-FLT_MAX)."""
+    lo, hi = np.asarray(minimum, np.float32), np.asarray(maximum, np.float32)
+    rows, dims = lo.shape
+    L = leaf_capacity
+    nodes = np.zeros((2 * L - 1, 2, 3), np.float32)
+    nodes[:, 0], nodes[:, 1] = BIG, -BIG
+    ids = np.full(L, 0xFFFFFFFF, np.uint32)
+    count = min(rows, L)
+    valid = np.isfinite(lo[:count]).all(axis=1) & np.isfinite(hi[:count]).all(axis=1) & \
+        (lo[:count] <= hi[:count]).all(axis=1)
+    leaf = nodes[L - 1:L - 1 + count]
+    leaf[valid, 0] = 0
+    leaf[valid, 1] = 0
+    leaf[valid, 0, :dims] = lo[:count][valid]
+    leaf[valid, 1, :dims] = hi[:count][valid]
+    ids[:count] = np.arange(count)
+    for i in range(L - 2, -1, -1):
+        nodes[i, 0] = np.minimum(nodes[2 * i + 1, 0], nodes[2 * i + 2, 0])
+        nodes[i, 1] = np.maximum(nodes[2 * i + 1, 1], nodes[2 * i + 2, 1])
+    stats = dict(count=count, overflow=rows - count, invalid=int((~valid).sum()), rows=rows, leaf_capacity=L,
+                 levels=L.bit_length())
+    return nodes, ids, stats
+
+
+def bvh_query(nodes, ids, words, dims, stack_capacity=32, root_level=10):
+    """``(matches, stats)`` of a GPUBVHQuery: the traversal of bvh_query.wgsl
+    replayed (same subtree roots, same depth-first order, same stack bound)."""
+    L = len(ids)
+    valid, a, b = query_region(words, dims)
+    level = min(root_level, L.bit_length() - 1)
+    visited = dropped = 0
+    hits = np.zeros(L, bool)
+    if valid:
+        for root in range((1 << level) - 1, (1 << (level + 1)) - 1):
+            stack = [root]
+            while stack:
+                i = stack.pop()
+                visited += 1
+                if not ((nodes[i, 0, :dims] <= b).all() and (nodes[i, 1, :dims] >= a).all()):
+                    continue
+                if i >= L - 1:
+                    hits[i - (L - 1)] = True
+                    continue
+                for c in (2, 1):
+                    if len(stack) < stack_capacity:
+                        stack.append(2 * i + c)
+                    else:
+                        dropped += 1
+    matches = ids[hits]
+    return matches, dict(match_count=len(matches), visited_count=visited, stack_overflow=dropped)
