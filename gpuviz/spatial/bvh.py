@@ -160,7 +160,7 @@ class GPUBVH:
         self.ids, self.nodes, self.stats, self.graph = ids, nodes, stats, graph
         self._stat_views = stat_rows(graph, stats, BVH_STATS)
         resources = [(ids, "storage-write"), (nodes, "storage-read-write"), (stats, "storage-read-write")]
-        resources += [(v, "storage-read") for v in (lo, hi) if v.length]
+        resources += [(v, "storage-read") for v in (lo, hi)]  # bound (and unread) also when empty
         self.node_ids = [graph.add_compute_node(id=f"{id}-refit", resources=resources,
                                                 compile=lambda ctx: self._compile(ctx, lo, hi))]
         return self.node_ids
@@ -173,29 +173,25 @@ class GPUBVH:
         b = {"nodes": view_binding(3, self.nodes, alignment=align, vec4=False),
              "ids": view_binding(4, self.ids, alignment=align, vec4=False),
              "stats": view_binding(5, self.stats, alignment=align, vec4=False)}
-        if self.rows:
-            b["min"] = view_binding(1, lo, alignment=align, vec4=False)
-            b["max"] = view_binding(2, hi, alignment=align, vec4=False)
+        b["min"] = view_binding(1, lo, alignment=align, vec4=False)
+        b["max"] = view_binding(2, hi, alignment=align, vec4=False)
         levels = self.levels - 1  # parent levels, bottom up: level levels-1 .. 0
         slot = uniform_slot(ctx.device, PARAMS_BYTES)
         params = np.zeros((levels + 1, slot // 4), np.uint32)
-        params[:, :10] = (self.rows, self.leaf_capacity, b["min"].offset if self.rows else 0,
-                          b["max"].offset if self.rows else 0, b["nodes"].offset, b["ids"].offset, b["stats"].offset,
+        params[:, :10] = (self.rows, self.leaf_capacity, b["min"].offset, b["max"].offset, b["nodes"].offset, b["ids"].offset, b["stats"].offset,
                           0, 0, self.levels)
         for row, level in enumerate(range(levels - 1, -1, -1), 1):
             params[row, 7:9] = ((1 << level) - 1, 1 << level)
         uniform = ctx.own(ctx.device.create_buffer_with_data(label=f"{ctx.node_id}-params", data=params.tobytes(),
                                                              usage=wgpu.BufferUsage.UNIFORM))
-        names = ("min", "max", "nodes", "ids", "stats") if self.rows else ("nodes", "ids", "stats")
+        names = ("min", "max", "nodes", "ids", "stats")
         leaf_groups = ceil_div(self.leaf_capacity, WORKGROUP)
 
         def encode(compute_pass, frame):
             r = {b[n].storage.binding: b[n].storage.resolve(frame) for n in names}
             p0 = (uniform, 0, PARAMS_BYTES)
             kernels["clear"].dispatch(compute_pass, frame, bindings={0: p0, 5: r[5]}, workgroups=1)
-            leaf = {0: p0, 3: r[3], 4: r[4], 5: r[5]}
-            if self.rows:
-                leaf.update({1: r[1], 2: r[2]})
+            leaf = {0: p0, 1: r[1], 2: r[2], 3: r[3], 4: r[4], 5: r[5]}
             kernels["leaves"].dispatch(compute_pass, frame, bindings=leaf, workgroups=leaf_groups)
             for row in range(1, levels + 1):
                 count = int(params[row, 8])
