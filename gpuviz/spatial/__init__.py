@@ -15,5 +15,6 @@ from .grid_query import QUERY_STATS, GPUGridIndexQuery
 from .point_filter import FILTER_STATS, GPUPointSpatialFilter
 from .query import MAX_POLYGON_VERTICES, QUERY_KINDS, QUERY_WORDS, query_record, write_query
 
-__all__ = ["GPUBVH", "GPUBVHQuery", "BVH_STATS", "BVH_QUERY_STATS", "GPUGridIndex", "GRID_STATS", "GPUGridIndexQuery", "QUERY_STATS", "GPUPointSpatialFilter", "FILTER_STATS", "QUERY_WORDS", "QUERY_KINDS", "MAX_POLYGON_VERTICES",
-           "query_record", "write_query"]
+__all__ = ["GPUGridIndex", "GPUGridIndexQuery", "GPUPointSpatialFilter", "GPUBVH", "GPUBVHQuery",
+           "GRID_STATS", "QUERY_STATS", "FILTER_STATS", "BVH_STATS", "BVH_QUERY_STATS",
+           "QUERY_WORDS", "QUERY_KINDS", "MAX_POLYGON_VERTICES", "query_record", "write_query"]

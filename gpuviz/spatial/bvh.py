@@ -161,8 +161,9 @@ class GPUBVH:
         self._stat_views = stat_rows(graph, stats, BVH_STATS)
         resources = [(ids, "storage-write"), (nodes, "storage-read-write"), (stats, "storage-read-write")]
         resources += [(v, "storage-read") for v in (lo, hi)]  # bound (and unread) also when empty
-        self.node_ids = [graph.add_compute_node(id=f"{id}-refit", resources=resources,
-                                                compile=lambda ctx: self._compile(ctx, lo, hi))]
+        node = graph.add_compute_node(id=f"{id}-refit", resources=resources,
+                                      compile=lambda ctx: self._compile(ctx, lo, hi))
+        self.node_ids = [node]
         return self.node_ids
 
     def _compile(self, ctx, lo, hi):
@@ -178,8 +179,8 @@ class GPUBVH:
         levels = self.levels - 1  # parent levels, bottom up: level levels-1 .. 0
         slot = uniform_slot(ctx.device, PARAMS_BYTES)
         params = np.zeros((levels + 1, slot // 4), np.uint32)
-        params[:, :10] = (self.rows, self.leaf_capacity, b["min"].offset, b["max"].offset, b["nodes"].offset, b["ids"].offset, b["stats"].offset,
-                          0, 0, self.levels)
+        params[:, :10] = (self.rows, self.leaf_capacity, b["min"].offset, b["max"].offset, b["nodes"].offset,
+                          b["ids"].offset, b["stats"].offset, 0, 0, self.levels)
         for row, level in enumerate(range(levels - 1, -1, -1), 1):
             params[row, 7:9] = ((1 << level) - 1, 1 << level)
         uniform = ctx.own(ctx.device.create_buffer_with_data(label=f"{ctx.node_id}-params", data=params.tobytes(),

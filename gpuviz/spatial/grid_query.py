@@ -140,8 +140,8 @@ class GPUGridIndexQuery:
         ids = [graph.add_compute_node(id=f"{id}-cells", resources=resources,
                                       compile=lambda ctx: self._compile(ctx, "cells", query, out, mask, lengths,
                                                                         run_offsets))]
-        ids += ChainedScan(id=f"{id}-runs", data=[lengths], out=[run_offsets], total=self._stat_views["available_count"],
-                           owner=owner, owner_id=id).add_to_graph(graph)
+        ids += ChainedScan(id=f"{id}-runs", data=[lengths], out=[run_offsets],
+                           total=self._stat_views["available_count"], owner=owner, owner_id=id).add_to_graph(graph)
         resources = reads + [(index.ids, "storage-read"), (run_offsets, "storage-read"),
                              (stats, "storage-read-write"), (out, "storage-write")]
         if mask is not None:

@@ -138,7 +138,9 @@ def test_stack_overflow_is_not_an_empty_result(device):
 
 def test_errors(device):
     graph = gpuviz.GPUCommandGraph(device, id="errors")
-    f2 = lambda name, n: graph.import_gpu_data(name, gpuviz.GPUData.from_numpy(device, np.zeros((n, 2), np.float32)))  # noqa: E731
+    def f2(name, n):
+        return graph.import_gpu_data(name, gpuviz.GPUData.from_numpy(device, np.zeros((n, 2), np.float32)))
+
     lo, hi = f2("lo", 4), f2("hi", 4)
     for leaf_capacity, match in ((0, "power of two"), (3, "power of two"), (1 << 27, "power of two")):
         with pytest.raises(GraphValidationError, match=match):
