@@ -10,7 +10,8 @@ from gpuviz import GraphTypeError, GraphValidationError
 from gpuviz.algorithms import (GPUAncestorProjection, GPUBatchSort, GPUGraphTraversal, GPUHierarchyLayout,
                                GPUCompaction, GPUGridAggregation, GPUGridBinning, GPUGroupAggregation,
                                GPUHistogram, GPUIndexedRangeCompaction, GPUMask, GPUPartitionedIndexedRangeCompaction,
-                               GPUReduction, GPUScan, GPUSegmentedSort, GPUSort)
+                               GPUReduction, GPUScan, GPUSegmentedSort, GPUSort, GPUHashIndex, GPUBatchHashIndex,
+                               GPUHashIndexQuery, GPUHashJoin, GPUBatchHashJoin)
 from gpuviz.graph import GPUCommandGraph
 from gpuviz.tables import GPUData, GPUVector, read_array
 
@@ -74,7 +75,28 @@ BUILDERS = {
         output=u32(g, "o"), max_depth=2),
     GPUAncestorProjection: lambda g, id: GPUAncestorProjection(id=id, parents=u32(g, "p"), visibility=u32(g, "v"),
                                                                output=u32(g, "o")),
+    GPUHashIndex: lambda g, id: GPUHashIndex(id=id, keys=u32(g, "k")),
+    GPUBatchHashIndex: lambda g, id: GPUBatchHashIndex(id=id, keys=vector(g, "k")),
+    GPUHashIndexQuery: lambda g, id: GPUHashIndexQuery(id=id, index=hash_index(g), keys=u32(g, "q"),
+                                                       output=u32(g, "o")),
+    GPUHashJoin: lambda g, id: GPUHashJoin(id=id, left_keys=u32(g, "q"), index=hash_index(g), count=u32(g, "n", 1),
+                                           pairs=u32x2(g, "pairs", 4), capacity=4),
+    GPUBatchHashJoin: lambda g, id: GPUBatchHashJoin(id=id, left_keys=vector(g, "q"), index=hash_index(g),
+                                                     pairs=[u32x2(g, "p0", 3), u32x2(g, "p1", 5)],
+                                                     counts=u32(g, "n", 2)),
 }
+
+
+def hash_index(graph):
+    """A GPUHashIndex already added to ``graph`` (queries and joins read it)."""
+    index = GPUHashIndex(id="right-index", keys=u32(graph, "right-keys"))
+    index.add_to_graph(graph)
+    return index
+
+
+def u32x2(graph, name, n):
+    handle = u32(graph, name, 2 * n).handle
+    return graph.create_data_view(handle, format="uint32x2", length=n)
 
 
 def test_every_primitive_is_covered():
