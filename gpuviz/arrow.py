@@ -522,11 +522,13 @@ def hash_join(left, right, *, on=None, left_on=None, right_on=None, how: str = "
     :class:`~gpuviz.GPUHashJoin` (inner) or looked up by a
     :class:`~gpuviz.GPUHashIndexQuery` (left); payload columns are
     gathered on the host with ``Table.take``. Raises GraphValidationError
-    for float keys, mismatched key types, more than two key columns or a
-    repeating right key, GraphKeyError for a missing column, before
-    anything runs on the GPU (the repeat check reads the index statistics
-    of the first batch). Does not support many-to-many, outer or right
-    joins, does not sort, and does not keep the GPU buffers it made.
+    for float keys, mismatched key types or more than two key columns and
+    GraphKeyError for a missing column before anything runs on the GPU;
+    a repeating right key raises GraphValidationError after the first
+    batch (from the index's duplicate count). Every batch rebuilds the
+    right index (the graph is fixed-capacity and rebuilds on every
+    encoding). Does not support many-to-many, outer or right joins, does
+    not sort, and does not keep the GPU buffers it made.
     """
     if how not in JOIN_HOWS:
         raise GraphValidationError(f"hash_join how must be one of {', '.join(JOIN_HOWS)} (got {how!r})")
