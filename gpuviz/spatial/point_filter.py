@@ -110,10 +110,12 @@ class GPUPointSpatialFilter:
             if cand.graph is not graph:
                 raise GraphStateError(f'{owner} "{id}" candidates "{cand.id}" have not been added to this graph '
                                       "(call its add_to_graph first)")
-            if cand.index.rows != rows or cand.index.dims != dims:
+            def spans(vs):
+                return [(v.handle.id, v.byte_offset, v.length) for v in vs]
+            if spans(views) != spans(cand.index.point_views):
                 raise GraphValidationError(
                     f'{owner} "{id}" points ({rows} rows, {dims}-D) are not the candidates\' index points '
-                    f'("{cand.index.id}": {cand.index.rows} rows, {cand.index.dims}-D)')
+                    f'("{cand.index.id}": {cand.index.rows} rows, {cand.index.dims}-D): the IDs would name other rows')
         stats = stats_view(owner, id, graph, self._stats_arg, "stats")
         reads = {"points": views, "query": query}
         if cand is not None:

@@ -8,6 +8,7 @@ selection, and the named errors (query records and the filter)."""
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import gpuviz
 from gpuviz.errors import GraphStateError, GraphTypeError, GraphValidationError
@@ -196,3 +197,54 @@ def test_filter_errors(device):
     q.add_to_graph(graph)
     with pytest.raises(GraphValidationError, match="are not the candidates' index points"):
         GPUPointSpatialFilter(id="f", points=view, query=query, candidates=q, mask=mask).add_to_graph(graph)
+
+
+# ----------------------------------------------------- adversarial and random
+def test_points_on_cell_edges_and_circles(device):
+    """Points on a lattice whose lines are the cell edges; radius queries
+    with many points at exactly distance r (3-4-5 triangles) and bounds on
+    the edges: the indexed mask still equals the unindexed one."""
+    xs = np.arange(0, 10.25, 0.25, dtype=np.float32)
+    points = np.stack(np.meshgrid(xs, xs), axis=-1).reshape(-1, 2)
+    run = make(device, points, DOM2, (10, 8))
+    for query in (dict(radius=((5, 5), 5)), dict(radius=((2, 2), 2.5)), dict(radius=((0, 0), 10)),
+                  dict(radius=((7.25, 3.5), 1.25)), dict(bounds=((2.5, 1.25), (5, 3.75))),
+                  dict(bounds=((0, 0), (0, 0))), dict(point=(10, 10)), dict(point=(2.5, 3.75)),
+                  dict(polygon=[(0, 0), (5, 0), (5, 5), (0, 5)]), dict(polygon=[(2.5, 2.5), (7.5, 2.5), (5, 7.5)])):
+        words, got = run.run(**query)
+        want, complete = check(run, words, got)
+        assert complete and want.sum() > 0, query
+
+
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(0, 2**16), dims=st.sampled_from([2, 3]), n=st.integers(0, 900),
+       chunked=st.booleans())
+def test_property_indexed_equals_unindexed(device, seed, dims, n, chunked):
+    rng = np.random.default_rng(seed)
+    domain = DOM2 if dims == 2 else DOM3
+    lo, hi = (np.asarray(c, np.float32) for c in domain)
+    points = rng.uniform(lo, hi, (n, dims)).astype(np.float32)
+    if n:
+        points[rng.random(n) < 0.03] = np.nan
+    chunks = None
+    if chunked:
+        cuts = np.sort(rng.integers(0, n + 1, 3))
+        chunks = list(np.diff(np.concatenate([[0], cuts, [n]])))
+    cells = tuple(int(c) for c in rng.integers(1, 7, dims))
+    run = make(device, points, domain, cells, chunks=chunks)
+    for _ in range(4):  # dynamic query changes on one compiled graph
+        a = rng.uniform(lo, hi).astype(np.float32)
+        b = rng.uniform(lo, hi).astype(np.float32)
+        kind = rng.integers(0, 4 if dims == 3 else 5)
+        if kind == 0:
+            query = dict(bounds=(np.minimum(a, b), np.maximum(a, b)))
+        elif kind == 1:
+            query = dict(radius=(a, float(rng.uniform(0, 2))))
+        elif kind == 2:
+            query = dict(point=points[rng.integers(n)] if n and np.isfinite(points).all() else a)
+        elif kind == 3:
+            query = {}
+        else:
+            query = dict(polygon=rng.uniform(lo, hi, (int(rng.integers(3, 12)), 2)))
+        words, got = run.run(**query)
+        assert check(run, words, got)[1]
