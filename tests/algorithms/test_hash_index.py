@@ -296,3 +296,37 @@ def test_query_refuses_an_index_of_another_graph_or_destroyed_keys(device):
     with pytest.raises(gpuviz.GraphStateError, match='index "h" keys buffer "k" was destroyed'):
         GPUHashIndexQuery(id="q", index=index, keys=a.import_gpu_data("k2", gpu_data(device, np.arange(5))),
                           output=out_a).add_to_graph(a)
+
+
+def test_chunks_at_unaligned_offsets_of_one_buffer(device):
+    """Key, output and found chunks that share one buffer each, starting at
+    word offsets that are not binding-aligned (the kernels add each view's
+    element offset), with guard words around them left untouched."""
+    from .conftest import shared_vector
+
+    rng = np.random.default_rng(21)
+    lengths, starts = [5, 0, 300, 7], [3, 9, 11, 317]
+    keys = [rng.integers(0, 200, n).astype(np.uint32) for n in lengths]
+    queries = [rng.integers(0, 400, n).astype(np.uint32) for n in lengths]
+    graph = new_graph(device)
+    kvec = graph.import_gpu_vector("keys", shared_vector(device, keys, starts, fill=SENTINEL))
+    index = GPUBatchHashIndex(id="idx", keys=kvec)
+    index.add_to_graph(graph)
+    out = shared_vector(device, [np.zeros(n) for n in lengths], starts, fill=SENTINEL)
+    found = shared_vector(device, [np.zeros(n) for n in lengths], [s + 1 for s in starts], fill=SENTINEL)
+    GPUHashIndexQuery(id="q", index=index, output=graph.import_gpu_vector("out", out),
+                      found=graph.import_gpu_vector("found", found),
+                      keys=graph.import_gpu_vector("queries", shared_vector(device, queries, starts))).add_to_graph(graph)
+    compiled = graph.compile()
+    submit_encodings(device, compiled, 1)
+    table, _ = oracles.hash_index(flat(keys))
+    expected_out, expected_found = oracles.hash_lookup(table, flat(queries))
+    np.testing.assert_array_equal(read(device, out), expected_out)
+    np.testing.assert_array_equal(read(device, found), expected_found)
+    for vector, first in ((out, starts), (found, [s + 1 for s in starts])):
+        buffer = vector.chunks[0].buffer
+        words = read(device, gpuviz.GPUData(buffer, format="uint32", length=buffer.size // 4))
+        inside = np.zeros(words.size, bool)
+        for start, n in zip(first, lengths):
+            inside[start:start + n] = True
+        assert (words[~inside] == SENTINEL).all()
