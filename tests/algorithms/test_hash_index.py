@@ -314,9 +314,9 @@ def test_chunks_at_unaligned_offsets_of_one_buffer(device):
     index.add_to_graph(graph)
     out = shared_vector(device, [np.zeros(n) for n in lengths], starts, fill=SENTINEL)
     found = shared_vector(device, [np.zeros(n) for n in lengths], [s + 1 for s in starts], fill=SENTINEL)
-    GPUHashIndexQuery(id="q", index=index, output=graph.import_gpu_vector("out", out),
-                      found=graph.import_gpu_vector("found", found),
-                      keys=graph.import_gpu_vector("queries", shared_vector(device, queries, starts))).add_to_graph(graph)
+    qvec = graph.import_gpu_vector("queries", shared_vector(device, queries, starts))
+    GPUHashIndexQuery(id="q", index=index, keys=qvec, output=graph.import_gpu_vector("out", out),
+                      found=graph.import_gpu_vector("found", found)).add_to_graph(graph)
     compiled = graph.compile()
     submit_encodings(device, compiled, 1)
     table, _ = oracles.hash_index(flat(keys))
