@@ -20,7 +20,7 @@ from ..algorithms import GPUSort
 from ..algorithms.dispatch import WORKGROUP, ceil_div
 from ..algorithms.hash_table import stat_rows, stats_view
 from ..algorithms.scan import ChainedScan
-from ..algorithms.validation import chunks_of, refuse_overlaps, single_row
+from ..algorithms.validation import check_topology, chunks_of, refuse_overlaps, single_row
 from ..algorithms.views import storage_alignment, uniform_slot, view_binding
 from ..errors import GraphStateError, GraphTypeError, GraphValidationError
 from ..graph import ComputeKernel
@@ -38,7 +38,7 @@ POINT_FORMATS = {2: "float32x2", 3: "float32x3"}
 #: 0), rows with a NaN or infinite coordinate, finite rows outside the
 #: domain, source rows, capacity, and two reserved words.
 GRID_STATS = ("count", "overflow", "nonfinite", "outside", "rows", "capacity", "reserved0", "reserved1")
-PARAMS_BYTES = 96  # grid_build.wgsl: BuildParams (Grid, then eight words)
+PARAMS_BYTES = 112  # grid_build.wgsl: BuildParams (Grid, then twelve words)
 MAX_CELLS = (1 << 32) - 2  # a cell key below the sort's SKIP key, cells + 1 offsets in u32
 
 
@@ -135,6 +135,13 @@ class GPUGridIndex:
         Cells per axis (``nx, ny[, nz]``), row-major with x fastest: cell
         ``cx + nx * (cy + ny * cz)``. At most 2**32 - 2 in all, and the
         offsets must fit one storage binding.
+    source_ids : GraphDataView or GraphVectorView, optional
+        Packed ``uint32`` IDs aligned with ``points`` (same kind; a vector
+        with the same chunk lengths): ``ids`` then holds these instead of
+        row numbers, and a query's mask is addressed by them. Default: the
+        global row number. An index with explicit IDs cannot feed
+        :class:`GPUPointSpatialFilter` candidates (an ID no longer locates
+        its point).
     capacity : int, optional
         Rows ``ids`` holds (default: the source rows, at least 1). Must be
         positive: a capacity of 0 is refused.
@@ -173,7 +180,7 @@ class GPUGridIndex:
     owner = "GPUGridIndex"
 
     def __init__(self, *, id: str, points, domain, cells, capacity: int | None = None, ids=None,
-                 cell_offsets=None, stats=None):
+                 cell_offsets=None, stats=None, source_ids=None):
         owner = self.owner
         self.id = check_id(owner, id)
         label = f'{owner} "{id}"'
@@ -195,6 +202,7 @@ class GPUGridIndex:
             raise GraphValidationError(f"{label} capacity must be at least 1 (got {capacity})")
         self.capacity = int(capacity)
         self.points = points
+        self.source_ids = source_ids
         self.cell_count = self.domain.total
         self._outputs = {"ids": ids, "cell_offsets": cell_offsets, "stats": stats}
         self.ids = self.cell_offsets = self.stats = None
@@ -227,7 +235,14 @@ class GPUGridIndex:
         owner, id = self.owner, self.id
         if self.graph is not None:
             raise GraphStateError(f'{owner} "{id}" was already added to graph "{self.graph.id}"')
-        dims, _, views = point_chunks(owner, id, "points", self.points, graph)
+        dims, kind, views = point_chunks(owner, id, "points", self.points, graph)
+        sources = None
+        if self.source_ids is not None:
+            source_kind, sources = chunks_of(owner, id, "source_ids", self.source_ids, graph)
+            check_topology(owner, id, "source_ids", "points", source_kind, sources, kind, views)
+            if kind == "data" and sources[0].length < self.rows:
+                raise GraphValidationError(f'{owner} "{id}" source_ids is shorter than points (needs {self.rows} '
+                                           f"rows, got {sources[0].length})")
         cells = self.cell_count
         limit = int(graph.device.limits["max-storage-buffer-binding-size"])
         if 4 * (cells + 1) > limit:
@@ -239,7 +254,7 @@ class GPUGridIndex:
         ids = self._output(graph, "ids", self.capacity)
         offsets = self._output(graph, "cell_offsets", cells + 1)
         stats = stats_view(owner, id, graph, self._outputs["stats"], "stats")
-        refuse_overlaps(owner, id, reads={"points": views},
+        refuse_overlaps(owner, id, reads={"points": views, "source_ids": sources},
                         writes={"ids": ids, "cell_offsets": offsets, "stats": stats}, separate=True)
         self.ids, self.cell_offsets, self.stats = ids, offsets, stats
         self._stat_views = stat_rows(graph, stats, GRID_STATS)
@@ -258,8 +273,10 @@ class GPUGridIndex:
         if self.rows:
             resources += [(keys, "storage-write"), (rowids, "storage-write")]
             resources += [(v, "storage-read") for v in views if v.length]
+            resources += [(sources[c], "storage-read") for c, v in enumerate(views) if sources and v.length]
         node_ids = [graph.add_compute_node(id=f"{id}-key", resources=resources,
-                                           compile=lambda ctx: self._compile_key(ctx, views, counts, keys, rowids))]
+                                           compile=lambda ctx: self._compile_key(ctx, views, sources, counts, keys,
+                                                                                 rowids))]
         head = graph.create_data_view(offsets.handle, format="uint32", length=cells, byte_offset=offsets.byte_offset)
         node_ids += ChainedScan(id=f"{id}-scan", data=[counts], out=[head], total=self._stat_views["count"],
                                 owner=owner, owner_id=id).add_to_graph(graph)
@@ -285,20 +302,26 @@ class GPUGridIndex:
         params[:] = grid_words(self.domain, slot // 4)
         return slot, params
 
-    def _compile_key(self, ctx, views, counts, keys, rowids):
+    def _compile_key(self, ctx, views, sources, counts, keys, rowids):
         align = storage_alignment(ctx.device)
-        code = wgsl("spatial/shaders/grid_build.wgsl", dims=self.dims)
+        code = wgsl("spatial/shaders/grid_build.wgsl", dims=self.dims, source_ids=sources is not None)
         kernels = {entry: ComputeKernel(ctx.device, code=code, entry_point=entry, label=f"{ctx.node_id}-{entry}")
                    for entry in ("clear", "key")}
         stats_b = view_binding(5, self.stats, alignment=align, vec4=False)
-        work = [(v, base) for v, base in zip(views, np.cumsum([0] + [v.length for v in views])) if v.length]
+        work = [(c, v, base) for c, (v, base) in enumerate(zip(views, np.cumsum([0] + [v.length for v in views])))
+                if v.length]
         slot, params = self._params(ctx, len(work) + 1)
         params[:, 19] = stats_b.offset
         point_bindings = []
-        for row, (view, base) in enumerate(work):
+        for row, (c, view, base) in enumerate(work):
             pb = view_binding(1, view, alignment=align, vec4=False)
             params[row, 16:19] = (view.length, base, pb.offset)
-            point_bindings.append(pb.storage)
+            bound = [pb.storage]
+            if sources is not None:
+                sb = view_binding(9, sources[c], alignment=align, vec4=False)
+                params[row, 24] = sb.offset
+                bound.append(sb.storage)
+            point_bindings.append(bound)
         uniform = ctx.own(ctx.device.create_buffer_with_data(label=f"{ctx.node_id}-params", data=params.tobytes(),
                                                              usage=wgpu.BufferUsage.UNIFORM))
         clear_params = (uniform, len(work) * slot, PARAMS_BYTES)
@@ -308,15 +331,15 @@ class GPUGridIndex:
             shared = {2: counts, 5: stats_b.storage.resolve(frame)}
             kernels["clear"].dispatch(compute_pass, frame, bindings={0: clear_params, **shared},
                                       workgroups=clear_groups)
-            for row, (pb, (view, _)) in enumerate(zip(point_bindings, work)):
+            for row, (bound, (_, view, _)) in enumerate(zip(point_bindings, work)):
                 kernels["key"].dispatch(compute_pass, frame, workgroups=ceil_div(view.length, WORKGROUP),
-                                        bindings={0: (uniform, row * slot, PARAMS_BYTES), 1: pb.resolve(frame),
-                                                  3: keys, 4: rowids, **shared})
+                                        bindings={0: (uniform, row * slot, PARAMS_BYTES), 3: keys, 4: rowids,
+                                                  **{b.binding: b.resolve(frame) for b in bound}, **shared})
         return encode
 
     def _compile_finalize(self, ctx, ids, offsets, sorted_rows):
         align = storage_alignment(ctx.device)
-        code = wgsl("spatial/shaders/grid_build.wgsl", dims=self.dims)
+        code = wgsl("spatial/shaders/grid_build.wgsl", dims=self.dims, source_ids=False)
         kernel = ComputeKernel(ctx.device, code=code, entry_point="finalize", label=ctx.node_id)
         stats_b = view_binding(5, self.stats, alignment=align, vec4=False)
         ids_b = view_binding(7, ids, alignment=align, vec4=False)

@@ -63,7 +63,9 @@ class GPUGridIndexQuery:
         the output capacity.
     mask : GraphDataView, optional
         Packed ``uint32``, at least the index's rows: 1 at every candidate's
-        row ID (also candidates past the output capacity), else 0.
+        row ID (also candidates past the output capacity), else 0. With the
+        index's explicit ``source_ids`` the whole view is cleared and
+        addressed by those IDs; IDs at or past its length are skipped.
     stats : GraphDataView, optional
         Eight packed uint32 rows (:data:`QUERY_STATS`); default a graph
         transient ``"{id}-stats"``.
@@ -119,8 +121,9 @@ class GPUGridIndexQuery:
         mask = None
         if self.mask is not None:
             mask = single_row(owner, id, "mask", self.mask, graph, rows=max(index.rows, 1))
-            mask = graph.create_data_view(mask.handle, format="uint32", length=max(index.rows, 1),
-                                          byte_offset=mask.byte_offset)
+            if index.source_ids is None:  # row-addressed: exactly the source rows
+                mask = graph.create_data_view(mask.handle, format="uint32", length=max(index.rows, 1),
+                                              byte_offset=mask.byte_offset)
         stats = stats_view(owner, id, graph, self._stats_arg, "stats")
         refuse_overlaps(owner, id, reads={"query": query, "index ids": index.ids, "index cell_offsets":
                                           index.cell_offsets, "index stats": index.stats},

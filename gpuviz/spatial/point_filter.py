@@ -110,6 +110,10 @@ class GPUPointSpatialFilter:
             if cand.graph is not graph:
                 raise GraphStateError(f'{owner} "{id}" candidates "{cand.id}" have not been added to this graph '
                                       "(call its add_to_graph first)")
+            if cand.index.source_ids is not None:
+                raise GraphValidationError(f'{owner} "{id}" candidates come from index "{cand.index.id}" with explicit '
+                                           "source_ids, which do not locate points (filter every row instead)")
+
             def spans(vs):
                 return [(v.handle.id, v.byte_offset, v.length) for v in vs]
             if spans(views) != spans(cand.index.point_views):

@@ -203,3 +203,54 @@ def test_cells_over_the_binding_limit(device, pts):
     side = int((limit // 4) ** 0.5) + 2
     with pytest.raises(GraphValidationError, match="max-storage-buffer-binding-size"):
         GPUGridIndex(id="g", points=view, domain=DOM2, cells=(side, side)).add_to_graph(graph)
+
+
+@pytest.mark.parametrize("chunks", [None, [300, 0, 450, 250]])
+def test_explicit_source_ids(device, chunks):
+    """Explicit IDs replace row numbers in ids, and address a query's mask;
+    the exact filter refuses such candidates."""
+    from gpuviz.spatial import GPUGridIndexQuery, GPUPointSpatialFilter, QUERY_WORDS, write_query
+    from .conftest import filled
+
+    rng = np.random.default_rng(41)
+    n = 1000
+    points = uniform(rng, n, DOM2, margin=0.5)
+    source = rng.permutation(3 * n)[:n].astype(np.uint32)
+    graph = gpuviz.GPUCommandGraph(device, id="sources")
+    view, _ = points_view(device, graph, points, chunks)
+    if chunks is None:
+        sview = graph.import_gpu_data("source", gpuviz.GPUData.from_numpy(device, source))
+    else:
+        parts = np.split(source, np.cumsum(chunks)[:-1])
+        sview = graph.import_gpu_vector("source", gpuviz.GPUVector.from_numpy(device, parts, format="uint32"))
+    bufs = {"ids": filled(device, n), "query": filled(device, QUERY_WORDS, 0), "cands": filled(device, n),
+            "mask": filled(device, 3 * n), "qstats": filled(device, 8)}
+    v = {k: graph.import_gpu_data(k, b) for k, b in bufs.items()}
+    index = GPUGridIndex(id="g", points=view, domain=DOM2, cells=(6, 5), ids=v["ids"], source_ids=sview)
+    index.add_to_graph(graph)
+    query = GPUGridIndexQuery(id="q", index=index, query=v["query"], candidates=v["cands"], mask=v["mask"],
+                              stats=v["qstats"])
+    query.add_to_graph(graph)
+    with pytest.raises(GraphValidationError, match="explicit source_ids"):
+        GPUPointSpatialFilter(id="f", points=view, query=v["query"], candidates=query,
+                              mask=graph.import_gpu_data("fmask", filled(device, n))).add_to_graph(graph)
+    compiled = graph.compile()
+    words = write_query(bufs["query"], queue=device.queue, bounds=((1, 2), (6, 9)))
+    encoder = device.create_command_encoder()
+    compiled.encode(encoder)
+    device.queue.submit([encoder.finish()])
+    want = oracle.grid_index(points, DOM2, (6, 5))
+    got_ids = gpuviz.read_array(device, bufs["ids"])
+    np.testing.assert_array_equal(got_ids[:want["count"]], source[want["ids"]])
+    rows, stats = oracle.grid_query(want, words, DOM2, (6, 5), n)
+    np.testing.assert_array_equal(gpuviz.read_array(device, bufs["cands"])[:len(rows)], source[rows])
+    mask = np.zeros(3 * n, np.uint32)
+    mask[source[rows]] = 1
+    np.testing.assert_array_equal(gpuviz.read_array(device, bufs["mask"]), mask)
+
+
+def test_source_ids_must_match_points(device, pts):
+    graph, view = pts
+    short = graph.import_gpu_data("s3", gpuviz.GPUData.from_numpy(device, np.zeros(3, np.uint32)))
+    with pytest.raises(GraphValidationError, match="source_ids is shorter than points"):
+        GPUGridIndex(id="g", points=view, domain=DOM2, cells=(2, 2), source_ids=short).add_to_graph(graph)

@@ -7,7 +7,8 @@
 // cell. finalize copies the first min(count, capacity) sorted row IDs into
 // ids and publishes count, overflow and the closing offset.
 //
-// Template values: dims (2 or 3).
+// Template values: dims (2 or 3), source_ids (the key pass reads explicit
+// row IDs from binding 9 instead of numbering rows).
 
 {% include "spatial/shaders/grid_common.wgsl" %}
 
@@ -23,6 +24,10 @@ struct BuildParams {
     ids_off: u32,
     capacity: u32,
     rows: u32,         // rows in all chunks
+    source_off: u32,   // element offset of this chunk's explicit IDs
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> P: BuildParams;
@@ -34,6 +39,10 @@ struct BuildParams {
 @group(0) @binding(6) var<storage, read> sorted_rows: array<u32>;
 @group(0) @binding(7) var<storage, read_write> ids: array<u32>;
 @group(0) @binding(8) var<storage, read_write> offsets: array<u32>;
+
+{% if source_ids %}
+@group(0) @binding(9) var<storage, read> source_ids: array<u32>;
+{% endif %}
 
 var<workgroup> rejected: array<atomic<u32>, 2>;  // non-finite, out of domain
 
@@ -84,7 +93,11 @@ fn key(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) n
         let r = classify(i);
         let row = P.base + i;
         keys[row] = r.y;
+{% if source_ids %}
+        rowids[row] = source_ids[P.source_off + i];
+{% else %}
         rowids[row] = row;
+{% endif %}
         if (r.x == 0u) {
             atomicAdd(&counts[r.y], 1u);
         } else {
