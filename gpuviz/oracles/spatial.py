@@ -160,10 +160,11 @@ def even_odd(points, vertices):
         spans = (yi > py) != (yj > py)
         left = px < min(xi, xj)
         right = px >= max(xi, xj)
-        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-            t = (np.float32(xj - xi) * (py - yi).astype(np.float32)).astype(np.float32)
-            t = (t / np.float32(yj - yi)).astype(np.float32) + np.float32(xi)
-        crosses = spans & (left | (~right & (px < t)))
+        with np.errstate(invalid="ignore", over="ignore"):
+            lhs = ((px - xi).astype(np.float32) * np.float32(yj - yi)).astype(np.float32)
+            rhs = (np.float32(xj - xi) * (py - yi).astype(np.float32)).astype(np.float32)
+        edge_left = (lhs < rhs) if yj > yi else (lhs > rhs)
+        crosses = spans & (left | (~right & edge_left))
         inside ^= crosses
     return inside
 

@@ -72,8 +72,13 @@ fn in_polygon(p: vec3<f32>) -> bool {
         if ((vi.y > p.y) != (vj.y > p.y)) {
             var crosses = p.x < min(vi.x, vj.x);
             if (!crosses && p.x < max(vi.x, vj.x)) {
-                let t = (vj.x - vi.x) * (p.y - vi.y) / (vj.y - vi.y) + vi.x;
-                crosses = p.x < t;
+                // p.x < the edge's x at p.y, multiplied out by (vj.y - vi.y)
+                // (its sign flips the comparison): products and differences
+                // only, each rounded once, no division and nothing a
+                // compiler can fuse, so every adapter and the oracle agree
+                let lhs = (p.x - vi.x) * (vj.y - vi.y);
+                let rhs = (vj.x - vi.x) * (p.y - vi.y);
+                crosses = select((lhs > rhs), (lhs < rhs), (vj.y > vi.y));
             }
             if (crosses) { inside = !inside; }
         }
