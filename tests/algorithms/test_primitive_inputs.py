@@ -11,7 +11,7 @@ from gpuviz.algorithms import (GPUAncestorProjection, GPUBatchSort, GPUGraphTrav
                                GPUCompaction, GPUGridAggregation, GPUGridBinning, GPUGroupAggregation,
                                GPUHistogram, GPUIndexedRangeCompaction, GPUMask, GPUPartitionedIndexedRangeCompaction,
                                GPUReduction, GPUScan, GPUSegmentedSort, GPUSort, GPUHashIndex, GPUBatchHashIndex,
-                               GPUHashIndexQuery, GPUHashJoin, GPUBatchHashJoin)
+                               GPUHashIndexQuery, GPUHashJoin, GPUBatchHashJoin, GPUGroupFilter, GPUGridStatistic)
 from gpuviz.graph import GPUCommandGraph
 from gpuviz.tables import GPUData, GPUVector, read_array
 
@@ -75,6 +75,11 @@ BUILDERS = {
         output=u32(g, "o"), max_depth=2),
     GPUAncestorProjection: lambda g, id: GPUAncestorProjection(id=id, parents=u32(g, "p"), visibility=u32(g, "v"),
                                                                output=u32(g, "o")),
+    GPUGroupFilter: lambda g, id: GPUGroupFilter(id=id, values=f32(g, "v"), codes=u32(g, "c"),
+                                                 enabled=u32(g, "e", 4), output=f32(g, "o")),
+    GPUGridStatistic: lambda g, id: GPUGridStatistic(
+        id=id, counts=u32(g, "n", 6), sums=f32(g, "s", 6), mins=f32(g, "lo", 6), maxs=f32(g, "hi", 6),
+        output=f32(g, "o", 6), grid_size=(3, 2), operation="mean"),
     GPUHashIndex: lambda g, id: GPUHashIndex(id=id, keys=u32(g, "k")),
     GPUBatchHashIndex: lambda g, id: GPUBatchHashIndex(id=id, keys=vector(g, "k")),
     GPUHashIndexQuery: lambda g, id: GPUHashIndexQuery(id=id, index=hash_index(g), keys=u32(g, "q"),
