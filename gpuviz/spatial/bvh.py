@@ -38,6 +38,7 @@ BVH_QUERY_STATS = ("match_count", "written_count", "overflow", "visited_count", 
 PARAMS_BYTES = 64  # bvh.wgsl: BVHParams
 QPARAMS_BYTES = 48  # bvh_query.wgsl: QParams
 MAX_LEAVES = 1 << 26
+SMALL_LEAVES = 128  # trees up to this many leaves refit in one workgroup (bvh.wgsl "small")
 ROOT_LEVEL = 10  # traversal starts at the subtree roots of this level (or the leaves' level when lower)
 
 
@@ -83,8 +84,9 @@ class GPUBVH:
     Notes
     -----
     Update policy "refit": every encoding reloads the leaves from the
-    current bounds and unions parents level by level, bottom up (one
-    dispatch per level); the topology is source order and never changes, so
+    current bounds and unions parents level by level, bottom up: one
+    dispatch for a tree of at most 128 leaves (one workgroup, storage
+    barriers between levels), else one per level; the topology is source order and never changes, so
     moving boxes need no recompile. It is a correctness baseline, not a
     spatial-quality builder: unsorted input gives overlapping parents, which
     the query's ``visited_count`` shows. Does not sort, rebuild topology,
@@ -169,8 +171,9 @@ class GPUBVH:
     def _compile(self, ctx, lo, hi):
         align = storage_alignment(ctx.device)
         code = wgsl("spatial/shaders/bvh.wgsl", dims=self.dims)
+        fused = self.leaf_capacity <= SMALL_LEAVES
         kernels = {e: ComputeKernel(ctx.device, code=code, entry_point=e, label=f"{ctx.node_id}-{e}")
-                   for e in ("clear", "leaves", "level")}
+                   for e in (("small",) if fused else ("clear", "leaves", "level"))}
         b = {"nodes": view_binding(3, self.nodes, alignment=align, vec4=False),
              "ids": view_binding(4, self.ids, alignment=align, vec4=False),
              "stats": view_binding(5, self.stats, alignment=align, vec4=False)}
@@ -191,6 +194,10 @@ class GPUBVH:
         def encode(compute_pass, frame):
             r = {b[n].storage.binding: b[n].storage.resolve(frame) for n in names}
             p0 = (uniform, 0, PARAMS_BYTES)
+            if fused:
+                kernels["small"].dispatch(compute_pass, frame, workgroups=1,
+                                          bindings={0: p0, **{k: r[k] for k in (1, 2, 3, 4, 5)}})
+                return
             kernels["clear"].dispatch(compute_pass, frame, bindings={0: p0, 5: r[5]}, workgroups=1)
             leaf = {0: p0, 1: r[1], 2: r[2], 3: r[3], 4: r[4], 5: r[5]}
             kernels["leaves"].dispatch(compute_pass, frame, bindings=leaf, workgroups=leaf_groups)

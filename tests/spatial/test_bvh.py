@@ -100,10 +100,11 @@ def test_queries_3d(device, n, L):
         run.check(**query)
 
 
-def test_refit_after_moving_boxes(device, compiled_pipelines):
+@pytest.mark.parametrize("n, L", [(100, 128), (1500, 2048)])  # one-workgroup refit, level passes
+def test_refit_after_moving_boxes(device, compiled_pipelines, n, L):
     rng = np.random.default_rng(31)
-    lo, hi = boxes(rng, 1500, 2)
-    run = BVHRun(device, lo, hi, 2048)
+    lo, hi = boxes(rng, n, 2)
+    run = BVHRun(device, lo, hi, L)
     before, _ = run.check(bounds=((0, 0), (2, 2)))
     made = len(compiled_pipelines)
     run.move(lo + 5, hi + 5)

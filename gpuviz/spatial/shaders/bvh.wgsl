@@ -7,7 +7,8 @@
 // non-finite or inverted bounds) is the finite box min = +MAX, max = -MAX:
 // it unions as nothing and overlaps no finite region.
 //
-// Refit entries: clear, leaves, level (one dispatch per level, bottom up).
+// Refit entries: clear, leaves, level (one dispatch per level, bottom up),
+// or small (all of it in one workgroup, for at most 128 leaves).
 // Query entries: qclear, traverse, finalize (GPUCompaction runs between
 // traverse and finalize). Template values: dims (2 or 3), mask.
 
@@ -76,9 +77,7 @@ fn clear(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
 }
 
-@compute @workgroup_size(256)
-fn leaves(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let s = linear(gid, nwg);
+fn leaf(s: u32) {
     if (s == 0u) {
         let count = min(P.rows, P.leaves);
         atomicStore(&stats[P.stats_off], count);
@@ -110,6 +109,36 @@ fn leaves(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
     }
     store_node(P.leaves - 1u + s, lo, hi);
     ids[P.ids_off + s] = id;
+}
+
+@compute @workgroup_size(256)
+fn leaves(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    leaf(linear(gid, nwg));
+}
+
+// The whole refit of a tree of at most 128 leaves in one workgroup: the
+// statistics cleared, the leaves loaded, then each level from storage
+// barrier to storage barrier (P.levels is uniform, so every invocation
+// reaches every barrier).
+@compute @workgroup_size(128)
+fn small(@builtin(local_invocation_index) t: u32) {
+    if (t < 8u) {
+        atomicStore(&stats[P.stats_off + t], 0u);
+    }
+    storageBarrier();
+    leaf(t);
+    var level = P.levels - 1u;
+    loop {
+        storageBarrier();
+        if (level == 0u) { break; }
+        level -= 1u;
+        let count = 1u << level;
+        if (t < count) {
+            let i = count - 1u + t;
+            store_node(i, min(node_min(2u * i + 1u), node_min(2u * i + 2u)),
+                       max(node_max(2u * i + 1u), node_max(2u * i + 2u)));
+        }
+    }
 }
 
 @compute @workgroup_size(256)
