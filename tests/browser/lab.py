@@ -164,13 +164,27 @@ IDLE = ".jp-Notebook-ExecutionIndicator[data-status='idle'], #jp-main-statusbar 
 KERNEL_DIALOG = ".jp-Dialog button:has-text('Select')"
 
 
-def pick_kernel_or_wait_idle(page, idle: str = IDLE, timeout: float = 90) -> None:
-    """Answer JupyterLab's kernel dialog when it asks which kernel to start,
-    then wait until the kernel is idle."""
-    page.wait_for_selector(f"{KERNEL_DIALOG}, {idle}", timeout=budget_ms(timeout))
+def dismiss_kernel_dialog(page) -> bool:
+    """Answer JupyterLab's "Select Kernel" dialog if it is showing (it can
+    come after the status bar already reads idle); True if it was."""
     select = page.locator(KERNEL_DIALOG)
     if select.count():
         select.first.click()
+        return True
+    return False
+
+
+def pick_kernel_or_wait_idle(page, idle: str = IDLE, timeout: float = 90) -> None:
+    """Answer JupyterLab's kernel dialog when it asks which kernel to start,
+    then wait until the kernel is idle. The dialog may still come later:
+    :func:`run_all_cells` and :func:`run_code` answer it too."""
+    page.wait_for_selector(f"{KERNEL_DIALOG}, {idle}", timeout=budget_ms(timeout))
+    if not dismiss_kernel_dialog(page):
+        try:  # the dialog can follow the idle status by a moment: answered as soon as it shows
+            page.wait_for_selector(KERNEL_DIALOG, timeout=budget_ms(2))
+            dismiss_kernel_dialog(page)
+        except Exception:
+            pass  # no dialog this time
     page.wait_for_selector(idle, timeout=budget_ms(timeout))
 
 
@@ -181,8 +195,18 @@ def run_all_cells(page, timeout: float = 600) -> None:
     """Run every cell and wait until the prompts have changed (the run began)
     and none is still queued or running."""
     before = page.evaluate(_PROMPTS)
-    page.get_by_role("menuitem", name="Run").first.click()
-    page.get_by_text("Run All Cells", exact=True).click()
+    changed = f"before => ({_PROMPTS})().join('|') !== before.join('|')"
+    for attempt in range(3):  # a kernel dialog that opens late swallows the clicks: answer it, run again
+        dismiss_kernel_dialog(page)
+        try:
+            page.get_by_role("menuitem", name="Run").first.click(timeout=budget_ms(10))
+            page.get_by_text("Run All Cells", exact=True).click(timeout=budget_ms(10))
+            page.wait_for_function(changed, arg=before, timeout=budget_ms(30))
+            break
+        except Exception:
+            page.keyboard.press("Escape")  # close the menu if it is open
+            if attempt == 2:
+                raise
     page.wait_for_function(
         f"""before => {{ const now = ({_PROMPTS})();
                         return now.join('|') !== before.join('|') && now.every(p => !p.includes('*')); }}""",
@@ -195,6 +219,7 @@ def run_code(page, code: str, marker: str, timeout: float = 60) -> str:
 
     Only the new cell's outputs count: an earlier cell's (a previous run's
     marker, a widget's text) would answer before this cell has run."""
+    dismiss_kernel_dialog(page)
     cells = page.locator(".jp-Notebook .jp-Cell")
     cells.last.click()
     page.keyboard.press("Escape")

@@ -56,11 +56,10 @@ def test_dragging_the_histogram_and_clicking_a_bar_filter_in_the_browser(tmp_pat
         lab.run_all_cells(page)
         try:
             canvas = page.locator(".jp-OutputArea-output img").first
-            canvas.wait_for(timeout=300_000)
-            page.wait_for_timeout(3000)  # the first frames and the resize from the page land
+            canvas.wait_for(timeout=lab.budget_ms(300))
+            lab.wait_settled(page, canvas)  # the first frames and the resize from the page land
             layout = lab.marked_json(lab.run_code(page, _LAYOUT, "LAYOUT", timeout=120), "LAYOUT ")
-            canvas.scroll_into_view_if_needed()  # run_code scrolled to the new cell
-            page.wait_for_timeout(500)
+            lab.wait_painted(page, canvas)  # run_code scrolled to the new cell
             box = canvas.bounding_box()
             sx, sy = box["width"] / layout["size"][0], box["height"] / layout["size"][1]
 
@@ -69,13 +68,14 @@ def test_dragging_the_histogram_and_clicking_a_bar_filter_in_the_browser(tmp_pat
                 return box["x"] + (x + u * w) * sx, box["y"] + (y + v * h) * sy
 
             hist, bins = layout["rects"]["histogram"], layout["bins"]
+            frames = lab.frame_count(canvas)
             page.mouse.move(*page_point(hist, 4.5 / bins, 0.5))
             page.mouse.down()
             page.mouse.move(*page_point(hist, 7.5 / bins, 0.6), steps=6)
             page.mouse.move(*page_point(hist, 10.5 / bins, 0.5), steps=6)
             page.mouse.up()
             page.mouse.click(*page_point(layout["rects"]["groups"], 2.5 / 4, 0.5))  # group "c"
-            page.wait_for_timeout(3000)
+            lab.wait_frames(page, canvas, frames)  # the brushed, filtered frames have drawn
             state = lab.marked_json(lab.run_code(page, _STATE, "STATE", timeout=120), "STATE ")
         except Exception:
             page.screenshot(path=str(OUTPUT / "failed-brushing.png"), full_page=True)

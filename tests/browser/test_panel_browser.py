@@ -107,10 +107,11 @@ def _run_cells(page, count: int, timeout: float = 300) -> None:
     cells = page.locator(".jp-Notebook .jp-Cell")
     for index in range(count):
         for attempt in range(3):
-            cells.nth(index).locator(".jp-InputPrompt").click()
-            page.keyboard.press("Escape")
-            page.keyboard.press("Shift+Enter")
+            lab.dismiss_kernel_dialog(page)  # it can open late and swallow the keys
             try:
+                cells.nth(index).locator(".jp-InputPrompt").click(timeout=lab.budget_ms(10))
+                page.keyboard.press("Escape")
+                page.keyboard.press("Shift+Enter")
                 page.wait_for_function(_CELL_STARTED, arg=index, timeout=lab.budget_ms(15))
                 break
             except Exception:
