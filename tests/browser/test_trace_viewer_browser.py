@@ -88,53 +88,54 @@ def test_drag_and_click_in_the_browser(tmp_path):
         lab.run_all_cells(page)
         try:
             canvas = page.locator(".jp-OutputArea-output img").first
-            canvas.wait_for(timeout=300_000)
-            page.wait_for_timeout(3000)
+            canvas.wait_for(timeout=lab.budget_ms(300))
+            lab.wait_settled(page, canvas)  # the first frames and the resize from the page land
             before = lab.marked_json(lab.run_code(page, _STATE, "STATE", timeout=120), "STATE ")
-            canvas.scroll_into_view_if_needed()
-            page.wait_for_timeout(800)
+            lab.wait_painted(page, canvas)
             first_image = canvas.screenshot()
             box = canvas.bounding_box()
             sx = box["width"] / before["size"][0]
             sy = box["height"] / before["size"][1]
             # a first click on the status line (selects nothing) gives the canvas the pointer
             page.mouse.click(box["x"] + 600 * sx, box["y"] + (before["size"][1] - 6) * sy)
-            page.wait_for_timeout(1500)
+            lab.wait_settled(page, canvas)
             # drag 120 logical pixels to the left in the tracks
             y = box["y"] + 300 * sy
+            frames = lab.frame_count(canvas)
             page.mouse.move(box["x"] + 600 * sx, y)
             page.mouse.down()
             page.mouse.move(box["x"] + 540 * sx, y, steps=5)
             page.mouse.move(box["x"] + 480 * sx, y, steps=5)
             page.mouse.up()
-            page.wait_for_timeout(2500)
+            lab.wait_frames(page, canvas, frames)  # the panned frames have drawn
             dragged = lab.marked_json(lab.run_code(page, _STATE, "STATE", timeout=120), "STATE ")
-            canvas.scroll_into_view_if_needed()
-            page.wait_for_timeout(800)
+            lab.wait_painted(page, canvas)
             dragged_image = canvas.screenshot()
             # (no wheel here: playwright's wheel scrolls JupyterLab's notebook panel and no wheel
             # event reached the canvas; the handler's zoom is covered by tests/widgets/trace)
             zoomed = dragged
             box = canvas.bounding_box()
             s, (x0, y0, x1, y1) = zoomed["target"]
+            frames = lab.frame_count(canvas)
             page.mouse.click(box["x"] + (x0 + x1) / 2 * sx, box["y"] + (y0 + y1) / 2 * sy)
-            page.wait_for_timeout(2500)
+            lab.wait_frames(page, canvas, frames)  # the selection's frame has drawn
             clicked = lab.marked_json(lab.run_code(page, _STATE, "STATE", timeout=120), "STATE ")
-            canvas.scroll_into_view_if_needed()
-            page.wait_for_timeout(800)
+            lab.wait_painted(page, canvas)
             clicked_image = canvas.screenshot()
             # hover: the frame's picking pass at the pointer, read back by the event loop's trailing poll
             hover_at = ((x0 + x1) / 2 + 4, (y0 + y1) / 2)
             attempts, states = [], []
             for attempt in range(2):
-                canvas.scroll_into_view_if_needed()
-                page.wait_for_timeout(800)
+                lab.wait_painted(page, canvas)
                 box = canvas.bounding_box()
                 if attempt:  # the retry comes from the header row (no span: the hover clears)
                     page.mouse.move(box["x"] + hover_at[0] * sx, box["y"] + 10 * sy)
-                    page.wait_for_timeout(600)
+                    lab.wait_settled(page, canvas)
+                frames = lab.frame_count(canvas)
                 page.mouse.move(box["x"] + hover_at[0] * sx, box["y"] + hover_at[1] * sy, steps=3)
-                page.wait_for_timeout(2500)
+                # the hover's frames (the tooltip once its sample is read back); the assertions below
+                # tell a missing hover apart, so a hover that never redraws only ends the wait
+                lab.wait_frames(page, canvas, frames, count=2, quiet_ms=800, timeout=30, required=False)
                 hovered_image = canvas.screenshot()  # before running code: that moves the pointer away
                 hovered = lab.marked_json(lab.run_code(page, _STATE, "STATE", timeout=120), "STATE ")
                 attempts.append(_hovers_at(hovered, hover_at))
