@@ -66,26 +66,25 @@ def test_drag_orbits_the_camera_in_the_browser(tmp_path):
         lab.run_all_cells(page)
         try:
             canvas = page.locator(".gpuviz-canvas img").first
-            canvas.wait_for(timeout=300_000)
+            canvas.wait_for(timeout=lab.budget_ms(300))
             page.wait_for_function(  # the first frame is showing, not the placeholder
                 "() => [...document.querySelectorAll('.gpuviz-canvas-placeholder')].every(p => p.style.display"
                 " === 'none') && [...document.querySelectorAll('.gpuviz-canvas img')].every(i => i.naturalWidth"
-                " > 1)", timeout=300_000)
-            page.wait_for_timeout(2000)
+                " > 1)", timeout=lab.budget_ms(300))
+            lab.wait_settled(page, canvas)
             before = lab.marked_json(lab.run_code(page, _STATE, "STATE", timeout=120), "STATE ")
-            canvas.scroll_into_view_if_needed()
-            page.wait_for_timeout(800)
+            lab.wait_painted(page, canvas)
             first_image = canvas.screenshot()
             # a left drag across the canvas from its centre (the orbit follows a drag in either view):
             # trusted press and release, moves dispatched in the page (lab.drag_in_page, as the canvas test)
             moves = lab.drag_in_page(page, canvas, 1.5)
             for _ in range(10):  # the events reach the kernel behind the frames it is drawing: wait for them
-                page.wait_for_timeout(2000)
+                lab.wait_settled(page, canvas, quiet_ms=1000)
                 dragged = lab.marked_json(lab.run_code(page, _STATE, "STATE", timeout=120), "STATE ")
                 if dragged["eye"] != before["eye"] and not culling_busy(dragged):
                     break
-            canvas.scroll_into_view_if_needed()
-            page.wait_for_timeout(800)
+            lab.wait_painted(page, canvas)
+            lab.wait_settled(page, canvas)
             dragged_image = canvas.screenshot()
         except Exception:
             page.screenshot(path=str(OUTPUT / "failed-culling.png"), full_page=True)
