@@ -49,7 +49,6 @@ def _run_all(page) -> None:
     """Run All, again if the kernel missed it (on a loaded machine the first click may come too early)."""
     for _ in range(3):
         lab.run_all_cells(page)
-        page.wait_for_timeout(3000)
         if page.locator(".jp-InputPrompt:has-text('[ ]')").count() == 0:
             return
 
@@ -86,15 +85,18 @@ def test_placeholder_pending_and_reduced_frames(tmp_path):
 
                 # a drag on the first canvas: half-size frames, then one full-size frame after release
                 rings = views.first
-                rings.scroll_into_view_if_needed()
-                page.wait_for_timeout(1000)
+                lab.wait_painted(page, rings)
+                lab.wait_settled(page, rings)
                 rings.evaluate("img => { window.gvWidths = []; img.addEventListener('load', "
                                "() => window.gvWidths.push(img.naturalWidth)); }")
                 lab.drag_in_page(page, rings, 3.0)
-                page.wait_for_timeout(3000)
-                widths = page.evaluate("window.gvWidths")
                 css = rings.evaluate("img => img.clientWidth")
                 ratio = page.evaluate("window.devicePixelRatio")
+                # after the release: the full-size settle frame arrives
+                page.wait_for_function("full => window.gvWidths.length > 0 && window.gvWidths.at(-1) === full",
+                                       arg=int(css * ratio), timeout=lab.budget_ms(60))
+                lab.wait_settled(page, rings)
+                widths = page.evaluate("window.gvWidths")
                 assert widths.count(int(css * ratio * 0.5)) >= 3, (widths, css)  # css: inside the 1 px border
                 assert widths[-1] == int(css * ratio), widths  # the last frame is full size
                 state = lab.run_code(page, "print('STATE', canvas.reduced_frames, canvas.settle_frames, "

@@ -69,11 +69,10 @@ def _wheel_until_updated(page, frames: int) -> int:
     page.mouse.move(box["x"] + box["width"] * 0.3, box["y"] + box["height"] * 0.5)
     for _ in range(3):
         page.mouse.wheel(0, -120)
-        page.wait_for_timeout(150)
     page.wait_for_function(
         """(before) => { const t = document.querySelector('.inspector-360 .gvi-sub').innerText;
                          return parseInt(t.match(/([\\d,]+) frames/)[1].replace(/,/g, '')) > before; }""",
-        arg=frames, timeout=120_000)
+        arg=frames, timeout=lab.budget_ms(120))
     return _frames(page)
 
 
@@ -85,8 +84,11 @@ def test_inspector_renders_updates_and_fits_a_360px_panel(tmp_path):
             lab.run_all_cells(page)
             try:
                 page.wait_for_selector(".inspector-360 .gpuviz-inspector .gvi-table tbody tr", timeout=300_000)
-                page.wait_for_selector(".jp-OutputArea-output img.renderview-view", timeout=300_000)
-                page.wait_for_timeout(2000)
+                page.wait_for_selector(".jp-OutputArea-output img.renderview-view", timeout=lab.budget_ms(300))
+                lab.wait_settled(page, page.locator(".jp-OutputArea-output img.renderview-view").first)
+                # the inspector shows the compiled graph's nodes (three or more) once the first frames are in
+                page.wait_for_function("() => document.querySelectorAll('.inspector-360 .gvi-row').length >= 3",
+                                       timeout=lab.budget_ms(60))
                 rows = page.locator(".inspector-360 .gvi-row")
                 assert rows.count() >= 3
                 assert page.locator(".inspector-360 .gvi-timeline .gvi-seg").count() == rows.count()
