@@ -25,7 +25,8 @@ from .algorithms import (AggregationTuning, GPUBatchSort, GPUCompaction, GPUGrid
                          GPUPartitionedIndexedRangeCompaction, GPUReduction, GPUScan, GPUSegmentedSort, GPUSort,
                          IndexedRangeLayout, ReductionTuning, ScanTuning, SortTuning)
 
-from .spatial import GPUBVH, GPUBVHQuery, GPUGridIndex, GPUGridIndexQuery, GPUPointSpatialFilter, query_record, write_query
+from .spatial import (GPUBVH, GPUBVHQuery, GPUGridIndex, GPUGridIndexQuery, GPUPointSpatialFilter, GPUSegmentedBVH,
+                      query_record, write_query)
 from .workflows import GPUVisibilityWorkflow, frustum_planes
 
 

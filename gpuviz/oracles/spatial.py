@@ -224,3 +224,19 @@ def bvh_query(nodes, ids, words, dims, stack_capacity=32, root_level=10):
                         dropped += 1
     matches = ids[hits]
     return matches, dict(match_count=len(matches), visited_count=visited, stack_overflow=dropped)
+
+
+def segmented_bvh(minimum, maximum, tree_rows):
+    """``(nodes, ids)`` of a GPUSegmentedBVH: each tree's :func:`bvh_nodes`
+    (leaf capacity the next power of two of its rows, at least 1) packed one
+    after another; ids hold global rows."""
+    lo, hi = np.asarray(minimum, np.float32), np.asarray(maximum, np.float32)
+    all_nodes, all_ids, start = [], [], 0
+    for rows in tree_rows:
+        capacity = 1 << max(0, rows - 1).bit_length() if rows else 1
+        nodes, ids, _ = bvh_nodes(lo[start:start + rows], hi[start:start + rows], capacity)
+        ids = np.where(ids == 0xFFFFFFFF, ids, ids + np.uint32(start)).astype(np.uint32)
+        all_nodes.append(nodes)
+        all_ids.append(ids)
+        start += rows
+    return np.concatenate(all_nodes), np.concatenate(all_ids)

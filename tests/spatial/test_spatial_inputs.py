@@ -11,7 +11,7 @@ from gpuviz import GraphTypeError, GraphValidationError
 from gpuviz.graph import GPUCommandGraph
 from gpuviz.tables import GPUData
 from gpuviz.spatial import (QUERY_WORDS, GPUBVH, GPUBVHQuery, GPUGridIndex, GPUGridIndexQuery,
-                            GPUPointSpatialFilter)
+                            GPUPointSpatialFilter, GPUSegmentedBVH)
 
 from .conftest import filled, points_view
 
@@ -37,10 +37,14 @@ def _grid_query(graph, id):
                              candidates=_u32(graph, "candidates", 4))
 
 
-def _bvh(graph, id="bvh"):
+def _bounds(graph):
     lo = graph.import_gpu_data("lo", GPUData.from_numpy(graph.device, np.zeros((4, 2), np.float32)))
     hi = graph.import_gpu_data("hi", GPUData.from_numpy(graph.device, np.ones((4, 2), np.float32)))
-    return GPUBVH(id=id, bounds=(lo, hi), leaf_capacity=4)
+    return lo, hi
+
+
+def _bvh(graph, id="bvh"):
+    return GPUBVH(id=id, bounds=_bounds(graph), leaf_capacity=4)
 
 
 def _bvh_query(graph, id):
@@ -60,6 +64,7 @@ BUILDERS = {
     GPUPointSpatialFilter: _filter,
     GPUBVH: _bvh,
     GPUBVHQuery: _bvh_query,
+    GPUSegmentedBVH: lambda graph, id: GPUSegmentedBVH(id=id, bounds=_bounds(graph), tree_rows=[1, 3]),
 }
 
 
