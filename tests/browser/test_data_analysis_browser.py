@@ -33,12 +33,14 @@ def test_control_and_drag_change_the_canvas(tmp_path):
             # Generous: on the software driver a cold shader cache makes the
             # first compile of the notebook's graph take a minute or more.
             try:
-                page.wait_for_selector(".jp-OutputArea-output img", timeout=300_000)
-                page.wait_for_selector(".widget-dropdown select", timeout=300_000)
+                page.wait_for_selector(".jp-OutputArea-output img", timeout=lab.budget_ms(300))
+                page.wait_for_selector(".widget-dropdown select", timeout=lab.budget_ms(300))
             except Exception:
                 page.screenshot(path=str(OUTPUT / "failed.png"), full_page=True)
                 raise
-            page.wait_for_timeout(3000)  # let the first frames and the lossless redraw land
+            canvas = page.locator(".jp-OutputArea-output img").first
+            lab.wait_painted(page, canvas)  # jupyter_rfb draws only for a visible view
+            lab.wait_settled(page, canvas, quiet_ms=1000)  # the first frames and the lossless redraw land
             before = _canvas_pixels(page, OUTPUT / "canvas-before.jpg")
             assert before.std() > 5, "the canvas shows no content"
 
@@ -46,14 +48,16 @@ def test_control_and_drag_change_the_canvas(tmp_path):
             dropdown.wait_for(timeout=120_000)
             options = dropdown.locator("option").all_inner_texts()
             current = dropdown.input_value()
+            frames = lab.frame_count(canvas)
             dropdown.select_option(label=next(o for o in options if o != current))
-            page.wait_for_timeout(3000)
+            lab.wait_frames(page, canvas, frames, quiet_ms=1000)
             after_control = _canvas_pixels(page, OUTPUT / "canvas-after-control.jpg")
             assert np.abs(after_control - before).mean() > 1.0, "moving a control did not change the canvas"
 
             # start inside the heatmap's plot area (the left quarter: axes and the colour bar take the rest)
-            lab.drag(page, page.locator(".jp-OutputArea-output img").first, 2.0, at=(0.27, 0.5), reach=0.15)
-            page.wait_for_timeout(3000)
+            frames = lab.frame_count(canvas)
+            lab.drag(page, canvas, 2.0, at=(0.27, 0.5), reach=0.15)
+            lab.wait_frames(page, canvas, frames, quiet_ms=1000)
             after_drag = _canvas_pixels(page, OUTPUT / "canvas-after-drag.jpg")
             assert np.abs(after_drag - after_control).mean() > 1.0, "dragging did not pan the heatmap"
             page.screenshot(path=str(OUTPUT / "jupyterlab.png"), full_page=True)
@@ -87,12 +91,17 @@ def test_value_dropdown_resets_the_value_range(tmp_path):
           lab.notebook_page(url, name) as page):
         lab.run_all_cells(page)
         try:
-            page.wait_for_selector(".widget-dropdown select", timeout=300_000)
+            page.wait_for_selector(".widget-dropdown select", timeout=lab.budget_ms(300))
             dropdown = page.locator(".widget-dropdown:has(label:text-is('value')) select").first
-            dropdown.wait_for(timeout=120_000)
+            dropdown.wait_for(timeout=lab.budget_ms(120))
             assert dropdown.input_value() == "fare"  # the notebook's last cells put fare back
+            canvas = page.locator(".jp-OutputArea-output img").first
+            lab.wait_painted(page, canvas)  # jupyter_rfb draws only for a visible view
+            lab.wait_settled(page, canvas)
+            frames = lab.frame_count(canvas)
             dropdown.select_option(label="distance")
-            page.wait_for_timeout(4000)  # the kernel's reset and any echo from the slider land
+            # the kernel's reset redraws; any echo from the slider would follow within the quiet time
+            lab.wait_frames(page, canvas, frames, quiet_ms=1500)
             text = lab.run_code(page, _RANGE_CHECK, "RANGECHECK", timeout=120)
         except Exception:
             page.screenshot(path=str(OUTPUT / "failed-range.png"), full_page=True)
