@@ -166,7 +166,8 @@ def _start(page, workdir: Path) -> None:
     for attempt in range(3):  # on a loaded machine "Run All" may be clicked before the kernel takes it
         lab.run_all_cells(page)
         try:
-            page.wait_for_function(f"() => document.querySelectorAll({_VIEWS!r}).length == 2", timeout=90_000)
+            page.wait_for_function(f"() => document.querySelectorAll({_VIEWS!r}).length == 2",
+                                   timeout=lab.budget_ms(90))
             return
         except Exception:
             page.screenshot(path=str(workdir / f"failed-{attempt}.png"))
@@ -179,10 +180,10 @@ def _drag(page, name: str, index: int, seconds: float, origin: float, tag: str) 
     # every marker is new: lab.run_code waits for the last output that contains it
     lab.run_code(page, f"{name}.arm({tag!r})", f"ARMED-{tag}")
     view = page.locator(_VIEWS).nth(index)
-    view.scroll_into_view_if_needed()  # jupyter_rfb draws only for a visible view
-    page.wait_for_timeout(1500)
+    lab.wait_painted(page, view)  # jupyter_rfb draws only for a visible view
+    lab.wait_settled(page, view)
     moves = lab.drag_in_page(page, view, seconds)
-    page.wait_for_timeout(1000)
+    lab.wait_settled(page, view)  # the frames still in flight land before the report
     text = lab.run_code(page, f"{name}.report({origin!r}, {tag!r})", f"STATS-{tag} {{")
     stats = json.loads(text.split(f"STATS-{tag}", 1)[1].strip())
     stats["moves"] = moves
@@ -201,7 +202,8 @@ def measure(width: int, height: int, seconds: float, rounds: int, workdir: Path,
     with lab.jupyterlab(workdir, log=workdir / f"lab-{width}x{height}.log") as url:
         with lab.notebook_page(url, "fps.ipynb") as page:
             _start(page, workdir)
-            page.wait_for_timeout(2000)
+            for index in range(2):
+                lab.wait_settled(page, page.locator(_VIEWS).nth(index))
             origin = page.evaluate("performance.timeOrigin") / 1000
             try:
                 for number in range(rounds):
