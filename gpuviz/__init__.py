@@ -18,7 +18,7 @@ from .render import (Axis, AxisLayout, ColourBarLayout, DrawCommandBuffer, Glyph
 from .render import (Ticks, category_ticks, format_duration, format_durations, format_number, format_numbers,
                      log_ticks, nice_ticks, time_ticks)
 from .algorithms import (AggregationTuning, GPUBatchSort, GPUCompaction, GPUGridAggregation, GPUGridBinning,
-                         GPUGridStatistic, GPUGroupAggregation, GPUGroupFilter, GPUHistogram, GPUHierarchyLayout,
+                         GPUGridStatistic, GPUGather, GPUGroupAggregation, GPUGroupFilter, GPUHistogram, GPUHierarchyLayout,
                          GPUGraphTraversal, GPUHashIndex, GPUBatchHashIndex, GPUHashIndexQuery, GPUHashJoin,
                          GPUBatchHashJoin,
                          GPUAncestorProjection, GPUIndexedRangeCompaction, GPUMask,

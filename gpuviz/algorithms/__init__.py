@@ -12,6 +12,7 @@ from .aggregation_tuning import AggregationTuning
 from .ancestor_projection import GPUAncestorProjection
 from .graph_traversal import UNREACHED, GPUGraphTraversal
 from .group_aggregation import GPUGroupAggregation
+from .gather import GPUGather
 from .group_filter import GPUGroupFilter
 from .hierarchy_layout import GPUHierarchyLayout
 from .hash_batch_index import GPUBatchHashIndex
@@ -30,7 +31,7 @@ from .sort import GPUSort, SortTuning
 
 __all__ = ["GPUScan", "GPUCompaction", "GPUIndexedRangeCompaction", "GPUPartitionedIndexedRangeCompaction",
            "IndexedRangeLayout", "ScanTuning", "GPUMask", "GPUReduction", "ReductionTuning", "GPUHistogram", "GPUGridBinning", "GPUGridAggregation",
-           "GPUGridStatistic", "GRID_STATISTICS", "GPUGroupFilter", "GPUGroupAggregation", "AggregationTuning",
+           "GPUGridStatistic", "GRID_STATISTICS", "GPUGroupFilter", "GPUGather", "GPUGroupAggregation", "AggregationTuning",
            "GPUSort", "GPUBatchSort", "GPUSegmentedSort", "SortTuning",
            "GPUHierarchyLayout", "GPUGraphTraversal", "UNREACHED", "GPUAncestorProjection",
            "GPUHashIndex", "GPUBatchHashIndex", "GPUHashIndexQuery", "GPUHashJoin", "GPUBatchHashJoin",

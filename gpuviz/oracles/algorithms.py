@@ -299,6 +299,16 @@ def group_filter(values, codes, enabled):
     return np.where(keep, values, np.float32(np.nan)).astype(np.float32)
 
 
+def gather(indices, table, fill=0):
+    """GPUGather: ``table[indices[i]]`` where the index is inside the table,
+    ``fill`` elsewhere (the table's dtype)."""
+    indices, table = np.asarray(indices, np.int64), np.asarray(table)
+    inside = indices < len(table)
+    out = np.full(len(indices), fill, table.dtype)
+    out[inside] = table[indices[inside]]
+    return out
+
+
 GRID_STATISTICS = ("count", "sum", "mean", "min", "max")
 
 

@@ -11,7 +11,8 @@ from gpuviz.algorithms import (GPUAncestorProjection, GPUBatchSort, GPUGraphTrav
                                GPUCompaction, GPUGridAggregation, GPUGridBinning, GPUGroupAggregation,
                                GPUHistogram, GPUIndexedRangeCompaction, GPUMask, GPUPartitionedIndexedRangeCompaction,
                                GPUReduction, GPUScan, GPUSegmentedSort, GPUSort, GPUHashIndex, GPUBatchHashIndex,
-                               GPUHashIndexQuery, GPUHashJoin, GPUBatchHashJoin, GPUGroupFilter, GPUGridStatistic)
+                               GPUHashIndexQuery, GPUHashJoin, GPUBatchHashJoin, GPUGroupFilter, GPUGridStatistic,
+                               GPUGather)
 from gpuviz.graph import GPUCommandGraph
 from gpuviz.tables import GPUData, GPUVector, read_array
 
@@ -77,6 +78,7 @@ BUILDERS = {
                                                                output=u32(g, "o")),
     GPUGroupFilter: lambda g, id: GPUGroupFilter(id=id, values=f32(g, "v"), codes=u32(g, "c"),
                                                  enabled=u32(g, "e", 4), output=f32(g, "o")),
+    GPUGather: lambda g, id: GPUGather(id=id, indices=u32(g, "i"), table=u32(g, "t", 4), output=u32(g, "o")),
     GPUGridStatistic: lambda g, id: GPUGridStatistic(
         id=id, counts=u32(g, "n", 6), sums=f32(g, "s", 6), mins=f32(g, "lo", 6), maxs=f32(g, "hi", 6),
         output=f32(g, "o", 6), grid_size=(3, 2), operation="mean"),
