@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 
 from ...arrow import table_to_gpu
 from ...errors import GraphTypeError, GraphValidationError
+from .lookup import NO_MATCH, encode_lookup, parse_lookup, run_lookup
 
 __all__ = ["AnalysisData", "ColumnStats", "ROBUST_PERCENTILES", "SKEW_THRESHOLD", "prepare_table", "robust_range",
            "to_arrow_table", "histogram_edges", "check_edges", "pad_edges", "MAX_GROUPS"]
@@ -101,6 +102,10 @@ class AnalysisData:
     codes_column : str
         The GPU table's name for the group codes: a name no column of the
         user's table has, and never offered as a column.
+    lookup : LookupResult or None
+        With ``lookup=``: what the GPU join found (the group column is then
+        a column of the dimension table; its labels end with
+        :data:`~gpuviz.widgets.analysis.lookup.NO_MATCH`).
     """
 
     table: object
@@ -109,6 +114,7 @@ class AnalysisData:
     group_labels: list
     chunk_lengths: tuple
     codes_column: str = _CODES
+    lookup: object = None
 
     @property
     def columns(self) -> list:
@@ -205,8 +211,9 @@ def _as_float32(column: pa.ChunkedArray) -> tuple:
     return (pc.fill_null(out, pa.scalar(float("nan"), pa.float32())) if out.null_count else out), int(overflow)
 
 
-def _group_codes(column: pa.ChunkedArray, name: str) -> tuple:
-    """Dense uint32 codes (sorted distinct values; null -> one past the last) and labels."""
+def _group_codes(column: pa.ChunkedArray, name: str, *, reserved: int = 0) -> tuple:
+    """Dense uint32 codes (sorted distinct values; null -> one past the last) and labels;
+    ``reserved`` groups more are refused past :data:`MAX_GROUPS` too."""
     dtype = column.type
     if pa.types.is_dictionary(dtype):
         column = pc.cast(column, dtype.value_type)
@@ -219,18 +226,22 @@ def _group_codes(column: pa.ChunkedArray, name: str) -> tuple:
     uniques = pc.unique(column).drop_null()
     if len(uniques) == 0:
         raise GraphValidationError(f'DataAnalysis group column "{name}" has no non-null values')
-    if len(uniques) > MAX_GROUPS:
+    if len(uniques) + reserved > MAX_GROUPS:
         raise GraphValidationError(
-            f'DataAnalysis group column "{name}" has {len(uniques)} distinct values; at most {MAX_GROUPS} '
-            f"groups are drawn (bin or recode it first)")
+            f'DataAnalysis group column "{name}" has {len(uniques)} distinct values; at most '
+            f"{MAX_GROUPS - reserved} groups are drawn (bin or recode it first)")
     uniques = uniques.take(pc.array_sort_indices(uniques))
     codes = pc.index_in(column, value_set=uniques)
     codes = pc.cast(pc.fill_null(codes, len(uniques)), pa.uint32())
     return codes, [str(v) for v in uniques.to_pylist()]
 
 
-def prepare_table(device, obj, *, x, y, value, group=None, max_chunk_rows=None) -> AnalysisData:
+def prepare_table(device, obj, *, x, y, value, group=None, lookup=None, max_chunk_rows=None) -> AnalysisData:
     """Validate ``obj`` for the widget and upload it once.
+
+    With ``lookup`` (see :class:`~gpuviz.widgets.DataAnalysis`), the group
+    codes are uploaded as zeros and written on the GPU by a join with the
+    dimension table (:func:`.lookup.run_lookup`), once.
 
     Raises GraphValidationError (a ValueError) naming the column and the
     available ones for a missing, duplicated, non-numeric or all-NaN
@@ -246,8 +257,9 @@ def prepare_table(device, obj, *, x, y, value, group=None, max_chunk_rows=None) 
     repeats = {n: names.count(n) for n in set(names) if names.count(n) > 1}
     types = {field.name: field.type for field in table.schema if field.name not in repeats}
     numeric = [n for n in names if n in types and _is_numeric(types[n])]
+    spec, group = parse_lookup(lookup, group=group, names=names, to_table=to_arrow_table)
     for role, name in (("x", x), ("y", y), ("value", value), ("group", group)):
-        if role == "group" and name is None:
+        if role == "group" and (name is None or spec is not None):
             continue
         if not isinstance(name, str) or name not in names:
             raise GraphValidationError(
@@ -278,13 +290,31 @@ def prepare_table(device, obj, *, x, y, value, group=None, max_chunk_rows=None) 
             raise GraphValidationError(f'DataAnalysis column "{name}" has no finite values ({what}); '
                                        f"pick another column")
     labels, codes = [], _CODES
+    lengths = tuple(b.num_rows for b in batches)
     if group is not None:
         while codes in names:  # internal names never shadow (or get shadowed by) a user column
             codes += "_"
-        columns[codes], labels = _group_codes(table.column(group), group)
-    upload = pa.table(columns)
-    return AnalysisData(table=table_to_gpu(device, upload), stats=stats, group=group, group_labels=labels,
-                        chunk_lengths=tuple(b.num_rows for b in batches), codes_column=codes)
+        if spec is None:
+            columns[codes], labels = _group_codes(table.column(group), group)
+        else:  # written on the GPU below
+            fact_words, dimension_words = encode_lookup(spec, table.column(spec.fact_key))
+            dimension_codes, labels = _group_codes(spec.dimension.column(group), group, reserved=1)
+            dimension_codes = dimension_codes.to_numpy(zero_copy_only=False).astype(np.uint32)
+            dimension_codes[dimension_codes == len(labels)] = len(labels) + 1  # null after "(no match)"
+            labels.append(NO_MATCH)
+            columns[codes] = pa.chunked_array([np.zeros(n, np.uint32) for n in lengths], type=pa.uint32())
+    gpu_table = table_to_gpu(device, pa.table(columns))
+    data = AnalysisData(table=gpu_table, stats=stats, group=group, group_labels=labels, chunk_lengths=lengths,
+                        codes_column=codes)
+    if spec is not None:
+        try:
+            data.lookup = run_lookup(device, spec, fact_words=fact_words, chunk_lengths=lengths,
+                                     dimension_words=dimension_words, dimension_codes=dimension_codes,
+                                     codes=gpu_table.column(codes), no_match=len(labels) - 1)
+        except BaseException:
+            gpu_table.destroy()
+            raise
+    return data
 
 
 def histogram_edges(stats: ColumnStats, bins: int, max_bins: int, scale: str) -> tuple:

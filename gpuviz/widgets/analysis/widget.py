@@ -61,7 +61,30 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
         histogram and filtered by the value-range mask.
     group : str, optional
         Integer, boolean, string or dictionary column: one bar per distinct
-        value (sorted), at most 256. Nulls belong to no group.
+        value (sorted), at most 256. Nulls belong to no group. With
+        ``lookup``, the lookup's name (the default then).
+    lookup : dict, optional
+        ``{name: (dimension, key)}`` or ``{name: (dimension, table_key,
+        dimension_key)}``: group by column ``name`` of ``dimension`` (a
+        table of any kind ``table`` may be), each row taking the value of
+        the dimension row whose key equals its own, joined on the GPU
+        (e.g. ``lookup={"manufacturer": (planes, "tailnum")}`` groups
+        flights by aircraft manufacturer, no pandas merge). Keys are integer,
+        string or dictionary columns of one kind on both sides; the host
+        gives both one dictionary (as :func:`gpuviz.arrow.hash_join` does),
+        then a :class:`~gpuviz.GPUHashIndex` of the dimension keys, a
+        :class:`~gpuviz.GPUHashIndexQuery` of every row's key and a
+        :class:`~gpuviz.GPUGather` of the dimension's group codes write the
+        group codes on the GPU, once, at construction. Rows whose key is
+        null or absent from the dimension table form the last group,
+        ``"(no match)"`` (always present, possibly empty; hide it like any
+        group); rows whose dimension value is null belong to no group
+        (``group_overflow``). Raises GraphValidationError at construction
+        for a name that is not a column of ``dimension`` or that is a column
+        of ``table``, a key missing on either side, key types that differ or
+        are not integers / strings, a dimension key that repeats (saying how
+        many rows repeat one), or more than one entry; GraphTypeError for a
+        malformed entry.
     bins : int
         Histogram bins shown, 1 to ``max_bins``.
     max_bins : int
@@ -130,8 +153,8 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
     """
 
 
-    def __init__(self, table, *, x: str, y: str, value: str, group: str | None = None, bins: int = 64,
-                 max_bins: int = 256, grid_size=(256, 256), operation: str = "mean", device=None,
+    def __init__(self, table, *, x: str, y: str, value: str, group: str | None = None, lookup: dict | None = None,
+                 bins: int = 64, max_bins: int = 256, grid_size=(256, 256), operation: str = "mean", device=None,
                  size=(720, 420)):
         super().__init__()
         check_int("max_bins", max_bins, 1, 4096)
@@ -146,7 +169,7 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
         self.device = device or request_device()
         self.device_lost = None  # "GPU device lost: ..." once found
         limit = int(self.device.limits["max-storage-buffer-binding-size"])
-        self.data = prepare_table(self.device, table, x=x, y=y, value=value, group=group,
+        self.data = prepare_table(self.device, table, x=x, y=y, value=value, group=group, lookup=lookup,
                                   max_chunk_rows=max(1024, (limit - 4096) // 8))
         self.graph = None
         try:
@@ -545,7 +568,11 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
             :meth:`AnalysisParameters.grid_cells`; ``"linear"`` ones bin as
             displayed); with a group column ``group_labels``, ``group_mask``,
             ``group_counts`` (int64), ``group_means`` (float32, NaN when empty)
-            and ``group_overflow`` (rows whose group is null).
+            and ``group_overflow`` (rows whose group is null); with a
+            lookup, ``lookup``: ``{"name", "fact_key", "dimension_key",
+            "dimension_rows", "found", "null_keys", "not_found"}``, the
+            join's row counts over the whole table (read back once, at
+            construction).
         """
         if self._dirty:
             self._frame(now=True)
@@ -569,6 +596,8 @@ class DataAnalysis(WidgetLifecycle, widgets.HBox):
                           group_counts=arrays["group_counts"].astype(np.int64),
                           group_means=arrays["group_means"],
                           group_overflow=int(np.frombuffer(overflow, np.uint32)[0]))
+        if self.data.lookup is not None:
+            result["lookup"] = self.data.lookup.as_dict()
         return result
 
     @guarded
