@@ -36,7 +36,11 @@ How parameters avoid recompiling:
   ``group-filter`` node turns into the filtered values every aggregation reads
   (the last four through :meth:`DataAnalysisGraph.write_parameters`).
 
-Every node is a library primitive; this module only wires them.
+Every node is a library primitive; this module only wires them. The
+imported ``group-codes`` column is the same whether the host coded a group
+column or the GPU joined it from a dimension table (``lookup=``: a graph of
+its own in :mod:`.lookup`, run once at construction, since the join depends
+on the data alone).
 """
 
 from __future__ import annotations
