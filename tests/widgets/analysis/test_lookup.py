@@ -79,19 +79,26 @@ def test_group_mask_over_lookup_groups(widget, flights, planes):
     assert widget.compile_count == 1
 
 
-def test_picture_has_the_lookup_groups(widget, tmp_path):
+def test_picture_and_legend_have_the_lookup_groups(widget):
     image = widget.draw_offscreen(width=640, height=400)
     assert image.shape == (400, 640, 4)
     assert len(np.unique(image.reshape(-1, 4), axis=0)) > 20  # heatmap, bars, labels drawn
+    assert "by manufacturer" in widget.legend.value and "BOEING" in widget.legend.value
+    assert NO_MATCH in widget.legend.value
 
 
-def test_integer_keys_names_and_null_dimension_values():
-    fact = pa.table({"x": np.arange(8, dtype=np.float32), "y": np.arange(8, dtype=np.float32),
-                     "v": np.arange(8, dtype=np.float32) + 1,
-                     "sku": pa.array([10, 11, 12, 10, None, 99, 12, 11], pa.int32())})
+def test_integer_keys_chunks_and_null_dimension_values():
+    """Three record batches (three GPU chunks: 3, 1 and 4 rows) of int32 keys
+    against int64 dimension keys named differently."""
+    whole = pa.table({"x": np.arange(8, dtype=np.float32), "y": np.arange(8, dtype=np.float32),
+                      "v": np.arange(8, dtype=np.float32) + 1,
+                      "sku": pa.array([10, 11, 12, 10, None, 99, 12, 11], pa.int32())})
+    fact = pa.Table.from_batches([whole.slice(0, 3).to_batches()[0], whole.slice(3, 1).to_batches()[0],
+                                  whole.slice(4, 4).to_batches()[0]])
     dim = pd.DataFrame({"id": np.array([12, 11, 10, 13], np.int64), "kind": ["b", "a", "b", None]})
     widget = DataAnalysis(fact, x="x", y="y", value="v", group="kind", lookup={"kind": (dim, "sku", "id")}, **SMALL)
     try:
+        assert widget.data.chunk_lengths == (3, 1, 4)
         r = widget.results()
         assert r["group_labels"] == ["a", "b", NO_MATCH]
         # sku 11 -> a (v 2, 8); 10, 12 -> b (v 1, 3, 4, 7); null and 99 -> no match (v 5, 6)
@@ -106,6 +113,19 @@ def test_integer_keys_names_and_null_dimension_values():
         r = widget.results()
         np.testing.assert_array_equal(r["group_counts"], [2, 4, 1])
         assert r["group_overflow"] == 1
+    finally:
+        widget.close()
+
+
+def test_dictionary_keys_against_strings():
+    fact = pa.table({"x": np.arange(5, dtype=np.float32), "v": np.ones(5, np.float32),
+                     "k": pa.array(["q", "p", "q", None, "z"]).dictionary_encode()})
+    dim = pa.table({"k": ["p", "q", "r"], "size": pa.array([2, 1, 1], pa.int8())})
+    widget = DataAnalysis(fact, x="x", y="x", value="v", lookup={"size": (dim, "k")}, **SMALL)
+    try:
+        r = widget.results()
+        assert r["group_labels"] == ["1", "2", NO_MATCH]
+        np.testing.assert_array_equal(r["group_counts"], [2, 1, 2])
     finally:
         widget.close()
 
