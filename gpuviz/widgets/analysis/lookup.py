@@ -114,6 +114,9 @@ def parse_lookup(lookup, *, group, names, to_table) -> tuple:
     if dimension_key not in dimension.column_names:
         raise GraphValidationError(f'DataAnalysis lookup "{name}" key "{dimension_key}" is not in the dimension '
                                    f"table (columns: {', '.join(dimension.column_names)})")
+    if dimension.column_names.count(name) > 1:
+        raise GraphValidationError(f'DataAnalysis lookup "{name}" appears {dimension.column_names.count(name)} '
+                                   f"times in the dimension table; rename the duplicates first")
     for side, columns, key in (("table", names, fact_key), ("dimension table", dimension.column_names,
                                                              dimension_key)):
         if list(columns).count(key) > 1:
@@ -214,7 +217,6 @@ def run_lookup(device, spec: LookupSpec, *, fact_words, chunk_lengths, dimension
     if int(istats[2]) or int(istats[1]):  # the host refused duplicates; an index never drops rows at load 0.5
         raise GraphValidationError(f'DataAnalysis lookup "{spec.name}" index dropped {int(istats[2])} rows and '
                                    f"found {int(istats[1])} duplicate keys")
-    null_keys = int(np.count_nonzero(fact_words == EMPTY_KEY))
-    found_count = int(qstats[0])
+    found_count, null_keys = int(qstats[0]), int(qstats[1])  # (null keys are the reserved, invalid key)
     return LookupResult(spec.name, spec.fact_key, spec.dimension_key, len(dimension_words), found_count, null_keys,
                         len(fact_words) - found_count - null_keys)
