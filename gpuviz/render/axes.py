@@ -24,10 +24,23 @@ from .ticks import Ticks, category_ticks, log_ticks, nice_ticks, time_ticks
 
 __all__ = ["Axis", "AxisLayout", "AXIS_SIDES", "AXIS_SCALES"]
 
+
 AXIS_SIDES = ("bottom", "left", "right", "top")
 AXIS_SCALES = ("linear", "log", "time", "category", "edges")
 _GAP = 8.0  # logical pixels between two horizontal tick labels
 _CATEGORY_LABEL = 20.0  # the narrowest label a category band keeps (a few characters and an ellipsis)
+
+
+def _cut(text: str, width: float, measure) -> str:
+    """``text`` as a label ``width`` pixels wide shows it: whole, or its
+    longest prefix that fits with ``…`` (the text layer's truncation, in
+    ``measure``'s units)."""
+    if measure(text) <= width:
+        return text
+    keep = len(text)
+    while keep > 0 and measure(text[:keep] + "…") > width:
+        keep -= 1
+    return text[:keep] + "…"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -179,7 +192,8 @@ class Axis:
             # characters; narrower bands are thinned (dropping whole labels of four bars reads as missing data).
             room = per if not self.horizontal else max(per, min(widest, _CATEGORY_LABEL) + 4)
             slots = max(1, int(length / (room if self.horizontal else max(per, 14.0)) + 1e-6))
-            return category_ticks(self.categories, max_labels=slots)
+            ticks = category_ticks(self.categories, max_labels=slots)
+            return self._told_apart(ticks, per, measure) if self.horizontal else ticks
         if self.scale == "edges":
             stride = max(1, math.ceil((len(self.edges) - 1) / max(target, 1)))
             kept = self.edges[::stride]
@@ -191,6 +205,21 @@ class Axis:
         ticks = nice_ticks((lo, hi), target=target)
         if self.integer and 0 < ticks.step < 1:  # whole numbers only: the 1-step ticks (or the single value)
             ticks = nice_ticks((lo, hi), target=max(1, min(1000, int(hi - lo) + 1)))
+        return ticks
+
+    def _told_apart(self, ticks, per, measure) -> Ticks:
+        """``ticks`` or the sparsest needed thinning of them whose labels, cut
+        to their band with an ellipsis, still differ and keep two characters:
+        seven engine types cut to "Tur…" four times say less than every other
+        one in full."""
+        count, slots = len(self.categories), len(ticks)
+        while slots > 1:
+            band = max(per * ticks.step - 4.0, 8.0)
+            shown = [_cut(label, band, measure) for label in ticks.labels]
+            if len(set(shown)) == len(shown) and all(len(text.rstrip("…")) >= 2 for text in shown):
+                return ticks
+            slots = min(slots - 1, math.ceil(count / (ticks.step + 1)))
+            ticks = category_ticks(self.categories, max_labels=slots)
         return ticks
 
     def _fits(self, ticks, length, measure) -> bool:

@@ -248,3 +248,21 @@ def test_an_axis_queued_again_reuses_its_items_and_matches_a_fresh_layout(device
     assert (colours == [255, 0, 0, 255]).all(axis=1).sum() > 0  # the tick labels (the title keeps TEXT_COLOR)
     reused.destroy()
     fresh.destroy()
+
+
+def test_category_labels_cut_alike_are_thinned_until_told_apart():
+    names = ["4 Cycle", "Reciprocating", "Turbo-fan", "Turbo-jet", "Turbo-prop", "Turbo-shaft", "(no match)"]
+    axis = Axis(side="bottom", scale="category", categories=names)
+    layout = axis.layout((0.0, 0.0, 280.0, 50.0), measure=char_measure, line_height=13.0)
+    band = layout.labels[0][4]
+    shown = [label if char_measure(label) <= band else None for label, *_ in layout.labels]
+    # at 40 px a band, every name would read "Tur…" or alike: every other one is shown, and whole
+    assert 1 < len(shown) < len(names) and None not in shown
+    assert [t for t, *_ in layout.labels] == names[::2]
+
+
+def test_short_category_labels_all_stay():
+    names = ["card", "cash", "app", "voucher"]
+    layout = Axis(side="bottom", scale="category", categories=names).layout(
+        (0.0, 0.0, 120.0, 50.0), measure=char_measure, line_height=13.0)
+    assert [t for t, *_ in layout.labels] == names  # "vou…" still differs from the others
