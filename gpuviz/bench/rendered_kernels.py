@@ -3,7 +3,9 @@
 
 Renders every tuning combination of the look-back kernels (the chained
 scan, the radix sort, GPUVisibilityWorkflow, with their benchmark probes)
-from the working tree and from git revision ``REV`` (exported with ``git
+and every template combination of the hash kernels (build, lookup, join)
+and the spatial kernels (grid build/query, point filter, BVH refit,
+segmented BVH, BVH query) from the working tree and from git revision ``REV`` (exported with ``git
 archive`` and rendered by this script in a second interpreter), normalises
 each text to its tokens (comments dropped, whitespace kept only between
 two words) and compares them. Exit status 0 when every configuration renders the same; otherwise
@@ -115,11 +117,38 @@ def _visibility_configurations():
                                                  lag=lag)
 
 
+def _hash_configurations():
+    for key_words, flag in itertools.product((1, 2), (False, True)):
+        yield f"hash build key_words={key_words} values={flag}", "algorithms/shaders/hash_build.wgsl", dict(
+            key_words=key_words, values=flag)
+        yield f"hash lookup key_words={key_words} found={flag}", "algorithms/shaders/hash_lookup.wgsl", dict(
+            key_words=key_words, found=flag)
+    yield "hash join", "algorithms/shaders/hash_join.wgsl", {}
+
+
+def _spatial_configurations():
+    for dims in (2, 3):
+        for flag in (False, True):
+            yield (f"spatial grid_build dims={dims} source_ids={flag}", "spatial/shaders/grid_build.wgsl",
+                   dict(dims=dims, source_ids=flag))
+            yield (f"spatial grid_query dims={dims} mask={flag}", "spatial/shaders/grid_query.wgsl",
+                   dict(dims=dims, mask=flag))
+            yield (f"spatial point_filter dims={dims} candidates={flag}", "spatial/shaders/point_filter.wgsl",
+                   dict(dims=dims, candidates=flag))
+            for stack in (2, 8, 32, 64):
+                yield (f"spatial bvh_query dims={dims} mask={flag} stack={stack}", "spatial/shaders/bvh_query.wgsl",
+                       dict(dims=dims, mask=flag, stack=stack))
+        yield f"spatial bvh dims={dims}", "spatial/shaders/bvh.wgsl", dict(dims=dims)
+        yield f"spatial bvh_segmented dims={dims}", "spatial/shaders/bvh_segmented.wgsl", dict(dims=dims)
+
+
 def configurations():
     """Every ``(name, production template, template values)`` compared."""
     yield from _scan_configurations()
     yield from _sort_configurations()
     yield from _visibility_configurations()
+    yield from _hash_configurations()
+    yield from _spatial_configurations()
 
 
 def normalise(code: str) -> str:
@@ -146,10 +175,13 @@ def render(template: str, values: dict) -> str:
     return wgsl(template, **values)
 
 
-def emit(only=None) -> dict:
-    """``{name: sha256 of the normalised text}`` (``{name: text}`` for the names in ``only``)."""
+def emit(only=None, prefix="") -> dict:
+    """``{name: sha256 of the normalised text}`` (``{name: text}`` for the names in ``only``),
+    for the configurations whose name starts with ``prefix``."""
     out = {}
     for name, template, values in configurations():
+        if not name.startswith(prefix):
+            continue
         if only is None:
             out[name] = hashlib.sha256(normalise(render(template, values)).encode()).hexdigest()
         elif name in only:
@@ -157,7 +189,7 @@ def emit(only=None) -> dict:
     return out
 
 
-def _emit_at(rev: str, only=None) -> dict:
+def _emit_at(rev: str, only=None, prefix="") -> dict:
     """:func:`emit` in the tree of git revision ``rev``, in a second interpreter."""
     repo = Path(__file__).resolve().parents[2]
     with tempfile.TemporaryDirectory() as tmp:
@@ -165,7 +197,7 @@ def _emit_at(rev: str, only=None) -> dict:
                                  capture_output=True).stdout
         subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
         out = Path(tmp) / "out.json"
-        command = [sys.executable, str(Path(__file__).resolve()), "--emit", str(out)]
+        command = [sys.executable, str(Path(__file__).resolve()), "--emit", str(out), "--family", prefix]
         if only:
             command += ["--only", *only]
         env = {**os.environ, "PYTHONPATH": tmp}
@@ -178,18 +210,20 @@ def main(argv=None) -> int:
     parser.add_argument("--against", metavar="REV", help="git revision to compare the working tree with")
     parser.add_argument("--emit", metavar="PATH", help=argparse.SUPPRESS)
     parser.add_argument("--only", nargs="*", help=argparse.SUPPRESS)
+    parser.add_argument("--family", default="", help="only configurations whose name starts with this "
+                        "(scan, sort, visibility, hash, spatial)")
     parser.add_argument("--diffs", type=int, default=3, help="unified diffs shown (default 3)")
     args = parser.parse_args(argv)
     if args.emit:
         import gpuviz
 
-        result = emit(set(args.only) if args.only else None)
+        result = emit(set(args.only) if args.only else None, args.family)
         Path(args.emit).write_text(json.dumps({"root": str(Path(gpuviz.__file__).parent), "renders": result}))
         return 0
     if not args.against:
         parser.error("--against REV is required")
-    before = _emit_at(args.against)
-    after = emit()
+    before = _emit_at(args.against, prefix=args.family)
+    after = emit(prefix=args.family)
     print(f"before: {args.against} ({before['root']}); after: the working tree")
     before = before["renders"]
     differ = [name for name in after if before.get(name) != after[name]]
@@ -199,7 +233,7 @@ def main(argv=None) -> int:
         print(f"  differs: {name}")
     if differ and args.diffs:
         shown = differ[:args.diffs]
-        old, new = _emit_at(args.against, shown)["renders"], emit(set(shown))
+        old, new = _emit_at(args.against, shown, args.family)["renders"], emit(set(shown), args.family)
         for name in shown:
             sys.stdout.writelines(difflib.unified_diff(old[name].splitlines(True), new[name].splitlines(True),
                                                        f"{args.against}: {name}", f"tree: {name}"))
