@@ -13,6 +13,7 @@
 // Template values: key_words (1 or 2), values (finalize reads a values view).
 
 {% include "algorithms/shaders/hash_common.wgsl" %}
+{% import "algorithms/shaders/hash_stats.wgsl" as hash_stats %}
 
 override MAX_PROBE: u32;  // slots one row may visit before it counts as overflow
 
@@ -127,21 +128,7 @@ fn insert(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
         if (carry_of(old, r.y) != 0u) { atomicAdd(&counters[6], 1u); }
     }
     workgroupBarrier();
-    if (li < 7u) {
-        let v = atomicLoad(&counters[li]);
-        if (v != 0u) {
-            let at = P.stats_off + li;
-            if (li == 4u) {
-                atomicMax(&stats[at], v);
-            } else if (li == 5u) {
-                let old = atomicAdd(&stats[at], v);
-                if (carry_of(old, v) != 0u) { atomicAdd(&stats[at + 1u], 1u); }
-            } else {
-                atomicAdd(&stats[at], v);
-            }
-        }
-    }
-}
+{{ hash_stats.flush(7, 4, 5) }}}
 
 @compute @workgroup_size(256)
 fn finalize(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {

@@ -9,6 +9,7 @@
 // Template values: key_words (1 or 2), found (write a 0/1 found mask).
 
 {% include "algorithms/shaders/hash_common.wgsl" %}
+{% import "algorithms/shaders/hash_stats.wgsl" as hash_stats %}
 
 struct LookupParams {
     n: u32,             // rows of this chunk
@@ -87,18 +88,4 @@ fn lookup(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
         if (carry_of(old, r.z) != 0u) { atomicAdd(&counters[4], 1u); }
     }
     workgroupBarrier();
-    if (li < 5u) {
-        let v = atomicLoad(&counters[li]);
-        if (v != 0u) {
-            let at = P.stats_off + li;
-            if (li == 2u) {
-                atomicMax(&stats[at], v);
-            } else if (li == 3u) {
-                let old = atomicAdd(&stats[at], v);
-                if (carry_of(old, v) != 0u) { atomicAdd(&stats[at + 1u], 1u); }
-            } else {
-                atomicAdd(&stats[at], v);
-            }
-        }
-    }
-}
+{{ hash_stats.flush(5, 2, 3) }}}
