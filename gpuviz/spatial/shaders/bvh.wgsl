@@ -12,6 +12,7 @@
 // Query entries: qclear, traverse, finalize (GPUCompaction runs between
 // traverse and finalize). Template values: dims (2 or 3), mask.
 
+{% import "spatial/shaders/bvh_nodes.wgsl" as bvh_nodes %}
 const DIMS: u32 = {{ dims }}u;
 const BIG: f32 = 3.4028234663852886e38;
 const NO_ID: u32 = 0xffffffffu;
@@ -50,25 +51,7 @@ fn linear(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
     return gid.x + gid.y * nwg.x * 256u;
 }
 
-fn node_min(i: u32) -> vec3<f32> {
-    let b = P.nodes_off + 8u * i;
-    return vec3<f32>(nodes[b], nodes[b + 1u], nodes[b + 2u]);
-}
-
-fn node_max(i: u32) -> vec3<f32> {
-    let b = P.nodes_off + 8u * i + 4u;
-    return vec3<f32>(nodes[b], nodes[b + 1u], nodes[b + 2u]);
-}
-
-fn store_node(i: u32, lo: vec3<f32>, hi: vec3<f32>) {
-    let b = P.nodes_off + 8u * i;
-    for (var k = 0u; k < 3u; k++) {
-        nodes[b + k] = lo[k];
-        nodes[b + 4u + k] = hi[k];
-    }
-    nodes[b + 3u] = 0.0;
-    nodes[b + 7u] = 0.0;
-}
+{{ bvh_nodes.accessors("i") }}
 
 @compute @workgroup_size(256)
 fn clear(@builtin(global_invocation_id) gid: vec3<u32>) {
@@ -92,20 +75,7 @@ fn leaf(s: u32) {
     var id = NO_ID;
     if (s < P.rows) {
         id = s;
-        var valid = true;
-        var a = vec3<f32>(0.0);
-        var b = vec3<f32>(0.0);
-        for (var k = 0u; k < DIMS; k++) {
-            a[k] = minimum[P.min_off + s * DIMS + k];
-            b[k] = maximum[P.max_off + s * DIMS + k];
-            valid = valid && is_finite(a[k]) && is_finite(b[k]) && a[k] <= b[k];
-        }
-        if (valid) {
-            lo = a;
-            hi = b;
-        } else {
-            atomicAdd(&stats[P.stats_off + 2u], 1u);
-        }
+{{ bvh_nodes.leaf_box("s") }}
     }
     store_node(P.leaves - 1u + s, lo, hi);
     ids[P.ids_off + s] = id;
@@ -127,18 +97,7 @@ fn small(@builtin(local_invocation_index) t: u32) {
     }
     storageBarrier();
     leaf(t);
-    var level = P.levels - 1u;
-    loop {
-        storageBarrier();
-        if (level == 0u) { break; }
-        level -= 1u;
-        let count = 1u << level;
-        if (t < count) {
-            let i = count - 1u + t;
-            store_node(i, min(node_min(2u * i + 1u), node_min(2u * i + 2u)),
-                       max(node_max(2u * i + 1u), node_max(2u * i + 2u)));
-        }
-    }
+{{ bvh_nodes.refit_levels("P.levels", "t < count") }}
 }
 
 @compute @workgroup_size(256)

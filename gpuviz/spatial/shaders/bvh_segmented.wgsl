@@ -4,6 +4,7 @@
 // leaf layout per tree as in bvh.wgsl, at the tree's node and leaf offsets.
 // Template values: dims (2 or 3).
 
+{% import "spatial/shaders/bvh_nodes.wgsl" as bvh_nodes %}
 const DIMS: u32 = {{ dims }}u;
 const BIG: f32 = 3.4028234663852886e38;
 const NO_ID: u32 = 0xffffffffu;
@@ -39,25 +40,7 @@ struct SegParams {
 
 var<private> node_base: u32;
 
-fn node_min(i: u32) -> vec3<f32> {
-    let b = P.nodes_off + 8u * (node_base + i);
-    return vec3<f32>(nodes[b], nodes[b + 1u], nodes[b + 2u]);
-}
-
-fn node_max(i: u32) -> vec3<f32> {
-    let b = P.nodes_off + 8u * (node_base + i) + 4u;
-    return vec3<f32>(nodes[b], nodes[b + 1u], nodes[b + 2u]);
-}
-
-fn store_node(i: u32, lo: vec3<f32>, hi: vec3<f32>) {
-    let b = P.nodes_off + 8u * (node_base + i);
-    for (var k = 0u; k < 3u; k++) {
-        nodes[b + k] = lo[k];
-        nodes[b + 4u + k] = hi[k];
-    }
-    nodes[b + 3u] = 0.0;
-    nodes[b + 7u] = 0.0;
-}
+{{ bvh_nodes.accessors("(node_base + i)") }}
 
 @compute @workgroup_size(1)
 fn clear() {
@@ -82,34 +65,10 @@ fn refit(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
         if (t < record.y) {
             let row = record.x + t;
             id = row;
-            var valid = true;
-            var a = vec3<f32>(0.0);
-            var b = vec3<f32>(0.0);
-            for (var k = 0u; k < DIMS; k++) {
-                a[k] = minimum[P.min_off + row * DIMS + k];
-                b[k] = maximum[P.max_off + row * DIMS + k];
-                valid = valid && is_finite(a[k]) && is_finite(b[k]) && a[k] <= b[k];
-            }
-            if (valid) {
-                lo = a;
-                hi = b;
-            } else {
-                atomicAdd(&stats[P.stats_off + 2u], 1u);
-            }
+{{ bvh_nodes.leaf_box("row") }}
         }
         store_node(LEAVES - 1u + t, lo, hi);
         ids[P.ids_off + record.w + t] = id;
     }
-    var level = LEVELS - 1u;
-    loop {
-        storageBarrier();
-        if (level == 0u) { break; }
-        level -= 1u;
-        let count = 1u << level;
-        if (live && t < count) {
-            let i = count - 1u + t;
-            store_node(i, min(node_min(2u * i + 1u), node_min(2u * i + 2u)),
-                       max(node_max(2u * i + 1u), node_max(2u * i + 2u)));
-        }
-    }
+{{ bvh_nodes.refit_levels("LEVELS", "live && t < count") }}
 }
