@@ -20,7 +20,8 @@ from ..graph.compat import is_destroyed
 from ..graph.resources import GraphDataView, GraphVectorView
 from ..graph.shaders import wgsl
 from .dispatch import WORKGROUP, ceil_div
-from .hash_table import INDEX_STATS, key_chunks, record_words, stat_rows, stats_view
+from .hash_table import (INDEX_STATS, WithStatistics, key_chunks, record_words, stat_property, stat_rows,
+                         stats_view)
 from .validation import chunks_of, refuse_overlaps
 from .views import storage_alignment, uniform_slot, view_binding
 
@@ -40,7 +41,7 @@ def default_capacity(rows: int) -> int:
     return 1 << max(0, 2 * rows - 1).bit_length() if rows else 1
 
 
-class GPUHashIndex:
+class GPUHashIndex(WithStatistics):
     """A uint32-keyed map of one packed batch of keys, rebuilt every encoding.
 
     Parameters
@@ -166,18 +167,11 @@ class GPUHashIndex:
                                        f"(got {type(keys).__name__})")
 
     # ----------------------------------------------------------------- stats
-    def _stat(self, name: str):
-        if self.stats is None:
-            raise GraphStateError(f'{self.owner} "{self.id}" has no statistics before add_to_graph')
-        return self._stat_views[name]
-
-    inserted_count = property(lambda self: self._stat("inserted_count"), doc="Distinct keys stored (one row).")
-    duplicate_count = property(lambda self: self._stat("duplicate_count"),
-                               doc="Rows whose key was already stored (one row).")
-    overflow = property(lambda self: self._stat("overflow"), doc="Rows that found no slot (one row).")
-    invalid = property(lambda self: self._stat("invalid"), doc="Rows keyed EMPTY_KEY, not inserted (one row).")
-    max_probe_length = property(lambda self: self._stat("max_probe_length"),
-                                doc="Most slots one row visited (one row).")
+    inserted_count = stat_property("inserted_count", "Distinct keys stored (one row).")
+    duplicate_count = stat_property("duplicate_count", "Rows whose key was already stored (one row).")
+    overflow = stat_property("overflow", "Rows that found no slot (one row).")
+    invalid = stat_property("invalid", "Rows keyed EMPTY_KEY, not inserted (one row).")
+    max_probe_length = stat_property("max_probe_length", "Most slots one row visited (one row).")
 
     @property
     def total_probe_length(self):

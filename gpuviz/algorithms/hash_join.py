@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import wgpu
 
-from ..errors import GraphStateError, GraphTypeError, GraphValidationError
+from ..errors import GraphTypeError, GraphValidationError
 from ..graph import ComputeKernel
 from ..graph.checks import check_id
 from ..graph.resources import GraphDataView
@@ -22,7 +22,7 @@ from .compaction import add_count_clear
 from .dispatch import WORKGROUP, ceil_div
 from .hash_index import check_index
 from .hash_query import add_lookup_node
-from .hash_table import LOOKUP_STATS, key_chunks, stat_rows, stats_view
+from .hash_table import LOOKUP_STATS, WithStatistics, key_chunks, stat_property, stat_rows, stats_view
 from .scan import ChainedScan, ScanTuning
 from .validation import checked_tuning, refuse_overlaps, single_row
 from .views import storage_alignment, view_binding
@@ -42,7 +42,7 @@ def check_capacity(owner: str, id: str, name: str, capacity) -> int:
     return int(capacity)
 
 
-class GPUHashJoin:
+class GPUHashJoin(WithStatistics):
     """Many-to-one join: (left row, right value) for every left key found.
 
     Parameters
@@ -112,16 +112,11 @@ class GPUHashJoin:
         self.stats = None
         self.node_ids: list = []
 
-    def _stat(self, name):
-        if self.stats is None:
-            raise GraphStateError(f'{self.owner} "{self.id}" has no statistics before add_to_graph')
-        return self._stat_views[name]
-
-    found_count = property(lambda self: self._stat("found_count"), doc="Required pairs (one row).")
-    written_count = property(lambda self: self._stat("written_count"), doc="Pairs written (one row).")
-    overflow = property(lambda self: self._stat("overflow"), doc="Required pairs that did not fit (one row).")
-    index_overflow = property(lambda self: self._stat("index_overflow"),
-                              doc="The index's overflow (one row; non-zero: the join is incomplete).")
+    found_count = stat_property("found_count", "Required pairs (one row).")
+    written_count = stat_property("written_count", "Pairs written (one row).")
+    overflow = stat_property("overflow", "Required pairs that did not fit (one row).")
+    index_overflow = stat_property("index_overflow",
+                                   "The index's overflow (one row; non-zero: the join is incomplete).")
 
     def add_to_graph(self, graph) -> list:
         """Validate against ``graph`` and add the lookup, scan and scatter

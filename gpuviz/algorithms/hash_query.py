@@ -10,11 +10,11 @@ import wgpu
 
 from ..graph import ComputeKernel
 from ..graph.checks import check_id
-from ..errors import GraphStateError, GraphValidationError
+from ..errors import GraphValidationError
 from ..graph.shaders import wgsl
 from .dispatch import WORKGROUP, ceil_div
 from .hash_index import check_index
-from .hash_table import LOOKUP_STATS, key_chunks, stat_rows, stats_view
+from .hash_table import LOOKUP_STATS, WithStatistics, key_chunks, stat_property, stat_rows, stats_view
 from .validation import check_topology, chunks_of, refuse_overlaps
 from .views import storage_alignment, uniform_slot, view_binding
 
@@ -71,7 +71,7 @@ def add_lookup_node(graph, node_id: str, index, keys, outputs, founds, stats) ->
     return graph.add_compute_node(id=node_id, resources=resources, compile=compile_lookup)
 
 
-class GPUHashIndexQuery:
+class GPUHashIndexQuery(WithStatistics):
     """Look packed or chunked keys up in a hash index: value or not-found.
 
     Parameters
@@ -123,16 +123,11 @@ class GPUHashIndexQuery:
         self.stats = None
         self.node_ids: list = []
 
-    def _stat(self, name):
-        if self.stats is None:
-            raise GraphStateError(f'{self.owner} "{self.id}" has no statistics before add_to_graph')
-        return self._stat_views[name]
-
-    found_count = property(lambda self: self._stat("found_count"), doc="Keys found (one row).")
-    invalid_count = property(lambda self: self._stat("invalid_count"), doc="Keys equal to EMPTY_KEY (one row).")
-    max_probe_length = property(lambda self: self._stat("max_probe_length"), doc="Most slots one key visited.")
-    index_overflow = property(lambda self: self._stat("index_overflow"),
-                              doc="The index's overflow when looked up (one row; non-zero: incomplete).")
+    found_count = stat_property("found_count", "Keys found (one row).")
+    invalid_count = stat_property("invalid_count", "Keys equal to EMPTY_KEY (one row).")
+    max_probe_length = stat_property("max_probe_length", "Most slots one key visited.")
+    index_overflow = stat_property("index_overflow",
+                                   "The index's overflow when looked up (one row; non-zero: incomplete).")
 
     def add_to_graph(self, graph) -> list:
         """Validate against ``graph`` and add the lookup node; returns its ID."""

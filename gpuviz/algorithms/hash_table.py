@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import wgpu
 
+from ..errors import GraphStateError
 from .validation import chunks_of, single_row
 
 __all__ = ["EMPTY_KEY", "NOT_FOUND", "INDEX_STATS", "LOOKUP_STATS", "STAT_WORDS", "KEY_FORMATS",
@@ -66,6 +67,23 @@ def stats_view(owner: str, id: str, graph, stats, name: str, rows: int = STAT_WO
         handle = graph.create_transient_buffer(id=f"{id}-{name}", byte_length=4 * rows, usage=STORAGE)
         return graph.create_data_view(handle, format="uint32", length=rows)
     return single_row(owner, id, name, stats, graph, rows=rows)
+
+
+class WithStatistics:
+    """Base of a primitive whose statistics record is read as one-row views
+    by name: ``stats`` (None before ``add_to_graph``) and ``_stat_views``
+    (the rows by field name, set by ``add_to_graph``)."""
+
+    def _stat(self, name: str):
+        if self.stats is None:
+            raise GraphStateError(f'{self.owner} "{self.id}" has no statistics before add_to_graph')
+        return self._stat_views[name]
+
+
+def stat_property(name: str, doc: str) -> property:
+    """A read-only attribute of a :class:`WithStatistics`: the one-row view of
+    statistic ``name``, documented by ``doc``."""
+    return property(lambda self: self._stat(name), doc=doc)
 
 
 def stat_rows(graph, stats, fields, first_row: int = 0) -> dict:

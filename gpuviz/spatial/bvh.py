@@ -10,7 +10,7 @@ import wgpu
 
 from ..algorithms import GPUCompaction
 from ..algorithms.dispatch import WORKGROUP, ceil_div
-from ..algorithms.hash_table import stat_rows, stats_view
+from ..algorithms.hash_table import WithStatistics, stat_property, stat_rows, stats_view
 from ..algorithms.validation import chunks_of, refuse_overlaps, single_row
 from ..algorithms.views import storage_alignment, uniform_slot, view_binding
 from ..errors import GraphStateError, GraphTypeError, GraphValidationError
@@ -46,7 +46,7 @@ def _is_int(value) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
-class GPUBVH:
+class GPUBVH(WithStatistics):
     """A complete binary tree of axis-aligned boxes in source order, refit
     every encoding.
 
@@ -116,14 +116,9 @@ class GPUBVH:
         self.rows = self.dims = None
         self.node_ids: list = []
 
-    def _stat(self, name):
-        if self.stats is None:
-            raise GraphStateError(f'{self.owner} "{self.id}" has no statistics before add_to_graph')
-        return self._stat_views[name]
-
-    count = property(lambda self: self._stat("count"), doc="Rows in the tree (one row).")
-    overflow = property(lambda self: self._stat("overflow"), doc="Rows past the leaf capacity (one row).")
-    invalid = property(lambda self: self._stat("invalid"), doc="Rows stored as empty leaves (one row).")
+    count = stat_property("count", "Rows in the tree (one row).")
+    overflow = stat_property("overflow", "Rows past the leaf capacity (one row).")
+    invalid = stat_property("invalid", "Rows stored as empty leaves (one row).")
 
     def _output(self, graph, name, rows):
         value = self._outputs[name]
@@ -208,7 +203,7 @@ class GPUBVH:
         return encode
 
 
-class GPUBVHQuery:
+class GPUBVHQuery(WithStatistics):
     """Leaves of a GPUBVH whose box contains a point or intersects bounds.
 
     Parameters
@@ -261,17 +256,11 @@ class GPUBVHQuery:
         self.graph = None
         self.node_ids: list = []
 
-    def _stat(self, name):
-        if self.stats is None:
-            raise GraphStateError(f'{self.owner} "{self.id}" has no statistics before add_to_graph')
-        return self._stat_views[name]
-
-    match_count = property(lambda self: self._stat("match_count"), doc="Leaves matched (one row).")
-    written_count = property(lambda self: self._stat("written_count"), doc="IDs written (one row).")
-    overflow = property(lambda self: self._stat("overflow"), doc="Matches past the output capacity (one row).")
-    visited_count = property(lambda self: self._stat("visited_count"), doc="Nodes visited (one row).")
-    stack_overflow = property(lambda self: self._stat("stack_overflow"),
-                              doc="Subtrees a full stack could not take (one row).")
+    match_count = stat_property("match_count", "Leaves matched (one row).")
+    written_count = stat_property("written_count", "IDs written (one row).")
+    overflow = stat_property("overflow", "Matches past the output capacity (one row).")
+    visited_count = stat_property("visited_count", "Nodes visited (one row).")
+    stack_overflow = stat_property("stack_overflow", "Subtrees a full stack could not take (one row).")
 
     def add_to_graph(self, graph) -> list:
         """Validate against ``graph`` and add the query nodes; returns their IDs."""

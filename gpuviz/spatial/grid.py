@@ -18,7 +18,7 @@ import wgpu
 
 from ..algorithms import GPUSort
 from ..algorithms.dispatch import WORKGROUP, ceil_div
-from ..algorithms.hash_table import stat_rows, stats_view
+from ..algorithms.hash_table import WithStatistics, stat_property, stat_rows, stats_view
 from ..algorithms.scan import ChainedScan
 from ..algorithms.validation import check_topology, chunks_of, refuse_overlaps, single_row
 from ..algorithms.views import storage_alignment, uniform_slot, view_binding
@@ -118,7 +118,7 @@ def grid_words(domain: GridDomain, slot_words: int) -> np.ndarray:
     return words
 
 
-class GPUGridIndex:
+class GPUGridIndex(WithStatistics):
     """A uniform grid of 2-D or 3-D points: cell offsets and stable row IDs.
 
     Parameters
@@ -210,15 +210,10 @@ class GPUGridIndex:
         self.point_views: tuple = ()
         self.node_ids: list = []
 
-    def _stat(self, name):
-        if self.stats is None:
-            raise GraphStateError(f'{self.owner} "{self.id}" has no statistics before add_to_graph')
-        return self._stat_views[name]
-
-    count = property(lambda self: self._stat("count"), doc="Accepted rows, also those past capacity (one row).")
-    overflow = property(lambda self: self._stat("overflow"), doc="Accepted rows not stored in ids (one row).")
-    nonfinite = property(lambda self: self._stat("nonfinite"), doc="Rows with a NaN or inf coordinate (one row).")
-    outside = property(lambda self: self._stat("outside"), doc="Finite rows outside the domain (one row).")
+    count = stat_property("count", "Accepted rows, also those past capacity (one row).")
+    overflow = stat_property("overflow", "Accepted rows not stored in ids (one row).")
+    nonfinite = stat_property("nonfinite", "Rows with a NaN or inf coordinate (one row).")
+    outside = stat_property("outside", "Finite rows outside the domain (one row).")
 
     def _output(self, graph, name, rows):
         value = self._outputs[name]

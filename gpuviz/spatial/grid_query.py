@@ -8,7 +8,7 @@ import numpy as np
 import wgpu
 
 from ..algorithms.dispatch import WORKGROUP, ceil_div
-from ..algorithms.hash_table import stat_rows, stats_view
+from ..algorithms.hash_table import WithStatistics, stat_property, stat_rows, stats_view
 from ..algorithms.scan import ChainedScan
 from ..algorithms.validation import refuse_overlaps, single_row
 from ..algorithms.views import storage_alignment, uniform_slot, view_binding
@@ -41,7 +41,7 @@ def query_view(owner: str, id: str, query, graph):
     return single_row(owner, id, "query", query, graph, formats=("uint32", "float32"), rows=QUERY_WORDS)
 
 
-class GPUGridIndexQuery:
+class GPUGridIndexQuery(WithStatistics):
     """Candidate row IDs of the grid cells a query touches, plus counts.
 
     Parameters
@@ -97,17 +97,12 @@ class GPUGridIndexQuery:
         self.graph = None
         self.node_ids: list = []
 
-    def _stat(self, name):
-        if self.stats is None:
-            raise GraphStateError(f'{self.owner} "{self.id}" has no statistics before add_to_graph')
-        return self._stat_views[name]
-
-    candidate_count = property(lambda self: self._stat("candidate_count"), doc="Rows in the selected cells.")
-    written_count = property(lambda self: self._stat("written_count"), doc="Candidate IDs written.")
-    overflow = property(lambda self: self._stat("overflow"), doc="Candidates missing from the output.")
-    index_overflow = property(lambda self: self._stat("index_overflow"), doc="Candidates the index did not store.")
-    ignored_outside = property(lambda self: self._stat("ignored_outside"),
-                               doc="Unindexed out-of-domain rows, when the region reaches past the domain.")
+    candidate_count = stat_property("candidate_count", "Rows in the selected cells.")
+    written_count = stat_property("written_count", "Candidate IDs written.")
+    overflow = stat_property("overflow", "Candidates missing from the output.")
+    index_overflow = stat_property("index_overflow", "Candidates the index did not store.")
+    ignored_outside = stat_property("ignored_outside",
+                                    "Unindexed out-of-domain rows, when the region reaches past the domain.")
 
     def add_to_graph(self, graph) -> list:
         """Validate against ``graph`` and add the query nodes; returns their IDs."""

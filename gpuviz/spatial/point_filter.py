@@ -8,7 +8,7 @@ import numpy as np
 import wgpu
 
 from ..algorithms.dispatch import WORKGROUP, ceil_div
-from ..algorithms.hash_table import stat_rows, stats_view
+from ..algorithms.hash_table import WithStatistics, stat_property, stat_rows, stats_view
 from ..algorithms.validation import refuse_overlaps, single_row
 from ..algorithms.views import storage_alignment, uniform_slot, view_binding
 from ..errors import GraphStateError, GraphValidationError
@@ -31,7 +31,7 @@ FILTER_STATS = ("selected_count", "tested_count", "broad_phase_overflow", "broad
 PARAMS_BYTES = 48  # point_filter.wgsl: FilterParams
 
 
-class GPUPointSpatialFilter:
+class GPUPointSpatialFilter(WithStatistics):
     """Exact point-in-bounds, within-radius, point-equality or lasso test.
 
     Parameters
@@ -83,17 +83,12 @@ class GPUPointSpatialFilter:
         self.graph = None
         self.node_ids: list = []
 
-    def _stat(self, name):
-        if self.stats is None:
-            raise GraphStateError(f'{self.owner} "{self.id}" has no statistics before add_to_graph')
-        return self._stat_views[name]
-
-    selected_count = property(lambda self: self._stat("selected_count"), doc="Rows that passed (one row).")
-    tested_count = property(lambda self: self._stat("tested_count"), doc="Rows tested (one row).")
-    broad_phase_overflow = property(lambda self: self._stat("broad_phase_overflow"),
-                                    doc="Candidates the broad phase could not deliver (one row).")
-    broad_phase_ignored = property(lambda self: self._stat("broad_phase_ignored"),
-                                   doc="Unindexed out-of-domain rows the query reaches (one row).")
+    selected_count = stat_property("selected_count", "Rows that passed (one row).")
+    tested_count = stat_property("tested_count", "Rows tested (one row).")
+    broad_phase_overflow = stat_property("broad_phase_overflow",
+                                         "Candidates the broad phase could not deliver (one row).")
+    broad_phase_ignored = stat_property("broad_phase_ignored",
+                                        "Unindexed out-of-domain rows the query reaches (one row).")
 
     def add_to_graph(self, graph) -> list:
         """Validate against ``graph`` and add the filter node; returns its ID."""

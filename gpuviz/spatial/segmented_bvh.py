@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import wgpu
 
-from ..algorithms.hash_table import stat_rows, stats_view
+from ..algorithms.hash_table import WithStatistics, stat_property, stat_rows, stats_view
 from ..algorithms.validation import chunks_of, refuse_overlaps, single_row
 from ..algorithms.views import storage_alignment, uniform_slot, view_binding
 from ..errors import GraphStateError, GraphValidationError
@@ -30,7 +30,7 @@ SEGMENTED_BVH_STATS = ("count", "overflow", "invalid", "rows", "trees", "nodes",
 PARAMS_BYTES = 48  # bvh_segmented.wgsl: SegParams
 
 
-class GPUSegmentedBVH:
+class GPUSegmentedBVH(WithStatistics):
     """Independent complete binary trees of up to 128 boxes each, packed in
     shared node and leaf buffers, refit every encoding.
 
@@ -107,13 +107,8 @@ class GPUSegmentedBVH:
         self.dims = None
         self.node_ids: list = []
 
-    def _stat(self, name):
-        if self.stats is None:
-            raise GraphStateError(f'{self.owner} "{self.id}" has no statistics before add_to_graph')
-        return self._stat_views[name]
-
-    count = property(lambda self: self._stat("count"), doc="Rows in the trees (one row).")
-    invalid = property(lambda self: self._stat("invalid"), doc="Rows stored as empty leaves (one row).")
+    count = stat_property("count", "Rows in the trees (one row).")
+    invalid = stat_property("invalid", "Rows stored as empty leaves (one row).")
 
     def _output(self, graph, name, rows):
         value = self._outputs[name]
