@@ -6,12 +6,26 @@ graph, and the named errors.
 
 Values are small dyadic fractions, so float32 sums and products are exact on
 any GPU (FMA or not) and the oracle may compute in float64.
+
+Cost on the software driver is shader compilation (each tile size, tuning,
+predicate set and output shape is its own kernel; the 8K and 16K tiles' are
+the largest), so by default the suite keeps one case of each code path and
+GPUVIZ_FULL_TESTS=1 runs the full cross product as well (skipped otherwise,
+named in the skip reason): random examples at the 8K and 16K tiles (4 + the
+tile boundaries instead of 14), nine-chunk vector outputs (the unrolled
+chunk search's every step) in separate and shared buffers at the 8K and 16K
+tiles (every tile keeps it as one data view, and three-chunk outputs in both
+kinds), and the 8K / 16K tunings whose paths smaller tiles cover by
+default: the checked loop alone, one-quad and 8-quad batches, two tiles
+per workgroup (late, early and portable: by default at 2K tiles).
 """
+
+import os
 
 import numpy as np
 import pytest
 import wgpu
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from gpuviz.errors import GraphValidationError, ViewRangeError
 from gpuviz.graph import GPUCommandGraph
@@ -25,6 +39,10 @@ USAGE = BU.STORAGE | BU.COPY_SRC | BU.COPY_DST
 SENTINEL = 0xDEADBEEF
 PREDICATES = ("masks", "spheres", "intervals", "lod")
 SPECIALS = np.array([np.nan, np.inf, -np.inf], np.float32)
+FULL = os.environ.get("GPUVIZ_FULL_TESTS") == "1"
+full_only = pytest.mark.skipif(not FULL, reason="a large-tile or cross-product case: GPUVIZ_FULL_TESTS=1 runs it "
+                                                "(module docstring)")
+LARGE_TILES = (8192, 16384)
 
 
 # --------------------------------------------------------------- test data
@@ -184,13 +202,40 @@ def rows_of(tile, spec):
     return [v[0] * tile + v[1] if isinstance(v, tuple) else v for v in spec]
 
 
+MATCHES = dict(at=st.one_of(st.sampled_from([(0, 0), (0, 1), (0, 5), (1, -1), (1, 0), (1, 1), (3, 2)]),
+                            st.tuples(st.just(0), st.integers(0, 3 * max(TILE_ROWS)))),
+               which=st.sets(st.sampled_from(PREDICATES), min_size=1), special=st.sampled_from([0.0, 0.05]),
+               with_source=st.booleans(), seed=st.integers(0, 2**16))
+
+
+@pytest.mark.parametrize("tile", [t for t in TILE_ROWS if t not in LARGE_TILES], indirect=True,
+                         ids=lambda t: f"tile{t}")
 @settings(max_examples=14, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(at=st.one_of(st.sampled_from([(0, 0), (0, 1), (0, 5), (1, -1), (1, 0), (1, 1), (3, 2)]),
-                    st.tuples(st.just(0), st.integers(0, 3 * max(TILE_ROWS)))),
-       which=st.sets(st.sampled_from(PREDICATES), min_size=1), special=st.sampled_from([0.0, 0.05]),
-       with_source=st.booleans(), seed=st.integers(0, 2**16))
+@given(**MATCHES)
 def test_matches_numpy(device, tile, at, which, special, with_source, seed):
     """0, 1, tile ± 1, many tiles, any count up to three tiles (``at``: (tiles, rows))."""
+    matches_numpy(device, tile, at, which, special, with_source, seed)
+
+
+@pytest.mark.parametrize("large", LARGE_TILES, ids=lambda t: f"tile{t}")
+@settings(max_examples=14 if FULL else 4, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(**MATCHES)
+@example(at=(0, 0), which=set(PREDICATES), special=0.05, with_source=True, seed=1)
+@example(at=(0, 1), which=set(PREDICATES), special=0.05, with_source=True, seed=2)
+@example(at=(1, -1), which=set(PREDICATES), special=0.05, with_source=True, seed=3)
+@example(at=(1, 0), which=set(PREDICATES), special=0.05, with_source=True, seed=4)
+@example(at=(1, 1), which=set(PREDICATES), special=0.05, with_source=True, seed=5)
+@example(at=(3, 2), which=set(PREDICATES), special=0.05, with_source=True, seed=6)
+def test_matches_numpy_large_tiles(device, monkeypatch, large, at, which, special, with_source, seed):
+    """As above at the 8K and 16K tiles: 0, 1, tile ± 1 and three tiles + 2
+    (one kernel: every predicate, source IDs), then 4 random examples (14
+    with GPUVIZ_FULL_TESTS=1)."""
+    monkeypatch.setattr(GPUVisibilityWorkflow, "tile_rows", large)
+    matches_numpy(device, large, at, which, special, with_source, seed)
+
+
+def matches_numpy(device, tile, at, which, special, with_source, seed):
     n = at[0] * tile + at[1] % (3 * tile + 1)
     rng = np.random.default_rng(seed)
     rows = make_rows(rng, n, which, special)
@@ -230,7 +275,11 @@ def test_vectors_keep_chunks(device, tile, spec, output):
     data view, or as a vector filling its chunks as one sequence (nine
     non-empty chunks: every step of the unrolled search for a row's chunk).
     Every predicate is given: on the H200 that is what made a multi-chunk
-    output go wrong before the search was unrolled."""
+    output go wrong before the search was unrolled. Nine output chunks at
+    the 8K and 16K tiles (the largest kernels: the search in each of the
+    tile's unrolled ID writes) with GPUVIZ_FULL_TESTS=1 only."""
+    if tile in LARGE_TILES and output != "data" and len(spec) > 6 and not FULL:
+        pytest.skip("nine output chunks at a large tile: GPUVIZ_FULL_TESTS=1 runs it (module docstring)")
     chunks = rows_of(tile, spec)
     rng = np.random.default_rng(sum(chunks) + len(chunks))
     n = sum(chunks)
@@ -259,8 +308,17 @@ TUNED = [dict(tile_rows=8192, preload=0), dict(tile_rows=16384, preload=3), dict
          dict(tile_rows=1024, write_lag=0)]
 
 
-@pytest.mark.parametrize("tuning, subgroups", [(t, True) for t in TUNED] + [(TUNED[2], False), (TUNED[4], False),
-                                                                             (TUNED[7], False), (TUNED[14], False)],
+# With GPUVIZ_FULL_TESTS=1 only (the largest kernels; each path is run by default at a smaller tile): the
+# checked loop alone at 8K (2K: preload 0), one-quad and 8-quad batches at 16K and 8K (batches with a remainder:
+# 4K preload 3 and 18; whole tiles unrolled: 2K and 4K preload 48), two tiles per workgroup at 8K, late, early
+# and portable (2K, the same three).
+TUNED_FULL = (0, 1, 3, 4, 5)
+TUNED_PARAMS = [pytest.param(t, True, marks=[full_only] if i in TUNED_FULL else []) for i, t in enumerate(TUNED)] + [
+    pytest.param(TUNED[i], False, marks=[full_only] if i in TUNED_FULL else []) for i in (2, 4, 7, 14)] + [
+    (dict(tile_rows=2048, preload=6, tiles_per_group=2, early_second=True), True), (TUNED[9], False)]
+
+
+@pytest.mark.parametrize("tuning, subgroups", TUNED_PARAMS,
                          ids=lambda v: "-".join(f"{k}={x}" for k, x in v.items()) if isinstance(v, dict) else
                          ("subgroups" if v else "portable"))
 def test_tunings_match_numpy(device, monkeypatch, tuning, subgroups):
