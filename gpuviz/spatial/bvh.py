@@ -19,6 +19,7 @@ from ..graph.checks import check_id
 from ..graph.shaders import wgsl
 from .grid import POINT_FORMATS
 from .grid_query import query_view
+from .outputs import output_view
 
 __all__ = ["GPUBVH", "GPUBVHQuery", "BVH_STATS", "BVH_QUERY_STATS", "NODE_WORDS"]
 
@@ -40,6 +41,18 @@ QPARAMS_BYTES = 48  # bvh_query.wgsl: QParams
 MAX_LEAVES = 1 << 26
 SMALL_LEAVES = 128  # trees up to this many leaves refit in one workgroup (bvh.wgsl "small")
 ROOT_LEVEL = 10  # traversal starts at the subtree roots of this level (or the leaves' level when lower)
+
+
+def bounds_views(owner: str, id: str, minimum, maximum, graph) -> tuple:
+    """``(minimum, maximum)`` views of a BVH's box bounds: float32x2 or
+    float32x3 data views of this graph, one packed range each (refused
+    otherwise; formats and lengths are the caller's to compare)."""
+    formats = tuple(POINT_FORMATS.values())
+    kinds = [chunks_of(owner, id, name, v, graph, formats=formats)
+             for name, v in (("bounds minimum", minimum), ("bounds maximum", maximum))]
+    if any(kind != "data" for kind, _ in kinds):
+        raise GraphValidationError(f'{owner} "{id}" bounds must be data views (one packed range each)')
+    return kinds[0][1][0], kinds[1][1][0]
 
 
 def _is_int(value) -> bool:
@@ -120,26 +133,13 @@ class GPUBVH(WithStatistics):
     overflow = stat_property("overflow", "Rows past the leaf capacity (one row).")
     invalid = stat_property("invalid", "Rows stored as empty leaves (one row).")
 
-    def _output(self, graph, name, rows):
-        value = self._outputs[name]
-        if value is None:
-            handle = graph.create_transient_buffer(id=f"{self.id}-{name}", byte_length=4 * rows, usage=STORAGE)
-            return graph.create_data_view(handle, format="uint32", length=rows)
-        view = single_row(self.owner, self.id, name, value, graph, rows=rows)
-        return graph.create_data_view(view.handle, format="uint32", length=rows, byte_offset=view.byte_offset)
-
     def add_to_graph(self, graph) -> list:
         """Validate against ``graph``, declare the outputs and add the refit
         node; returns its ID."""
         owner, id = self.owner, self.id
         if self.graph is not None:
             raise GraphStateError(f'{owner} "{id}" was already added to graph "{self.graph.id}"')
-        formats = tuple(POINT_FORMATS.values())
-        kinds = [chunks_of(owner, id, name, v, graph, formats=formats)
-                 for name, v in (("bounds minimum", self.minimum), ("bounds maximum", self.maximum))]
-        if any(kind != "data" for kind, _ in kinds):
-            raise GraphValidationError(f'{owner} "{id}" bounds must be data views (one packed range each)')
-        lo, hi = kinds[0][1][0], kinds[1][1][0]
+        lo, hi = bounds_views(owner, id, self.minimum, self.maximum, graph)
         if lo.format != hi.format or lo.length != hi.length:
             raise GraphValidationError(f'{owner} "{id}" bounds minimum ({lo.length} {lo.format.name}) and maximum '
                                        f"({hi.length} {hi.format.name}) differ")
@@ -149,8 +149,8 @@ class GPUBVH(WithStatistics):
         if 4 * NODE_WORDS * self.node_count > limit:
             raise GraphValidationError(f'{owner} "{id}" nodes need {4 * NODE_WORDS * self.node_count} bytes, over '
                                        f"the device's max-storage-buffer-binding-size of {limit} bytes")
-        ids = self._output(graph, "ids", self.leaf_capacity)
-        nodes = self._output(graph, "nodes", NODE_WORDS * self.node_count)
+        ids = output_view(owner, id, "ids", self._outputs["ids"], graph, self.leaf_capacity)
+        nodes = output_view(owner, id, "nodes", self._outputs["nodes"], graph, NODE_WORDS * self.node_count)
         stats = stats_view(owner, id, graph, self._outputs["stats"], "stats")
         refuse_overlaps(owner, id, reads={"bounds minimum": lo, "bounds maximum": hi},
                         writes={"ids": ids, "nodes": nodes, "stats": stats}, separate=True)

@@ -20,13 +20,14 @@ from ..algorithms import GPUSort
 from ..algorithms.dispatch import WORKGROUP, ceil_div
 from ..algorithms.hash_table import WithStatistics, stat_property, stat_rows, stats_view
 from ..algorithms.scan import ChainedScan
-from ..algorithms.validation import check_topology, chunks_of, refuse_overlaps, single_row
+from ..algorithms.validation import check_topology, chunks_of, refuse_overlaps
 from ..algorithms.views import storage_alignment, uniform_slot, view_binding
 from ..errors import GraphStateError, GraphTypeError, GraphValidationError
 from ..graph import ComputeKernel
 from ..graph.checks import check_id
 from ..graph.resources import GraphDataView, GraphVectorView
 from ..graph.shaders import wgsl
+from .outputs import output_view
 
 __all__ = ["GPUGridIndex", "GRID_STATS", "GridDomain", "POINT_FORMATS", "point_chunks", "grid_words"]
 
@@ -215,15 +216,6 @@ class GPUGridIndex(WithStatistics):
     nonfinite = stat_property("nonfinite", "Rows with a NaN or inf coordinate (one row).")
     outside = stat_property("outside", "Finite rows outside the domain (one row).")
 
-    def _output(self, graph, name, rows):
-        value = self._outputs[name]
-        if value is None:
-            handle = graph.create_transient_buffer(id=f"{self.id}-{name.replace('_', '-')}", byte_length=4 * rows,
-                                                   usage=STORAGE)
-            return graph.create_data_view(handle, format="uint32", length=rows)
-        view = single_row(self.owner, self.id, name, value, graph, rows=rows)
-        return graph.create_data_view(view.handle, format="uint32", length=rows, byte_offset=view.byte_offset)
-
     def add_to_graph(self, graph) -> list:
         """Validate against ``graph``, declare the outputs and add the build
         nodes; returns their IDs."""
@@ -246,8 +238,8 @@ class GPUGridIndex(WithStatistics):
         if 4 * max(self.rows, self.capacity) > limit:
             raise GraphValidationError(f'{owner} "{id}" needs {4 * max(self.rows, self.capacity)} bytes of row IDs '
                                        f"in one binding, over the device's limit of {limit} bytes")
-        ids = self._output(graph, "ids", self.capacity)
-        offsets = self._output(graph, "cell_offsets", cells + 1)
+        ids = output_view(owner, id, "ids", self._outputs["ids"], graph, self.capacity)
+        offsets = output_view(owner, id, "cell_offsets", self._outputs["cell_offsets"], graph, cells + 1)
         stats = stats_view(owner, id, graph, self._outputs["stats"], "stats")
         refuse_overlaps(owner, id, reads={"points": views, "source_ids": sources},
                         writes={"ids": ids, "cell_offsets": offsets, "stats": stats}, separate=True)

@@ -8,14 +8,14 @@ import numpy as np
 import wgpu
 
 from ..algorithms.hash_table import WithStatistics, stat_property, stat_rows, stats_view
-from ..algorithms.validation import chunks_of, refuse_overlaps, single_row
+from ..algorithms.validation import refuse_overlaps
 from ..algorithms.views import storage_alignment, uniform_slot, view_binding
 from ..errors import GraphStateError, GraphValidationError
 from ..graph import ComputeKernel
 from ..graph.checks import check_id
 from ..graph.shaders import wgsl
-from .bvh import NODE_WORDS
-from .grid import POINT_FORMATS
+from .bvh import NODE_WORDS, bounds_views
+from .outputs import output_view
 
 __all__ = ["GPUSegmentedBVH", "SEGMENTED_BVH_STATS", "MAX_TREE_ROWS"]
 
@@ -110,33 +110,20 @@ class GPUSegmentedBVH(WithStatistics):
     count = stat_property("count", "Rows in the trees (one row).")
     invalid = stat_property("invalid", "Rows stored as empty leaves (one row).")
 
-    def _output(self, graph, name, rows):
-        value = self._outputs[name]
-        if value is None:
-            handle = graph.create_transient_buffer(id=f"{self.id}-{name}", byte_length=4 * rows, usage=STORAGE)
-            return graph.create_data_view(handle, format="uint32", length=rows)
-        view = single_row(self.owner, self.id, name, value, graph, rows=rows)
-        return graph.create_data_view(view.handle, format="uint32", length=rows, byte_offset=view.byte_offset)
-
     def add_to_graph(self, graph) -> list:
         """Validate against ``graph``, declare the outputs and add the refit
         node; returns its ID."""
         owner, id = self.owner, self.id
         if self.graph is not None:
             raise GraphStateError(f'{owner} "{id}" was already added to graph "{self.graph.id}"')
-        formats = tuple(POINT_FORMATS.values())
-        kinds = [chunks_of(owner, id, name, v, graph, formats=formats)
-                 for name, v in (("bounds minimum", self.minimum), ("bounds maximum", self.maximum))]
-        if any(kind != "data" for kind, _ in kinds):
-            raise GraphValidationError(f'{owner} "{id}" bounds must be data views (one packed range each)')
-        lo, hi = kinds[0][1][0], kinds[1][1][0]
+        lo, hi = bounds_views(owner, id, self.minimum, self.maximum, graph)
         if lo.format != hi.format or lo.length != self.rows or hi.length != self.rows:
             raise GraphValidationError(f'{owner} "{id}" bounds minimum ({lo.length} {lo.format.name}) and maximum '
                                        f"({hi.length} {hi.format.name}) must both hold sum(tree_rows) = {self.rows} "
                                        "rows of one format")
         self.dims = 2 if lo.format.name == "float32x2" else 3
-        ids = self._output(graph, "ids", self.leaf_count)
-        nodes = self._output(graph, "nodes", NODE_WORDS * self.node_count)
+        ids = output_view(owner, id, "ids", self._outputs["ids"], graph, self.leaf_count)
+        nodes = output_view(owner, id, "nodes", self._outputs["nodes"], graph, NODE_WORDS * self.node_count)
         stats = stats_view(owner, id, graph, self._outputs["stats"], "stats")
         refuse_overlaps(owner, id, reads={"bounds minimum": lo, "bounds maximum": hi},
                         writes={"ids": ids, "nodes": nodes, "stats": stats}, separate=True)
