@@ -20,8 +20,8 @@ from ..graph.compat import is_destroyed
 from ..graph.resources import GraphDataView, GraphVectorView
 from ..graph.shaders import wgsl
 from .dispatch import WORKGROUP, ceil_div
-from .hash_table import (INDEX_STATS, WithStatistics, key_chunks, record_words, stat_property, stat_rows,
-                         stats_view)
+from .hash_table import (INDEX_STATS, WithStatistics, check_index_graph, key_chunks, record_words, stat_property,
+                         stat_rows, stats_view)
 from .validation import chunks_of, refuse_overlaps
 from .views import storage_alignment, uniform_slot, view_binding
 
@@ -262,12 +262,7 @@ def check_index(owner: str, id: str, index, graph) -> None:
     if not isinstance(index, GPUHashIndex):
         raise GraphValidationError(f'{owner} "{id}" index must be a GPUHashIndex or GPUBatchHashIndex '
                                    f"(got {type(index).__name__})")
-    if index.graph is None:
-        raise GraphStateError(f'{owner} "{id}" index "{index.id}" has not been added to a graph '
-                              "(call its add_to_graph first)")
-    if index.graph is not graph:
-        raise GraphStateError(f'{owner} "{id}" index "{index.id}" belongs to graph "{index.graph.id}", '
-                              f'not "{graph.id}"')
+    check_index_graph(owner, id, index, graph)
     for view in index.key_views:
         buffer = view.handle.buffer
         if buffer is not None and is_destroyed(buffer):

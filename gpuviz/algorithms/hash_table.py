@@ -80,6 +80,16 @@ class WithStatistics:
         return self._stat_views[name]
 
 
+def check_index_graph(owner: str, id: str, index, graph) -> None:
+    """Refuse an index (hash or grid) not added to ``graph``, naming both."""
+    if index.graph is None:
+        raise GraphStateError(f'{owner} "{id}" index "{index.id}" has not been added to a graph '
+                              "(call its add_to_graph first)")
+    if index.graph is not graph:
+        raise GraphStateError(f'{owner} "{id}" index "{index.id}" belongs to graph "{index.graph.id}", '
+                              f'not "{graph.id}"')
+
+
 def stat_property(name: str, doc: str) -> property:
     """A read-only attribute of a :class:`WithStatistics`: the one-row view of
     statistic ``name``, documented by ``doc``."""

@@ -18,7 +18,7 @@ import wgpu
 
 from ..algorithms import GPUSort
 from ..algorithms.dispatch import WORKGROUP, ceil_div
-from ..algorithms.hash_table import WithStatistics, stat_property, stat_rows, stats_view
+from ..algorithms.hash_table import WithStatistics, check_index_graph, stat_property, stat_rows, stats_view
 from ..algorithms.scan import ChainedScan
 from ..algorithms.validation import check_topology, chunks_of, refuse_overlaps
 from ..algorithms.views import storage_alignment, uniform_slot, view_binding
@@ -349,9 +349,4 @@ def check_grid_index(owner: str, id: str, index, graph) -> None:
     """Refuse an index that is not a GPUGridIndex added to ``graph``."""
     if not isinstance(index, GPUGridIndex):
         raise GraphValidationError(f'{owner} "{id}" index must be a GPUGridIndex (got {type(index).__name__})')
-    if index.graph is None:
-        raise GraphStateError(f'{owner} "{id}" index "{index.id}" has not been added to a graph '
-                              "(call its add_to_graph first)")
-    if index.graph is not graph:
-        raise GraphStateError(f'{owner} "{id}" index "{index.id}" belongs to graph "{index.graph.id}", '
-                              f'not "{graph.id}"')
+    check_index_graph(owner, id, index, graph)
