@@ -1,4 +1,6 @@
 """Real traces into Arrow: Chrome JSON, Kineto, OTLP and Parquet importers,
+saved ``.gpuviz`` files and the columnar import cache (:func:`save`,
+:mod:`.cache`),
 lane packing, multi-rank merge, synthetic traces, the GPU scene
 (:class:`GPUTraceScene`) and the trace viewer's GPU policy
 (:class:`GPUTraceInteraction`, :class:`TraceViewState`; :mod:`.interaction`;
@@ -14,9 +16,10 @@ from .model import Trace
 # Eager: these functions share their module's name, and importing the module
 # (``import gpuviz.trace.load``) would otherwise bind the module here instead.
 from .load import load
+from .cache import TraceCacheWarning, save
 from .synthetic import synthetic
 
-__all__ = ["load", "Trace", "TraceFormatError", "TraceSchemaError", "synthetic", "GPUTraceScene", "TraceIndex",
+__all__ = ["load", "save", "Trace", "TraceCacheWarning", "TraceFormatError", "TraceSchemaError", "synthetic", "GPUTraceScene", "TraceIndex",
            "GPUTraceInteraction", "GPUTraceFrame", "TraceViewState"]
 
 # These import wgpu: only on use.

@@ -2,10 +2,17 @@
 
 Formats: ``"chrome"`` (Trace Event JSON), ``"kineto"`` (PyTorch profiler),
 ``"otlp"`` (OpenTelemetry JSON, parsed by :mod:`gpuviz.trace.formats.otlp`),
-``"parquet"`` (a folder written by :meth:`Trace.to_parquet`), or ``"auto"``.
+``"parquet"`` (a folder written by :meth:`Trace.to_parquet`), ``"gpuviz"``
+(a file written by :func:`gpuviz.trace.save`, memory-mapped; format and
+version in :mod:`gpuviz.trace.cache`), or ``"auto"``.
 A list of files, or a folder of trace files, is a multi-rank trace: one
 partition per file, parsed in worker processes, merged by
 :mod:`gpuviz.trace.merge`.
+
+One file can go through the columnar import cache (``cache=``): its first
+import is written as a ``.gpuviz`` entry under the user cache folder, and a
+later load of the unchanged file memory-maps that entry instead of parsing.
+Lists and folders of rank files are not cached.
 """
 
 import json
@@ -18,25 +25,27 @@ from .model import Trace
 
 __all__ = ["load", "FORMATS"]
 
-FORMATS = ("auto", "chrome", "kineto", "otlp", "parquet")
+FORMATS = ("auto", "chrome", "kineto", "otlp", "parquet", "gpuviz")
 _PROGRESS_BYTES = 50 << 20
 _TRACE_SUFFIXES = (".json", ".json.gz", ".jsonl", ".jsonl.gz", ".gz")
 _TABLES = ("spans", "links", "threads", "processes", "counters", "instants")
 
 
-def load(path_or_paths, *, format="auto", strict=False, progress=None, workers=None):
+def load(path_or_paths, *, format="auto", strict=False, progress=None, workers=None, cache=None):
     """Import a trace file, a list of per-rank files, or a folder.
 
     Parameters
     ----------
     path_or_paths : str, Path, or sequence of them
-        One file (``.json``/``.json.gz``), a folder written by
+        One file (``.json``/``.json.gz``, or ``.gpuviz`` written by
+        :func:`gpuviz.trace.save`), a folder written by
         :meth:`Trace.to_parquet`, a folder of per-rank trace files, or a list
         of files (one partition each, in the order given; a folder's files in
         natural name order, so ``rank2`` comes before ``rank10``).
-    format : {"auto", "chrome", "kineto", "otlp", "parquet"}
-        ``"auto"`` looks at the content: OTLP's ``resourceSpans``, Kineto's
-        top-level keys or GPU categories, else Chrome.
+    format : {"auto", "chrome", "kineto", "otlp", "parquet", "gpuviz"}
+        ``"auto"`` looks at the content: a ``.gpuviz`` file's magic bytes,
+        OTLP's ``resourceSpans``, Kineto's top-level keys or GPU categories,
+        else Chrome.
     strict : bool
         Raise :class:`~gpuviz.trace.TraceFormatError` at the first problem
         (file, byte offset or event index, reason) instead of repairing and
@@ -48,6 +57,16 @@ def load(path_or_paths, *, format="auto", strict=False, progress=None, workers=N
     workers : int, optional
         Worker processes for multi-file input (default: one per file, up to
         the CPU count; 0 or 1 parses in this process).
+    cache : bool, optional
+        The columnar import cache (one trace file only; see
+        :mod:`gpuviz.trace.cache` for the folder, key, cap and format).
+        ``None``: on for files over ~50 MB on disk
+        (:data:`gpuviz.trace.cache.THRESHOLD_BYTES`), off below; ``True``:
+        read a valid entry instead of parsing, else parse and write one;
+        ``False``: never read or write. A corrupt entry or an unwritable
+        folder gives a :class:`~gpuviz.trace.TraceCacheWarning`, never a
+        wrong trace or an error. Lists, folders and ``.gpuviz`` files are
+        never cached.
 
     Returns
     -------
@@ -71,13 +90,25 @@ def load(path_or_paths, *, format="auto", strict=False, progress=None, workers=N
         return _load_many(files, format, strict, progress, workers)
     if not path.exists():
         raise TraceFormatError(path, "no such file")
-    size = path.stat().st_size
+    from . import cache as import_cache
+    stat = path.stat()
+    size = stat.st_size
+    key = None
+    if format not in ("parquet", "gpuviz") and (size > import_cache.THRESHOLD_BYTES if cache is None else cache) \
+            and not import_cache.is_saved(path):
+        key = import_cache.cache_key(path, stat, format=format, strict=bool(strict))
+        trace = import_cache.lookup(key)
+        if trace is not None:
+            return trace
     bar = _bar(size, progress)
     try:
         trace = load_file(path, format=format, strict=strict, partition=None,
                           progress=None if bar is None else (lambda fraction: _to(bar, fraction * size)))
     finally:
         _close(bar, 0)
+    # A source that changed while it was parsed is not cached under the old key.
+    if key is not None and import_cache.cache_key(path, path.stat(), format=format, strict=bool(strict)) == key:
+        import_cache.store(key, trace)
     return trace
 
 
@@ -94,6 +125,9 @@ def load_file(path, *, format="auto", strict=False, partition=None, progress=Non
     path = Path(path)
     if format == "parquet":
         return _read_parquet(path)
+    from .cache import is_saved, read_saved
+    if format == "gpuviz" or (format == "auto" and is_saved(path)):
+        return read_saved(path)
     # A one-element holder: the reader takes the bytes out, so they can be
     # freed as soon as the events are decoded (not held here until the end).
     holder = [read_bytes(path)]
