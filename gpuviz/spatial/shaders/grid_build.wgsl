@@ -10,6 +10,7 @@
 // Template values: dims (2 or 3), source_ids (the key pass reads explicit
 // row IDs from binding 9 instead of numbering rows).
 
+{% import "spatial/shaders/clear.wgsl" as clear %}
 {% include "spatial/shaders/grid_common.wgsl" %}
 
 const SKIP: u32 = 0xffffffffu;
@@ -46,20 +47,7 @@ struct BuildParams {
 
 var<workgroup> rejected: array<atomic<u32>, 2>;  // non-finite, out of domain
 
-fn linear(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
-    return gid.x + gid.y * nwg.x * 256u;
-}
-
-@compute @workgroup_size(256)
-fn clear(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let s = linear(gid, nwg);
-    if (s < 8u) {
-        atomicStore(&stats[P.stats_off + s], 0u);
-    }
-    if (s < P.grid.cells.w) {
-        atomicStore(&counts[s], 0u);
-    }
-}
+{{ clear.kernel("P.grid.cells.w", "atomicStore(&counts[s], 0u);") }}
 
 // 0 accepted, 1 non-finite, 2 out of domain; the cell in .y
 fn classify(i: u32) -> vec2<u32> {

@@ -10,6 +10,7 @@
 //
 // Template values: dims (2 or 3), mask (a mask binding exists).
 
+{% import "spatial/shaders/clear.wgsl" as clear %}
 {% include "spatial/shaders/grid_common.wgsl" %}
 
 struct QueryParams {
@@ -68,22 +69,7 @@ fn cell_box() -> CellBox {
     return CellBox(valid, c0, c1, outside && r.valid);
 }
 
-fn linear(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
-    return gid.x + gid.y * nwg.x * 256u;
-}
-
-@compute @workgroup_size(256)
-fn clear(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let s = linear(gid, nwg);
-    if (s < 8u) {
-        atomicStore(&stats[P.stats_off + s], 0u);
-    }
-{% if mask %}
-    if (s < P.mask_rows) {
-        mask[P.mask_off + s] = 0u;
-    }
-{% endif %}
-}
+{{ clear.kernel("P.mask_rows", "mask[P.mask_off + s] = 0u;") if mask else clear.kernel() }}
 
 // The run of cell row `run` (y + ny * z): its first id position, x0 cell.
 fn run_base(b: CellBox, run: u32) -> u32 {

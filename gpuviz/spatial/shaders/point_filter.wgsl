@@ -6,6 +6,7 @@
 //
 // Template values: dims (2 or 3), candidates (candidate-mode bindings exist).
 
+{% import "spatial/shaders/clear.wgsl" as clear %}
 const DIMS: u32 = {{ dims }}u;
 
 fn is_finite(x: f32) -> bool {
@@ -117,22 +118,7 @@ fn inside(p: vec3<f32>) -> bool {
     return true;  // bounds
 }
 
-fn linear(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
-    return gid.x + gid.y * nwg.x * 256u;
-}
-
-@compute @workgroup_size(256)
-fn clear(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let s = linear(gid, nwg);
-    if (s < 8u) {
-        atomicStore(&stats[P.stats_off + s], 0u);
-    }
-{% if candidates %}
-    if (s < P.mask_rows) {
-        mask[P.mask_off + s] = 0u;
-    }
-{% endif %}
-}
+{{ clear.kernel("P.mask_rows", "mask[P.mask_off + s] = 0u;") if candidates else clear.kernel() }}
 
 fn flush(li: u32) {
     workgroupBarrier();
