@@ -55,6 +55,19 @@ def bounds_views(owner: str, id: str, minimum, maximum, graph) -> tuple:
     return kinds[0][1][0], kinds[1][1][0]
 
 
+def refit_outputs(owner: str, id: str, outputs: dict, graph, lo, hi, *, leaves: int, nodes: int) -> tuple:
+    """``(ids, nodes, stats)`` views a BVH refit writes (``outputs``: the
+    caller's views by name, or None for transients): a leaf's source row per
+    leaf slot, NODE_WORDS words per node and the statistics record, refused
+    where one overlaps another or the bounds ``lo``, ``hi``."""
+    ids = output_view(owner, id, "ids", outputs["ids"], graph, leaves)
+    node_view = output_view(owner, id, "nodes", outputs["nodes"], graph, NODE_WORDS * nodes)
+    stats = stats_view(owner, id, graph, outputs["stats"], "stats")
+    refuse_overlaps(owner, id, reads={"bounds minimum": lo, "bounds maximum": hi},
+                    writes={"ids": ids, "nodes": node_view, "stats": stats}, separate=True)
+    return ids, node_view, stats
+
+
 def _is_int(value) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
@@ -149,11 +162,8 @@ class GPUBVH(WithStatistics):
         if 4 * NODE_WORDS * self.node_count > limit:
             raise GraphValidationError(f'{owner} "{id}" nodes need {4 * NODE_WORDS * self.node_count} bytes, over '
                                        f"the device's max-storage-buffer-binding-size of {limit} bytes")
-        ids = output_view(owner, id, "ids", self._outputs["ids"], graph, self.leaf_capacity)
-        nodes = output_view(owner, id, "nodes", self._outputs["nodes"], graph, NODE_WORDS * self.node_count)
-        stats = stats_view(owner, id, graph, self._outputs["stats"], "stats")
-        refuse_overlaps(owner, id, reads={"bounds minimum": lo, "bounds maximum": hi},
-                        writes={"ids": ids, "nodes": nodes, "stats": stats}, separate=True)
+        ids, nodes, stats = refit_outputs(owner, id, self._outputs, graph, lo, hi, leaves=self.leaf_capacity,
+                                          nodes=self.node_count)
         self.ids, self.nodes, self.stats, self.graph = ids, nodes, stats, graph
         self._stat_views = stat_rows(graph, stats, BVH_STATS)
         resources = [(ids, "storage-write"), (nodes, "storage-read-write"), (stats, "storage-read-write")]

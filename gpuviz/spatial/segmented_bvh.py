@@ -7,15 +7,13 @@ from __future__ import annotations
 import numpy as np
 import wgpu
 
-from ..algorithms.hash_table import WithStatistics, stat_property, stat_rows, stats_view
-from ..algorithms.validation import refuse_overlaps
+from ..algorithms.hash_table import WithStatistics, stat_property, stat_rows
 from ..algorithms.views import storage_alignment, uniform_slot, view_binding
 from ..errors import GraphStateError, GraphValidationError
 from ..graph import ComputeKernel
 from ..graph.checks import check_id
 from ..graph.shaders import wgsl
-from .bvh import NODE_WORDS, bounds_views
-from .outputs import output_view
+from .bvh import bounds_views, refit_outputs
 
 __all__ = ["GPUSegmentedBVH", "SEGMENTED_BVH_STATS", "MAX_TREE_ROWS"]
 
@@ -122,11 +120,8 @@ class GPUSegmentedBVH(WithStatistics):
                                        f"({hi.length} {hi.format.name}) must both hold sum(tree_rows) = {self.rows} "
                                        "rows of one format")
         self.dims = 2 if lo.format.name == "float32x2" else 3
-        ids = output_view(owner, id, "ids", self._outputs["ids"], graph, self.leaf_count)
-        nodes = output_view(owner, id, "nodes", self._outputs["nodes"], graph, NODE_WORDS * self.node_count)
-        stats = stats_view(owner, id, graph, self._outputs["stats"], "stats")
-        refuse_overlaps(owner, id, reads={"bounds minimum": lo, "bounds maximum": hi},
-                        writes={"ids": ids, "nodes": nodes, "stats": stats}, separate=True)
+        ids, nodes, stats = refit_outputs(owner, id, self._outputs, graph, lo, hi, leaves=self.leaf_count,
+                                          nodes=self.node_count)
         self.ids, self.nodes, self.stats, self.graph = ids, nodes, stats, graph
         self._stat_views = stat_rows(graph, stats, SEGMENTED_BVH_STATS)
         resources = [(ids, "storage-write"), (nodes, "storage-read-write"), (stats, "storage-read-write"),
