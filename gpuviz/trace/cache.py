@@ -179,6 +179,8 @@ def read_saved(path, *, key=None):
                                      f"({size - _TRAILER.size})")
     try:
         header = json.loads(buf[offset:offset + length].to_pybytes())
+        if not isinstance(header, dict):
+            raise ValueError(f"header is a JSON {type(header).__name__}, not an object")
         tables = {}
         for name in _TABLES:
             start, nbytes = header["tables"][name]
@@ -187,13 +189,13 @@ def read_saved(path, *, key=None):
             table = pa.ipc.open_file(buf.slice(start, nbytes)).read_all()
             table.validate()
             tables[name] = table
-    except (ValueError, KeyError, TypeError, pa.ArrowException) as exc:
+        if key is not None and header.get("key") != key:
+            raise ValueError("cache entry holds another key")
+        # The model's checks (schemas, IDs are rows, references) run here as on any import.
+        return Trace(**tables, report=header.get("report", {}), sources=header.get("sources", ()),
+                     metadata=header.get("metadata", {}))
+    except (ValueError, KeyError, TypeError, AttributeError, pa.ArrowException) as exc:
         raise TraceFormatError(path, f"unreadable saved trace ({exc})") from None
-    if key is not None and header.get("key") != key:
-        raise TraceFormatError(path, "cache entry holds another key")
-    # The model's checks (schemas, IDs are rows, references) run here as on any import.
-    return Trace(**tables, report=header.get("report", {}), sources=header.get("sources", ()),
-                 metadata=header.get("metadata", {}))
 
 
 # --- the import cache ---------------------------------------------------------------

@@ -91,11 +91,12 @@ def load(path_or_paths, *, format="auto", strict=False, progress=None, workers=N
     if not path.exists():
         raise TraceFormatError(path, "no such file")
     from . import cache as import_cache
+    if format == "gpuviz" or (format == "auto" and import_cache.is_saved(path)):
+        return import_cache.read_saved(path)
     stat = path.stat()
     size = stat.st_size
     key = None
-    if format not in ("parquet", "gpuviz") and (size > import_cache.THRESHOLD_BYTES if cache is None else cache) \
-            and not import_cache.is_saved(path):
+    if format != "parquet" and (size > import_cache.THRESHOLD_BYTES if cache is None else cache):
         key = import_cache.cache_key(path, stat, format=format, strict=bool(strict))
         trace = import_cache.lookup(key)
         if trace is not None:

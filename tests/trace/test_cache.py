@@ -341,3 +341,32 @@ def test_lists_of_files_are_not_cached(tmp_path, cache_dir):
     paths = [small_chrome(tmp_path, f"r{i}.json", seed=i) for i in range(2)]
     assert load(paths, cache=True, workers=0).span_count > 0
     assert entries(cache_dir) == []
+
+
+def test_entry_with_a_foreign_header_is_discarded(tmp_path, cache_dir, parses):
+    path = small_chrome(tmp_path)
+    expected = load(path, cache=True)
+    (entry,) = entries(cache_dir)
+    data = bytearray(entry.read_bytes())
+    offset, length = int.from_bytes(data[-24:-16], "little"), int.from_bytes(data[-16:-8], "little")
+    header = json.loads(bytes(data[offset:offset + length]))
+    for bad in ([1], {**header, "key": {**header["key"], "size": 1}}, {**header, "report": {"x": "y"}}):
+        text = json.dumps(bad).encode()
+        entry.write_bytes(bytes(data[:offset]) + text + (offset).to_bytes(8, "little")
+                          + len(text).to_bytes(8, "little") + trace_cache.MAGIC)
+        with pytest.warns(TraceCacheWarning, match="corrupt cache entry"):
+            assert_same(load(path, cache=True), expected)
+    assert len(parses) == 4
+
+
+@pytest.mark.parametrize("error", [errno.EROFS, errno.EACCES])
+def test_refused_write_warns_and_loads(tmp_path, cache_dir, monkeypatch, error):
+    """What a read-only folder does for a user who is not root (root writes anyway)."""
+    def refused(*args, **kwargs):
+        raise OSError(error, os.strerror(error))
+    monkeypatch.setattr(trace_cache.tempfile, "mkstemp", refused)
+    path = small_chrome(tmp_path)
+    with pytest.warns(TraceCacheWarning, match="cannot write the trace cache"):
+        trace = load(path, cache=True)
+    assert_same(trace, load(path, cache=False))
+    assert entries(cache_dir) == []
