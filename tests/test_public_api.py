@@ -78,6 +78,7 @@ POSITIONAL = {
     "gpuviz.widgets.TraceViewer.pick": (("x", "y"), "named by issue 14: pick(x, y)"),
     "gpuviz.widgets.FrustumCulling.pick": (("x", "y"), "named by issue 15: pick(x, y)"),
     "gpuviz.trace.GPUTraceScene": (("device", "trace"), "named by issue 13: GPUTraceScene(device, trace)"),
+    "gpuviz.trace.save": (("trace", "path"), "named by issue 40: save(trace, path), like numpy.save(file, arr)"),
     "gpuviz.trace.GPUTraceInteraction.graph_view": (("graph", "name"), "like import_gpu_data(id, data): a view by name"),
     "gpuviz.trace.GPUTraceFrame.graph_view": (("graph", "name"), "GPUTraceInteraction's, under its earlier name"),
     "gpuviz.ComputeKernel.element_offset": (("view", "device"),
