@@ -34,7 +34,9 @@ hashes the source's absolute path, size, ``st_mtime_ns``, the gpuviz version,
 a changed, replaced or truncated source has a different key. Entries beyond
 ``$GPUVIZ_CACHE_MAX_BYTES`` (default :data:`DEFAULT_MAX_BYTES`, 8 GiB) in
 total are evicted least recently used first (a hit refreshes the entry's
-mtime); an entry larger than the cap is not written.
+mtime); an entry larger than the cap is not written. Temporary files
+(``.tmp-*.part``) older than a day, left by a writer that died, are deleted
+with them.
 
 An entry that cannot be read back (truncated, garbled header or Arrow
 structure, other version, a key that is not the one asked for, tables the
@@ -105,7 +107,7 @@ def save(trace, path):
 def _write(trace, path, *, key, mode=None):
     """Write to a temporary file beside ``path``, then rename it over ``path``;
     ``mode`` (less the umask) replaces mkstemp's owner-only permissions."""
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".gpuviz", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=path.parent)
     try:
         if mode is not None:
             umask = os.umask(0)
@@ -278,6 +280,14 @@ def store(key, trace):
 
 
 def _evict(folder, cap, *, keep):
+    import time
+    # Temporary files of writers that died: another writer's live one is younger than a day.
+    for p in folder.glob(".tmp-*.part"):
+        try:
+            if p.stat().st_mtime < time.time() - 86400:
+                p.unlink()
+        except OSError:
+            pass
     entries = []
     for p in folder.glob("*.gpuviz"):
         try:

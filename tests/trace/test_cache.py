@@ -155,6 +155,17 @@ def test_miss_parses_and_writes_then_hit_reads(tmp_path, cache_dir, parses):
     assert not list(cache_dir.glob(".tmp-*"))
 
 
+def test_stale_temporary_files_are_removed_fresh_ones_kept(tmp_path, cache_dir):
+    cache_dir.mkdir(parents=True)
+    stale, live = cache_dir / ".tmp-dead.part", cache_dir / ".tmp-live.part"
+    stale.write_bytes(b"half")
+    live.write_bytes(b"half")
+    os.utime(stale, (1, 1))
+    load(small_chrome(tmp_path), cache=True)
+    assert not stale.exists() and live.exists()
+    assert len(entries(cache_dir)) == 1
+
+
 @pytest.mark.parametrize("change", ["mtime", "size"])
 def test_changed_source_invalidates(tmp_path, cache_dir, parses, change):
     path = small_chrome(tmp_path)
