@@ -16,8 +16,10 @@ demo: setup
 	$(BIN)/jupyter lab --no-browser --ip=127.0.0.1 --port=8888 \
 		--ServerApp.root_dir=notebooks $$( [ "$$(id -u)" = 0 ] && echo --ServerApp.allow_root=True )
 
+# Two workers, a test file each at a time (loadfile keeps a notebook's cells in order on one
+# worker): the suite is shader compilation on one core, so two use both cores of a 2-core CI.
 test: setup browser
-	$(BIN)/python -m pytest tests notebooks --nbval-lax -q
+	$(BIN)/python -m pytest tests notebooks --nbval-lax -q -n 2 --dist loadfile
 
 setup: vulkan $(VENV)/.installed
 	@mkdir -p $(XDG_RUNTIME_DIR) && chmod 700 $(XDG_RUNTIME_DIR)
