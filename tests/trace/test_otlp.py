@@ -235,7 +235,7 @@ def test_files_gzip_json_lines_and_sniff(tmp_path):
     (b"[1, 2, 3]", "top level is a list"), (b'{"traceEvents": []}', "no resourceSpans"),
     (b'{"resourceSpans": 3}', "expected a list"), (b'{"resourceSpans": [{"scopeSpans": [', "not JSON"),
     (b"[" * 100000, "JSON"), (b"\x1f\x8b\x08\x00broken", "gzip"),
-    (gzip.compress(b'{"resourceSpans": []}' * 50)[:-30] + b"\x00" * 30, "gzip")])
+    (gzip.compress(b'{"resourceSpans": []}' * 50, mtime=0)[:-30] + b"\x00" * 30, "gzip")])
 def test_bad_input_raises_in_both_modes(tmp_path, strict, content, where):
     path = tmp_path / "bad.json"
     path.write_bytes(content)
